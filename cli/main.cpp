@@ -1,0 +1,23 @@
+// fplab: a laboratory for floating-point reduction order.
+#include <cstdio>
+#include <exception>
+
+#include "build_info.hpp"
+#include "cli/commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"fplab: the same numbers added in a different order give a different float"};
+  app.set_version_flag("--version", std::string("fplab ") + fplab::build::kVersion);
+  app.require_subcommand(1);
+  fplab::cli::add_sum_command(app);
+  fplab::cli::add_list_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fplab: error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,77 @@
+#include "io/numbers.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include "io/npy.hpp"
+
+namespace fplab {
+
+template <class T>
+T parse_number(std::string_view text) {
+  std::string_view s = text;
+  bool negative = false;
+  if (!s.empty() && (s.front() == '+' || s.front() == '-')) {
+    negative = s.front() == '-';
+    s.remove_prefix(1);
+  }
+  auto format = std::chars_format::general;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    s.remove_prefix(2);
+    format = std::chars_format::hex;
+  }
+  T value{};
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value, format);
+  // Out of range still rounds correctly (to inf or 0) in from_chars' value
+  // only for some libraries; reject rather than guess.
+  if (s.empty() || ec == std::errc::invalid_argument || ptr != s.data() + s.size() ||
+      (!s.empty() && (s.front() == '+' || s.front() == '-'))) {
+    throw InputError("'" + std::string(text) + "' is not a number");
+  }
+  if (ec == std::errc::result_out_of_range) {
+    throw InputError("'" + std::string(text) + "' is out of range for " +
+                     (sizeof(T) == 4 ? "float32" : "float64"));
+  }
+  return negative ? -value : value;
+}
+
+template float parse_number<float>(std::string_view);
+template double parse_number<double>(std::string_view);
+
+template <class T>
+std::vector<T> read_text_numbers(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path.string() + ": cannot open");
+  std::vector<T> out;
+  std::string line;
+  for (std::size_t line_no = 1; std::getline(in, line); ++line_no) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    for (char& c : line) {
+      if (c == ',') c = ' ';
+    }
+    std::istringstream words(line);
+    std::string word;
+    while (words >> word) {
+      try {
+        out.push_back(parse_number<T>(word));
+      } catch (const InputError& e) {
+        throw InputError(path.string() + ":" + std::to_string(line_no) + ": " + e.what());
+      }
+    }
+  }
+  if (in.bad()) throw InputError(path.string() + ": read error");
+  return out;
+}
+
+template std::vector<float> read_text_numbers<float>(const std::filesystem::path&);
+template std::vector<double> read_text_numbers<double>(const std::filesystem::path&);
+
+std::string to_hex(double x) { return fmt::format("{:a}", x); }
+std::string to_hex(float x) { return fmt::format("{:a}", x); }
+std::string to_decimal(double x) { return fmt::format("{}", x); }
+std::string to_decimal(float x) { return fmt::format("{}", x); }
+
+}  // namespace fplab

@@ -1,0 +1,103 @@
+// How far a computed sum is from the exact one, and how far it may be.
+//
+// Errors are measured against the exact real sum, not against another
+// rounded result: the residual sum(x) - computed is itself accumulated
+// exactly and rounded once to double.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+
+#include "reductions/exact.hpp"
+
+namespace fplab {
+
+// Number of representable T values from a to b (0 when equal, and between
+// +0 and -0); the largest uint64 when either is NaN.
+template <class T>
+std::uint64_t ulp_distance(T a, T b) {
+  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<std::uint64_t>::max();
+  // Map the sign-magnitude encoding onto a line of integers.
+  const auto line = [](T v) -> std::int64_t {
+    const auto bits = std::bit_cast<Bits>(v);
+    constexpr Bits sign = Bits{1} << (sizeof(T) * 8 - 1);
+    const auto magnitude = static_cast<std::int64_t>(bits & ~sign);
+    return (bits & sign) != 0 ? -magnitude : magnitude;
+  };
+  const std::int64_t da = line(a);
+  const std::int64_t db = line(b);
+  return da > db ? static_cast<std::uint64_t>(da - db) : static_cast<std::uint64_t>(db - da);
+}
+
+struct Accuracy {
+  double abs_error;      // |sum(x) - computed|, the exact residual rounded to double
+  double rel_error;      // abs_error / |sum(x)| (inf when the exact sum is 0 and computed is not)
+  std::uint64_t ulps;    // ulp_distance(computed, exact sum rounded to T)
+};
+
+template <class T>
+Accuracy accuracy(std::span<const T> x, T computed) {
+  ExactSum exact;
+  exact.add_all(x);
+  ExactSum residual = exact;
+  residual.add(-computed);
+  const double abs_error = std::abs(residual.to_double());
+  const double reference = std::abs(exact.to_double());
+  const double rel_error = abs_error == 0.0 ? 0.0 : abs_error / reference;
+  return {abs_error, rel_error, ulp_distance(computed, Native<T>{}.round_exact(exact))};
+}
+
+// sum|x| / |sum x|, from exact sums: how much cancellation amplifies
+// relative rounding errors (inf for an exactly cancelling input).
+template <class T>
+double condition_number(std::span<const T> x) {
+  ExactSum total;
+  ExactSum magnitude;
+  for (T v : x) {
+    total.add(v);
+    magnitude.add(std::abs(v));
+  }
+  const double s = std::abs(total.to_double());
+  const double m = magnitude.to_double();
+  if (m == 0.0) return 1.0;
+  return s == 0.0 ? std::numeric_limits<double>::infinity() : m / s;
+}
+
+// Unit roundoff u = 2^-p of a format with p significand bits.
+inline double unit_roundoff(int precision) { return std::ldexp(1.0, -precision); }
+
+// Higham's gamma_k = k u / (1 - k u); inf once k u >= 1.
+inline double gamma(double k, double u) {
+  const double ku = k * u;
+  return ku >= 1.0 ? std::numeric_limits<double>::infinity() : ku / (1.0 - ku);
+}
+
+// sum |x_i| rounded upward, so the bounds below are never understated.
+template <class T>
+double sum_of_magnitudes(std::span<const T> x) {
+  ExactSum m;
+  for (T v : x) m.add(std::abs(v));
+  return m.round(kBinary64, Direction::up);
+}
+
+// A-priori bounds on |computed - exact| (Higham, ch. 4), for T's precision:
+// recursive summation gamma_{n-1} sum|x|, pairwise gamma_{ceil(log2 n)} sum|x|.
+template <class T>
+double higham_bound_sequential(std::span<const T> x) {
+  const double n = static_cast<double>(x.size());
+  const double u = unit_roundoff(std::numeric_limits<T>::digits);
+  return n < 2 ? 0.0 : gamma(n - 1, u) * sum_of_magnitudes(x);
+}
+
+template <class T>
+double higham_bound_pairwise(std::span<const T> x) {
+  const double n = static_cast<double>(x.size());
+  const double u = unit_roundoff(std::numeric_limits<T>::digits);
+  return n < 2 ? 0.0 : gamma(std::ceil(std::log2(n)), u) * sum_of_magnitudes(x);
+}
+
+}  // namespace fplab

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package that fplab's build, tests and tools need.
+# A no-op (no apt calls at all) when they are all installed already.
+set -euo pipefail
+
+packages=(
+  cmake g++ clang-14 libomp-14-dev make git
+  libeigen3-dev libboost-dev catch2 libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev
+  gnuplot-nox
+  python3 python3-numpy python3-torch libopenblas0-openmp
+  bible-kjv bible-kjv-text
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
