@@ -11,10 +11,18 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   fplab::cli::add_sum_command(app);
   fplab::cli::add_list_command(app);
+  fplab::cli::add_round_command(app);
+  fplab::cli::add_run_command(app);
+  fplab::cli::add_report_command(app);
+  fplab::cli::add_diff_command(app);
+  fplab::cli::add_generate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; every usage error exits 2 like other bad input.
+    return app.exit(e) == 0 ? 0 : 2;
+  } catch (const fplab::cli::ExitStatus& e) {
+    return e.code;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fplab: error: %s\n", e.what());
     return 2;

@@ -1,7 +1,9 @@
 #include "reductions/exact.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace fplab {
@@ -9,6 +11,7 @@ namespace fplab {
 namespace {
 
 __extension__ typedef unsigned __int128 u128;  // NOLINT(modernize-use-using)
+__extension__ typedef __int128 i128;           // NOLINT(modernize-use-using)
 
 constexpr int kMantissaBits = 52;
 constexpr std::uint64_t kMantissaMask = (std::uint64_t{1} << kMantissaBits) - 1;
@@ -16,7 +19,150 @@ constexpr std::uint64_t kLowMask = 0xFFFFFFFFu;
 // Weight of chunk 0's lowest bit: the smallest subnormal double.
 constexpr int kLowestExponent = -1074;
 
+// The large accumulator (add_all): for every sign and biased exponent, an
+// unsigned 64-bit sum of the significands (implicit bit included). A double
+// significand is below 2^53, so 2048 of them sum to less than 2^64; a
+// float's is below 2^24, so 2^40 of them do. Terms go alternately to two
+// tables, so that runs of equal exponents do not all wait on each other's
+// store to the same entry.
+//
+// The hot loop does not branch on the kind of number: zeros, subnormals,
+// infinities and NaNs land in the entries of biased exponent 0 and the
+// maximum, where every term adds at least 2^52 (2^23), so those entries are
+// nonzero exactly when such a term was seen. Those entries are then thrown
+// away and the block's special terms re-added one by one through add().
+constexpr std::size_t kTables = 2;
+constexpr std::size_t kDoublesPerTable = 2048;
+constexpr std::size_t kDoubleBlock = kTables * kDoublesPerTable;
+constexpr std::size_t kFloatsPerCall = kTables << 40;  // flushed once, at the end
+constexpr std::size_t kFloatBlock = 4096;              // checked for specials
+
+struct LargeDouble {
+  std::array<std::uint64_t, 4096> table[kTables];  // index: sign and exponent bits
+  std::array<std::uint16_t, kDoubleBlock> touched;  // indices made nonzero, in a block
+};
+
+// Adds v * 2^(position - 1074), |v| < 2^65, to 32-bit chunks in int64s:
+// at most 2^32 in magnitude to each of the four chunks it touches.
+inline void add_scaled(std::int64_t* chunk, i128 v, int position) {
+  const int index = position / 32;
+  const int low = position % 32;
+  const i128 w = v * (i128{1} << low);  // |w| < 2^96
+  const auto u = static_cast<u128>(w);
+  chunk[index] += static_cast<std::int64_t>(static_cast<std::uint64_t>(u) & kLowMask);
+  chunk[index + 1] += static_cast<std::int64_t>(static_cast<std::uint64_t>(u >> 32) & kLowMask);
+  chunk[index + 2] += static_cast<std::int64_t>(static_cast<std::uint64_t>(u >> 64) & kLowMask);
+  chunk[index + 3] += static_cast<std::int64_t>(w >> 96);  // floor: keeps w's sign
+}
+
 }  // namespace
+
+void ExactSum::add_doubles(const double* x, std::size_t n) {
+  // Tables kept all zero between calls: each flush clears what it read.
+  thread_local LargeDouble large{};
+  auto& t0 = large.table[0];
+  auto& t1 = large.table[1];
+  bool normal_seen = false;
+  for (std::size_t begin = 0; begin < n; begin += kDoubleBlock) {
+    const std::size_t end = std::min(n, begin + kDoubleBlock);
+    std::size_t touched = 0;
+    const auto step = [&](std::size_t at, std::array<std::uint64_t, 4096>& t) {
+      std::uint64_t bits;
+      std::memcpy(&bits, x + at, sizeof bits);
+      const auto index = static_cast<unsigned>(bits >> kMantissaBits);  // sign, exponent
+      const std::uint64_t old = t[index];
+      if (old == 0) [[unlikely]] large.touched[touched++] = static_cast<std::uint16_t>(index);
+      t[index] = old + ((bits & kMantissaMask) | (std::uint64_t{1} << kMantissaBits));
+    };
+    std::size_t i = begin;
+    for (; i + 2 <= end; i += 2) {
+      step(i, t0);
+      step(i + 1, t1);
+    }
+    if (i < end) step(i, t0);
+
+    bool special_seen = false;
+    for (std::size_t k = 0; k < touched; ++k) {
+      const unsigned index = large.touched[k];
+      const i128 v = i128{t0[index]} + t1[index];
+      t0[index] = 0;
+      t1[index] = 0;
+      if (v == 0) continue;  // listed twice, once per table
+      const unsigned e = index & 0x7FFu;
+      if (e == 0 || e == 0x7FF) {
+        special_seen = true;
+        continue;
+      }
+      normal_seen = true;
+      // Biased exponent e weighs the significand 2^(e - 1075).
+      add_scaled(chunk_.data(), (index & 0x800u) != 0 ? -v : v, static_cast<int>(e) - 1);
+      if (++adds_since_carry_ == kAddsBeforeCarry) propagate_carries();
+    }
+    if (special_seen) {
+      for (i = begin; i < end; ++i) {
+        const auto e = static_cast<unsigned>(std::bit_cast<std::uint64_t>(x[i]) >> kMantissaBits) & 0x7FFu;
+        if (e == 0 || e == 0x7FF) add(x[i]);
+      }
+    }
+  }
+  if (normal_seen) {
+    empty_ = false;
+    only_negative_zeros_ = false;
+  }
+}
+
+void ExactSum::add_floats(const float* x, std::size_t n) {
+  if (n > kFloatsPerCall) {  // astronomically long: in parts, each flushed
+    for (std::size_t b = 0; b < n; b += kFloatsPerCall) add_floats(x + b, std::min(kFloatsPerCall, n - b));
+    return;
+  }
+  std::array<std::uint64_t, 512> table[kTables]{};  // index: sign and exponent bits
+  auto& t0 = table[0];
+  auto& t1 = table[1];
+  const auto special = [](unsigned index) {
+    const unsigned e = index & 0xFFu;
+    return e == 0 || e == 0xFF;
+  };
+  for (std::size_t begin = 0; begin < n; begin += kFloatBlock) {
+    const std::size_t end = std::min(n, begin + kFloatBlock);
+    const auto step = [&](std::size_t at, std::array<std::uint64_t, 512>& t) {
+      std::uint32_t bits;
+      std::memcpy(&bits, x + at, sizeof bits);
+      t[bits >> 23] += (bits & 0x7FFFFFu) | 0x800000u;
+    };
+    std::size_t i = begin;
+    for (; i + 2 <= end; i += 2) {
+      step(i, t0);
+      step(i + 1, t1);
+    }
+    if (i < end) step(i, t0);
+    bool special_seen = false;
+    for (unsigned index : {0x000u, 0x0FFu, 0x100u, 0x1FFu}) {
+      special_seen = special_seen || t0[index] != 0 || t1[index] != 0;
+      t0[index] = 0;
+      t1[index] = 0;
+    }
+    if (special_seen) {
+      for (i = begin; i < end; ++i) {
+        if (special(std::bit_cast<std::uint32_t>(x[i]) >> 23)) add(static_cast<double>(x[i]));
+      }
+    }
+  }
+  bool normal_seen = false;
+  for (unsigned index = 0; index < 512; ++index) {
+    const i128 v = i128{t0[index]} + t1[index];
+    if (v == 0 || special(index)) continue;
+    normal_seen = true;
+    // Biased exponent e weighs a float significand 2^(e - 150): position
+    // e + 924 on the double grid.
+    add_scaled(chunk_.data(), (index & 0x100u) != 0 ? -v : v, static_cast<int>(index & 0xFFu) + 924);
+    if (++adds_since_carry_ == kAddsBeforeCarry) propagate_carries();
+  }
+  if (normal_seen) {
+    empty_ = false;
+    only_negative_zeros_ = false;
+  }
+}
 
 void ExactSum::add(double x) {
   const auto bits = std::bit_cast<std::uint64_t>(x);

@@ -1,10 +1,13 @@
 // exact against an independent Boost.Multiprecision oracle, bit for bit, and
 // its independence of order.
 #include <algorithm>
+#include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "oracle.hpp"
@@ -203,5 +206,147 @@ TEMPLATE_TEST_CASE("exact dot equals the Boost oracle", "[exact][dot]", float, d
     REQUIRE(is_correctly_rounded(
         fplab::test::exact_scaled_dot(std::span<const TestType>(x), std::span<const TestType>(y)), r,
         2 * fplab::test::kScale));
+  }
+}
+
+// add_all's large accumulator (one 64-bit sum per sign and exponent, moved
+// into the chunks every 4096 doubles) against the term-by-term add() route
+// and the oracle, where it could go wrong: entries at their limit, every
+// exponent at once, special values anywhere in a block, block edges.
+namespace {
+
+template <class T>
+ExactSum one_by_one(const std::vector<T>& x) {
+  ExactSum acc;
+  for (T v : x) acc.add(static_cast<double>(v));
+  return acc;
+}
+
+template <class T>
+ExactSum all_at_once(const std::vector<T>& x) {
+  ExactSum acc;
+  acc.add_all(std::span<const T>(x));
+  return acc;
+}
+
+// The two routes agree on everything observable: every format and direction,
+// and the sign. NaN compares unequal to itself, so compare bits.
+template <class T>
+void check_same_routes(const std::vector<T>& x) {
+  const ExactSum a = one_by_one(x);
+  const ExactSum b = all_at_once(x);
+  using fplab::Direction;
+  for (const auto& f : {fplab::kBinary64, fplab::kBinary32}) {
+    for (Direction d : {Direction::nearest_even, Direction::toward_zero, Direction::up, Direction::down}) {
+      CHECK(std::bit_cast<std::uint64_t>(a.round(f, d)) == std::bit_cast<std::uint64_t>(b.round(f, d)));
+    }
+  }
+  CHECK(a.sign() == b.sign());
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("exact add_all: one exponent filled to its limit, many times over", "[exact][large]",
+                   float, double) {
+  using T = TestType;
+  // The largest significand (all ones) on one exponent: each table entry
+  // reaches its most, 2048 * (2^53 - 1) for doubles, block after block.
+  const T all_ones = std::nextafter(T(2), T(0));
+  for (std::size_t n : {4095u, 4096u, 4097u, 3u * 4096u + 1u, 100000u}) {
+    INFO("n = " << n);
+    std::vector<T> x(n, all_ones);
+    REQUIRE(is_correctly_rounded(exact_scaled_sum(std::span<const T>(x)), exact_of(x)));
+    check_same_routes(x);
+    for (auto& v : x) v = -v;
+    REQUIRE(is_correctly_rounded(exact_scaled_sum(std::span<const T>(x)), exact_of(x)));
+    // Both signs of one exponent in one block: separate entries that cancel.
+    for (std::size_t i = 0; i < n; i += 3) x[i] = -x[i];
+    REQUIRE(is_correctly_rounded(exact_scaled_sum(std::span<const T>(x)), exact_of(x)));
+  }
+  // The largest finite values: the flushed entries are at the top chunks.
+  std::vector<T> big(5000, std::numeric_limits<T>::max());
+  for (std::size_t i = 0; i < big.size(); i += 2) big[i] = -big[i];
+  big.push_back(std::numeric_limits<T>::max());
+  CHECK(exact_of(big) == std::numeric_limits<T>::max());
+  check_same_routes(big);
+}
+
+TEMPLATE_TEST_CASE("exact add_all: every exponent and sign at once", "[exact][large]", float, double) {
+  using T = TestType;
+  std::mt19937_64 rng(2048);
+  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  constexpr int kMantissa = std::numeric_limits<T>::digits - 1;
+  constexpr Bits kExponents = sizeof(T) == 4 ? 255 : 2047;  // the finite ones: 0 .. max-1
+  std::vector<T> x;
+  for (int copy = 0; copy < 3; ++copy) {
+    for (Bits e = 0; e < kExponents; ++e) {
+      for (Bits sign : {Bits{0}, Bits{1}}) {
+        const Bits mantissa = static_cast<Bits>(rng()) & ((Bits{1} << kMantissa) - 1);
+        const Bits bits = (sign << (sizeof(T) * 8 - 1)) | (e << kMantissa) | mantissa;
+        // Without the top three exponents the sum cannot overflow.
+        if (e + 3 >= kExponents) continue;
+        x.push_back(std::bit_cast<T>(bits));
+      }
+    }
+  }
+  std::shuffle(x.begin(), x.end(), rng);
+  REQUIRE(is_correctly_rounded(exact_scaled_sum(std::span<const T>(x)), exact_of(x)));
+  check_same_routes(x);
+  // Sorted: long runs of one exponent, both signs apart.
+  std::sort(x.begin(), x.end());
+  REQUIRE(is_correctly_rounded(exact_scaled_sum(std::span<const T>(x)), exact_of(x)));
+}
+
+TEMPLATE_TEST_CASE("exact add_all: zeros, subnormals and specials anywhere in a block", "[exact][large]",
+                   float, double) {
+  using T = TestType;
+  const T inf = std::numeric_limits<T>::infinity();
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const T tiny = std::numeric_limits<T>::denorm_min();
+  std::mt19937_64 rng(11);
+  for (std::size_t n : {1u, 2u, 4095u, 4096u, 4097u, 8193u}) {
+    INFO("n = " << n);
+    const auto base = mixed<T>(rng, n);
+    // Each special at the start, the end and across a block edge.
+    for (std::size_t at : {std::size_t{0}, n - 1, std::min(n - 1, std::size_t{4096})}) {
+      for (T special : {T(0), T(-0.0), tiny, -tiny, T(3) * tiny, inf, -inf, nan}) {
+        auto x = base;
+        x[at] = special;
+        check_same_routes(x);
+      }
+      auto x = base;
+      x[at] = inf;
+      x[n / 2] = -inf;
+      check_same_routes(x);
+    }
+    // Subnormals only, and subnormals with normals.
+    auto x = subnormal<T>(rng, n);
+    REQUIRE(is_correctly_rounded(exact_scaled_sum(std::span<const T>(x)), exact_of(x)));
+    check_same_routes(x);
+    for (std::size_t i = 0; i < n; i += 7) x[i] = base[i];
+    REQUIRE(is_correctly_rounded(exact_scaled_sum(std::span<const T>(x)), exact_of(x)));
+  }
+  // -0 only while every term is -0, in long inputs too.
+  std::vector<T> zeros(10000, T(-0.0));
+  CHECK(std::signbit(exact_of(zeros)));
+  zeros[9999] = T(0);
+  CHECK_FALSE(std::signbit(exact_of(zeros)));
+  zeros[9999] = T(1);
+  zeros[5000] = T(-1);
+  CHECK(exact_of(zeros) == T(0));
+  CHECK_FALSE(std::signbit(exact_of(zeros)));
+}
+
+TEMPLATE_TEST_CASE("exact add_all: split anywhere, mixed with add()", "[exact][large]", float, double) {
+  using T = TestType;
+  std::mt19937_64 rng(4097);
+  const auto x = mixed<T>(rng, 20000);
+  const T reference = exact_of(x);
+  for (std::size_t cut : {1u, 4095u, 4096u, 12345u}) {
+    ExactSum acc;
+    acc.add_all(std::span<const T>(x).first(cut));
+    acc.add(static_cast<double>(x[cut]));
+    acc.add_all(std::span<const T>(x).subspan(cut + 1));
+    CHECK(fplab::Native<T>{}.round_exact(acc) == reference);
   }
 }

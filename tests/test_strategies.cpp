@@ -1,6 +1,9 @@
 // Every strategy: the order it promises, reproducible bits, IEEE specials.
+#include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
 #include <limits>
 #include <random>
 #include <vector>
@@ -174,4 +177,63 @@ TEMPLATE_TEST_CASE("dot products follow the same orders", "[strategy][dot]", flo
   CHECK(fplab::dot(parse_strategy("sequential"), std::span<const T>(x), std::span<const T>(y)) == loop);
   CHECK_THROWS_AS(fplab::dot(parse_strategy("sequential"), std::span<const T>(x), std::span<const T>(ones).first(3)),
                   std::invalid_argument);
+}
+
+namespace {
+
+// Native arithmetic under another name: the strategies' generic code, which
+// follows each definition literally, without the SIMD fast paths.
+template <class T>
+struct Plain {
+  using value_type = T;
+  T add(T a, T b) const { return a + b; }
+  T sub(T a, T b) const { return a - b; }
+  T mul(T a, T b) const { return a * b; }
+  T round_exact(const fplab::ExactSum& e) const { return fplab::Native<T>{}.round_exact(e); }
+};
+
+template <class T>
+using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+
+template <class T>
+std::vector<T> with_specials(std::size_t n, unsigned seed) {
+  auto x = normals<T>(n, seed);
+  // Signed zeros in places: x + (-0) must stay x in the fast paths.
+  for (std::size_t i = 0; i < n; i += 37) x[i] = T(-0.0);
+  for (std::size_t i = 5; i < n; i += 41) x[i] = T(0.0);
+  return x;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("fast paths give the generic code's bits at every length", "[strategy][simd]", float,
+                   double) {
+  // The SIMD paths (pairwise, lanes, numpy for native float/double) against
+  // the literal recursion and loops, at lengths around their block sizes,
+  // for sums, dot products and sub-ranges (chunked).
+  using T = TestType;
+  const auto data = with_specials<T>(70000, 8);
+  const auto other = normals<T>(70000, 9);
+  std::vector<std::size_t> lengths;
+  for (std::size_t n = 0; n <= 700; ++n) lengths.push_back(n);
+  for (std::size_t n : {1023u, 1024u, 1025u, 2047u, 2048u, 4095u, 4097u, 8191u, 12345u, 65535u,
+                        65536u, 65537u, 69999u}) {
+    lengths.push_back(n);
+  }
+  for (const char* spec : {"pairwise", "pairwise(2)", "pairwise(3)", "pairwise(8)", "pairwise(16)",
+                           "pairwise(17)", "numpy", "numpy-buffered", "lanes(4)", "lanes(8)",
+                           "lanes(16)", "lanes(32)", "lanes(64)", "chunked(3,pairwise,pairwise)"}) {
+    const Strategy s = parse_strategy(spec);
+    for (std::size_t n : lengths) {
+      const std::span<const T> x(data.data(), n);
+      const std::span<const T> y(other.data(), n);
+      INFO(spec << ", n = " << n);
+      REQUIRE(std::bit_cast<Bits<T>>(fplab::sum(s, x)) ==
+              std::bit_cast<Bits<T>>(fplab::sum(s, x, Plain<T>{})));
+      if (n % 7 == 0 || n > 700) {
+        REQUIRE(std::bit_cast<Bits<T>>(fplab::dot(s, x, y)) ==
+                std::bit_cast<Bits<T>>(fplab::dot(s, x, y, Plain<T>{})));
+      }
+    }
+  }
 }

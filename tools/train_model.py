@@ -428,7 +428,7 @@ def save_ckpt(path, model, opt, step, gen, tokens, best, elapsed):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=1234)
-    ap.add_argument("--steps", type=int, default=6000)
+    ap.add_argument("--steps", type=int, default=4500)
     ap.add_argument("--batch", type=int, default=24)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--min-lr", type=float, default=1e-4)
@@ -445,6 +445,9 @@ def main():
     ap.add_argument("--max-minutes", type=float, default=75.0,
                     help="stop early after this much training time (0 = no limit); "
                          "the best checkpoint is exported")
+    ap.add_argument("--stop-after", type=int, default=0,
+                    help="save last.pt and exit (no export) once this step is reached; "
+                         "with --resume and a different --steps this replays a changed schedule")
     ap.add_argument("--export-only", action="store_true",
                     help="skip training; export the best checkpoint from --ckpt-dir")
     ap.add_argument("--bench", type=int, default=0, help="time N steps and exit")
@@ -548,6 +551,10 @@ def main():
             t_win, tok_win = time.time(), 0
             if step % args.ckpt_every == 0 or last or over:
                 save_ckpt(last_ckpt, model, opt, step, gen, tokens, best, elapsed)
+            if args.stop_after and step >= args.stop_after and not last:
+                save_ckpt(last_ckpt, model, opt, step, gen, tokens, best, elapsed)
+                print(f"stopped after step {step} (--stop-after); resume with --resume", flush=True)
+                return
             if over and not last:
                 print(f"time limit reached at step {step}; exporting best checkpoint", flush=True)
                 stopped_early = True

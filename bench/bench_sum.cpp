@@ -1,0 +1,104 @@
+// Timings of every summation order in reductions/, float and double,
+// n = 10^3 .. 10^7 (docs/bench.md; tools/bench_report.py reads the JSON).
+//
+// Benchmark names: sum/<float|double>/<strategy>/n:<n> (threaded orders add
+// /real_time). Counters: items_per_second (terms/s), bytes_per_second,
+// ns_per_term, and ulps, the distance of the strategy's result from the
+// correctly rounded sum (exact). With --benchmark_repetitions=N the
+// aggregates include "min", the least noisy statistic on a shared machine.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bench/bench_context.hpp"
+#if FPLAB_BENCH_ORDERS
+#include "bench/bench_orders.hpp"
+#endif
+#include "reductions/error.hpp"
+#include "reductions/strategy.hpp"
+
+namespace {
+
+// Standard normal terms, fixed seed, generated once per (type, n): the same
+// data for every strategy.
+template <class T>
+const std::vector<T>& normals(std::size_t n) {
+  static std::map<std::size_t, std::vector<T>> cache;
+  auto& x = cache[n];
+  if (x.size() != n) {
+    std::mt19937_64 rng(20240501);
+    std::normal_distribution<double> d;
+    x.resize(n);
+    for (auto& v : x) v = static_cast<T>(d(rng));
+  }
+  return x;
+}
+
+template <class T>
+void bm_sum(benchmark::State& state, const fplab::Strategy& s) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const std::span<const T> x(normals<T>(n));
+  const T exact = fplab::exact_sum(x);
+  T result = T(0);
+  for (auto _ : state) {
+    result = fplab::sum(s, x);
+    benchmark::DoNotOptimize(result);
+  }
+  const auto terms = static_cast<std::int64_t>(n);
+  state.SetItemsProcessed(state.iterations() * terms);
+  state.SetBytesProcessed(state.iterations() * terms * static_cast<std::int64_t>(sizeof(T)));
+  state.counters["ns_per_term"] = benchmark::Counter(
+      static_cast<double>(n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate |
+                                         benchmark::Counter::kInvert);
+  state.counters["ulps"] = static_cast<double>(fplab::ulp_distance(result, exact));
+}
+
+// default_strategies() and the variants the targets in docs/bench.md name.
+std::vector<fplab::Strategy> benchmarked_strategies() {
+  auto out = fplab::default_strategies();
+  for (const char* spec : {"pairwise(8)", "lanes(4)", "lanes(16)", "lanes(32)",
+                           "chunked(16,numpy,sequential)", "chunked(8,pairwise(8),pairwise)",
+                           "chunked(4,kahan,sequential)"}) {
+    out.push_back(fplab::parse_strategy(spec));
+  }
+  return out;
+}
+
+template <class T>
+void register_all(const char* type) {
+  for (const auto& s : benchmarked_strategies()) {
+    const std::string name = std::string("sum/") + type + "/" + s.name();
+    auto* b = benchmark::RegisterBenchmark(name.c_str(), bm_sum<T>, s);
+    b->ArgNames({"n"})->RangeMultiplier(10)->Range(1000, 10'000'000);
+    // Threaded orders: wall time is what they cost (the CPU time counted
+    // is only the calling thread's).
+    if (s.order == fplab::Order::parallel || s.order == fplab::Order::omp_reduction) {
+      b->UseRealTime();
+    }
+    b->ComputeStatistics("min", [](const std::vector<double>& v) {
+      return *std::min_element(v.begin(), v.end());
+    });
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  fplab::bench::add_context();
+  register_all<float>("float");
+  register_all<double>("double");
+#if FPLAB_BENCH_ORDERS
+  fplab::bench::register_order_benchmarks();
+#endif
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

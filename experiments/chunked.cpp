@@ -1,0 +1,267 @@
+// chunked (claim A4): one million float32 normals summed in chunks.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "build_info.hpp"
+#include "experiments/experiment.hpp"
+#include "io/npy.hpp"
+#include "io/sha256.hpp"
+#include "reductions/error.hpp"
+#include "reductions/strategy.hpp"
+
+namespace fplab {
+namespace {
+
+constexpr const char* kFixtureSha256 = "da69446c02edb9a4bf092168d07f6460046013571c6c980e17e59014c0606f42";
+
+// The fixture: tools/make_a4_fixture.py's 1e6 float32 normals, refused
+// unless the sha256 of its raw float32 data is the published one.
+std::vector<float> load_fixture(const std::string& spec) {
+  const std::filesystem::path path =
+      spec == "builtin" ? std::filesystem::path(build::kSourceDir) / "experiments/data/a4_normals.npy"
+                        : std::filesystem::path(spec);
+  NumberArray data = read_npy(path);
+  auto* x = std::get_if<std::vector<float>>(&data);
+  if (x == nullptr) throw InputError(path.string() + ": expected float32 data");
+  const std::string digest = sha256_hex(std::as_bytes(std::span<const float>(*x)));
+  if (digest != kFixtureSha256) {
+    throw InputError(path.string() + ": sha256 of the data is " + digest + ", not the A4 data set's " + kFixtureSha256 +
+                     " (regenerate it with tools/make_a4_fixture.py)");
+  }
+  return std::move(*x);
+}
+
+struct ClaimRow {
+  const char* key;
+  const char* strategy;
+  const char* total;
+  const char* error;
+};
+
+// claims.md's A4 table, and numpy 1.x's buffered result that it mentions.
+constexpr ClaimRow kClaimed[] = {
+    {"sequential", "sequential", "998.564270020", "6.393e-03"},
+    {"pairwise (numpy)", "numpy", "998.570556641", "1.061e-04"},
+    {"in 4 chunks", "chunked(4,numpy,sequential)", "998.570495605", "1.672e-04"},
+    {"in 8 chunks", "chunked(8,numpy,sequential)", "998.570556641", "1.061e-04"},
+    {"in 16 chunks", "chunked(16,numpy,sequential)", "998.570678711", "1.594e-05"},
+};
+constexpr ClaimRow kBuffered{"numpy 1.x np.sum (buffered)", "numpy-buffered", "998.570739746", ""};
+constexpr const char* kClaimedReference = "998.570662770";
+
+void a4_table(std::span<const float> x, double reference, ExperimentRecord& out) {
+  Table t{"a4", "A4: the table, digit for digit", "grouping"};
+  t.add_column("strategy", "fplab strategy")
+      .add_column("total", "float32 total", ".9f", true)
+      .add_column("error", "error vs float64", ".3e")
+      .add_column("claimed_total", "claimed total")
+      .add_column("claimed_error", "claimed error")
+      .add_column("match", "digits match");
+  t.caption = "Totals printed to 9 decimals and errors to 4 significant digits, as the claim prints them; the hex "
+              "column is the exact float32. Error = |float32 total - float64 reference|.";
+  const std::string ref_text = fmt::format("{:.9f}", reference);
+  t.add_row("float64 reference")
+      .set("strategy", Value::text("numpy on the values widened to float64"))
+      .set("total", Value::f64(reference))
+      .set("claimed_total", Value::text(kClaimedReference))
+      .set("match", Value::text(ref_text == kClaimedReference ? "yes" : "no"));
+  int matches = ref_text == kClaimedReference ? 1 : 0;
+  std::string ours;
+  std::string mismatches;
+  for (const ClaimRow& c : kClaimed) {
+    const float total = sum(parse_strategy(c.strategy), x);
+    const double error = std::abs(static_cast<double>(total) - reference);
+    const std::string total_text = fmt::format("{:.9f}", total);
+    const std::string error_text = fmt::format("{:.3e}", error);
+    const bool ok = total_text == c.total && error_text == c.error;
+    matches += ok ? 1 : 0;
+    if (!ok) mismatches += fmt::format(" {}: {} ({}) vs {} ({});", c.key, total_text, error_text, c.total, c.error);
+    ours += fmt::format("{}{} {}", ours.empty() ? "" : "; ", c.key, total_text);
+    t.add_row(c.key)
+        .set("strategy", Value::text(c.strategy))
+        .set("total", Value::f32(total))
+        .set("error", Value::f64(error))
+        .set("claimed_total", Value::text(c.total))
+        .set("claimed_error", Value::text(c.error))
+        .set("match", Value::text(ok ? "yes" : "no"));
+  }
+  const float buffered = sum(parse_strategy(kBuffered.strategy), x);
+  const bool buffered_ok = fmt::format("{:.9f}", buffered) == kBuffered.total;
+  t.add_row(kBuffered.key)
+      .set("strategy", Value::text(kBuffered.strategy))
+      .set("total", Value::f32(buffered))
+      .set("error", Value::f64(std::abs(static_cast<double>(buffered) - reference)))
+      .set("claimed_total", Value::text(std::string(kBuffered.total) + " (claims.md's note)"))
+      .set("match", Value::text(buffered_ok ? "yes" : "no"));
+  out.add_table(std::move(t));
+
+  const int rows = static_cast<int>(std::size(kClaimed)) + 1;
+  out.add_verdict(
+      "A4", fmt::format("float64 {}; {}", ref_text, ours),
+      fmt::format("float64 {}; sequential 998.564270020; pairwise (numpy) 998.570556641; in 4 chunks 998.570495605; "
+                  "in 8 chunks 998.570556641; in 16 chunks 998.570678711",
+                  kClaimedReference),
+      matches == rows ? Status::reproduced : Status::differs,
+      matches == rows
+          ? fmt::format("All {} figures and their errors match digit for digit. Pairwise is numpy's whole-array "
+                        "pairwise sum (numpy >= 2.3, or numpy 1.x with a buffer as large as the array); numpy 1.x's "
+                        "default np.sum adds 8192-element buffers and gives {:.9f} here{}.",
+                        rows, buffered, buffered_ok ? ", as claims.md notes" : "")
+          : fmt::format("{} of {} rows match;{}", matches, rows, mismatches));
+}
+
+void strategies_table(std::span<const float> x, double reference, const std::vector<std::string>& names,
+                      ExperimentRecord& out) {
+  Table t{"strategies", "Every strategy on the same million numbers", "strategy"};
+  t.add_column("total", "float32 total", ".9f", true)
+      .add_column("error", "error vs float64", ".3e")
+      .add_column("abs_error", "error vs exact", ".3e")
+      .add_column("ulps", "ulps from the correctly rounded sum");
+  t.caption = "The exact sum is the superaccumulator's; `exact` is it rounded once to float32.";
+  for (const auto& name : names) {
+    const Strategy s = parse_strategy(name);
+    const float total = sum(s, x);
+    const Accuracy a = accuracy(x, total);
+    t.add_row(s.name())
+        .set("total", Value::f32(total))
+        .set("error", Value::f64(std::abs(static_cast<double>(total) - reference)))
+        .set("abs_error", Value::f64(a.abs_error))
+        .set("ulps", Value::integer(static_cast<std::int64_t>(a.ulps)));
+  }
+  out.add_table(std::move(t));
+}
+
+// total and errors of `spelling(v)` for each v, as a sweep table and a plot.
+void sweep(std::span<const float> x, double reference, const ExactSum& exact, const std::string& id,
+           const std::string& title, const std::string& key, const std::vector<std::int64_t>& values,
+           const std::function<std::string(std::int64_t)>& spelling, RunContext& ctx, ExperimentRecord& out,
+           const std::string& xlabel) {
+  Table t{id, title, key};
+  t.add_column("strategy", "strategy")
+      .add_column("total", "float32 total", ".9f", true)
+      .add_column("error", "error vs float64", ".3e")
+      .add_column("abs_error", "error vs exact", ".3e");
+  t.in_report = values.size() <= 20;
+  std::set<std::uint32_t> distinct;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::string name = spelling(values[i]);
+    const float total = sum(parse_strategy(name), x);
+    ExactSum residual = exact;
+    residual.add(-total);
+    distinct.insert(std::bit_cast<std::uint32_t>(total));
+    t.add_row(std::to_string(values[i]))
+        .set("strategy", Value::text(name))
+        .set("total", Value::f32(total))
+        .set("error", Value::f64(std::abs(static_cast<double>(total) - reference)))
+        .set("abs_error", Value::f64(std::abs(residual.to_double())));
+    ctx.progress(i + 1, values.size(), id);
+  }
+  t.caption = fmt::format("{} distinct float32 totals among {} settings.", distinct.size(), values.size());
+  out.add_table(std::move(t));
+  Figure f;
+  f.id = id;
+  f.table = id;
+  f.title = title + ": error against the exact sum";
+  f.xlabel = xlabel;
+  f.ylabel = "|float32 total - exact sum|";
+  f.logx = true;
+  f.logy = true;
+  f.series = {{"abs_error", "error", "linespoints"}};
+  f.caption = "Points where the total is the exact sum rounded to float32 with zero error are left out (log scale).";
+  out.add_figure(std::move(f));
+}
+
+void threads_tables(std::span<const float> x, const std::vector<std::int64_t>& threads, std::int64_t repeats,
+                    ExperimentRecord& out) {
+  Table t{"threads", "parallel(T): T OpenMP threads, partials added in thread order", "threads"};
+  t.add_column("total", "float32 total", ".9f", true);
+  t.caption = "Deterministic for each T: the order is fixed by T, not by which threads run.";
+  Table m{"threads-measured", "Threads: time and the totals of omp-reduction(T) over repeated runs", "threads"};
+  m.add_column("parallel_ms", "parallel(T) ms", ".2f")
+      .add_column("omp_ms", "omp-reduction(T) ms", ".2f")
+      .add_column("omp_distinct", "distinct omp-reduction totals")
+      .add_column("omp_runs", "runs");
+  m.caption = "OpenMP's reduction clause combines thread partials in the order threads finish: with more than two "
+              "threads its total can change from run to run. Times are the best of the runs.";
+  for (const auto T : threads) {
+    const Strategy par = parse_strategy(fmt::format("parallel({})", T));
+    const Strategy omp = parse_strategy(fmt::format("omp-reduction({})", T));
+    double best_par = 1e300;
+    double best_omp = 1e300;
+    float total = 0;
+    std::set<std::uint32_t> omp_totals;
+    for (std::int64_t r = 0; r < repeats; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      total = sum(par, x);
+      auto t1 = std::chrono::steady_clock::now();
+      omp_totals.insert(std::bit_cast<std::uint32_t>(sum(omp, x)));
+      auto t2 = std::chrono::steady_clock::now();
+      best_par = std::min(best_par, std::chrono::duration<double, std::milli>(t1 - t0).count());
+      best_omp = std::min(best_omp, std::chrono::duration<double, std::milli>(t2 - t1).count());
+    }
+    t.add_row(std::to_string(T)).set("total", Value::f32(total));
+    m.add_row(std::to_string(T))
+        .set("parallel_ms", Value::f64(best_par))
+        .set("omp_ms", Value::f64(best_omp))
+        .set("omp_distinct", Value::integer(static_cast<std::int64_t>(omp_totals.size())))
+        .set("omp_runs", Value::integer(repeats));
+  }
+  out.add_table(std::move(t));
+  out.add_measurement(std::move(m));
+}
+
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const std::vector<float> data = load_fixture(p.text("data"));
+  const std::span<const float> x(data);
+  std::vector<double> wide(data.begin(), data.end());
+  const double reference = sum(parse_strategy("numpy"), std::span<const double>(wide));
+  ExactSum exact;
+  exact.add_all(x);
+
+  a4_table(x, reference, out);
+  strategies_table(x, reference, p.text_list("strategies"), out);
+  sweep(x, reference, exact, "sweep-k", "Chunk count K: chunked(K,numpy,sequential)", "K", p.int_list("k"),
+        [](std::int64_t k) { return fmt::format("chunked({},numpy,sequential)", k); }, ctx, out, "chunks K");
+  sweep(x, reference, exact, "sweep-lanes", "Lanes L: lanes(L)", "L", p.int_list("lanes"),
+        [](std::int64_t l) { return fmt::format("lanes({})", l); }, ctx, out, "lanes L");
+  threads_tables(x, p.int_list("threads"), p.integer("repeats"), out);
+  out.add_note(fmt::format("Data: experiments/data/a4_normals.npy (tools/make_a4_fixture.py), {} float32 values, "
+                           "sha256 of the data {} verified on load. First values {}, {}, {}, {}.",
+                           data.size(), kFixtureSha256, data[0], data[1], data[2], data[3]));
+}
+
+Experiment make() {
+  Experiment e;
+  e.info.id = "chunked";
+  e.info.title = "One million float32 numbers in chunks";
+  e.info.description = "The A4 table digit for digit, every strategy, and sweeps of chunks, lanes and threads";
+  e.info.order = 40;
+  e.info.seed = 0;
+  e.info.claims = {{"A4",
+                    "one million float32 numbers summed in different groupings give different totals (sequential "
+                    "998.564270020, pairwise (numpy) 998.570556641, in 4/8/16 chunks 998.570495605 / 998.570556641 / "
+                    "998.570678711; float64 998.570662770)",
+                    "a book chapter on sampling and determinism"}};
+  e.info.params = {
+      ParamSpec::text("data", "the .npy data set ('builtin': experiments/data/a4_normals.npy)", "builtin"),
+      ParamSpec::strategy_list("strategies", "strategies for the every-strategy table",
+                           "sequential,pairwise,pairwise(8),pairwise(128),numpy,numpy-buffered,"
+                           "chunked(4,numpy,sequential),chunked(16,sequential,pairwise),lanes(8),lanes(32),"
+                           "parallel(2),omp-reduction(2),kahan,neumaier,exact,eigen"),
+      ParamSpec::int_list("k", "chunk counts K of the sweep", "1..1024", "1..32,64,128,256,512,1024", 1, 1e6),
+      ParamSpec::int_list("lanes", "lane counts L of the sweep", "1..64", "1,2,4,8,16,32,64", 1, 4096),
+      ParamSpec::int_list("threads", "OpenMP thread counts T", "1..8,12,16,32,64", "1,2,3,4,8", 1, 256),
+      ParamSpec::integer("repeats", "runs per thread count (timing, omp-reduction totals)", "5", "2", 1, 1000),
+  };
+  e.run = run;
+  return e;
+}
+
+FPLAB_REGISTER_EXPERIMENT(make);
+
+}  // namespace
+}  // namespace fplab

@@ -1,0 +1,468 @@
+#include "experiments/orders.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+namespace fplab {
+
+namespace {
+
+// ---- recording a strategy's tree ---------------------------------------------
+
+struct Node {
+  ReductionProgram::Op op;
+  std::size_t a = 0;  // add: operands; input: the input's index
+  std::size_t b = 0;
+  double constant = 0.0;
+};
+
+// A symbol: a node of the tape, or a constant not yet on it.
+struct Sym {
+  std::int64_t node = -1;
+  double constant = 0.0;
+  Sym() = default;
+  Sym(double c) : constant(c) {}  // NOLINT: T(0) in the strategies
+};
+
+struct Recorder {
+  using value_type = Sym;
+  std::vector<Node>* tape;
+
+  std::size_t ref(Sym s) const {
+    if (s.node >= 0) return static_cast<std::size_t>(s.node);
+    tape->push_back({ReductionProgram::Op::constant, 0, 0, s.constant});
+    return tape->size() - 1;
+  }
+  Sym add(Sym x, Sym y) const {
+    const std::size_t a = ref(x);
+    const std::size_t b = ref(y);
+    tape->push_back({ReductionProgram::Op::add, a, b, 0.0});
+    Sym out;
+    out.node = static_cast<std::int64_t>(tape->size() - 1);
+    return out;
+  }
+  [[noreturn]] static Sym fail() { throw std::invalid_argument("not a tree of additions"); }
+  Sym sub(Sym, Sym) const { fail(); }
+  Sym mul(Sym, Sym) const { fail(); }
+  Sym round_exact(const ExactSum&) const { fail(); }
+};
+
+Sym build(const Strategy& s, std::size_t begin, std::size_t end, const SumTerms<Sym>& t, const Recorder& a) {
+  switch (s.order) {
+    case Order::sequential:
+      return sum_sequential(begin, end, t, a, Sym(0.0));
+    case Order::pairwise:
+      return sum_pairwise(begin, end, t, a, s.param);
+    case Order::numpy:
+      return sum_numpy(begin, end, t, a);
+    case Order::numpy_buffered:
+      return sum_numpy_buffered(begin, end, t, a);
+    case Order::lanes:
+      return sum_lanes(begin, end, t, a, s.param);
+    case Order::chunked: {
+      // As fplab::reduce does it: K chunks by the inner strategy, then combined.
+      const std::size_t n = end - begin;
+      std::vector<Sym> partial(s.param);
+      for (std::size_t k = 0; k < s.param; ++k) {
+        partial[k] = build(s.inner.front(), begin + split_point(n, s.param, k),
+                           begin + split_point(n, s.param, k + 1), t, a);
+      }
+      const SumTerms<Sym> parts{partial.data()};
+      return s.combine == Combine::sequential ? sum_from_first(0, s.param, parts, a)
+                                              : sum_pairwise(0, s.param, parts, a, 1);
+    }
+    default:
+      break;
+  }
+  throw std::invalid_argument("'" + s.name() +
+                              "' is not a fixed tree of additions (enumerable: sequential, pairwise, numpy, "
+                              "numpy-buffered, lanes, chunked of those, kahan, neumaier, exact)");
+}
+
+constexpr std::size_t kMaxStack = 16;
+
+// ---- counting totals by their bits ----------------------------------------------
+
+class BitsCounter {
+ public:
+  BitsCounter() : keys_(1024), counts_(1024) {}
+  void add(std::uint64_t key) {
+    if (key == last_key_ && last_slot_ < counts_.size() && counts_[last_slot_] != 0) {
+      ++counts_[last_slot_];
+      return;
+    }
+    std::size_t h = slot(key);
+    if (counts_[h] == 0) {
+      keys_[h] = key;
+      if (++used_ * 2 > keys_.size()) {
+        counts_[h] = 1;
+        grow();
+        last_slot_ = slot(key);
+        last_key_ = key;
+        return;
+      }
+    }
+    ++counts_[h];
+    last_slot_ = h;
+    last_key_ = key;
+  }
+  template <class F>
+  void for_each(F f) const {
+    for (std::size_t i = 0; i < keys_.size(); ++i) {
+      if (counts_[i] != 0) f(keys_[i], counts_[i]);
+    }
+  }
+
+ private:
+  static std::uint64_t mix(std::uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+  }
+  // The slot holding `key`, or the empty slot where it belongs.
+  std::size_t slot(std::uint64_t key) const {
+    const std::size_t mask = keys_.size() - 1;
+    std::size_t h = mix(key) & mask;
+    while (counts_[h] != 0 && keys_[h] != key) h = (h + 1) & mask;
+    return h;
+  }
+  void grow() {
+    std::vector<std::uint64_t> keys(keys_.size() * 2);
+    std::vector<std::uint64_t> counts(keys_.size() * 2);
+    keys.swap(keys_);
+    counts.swap(counts_);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (counts[i] == 0) continue;
+      const std::size_t h = slot(keys[i]);
+      keys_[h] = keys[i];
+      counts_[h] = counts[i];
+    }
+  }
+  std::vector<std::uint64_t> keys_;
+  std::vector<std::uint64_t> counts_;  // 0: empty slot
+  std::size_t used_ = 0;
+  std::uint64_t last_key_ = 0;
+  std::size_t last_slot_ = static_cast<std::size_t>(-1);
+};
+
+template <class T>
+std::uint64_t bits_of(T x) {
+  if constexpr (sizeof(T) == 4) {
+    return std::bit_cast<std::uint32_t>(x);
+  } else {
+    return std::bit_cast<std::uint64_t>(x);
+  }
+}
+
+template <class T>
+T from_bits(std::uint64_t b) {
+  if constexpr (sizeof(T) == 4) {
+    return std::bit_cast<float>(static_cast<std::uint32_t>(b));
+  } else {
+    return std::bit_cast<double>(b);
+  }
+}
+
+// Position on a line ordering every float by value, -0 before +0.
+template <class T>
+std::int64_t line(T x) {
+  constexpr std::uint64_t sign = std::uint64_t{1} << (sizeof(T) * 8 - 1);
+  const std::uint64_t b = bits_of(x);
+  const auto magnitude = static_cast<std::int64_t>(b & ~sign);
+  return (b & sign) != 0 ? -magnitude - 1 : magnitude;
+}
+
+// ---- the machines a walk drives --------------------------------------------------
+
+template <class T>
+struct TreeMachine {
+  struct State {
+    std::array<T, kMaxStack> v;
+    std::size_t size = 0;
+  };
+  std::vector<ReductionProgram::Step> pre;                 // before the first input
+  std::vector<std::vector<ReductionProgram::Step>> after;  // after input slot k
+
+  explicit TreeMachine(const ReductionProgram& p) {
+    std::vector<ReductionProgram::Step>* cur = &pre;
+    after.reserve(p.inputs());
+    std::size_t depth = 0;
+    for (const auto& st : p.steps()) {
+      if (st.op == ReductionProgram::Op::input) {
+        after.emplace_back();
+        cur = &after.back();
+      } else {
+        cur->push_back(st);
+      }
+      depth += st.op == ReductionProgram::Op::add ? -1 : 1;
+      if (depth > kMaxStack) throw std::invalid_argument("strategy tree too deep to enumerate");
+    }
+  }
+  static void run(State& s, const std::vector<ReductionProgram::Step>& steps) {
+    for (const auto& st : steps) {
+      if (st.op == ReductionProgram::Op::constant) {
+        s.v[s.size++] = static_cast<T>(st.constant);
+      } else {
+        --s.size;
+        s.v[s.size - 1] = s.v[s.size - 1] + s.v[s.size];
+      }
+    }
+  }
+  void start(State& s) const { run(s, pre); }
+  void feed(State& s, std::size_t slot, T x) const {
+    s.v[s.size++] = x;
+    run(s, after[slot]);
+  }
+  T finish(const State& s) const { return s.v[0]; }
+};
+
+// Mirror reductions/compensated.hpp step by step (tests compare every order
+// with fplab::sum).
+template <class T>
+struct KahanMachine {
+  struct State {
+    T s = T(0);
+    T c = T(0);
+  };
+  void start(State&) const {}
+  void feed(State& st, std::size_t, T x) const {
+    const T y = x - st.c;
+    const T t = st.s + y;
+    st.c = std::isfinite(t) ? (t - st.s) - y : T(0);
+    st.s = t;
+  }
+  T finish(const State& st) const { return st.s; }
+};
+
+template <class T>
+struct NeumaierMachine {
+  struct State {
+    T s = T(0);
+    T c = T(0);
+  };
+  void start(State&) const {}
+  void feed(State& st, std::size_t, T x) const {
+    const T t = st.s + x;
+    if (std::abs(st.s) >= std::abs(x)) {
+      st.c = st.c + ((st.s - t) + x);
+    } else {
+      st.c = st.c + ((x - t) + st.s);
+    }
+    st.s = t;
+  }
+  T finish(const State& st) const { return std::isfinite(st.s) ? st.s + st.c : st.s; }
+};
+
+template <class T, class Machine>
+struct Walker {
+  using State = typename Machine::State;
+  const Machine& m;
+  std::size_t n;
+  std::array<T, kMaxEnumeratedInputs> a{};
+  std::array<State, kMaxEnumeratedInputs + 1> st{};
+  BitsCounter& counter;
+
+  void walk(std::size_t d) {
+    if (d + 1 == n) {
+      State s = st[d];
+      m.feed(s, d, a[d]);
+      counter.add(bits_of(m.finish(s)));
+      return;
+    }
+    for (std::size_t i = d; i < n; ++i) {
+      std::swap(a[d], a[i]);
+      st[d + 1] = st[d];
+      m.feed(st[d + 1], d, a[d]);
+      walk(d + 1);
+      std::swap(a[d], a[i]);
+    }
+  }
+};
+
+template <class T, class Machine>
+OrderHistogram<T> run_walk(const Machine& m, std::span<const T> values, int threads, const ProgressFn& progress) {
+  const std::size_t n = values.size();
+  if (n == 0 || n > kMaxEnumeratedInputs) {
+    throw std::invalid_argument("enumerating orders needs 1 to " + std::to_string(kMaxEnumeratedInputs) +
+                                " numbers, not " + std::to_string(n));
+  }
+  std::vector<BitsCounter> counters;
+  if (n <= 2) {
+    counters.resize(1);
+    Walker<T, Machine> w{m, n, {}, {}, counters[0]};
+    std::copy(values.begin(), values.end(), w.a.begin());
+    m.start(w.st[0]);
+    w.walk(0);
+  } else {
+    const int team = threads > 0 ? threads : omp_get_max_threads();
+    counters.resize(static_cast<std::size_t>(team));
+    const auto tasks = static_cast<long>(n * (n - 1));
+    std::atomic<long> done{0};
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
+    for (long task = 0; task < tasks; ++task) {
+      const auto i = static_cast<std::size_t>(task) / (n - 1);
+      auto j = static_cast<std::size_t>(task) % (n - 1);
+      if (j >= i) ++j;  // the second slot's value: any index but i
+      Walker<T, Machine> w{m, n, {}, {}, counters[static_cast<std::size_t>(omp_get_thread_num())]};
+      std::copy(values.begin(), values.end(), w.a.begin());
+      std::swap(w.a[0], w.a[i]);
+      const std::size_t at = j == 0 ? i : j;  // where values[j] is now
+      std::swap(w.a[1], w.a[at]);
+      m.start(w.st[0]);
+      w.st[1] = w.st[0];
+      m.feed(w.st[1], 0, w.a[0]);
+      w.st[2] = w.st[1];
+      m.feed(w.st[2], 1, w.a[1]);
+      w.walk(2);
+      const long finished = ++done;
+      if (progress && omp_get_thread_num() == 0) {
+        progress(static_cast<std::uint64_t>(finished), static_cast<std::uint64_t>(tasks));
+      }
+    }
+  }
+  std::map<std::uint64_t, std::uint64_t> merged;
+  for (const auto& c : counters) c.for_each([&](std::uint64_t k, std::uint64_t v) { merged[k] += v; });
+  OrderHistogram<T> h;
+  for (const auto& [k, v] : merged) {
+    h.totals.emplace_back(from_bits<T>(k), v);
+    h.orders += v;
+  }
+  std::sort(h.totals.begin(), h.totals.end(), [](const auto& x, const auto& y) { return line(x.first) < line(y.first); });
+  return h;
+}
+
+template <class T>
+std::uint64_t factorial(std::size_t n) {
+  std::uint64_t f = 1;
+  for (std::size_t i = 2; i <= n; ++i) f *= i;
+  return f;
+}
+
+}  // namespace
+
+ReductionProgram ReductionProgram::of(const Strategy& s, std::size_t n) {
+  std::vector<Node> tape;
+  for (std::size_t i = 0; i < n; ++i) tape.push_back({Op::input, i, 0, 0.0});
+  std::vector<Sym> leaves(n);
+  for (std::size_t i = 0; i < n; ++i) leaves[i].node = static_cast<std::int64_t>(i);
+  const Recorder rec{&tape};
+  const Sym root = build(s, 0, n, SumTerms<Sym>{leaves.data()}, rec);
+
+  ReductionProgram p;
+  p.inputs_ = n;
+  std::vector<bool> seen(n, false);
+  // Postorder, iteratively (trees can be n deep).
+  std::vector<std::pair<std::size_t, bool>> todo{{rec.ref(root), false}};
+  while (!todo.empty()) {
+    auto [id, expanded] = todo.back();
+    todo.pop_back();
+    const Node& node = tape[id];
+    if (node.op == Op::input) {
+      if (seen[node.a]) throw std::invalid_argument("'" + s.name() + "' uses an input twice");
+      seen[node.a] = true;
+      p.steps_.push_back({Op::input, 0.0});
+      p.slot_index_.push_back(node.a);
+    } else if (node.op == Op::constant) {
+      p.steps_.push_back({Op::constant, node.constant});
+    } else if (expanded) {
+      p.steps_.push_back({Op::add, 0.0});
+    } else {
+      todo.emplace_back(id, true);
+      todo.emplace_back(node.b, false);
+      todo.emplace_back(node.a, false);
+    }
+  }
+  if (p.slot_index_.size() != n) throw std::invalid_argument("'" + s.name() + "' skips an input");
+  return p;
+}
+
+template <class T>
+T ReductionProgram::evaluate_slots(std::span<const T> slots) const {
+  std::vector<T> stack;
+  std::size_t k = 0;
+  for (const auto& st : steps_) {
+    switch (st.op) {
+      case Op::input:
+        stack.push_back(slots[k++]);
+        break;
+      case Op::constant:
+        stack.push_back(static_cast<T>(st.constant));
+        break;
+      case Op::add: {
+        const T b = stack.back();
+        stack.pop_back();
+        stack.back() = stack.back() + b;
+        break;
+      }
+    }
+  }
+  return stack.back();
+}
+
+template <class T>
+T ReductionProgram::evaluate(std::span<const T> x) const {
+  std::vector<T> slots(inputs_);
+  for (std::size_t k = 0; k < inputs_; ++k) slots[k] = x[slot_index_[k]];
+  return evaluate_slots(std::span<const T>(slots));
+}
+
+template float ReductionProgram::evaluate_slots<float>(std::span<const float>) const;
+template double ReductionProgram::evaluate_slots<double>(std::span<const double>) const;
+template float ReductionProgram::evaluate<float>(std::span<const float>) const;
+template double ReductionProgram::evaluate<double>(std::span<const double>) const;
+
+template <class T>
+std::uint64_t OrderHistogram<T>::zeros() const {
+  std::uint64_t z = 0;
+  for (const auto& [v, c] : totals) {
+    if (v == T(0)) z += c;
+  }
+  return z;
+}
+
+template struct OrderHistogram<float>;
+template struct OrderHistogram<double>;
+
+bool enumerable(const Strategy& s) {
+  if (s.order == Order::kahan || s.order == Order::neumaier || s.order == Order::exact) return true;
+  try {
+    (void)ReductionProgram::of(s, 3);
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+}
+
+template <class T>
+OrderHistogram<T> enumerate_orders(const Strategy& s, std::span<const T> values, int threads,
+                                   const ProgressFn& progress) {
+  if (values.size() > kMaxEnumeratedInputs || values.empty()) {
+    throw std::invalid_argument("enumerating orders needs 1 to " + std::to_string(kMaxEnumeratedInputs) +
+                                " numbers, not " + std::to_string(values.size()));
+  }
+  if (s.order == Order::exact) {  // one total whatever the order
+    OrderHistogram<T> h;
+    h.orders = factorial<T>(values.size());
+    h.totals.emplace_back(exact_sum(values), h.orders);
+    return h;
+  }
+  if (s.order == Order::kahan) return run_walk(KahanMachine<T>{}, values, threads, progress);
+  if (s.order == Order::neumaier) return run_walk(NeumaierMachine<T>{}, values, threads, progress);
+  const TreeMachine<T> m(ReductionProgram::of(s, values.size()));
+  return run_walk(m, values, threads, progress);
+}
+
+template OrderHistogram<float> enumerate_orders<float>(const Strategy&, std::span<const float>, int, const ProgressFn&);
+template OrderHistogram<double> enumerate_orders<double>(const Strategy&, std::span<const double>, int,
+                                                         const ProgressFn&);
+
+}  // namespace fplab

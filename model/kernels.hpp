@@ -1,0 +1,66 @@
+// The forward pass's dot products, written tightly but in exactly the order
+// of a reductions/ strategy, so that the reductions/ code is their
+// specification (tests/test_model_kernels.cpp checks them bit for bit
+// against fplab::dot):
+//
+//   splits == 1: lanes(8)                                (batch-invariant)
+//   splits  > 1: chunked(splits, lanes(8), sequential)   (split-k)
+//
+// Each product x[i] * w[i] is rounded to float, then added to its lane;
+// lane j of a part takes the part's terms j, j+8, ...; the eight lanes are
+// added as ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)). The eight lanes are one
+// 8-float vector (GCC/Clang vector extensions): element-wise IEEE adds and
+// multiplies, no FMA (-ffp-contract=off), so SSE2 and AVX2 code give the
+// same bits; AVX2 is used when the CPU has it (Isa). Several outputs are
+// computed at once to reuse loads, which changes no operation. OpenMP splits
+// large products by blocks of outputs; each output is computed whole by one
+// thread, so the bits do not depend on the thread count.
+#pragma once
+
+#include <cstddef>
+
+namespace fplab::model::kernels {
+
+// Multiply-adds worth one fork/join of the OpenMP team (about 0.5 ms of
+// work): below it the kernels and the attention run on the calling thread.
+// Smaller regions cost more than they save on a machine shared with other
+// jobs, where libgomp's spin-waiting barriers stall on a descheduled thread.
+inline constexpr std::size_t kParallelWork = std::size_t{1} << 23;
+
+enum class Isa { generic, avx2 };
+
+// The instruction set the kernels use: AVX2 when the CPU has it.
+Isa active_isa();
+// Tests: run the kernels with another instruction set (throws
+// std::invalid_argument when the CPU lacks it). Not thread-safe.
+void use_isa(Isa isa);
+bool cpu_has(Isa isa);
+
+// One dot product of length n.
+float dot(const float* x, const float* y, std::size_t n, std::size_t splits);
+
+// out[j] = dot(q, k + j * stride, n, 1) for j < count: attention scores.
+void dots(const float* q, const float* k, std::size_t stride, std::size_t count, std::size_t n,
+          float* out);
+
+// y[m*N + n] = dot(x + m*K, w + n*K, K, splits): x is [M, K], w is [N, K]
+// (a PyTorch Linear weight), y is [M, N], all row-major.
+void linear(const float* x, const float* w, float* y, std::size_t M, std::size_t N, std::size_t K,
+            std::size_t splits);
+
+// y[i] = y[i] + a * x[i] (the product rounded, then the sum).
+void axpy(float a, const float* x, float* y, std::size_t n);
+
+// The same product by Eigen 3.4 (Map of row-major matrices, y = x * w^T):
+// GEMM for M > 1, GEMV for M == 1, Eigen's own blocking and threads.
+void linear_eigen(const float* x, const float* w, float* y, std::size_t M, std::size_t N,
+                  std::size_t K);
+
+// Sum of squares of each of M rows of length K, in the same order as dot
+// with `splits` (out[m] = dot(row, row)).
+void sum_squares(const float* x, float* out, std::size_t M, std::size_t K, std::size_t splits);
+
+// Eigen's x.squaredNorm() of each row.
+void sum_squares_eigen(const float* x, float* out, std::size_t M, std::size_t K);
+
+}  // namespace fplab::model::kernels

@@ -1,0 +1,48 @@
+#include "model/policy.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace fplab::model {
+
+std::string_view name(ReductionPolicy p) {
+  switch (p) {
+    case ReductionPolicy::library:
+      return "library";
+    case ReductionPolicy::split_k:
+      return "split-k";
+    case ReductionPolicy::batch_invariant:
+      return "batch-invariant";
+  }
+  throw std::logic_error("unknown ReductionPolicy");
+}
+
+std::string_view name(PrecisionPolicy p) {
+  switch (p) {
+    case PrecisionPolicy::fp32:
+      return "fp32";
+    case PrecisionPolicy::bf16:
+      return "bf16";
+    case PrecisionPolicy::fp16:
+      return "fp16";
+  }
+  throw std::logic_error("unknown PrecisionPolicy");
+}
+
+ReductionPolicy parse_reduction_policy(std::string_view text) {
+  for (auto p : kReductionPolicies) {
+    if (name(p) == text) return p;
+  }
+  throw std::invalid_argument("unknown reduction policy '" + std::string(text) +
+                              "' (expected library, split-k or batch-invariant)");
+}
+
+PrecisionPolicy parse_precision_policy(std::string_view text) {
+  for (auto p : kPrecisionPolicies) {
+    if (name(p) == text) return p;
+  }
+  throw std::invalid_argument("unknown precision policy '" + std::string(text) +
+                              "' (expected fp32, bf16 or fp16)");
+}
+
+}  // namespace fplab::model

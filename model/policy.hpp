@@ -1,0 +1,69 @@
+// How the bundled transformer's forward pass does its arithmetic: in which
+// order every reduction adds its terms (ReductionPolicy) and in which format
+// weights and activations are kept (PrecisionPolicy). Both are plain enums
+// whose spelling on the command line and in results files is `name(...)`.
+//
+// The reductions of a forward pass: every linear layer and lm_head (a dot
+// product of length in_features per output), RMSNorm (the sum of squares of a
+// row), the attention scores (q . k, length head_dim), the softmax
+// denominator and the weighted sum of the values (both over KV positions).
+#pragma once
+
+#include <array>
+#include <string_view>
+
+namespace fplab::model {
+
+enum class ReductionPolicy {
+  // "library": Eigen 3.4's products and reductions as they come (GEMM for
+  // several rows, GEMV for one, Eigen's packet-wise .sum()), over whatever
+  // blocking Eigen picks for the shape. A row may get other bits alone than
+  // inside a batch: see eigen_probe.hpp.
+  library,
+  // "split-k": dot products in the order chunked(S, lanes(8), sequential)
+  // of reductions/, where the number of splits S grows as the batch shrinks,
+  // the way GPU GEMM libraries fill their cores (split_rule.hpp). Attention
+  // splits the KV sequence into a number of parts chosen the same way
+  // (flash-decoding). With S = 1 it is exactly batch-invariant.
+  split_k,
+  // "batch-invariant": one fixed order for every shape: lanes(8) for every
+  // dot product and sum of squares, and attention split by a fixed split
+  // *size* (kKvSplitSize positions per part), never a fixed number of parts
+  // (claim B8). A row's bits depend only on its own tokens.
+  batch_invariant,
+};
+
+enum class PrecisionPolicy {
+  // "fp32": weights and every activation in IEEE binary32.
+  fp32,
+  // "bf16": weights rounded to bfloat16 once; every op reads bf16 values,
+  // computes (and accumulates its reductions) in fp32 and rounds its output
+  // to bf16, as GPU kernels with fp32 accumulators do (precision_policy.hpp
+  // lists the rounding points).
+  bf16,
+  // "fp16": the same with IEEE binary16 (overflow past 65504 gives inf).
+  fp16,
+};
+
+inline constexpr std::array kReductionPolicies = {
+    ReductionPolicy::library, ReductionPolicy::split_k, ReductionPolicy::batch_invariant};
+inline constexpr std::array kPrecisionPolicies = {PrecisionPolicy::fp32, PrecisionPolicy::bf16,
+                                                  PrecisionPolicy::fp16};
+
+// "library", "split-k", "batch-invariant"; "fp32", "bf16", "fp16".
+std::string_view name(ReductionPolicy p);
+std::string_view name(PrecisionPolicy p);
+
+// Parse the spellings above; throw std::invalid_argument with a one-line
+// message listing the valid ones.
+ReductionPolicy parse_reduction_policy(std::string_view text);
+PrecisionPolicy parse_precision_policy(std::string_view text);
+
+// The pair a forward pass runs with.
+struct Policy {
+  ReductionPolicy reduction = ReductionPolicy::batch_invariant;
+  PrecisionPolicy precision = PrecisionPolicy::fp32;
+  friend bool operator==(const Policy&, const Policy&) = default;
+};
+
+}  // namespace fplab::model

@@ -1,0 +1,450 @@
+#include "model/transformer.hpp"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "build_info.hpp"
+#include "io/npy.hpp"
+#include "model/kernels.hpp"
+#include "model/precision_policy.hpp"
+#include "model/safetensors.hpp"
+#include "model/split_rule.hpp"
+
+namespace fplab::model {
+
+namespace {
+
+constexpr std::string_view kFormat = "fplab-char-lm-v1";
+
+std::size_t get_size(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number_unsigned() || it->get<std::size_t>() == 0) {
+    throw InputError(std::string("model config: '") + key + "' is missing or not a positive integer");
+  }
+  return it->get<std::size_t>();
+}
+
+double get_double(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number() || !(it->get<double>() > 0)) {
+    throw InputError(std::string("model config: '") + key + "' is missing or not a positive number");
+  }
+  return it->get<double>();
+}
+
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using StridedMap = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
+
+}  // namespace
+
+ModelConfig ModelConfig::from_json(std::string_view json) {
+  const auto j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) throw InputError("model config is not a JSON object");
+  ModelConfig c;
+  c.vocab_size = get_size(j, "vocab_size");
+  c.d_model = get_size(j, "d_model");
+  c.n_layers = get_size(j, "n_layers");
+  c.n_heads = get_size(j, "n_heads");
+  c.ffn_dim = get_size(j, "ffn_dim");
+  c.context = get_size(j, "context");
+  c.rope_theta = get_double(j, "rope_theta");
+  c.norm_eps = get_double(j, "norm_eps");
+  if (c.d_model % c.n_heads != 0 || c.head_dim() % 2 != 0) {
+    throw InputError("model config: d_model must be n_heads times an even head_dim");
+  }
+  return c;
+}
+
+std::filesystem::path model_path(const std::filesystem::path& path) {
+  if (!path.empty()) return path;
+  if (const char* env = std::getenv("FPLAB_MODEL"); env != nullptr && *env != '\0') return env;
+  return std::filesystem::path(build::kSourceDir) / "model" / "data" / "kjv-char.safetensors";
+}
+
+Model Model::load(const std::filesystem::path& path) {
+  const auto file = model_path(path);
+  const SafeTensors st = SafeTensors::read(file);
+  const std::string where = file.string() + ": ";
+  if (const auto it = st.metadata().find("format"); it == st.metadata().end() || it->second != kFormat) {
+    throw InputError(where + "not an " + std::string(kFormat) + " model (metadata 'format')");
+  }
+  ModelConfig config;
+  Tokenizer tokenizer({" "});
+  try {
+    config = ModelConfig::from_json(st.metadata("config"));
+    tokenizer = Tokenizer::from_json(st.metadata("vocab"));
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    if (msg.rfind(file.string(), 0) == 0) throw;
+    throw InputError(where + msg);
+  }
+  if (tokenizer.size() != config.vocab_size) {
+    throw InputError(where + "vocabulary has " + std::to_string(tokenizer.size()) +
+                     " entries, config says " + std::to_string(config.vocab_size));
+  }
+  Model m(file, config, std::move(tokenizer));
+  m.metadata_ = st.metadata();
+
+  const std::size_t d = config.d_model;
+  const std::size_t f = config.ffn_dim;
+  const std::size_t V = config.vocab_size;
+  Weights w;
+  w.embed = st.f32("model.embed_tokens.weight", {V, d});
+  for (std::size_t i = 0; i < config.n_layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    LayerWeights l;
+    l.input_norm = st.f32(p + "input_layernorm.weight", {d});
+    l.q = st.f32(p + "self_attn.q_proj.weight", {d, d});
+    l.k = st.f32(p + "self_attn.k_proj.weight", {d, d});
+    l.v = st.f32(p + "self_attn.v_proj.weight", {d, d});
+    l.o = st.f32(p + "self_attn.o_proj.weight", {d, d});
+    l.post_norm = st.f32(p + "post_attention_layernorm.weight", {d});
+    l.gate = st.f32(p + "mlp.gate_proj.weight", {f, d});
+    l.up = st.f32(p + "mlp.up_proj.weight", {f, d});
+    l.down = st.f32(p + "mlp.down_proj.weight", {d, f});
+    w.layers.push_back(std::move(l));
+  }
+  w.norm = st.f32("model.norm.weight", {d});
+  w.lm_head = st.f32("lm_head.weight", {V, d});
+
+  for (PrecisionPolicy p : kPrecisionPolicies) {
+    Weights r = w;
+    round_all(p, r.embed);
+    for (auto& l : r.layers) {
+      for (auto* t : {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate, &l.up, &l.down}) {
+        round_all(p, *t);
+      }
+    }
+    round_all(p, r.norm);
+    round_all(p, r.lm_head);
+    m.weights_.push_back(std::move(r));
+  }
+
+  // RoPE as tools/train_model.py computes it, in float32:
+  // inv_freq = 1 / theta^(i/hd) (i = 0, 2, ...), angle = pos * inv_freq.
+  const std::size_t hd = config.head_dim();
+  std::vector<float> inv_freq(hd / 2);
+  for (std::size_t i = 0; i < hd / 2; ++i) {
+    const float e = static_cast<float>(2 * i) / static_cast<float>(hd);
+    inv_freq[i] = 1.0f / std::pow(static_cast<float>(config.rope_theta), e);
+  }
+  m.cos_.resize(config.context * hd);
+  m.sin_.resize(config.context * hd);
+  for (std::size_t pos = 0; pos < config.context; ++pos) {
+    for (std::size_t i = 0; i < hd; ++i) {
+      const float angle = static_cast<float>(pos) * inv_freq[i % (hd / 2)];
+      m.cos_[pos * hd + i] = std::cos(angle);
+      m.sin_[pos * hd + i] = std::sin(angle);
+    }
+  }
+  return m;
+}
+
+const Weights& Model::weights(PrecisionPolicy p) const { return weights_[static_cast<std::size_t>(p)]; }
+
+std::span<const float> Logits::row(std::size_t seq, std::size_t i) const {
+  if (seq + 1 >= first_.size() || i >= count(seq)) throw std::out_of_range("no such logits row");
+  return std::span<const float>(values_).subspan((first_[seq] + i) * vocab_, vocab_);
+}
+
+std::span<const float> Logits::last(std::size_t seq) const {
+  if (seq + 1 >= first_.size() || count(seq) == 0) {
+    throw std::out_of_range("sequence had no new tokens in this pass");
+  }
+  return row(seq, count(seq) - 1);
+}
+
+Batch::Batch(const Model& model, Policy policy, std::size_t sequences)
+    : model_(&model), policy_(policy), lengths_(sequences, 0), cache_(sequences) {
+  if (sequences == 0) throw std::invalid_argument("a batch needs at least one sequence");
+  const auto& c = model.config();
+  for (auto& kv : cache_) kv.assign(c.n_layers * 2 * c.context * c.d_model, 0.0f);
+}
+
+void Batch::reset() { std::fill(lengths_.begin(), lengths_.end(), 0); }
+
+float* Batch::cache_k(std::size_t seq, std::size_t layer) {
+  const auto& c = model_->config();
+  return cache_[seq].data() + (2 * layer) * c.context * c.d_model;
+}
+
+float* Batch::cache_v(std::size_t seq, std::size_t layer) {
+  const auto& c = model_->config();
+  return cache_[seq].data() + (2 * layer + 1) * c.context * c.d_model;
+}
+
+void Batch::rmsnorm(const float* x, const std::vector<float>& w, float* out, std::size_t rows) {
+  const std::size_t d = model_->config().d_model;
+  const PrecisionPolicy p = policy_.precision;
+  ss_.resize(rows);
+  if (policy_.reduction == ReductionPolicy::library) {
+    kernels::sum_squares_eigen(x, ss_.data(), rows, d);
+  } else {
+    kernels::sum_squares(x, ss_.data(), rows, d, dot_splits(policy_.reduction, rows, 1, d));
+  }
+  const float eps = static_cast<float>(model_->config().norm_eps);
+  const float n = static_cast<float>(d);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float inv = 1.0f / std::sqrt(ss_[r] / n + eps);
+    for (std::size_t i = 0; i < d; ++i) out[r * d + i] = x[r * d + i] * inv;
+  }
+  const std::span<float> all(out, rows * d);
+  round_all(p, all);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t i = 0; i < d; ++i) out[r * d + i] = out[r * d + i] * w[i];
+  }
+  round_all(p, all);
+}
+
+void Batch::linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
+                   std::size_t out_features, std::size_t in_features) {
+  if (policy_.reduction == ReductionPolicy::library) {
+    kernels::linear_eigen(x, w.data(), y, rows, out_features, in_features);
+  } else {
+    kernels::linear(x, w.data(), y, rows, out_features, in_features,
+                    dot_splits(policy_.reduction, rows, out_features, in_features));
+  }
+  round_all(policy_.precision, std::span<float>(y, rows * out_features));
+}
+
+const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
+  const auto& c = model_->config();
+  const Weights& w = model_->weights(policy_.precision);
+  const PrecisionPolicy prec = policy_.precision;
+  if (new_tokens.size() != size()) {
+    throw std::invalid_argument("forward: " + std::to_string(new_tokens.size()) +
+                                " token lists for a batch of " + std::to_string(size()));
+  }
+  const std::size_t d = c.d_model;
+  const std::size_t hd = c.head_dim();
+  const std::size_t f = c.ffn_dim;
+  const std::size_t V = c.vocab_size;
+
+  row_seq_.clear();
+  row_pos_.clear();
+  seq_first_.assign(size() + 1, 0);
+  seq_new_.assign(size(), 0);
+  for (std::size_t b = 0; b < size(); ++b) {
+    seq_first_[b] = row_seq_.size();
+    seq_new_[b] = new_tokens[b].size();
+    if (lengths_[b] + new_tokens[b].size() > c.context) {
+      throw std::invalid_argument("forward: sequence " + std::to_string(b) + " would have " +
+                                  std::to_string(lengths_[b] + new_tokens[b].size()) +
+                                  " tokens, more than the context of " + std::to_string(c.context));
+    }
+    for (std::size_t i = 0; i < new_tokens[b].size(); ++i) {
+      const Token t = new_tokens[b][i];
+      if (t < 0 || static_cast<std::size_t>(t) >= V) {
+        throw std::invalid_argument("forward: token " + std::to_string(t) + " is outside the vocabulary");
+      }
+      row_seq_.push_back(b);
+      row_pos_.push_back(lengths_[b] + i);
+    }
+  }
+  seq_first_[size()] = row_seq_.size();
+  const std::size_t M = row_seq_.size();
+
+  x_.resize(M * d);
+  a_.resize(M * d);
+  q_.resize(M * d);
+  k_.resize(M * d);
+  v_.resize(M * d);
+  att_.resize(M * d);
+  h_.resize(M * d);
+  g_.resize(M * f);
+  u_.resize(M * f);
+
+  for (std::size_t r = 0; r < M; ++r) {
+    const auto t = static_cast<std::size_t>(new_tokens[row_seq_[r]][row_pos_[r] - lengths_[row_seq_[r]]]);
+    std::copy_n(w.embed.data() + t * d, d, x_.data() + r * d);
+  }
+
+  const auto& cos = model_->rope_cos();
+  const auto& sin = model_->rope_sin();
+  for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
+    const LayerWeights& L = w.layers[layer];
+    rmsnorm(x_.data(), L.input_norm, a_.data(), M);
+    linear(a_.data(), L.q, q_.data(), M, d, d);
+    linear(a_.data(), L.k, k_.data(), M, d, d);
+    linear(a_.data(), L.v, v_.data(), M, d, d);
+    // RoPE (rotate_half): out[i] = x[i] cos[i] + rot[i] sin[i],
+    // rot = (-x[half:], x[:half]) within each head.
+    const std::size_t half = hd / 2;
+    rope_.resize(hd);
+    for (std::size_t r = 0; r < M; ++r) {
+      const float* cs = cos.data() + row_pos_[r] * hd;
+      const float* sn = sin.data() + row_pos_[r] * hd;
+      for (float* base : {q_.data() + r * d, k_.data() + r * d}) {
+        for (std::size_t h = 0; h < c.n_heads; ++h) {
+          float* xh = base + h * hd;
+          for (std::size_t i = 0; i < hd; ++i) {
+            const float rot = i < half ? -xh[i + half] : xh[i - half];
+            rope_[i] = xh[i] * cs[i] + rot * sn[i];
+          }
+          std::copy_n(rope_.data(), hd, xh);
+        }
+      }
+    }
+    round_all(prec, q_);
+    round_all(prec, k_);
+    for (std::size_t r = 0; r < M; ++r) {
+      const std::size_t b = row_seq_[r];
+      std::copy_n(k_.data() + r * d, d, cache_k(b, layer) + row_pos_[r] * d);
+      std::copy_n(v_.data() + r * d, d, cache_v(b, layer) + row_pos_[r] * d);
+    }
+    attention(layer, M);
+    round_all(prec, att_);
+    linear(att_.data(), L.o, a_.data(), M, d, d);
+    for (std::size_t i = 0; i < M * d; ++i) h_[i] = x_[i] + a_[i];
+    round_all(prec, h_);
+    rmsnorm(h_.data(), L.post_norm, a_.data(), M);
+    linear(a_.data(), L.gate, g_.data(), M, f, d);
+    linear(a_.data(), L.up, u_.data(), M, f, d);
+    for (std::size_t i = 0; i < M * f; ++i) g_[i] = g_[i] / (1.0f + std::exp(-g_[i]));
+    round_all(prec, g_);
+    for (std::size_t i = 0; i < M * f; ++i) g_[i] = g_[i] * u_[i];
+    round_all(prec, g_);
+    linear(g_.data(), L.down, a_.data(), M, d, f);
+    for (std::size_t i = 0; i < M * d; ++i) x_[i] = h_[i] + a_[i];
+    round_all(prec, x_);
+  }
+  rmsnorm(x_.data(), w.norm, a_.data(), M);
+  logits_.vocab_ = V;
+  logits_.first_ = seq_first_;
+  logits_.values_.resize(M * V);
+  linear(a_.data(), w.lm_head, logits_.values_.data(), M, V, d);
+  for (std::size_t b = 0; b < size(); ++b) lengths_[b] += new_tokens[b].size();
+  return logits_;
+}
+
+void Batch::attention(std::size_t layer, std::size_t rows) {
+  if (rows == 0) return;
+  if (policy_.reduction == ReductionPolicy::library) {
+    attention_library(layer);
+  } else {
+    attention_split(layer, rows);
+  }
+}
+
+// Eigen per (sequence, head): S = Q K^T / sqrt(hd) over the whole cache,
+// causal mask, E = exp(S - rowmax), l = rowsum(E), O = round(E) V / l.
+void Batch::attention_library(std::size_t layer) {
+  const auto& c = model_->config();
+  const std::size_t d = c.d_model;
+  const std::size_t hd = c.head_dim();
+  const auto heads = static_cast<long>(c.n_heads);
+  const auto seqs = static_cast<long>(size());
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
+  const PrecisionPolicy prec = policy_.precision;
+  // Threads over (sequence, head) pairs when there is enough work; Eigen does
+  // not thread products inside a parallel region, and may outside one.
+  std::size_t work = 0;
+  for (std::size_t b = 0; b < size(); ++b) work += seq_new_[b] * (lengths_[b] + seq_new_[b]) * 2 * d;
+#pragma omp parallel for collapse(2) schedule(dynamic) if (work >= kernels::kParallelWork)
+  for (long b = 0; b < seqs; ++b) {
+    for (long h = 0; h < heads; ++h) {
+      const auto bu = static_cast<std::size_t>(b);
+      const auto hu = static_cast<std::size_t>(h);
+      const std::size_t n = seq_new_[bu];
+      if (n == 0) continue;
+      const std::size_t past = lengths_[bu];
+      const auto kv = static_cast<Eigen::Index>(past + n);
+      const auto ni = static_cast<Eigen::Index>(n);
+      const auto hdi = static_cast<Eigen::Index>(hd);
+      const Eigen::OuterStride<> stride(static_cast<Eigen::Index>(d));
+      StridedMap Q(q_.data() + seq_first_[bu] * d + hu * hd, ni, hdi, stride);
+      StridedMap K(cache_k(bu, layer) + hu * hd, kv, hdi, stride);
+      StridedMap Vm(cache_v(bu, layer) + hu * hd, kv, hdi, stride);
+      RowMatrix S = Q * K.transpose();
+      S /= scale;
+      for (Eigen::Index i = 0; i < ni; ++i) {
+        const auto visible = static_cast<Eigen::Index>(past) + i + 1;
+        S.row(i).tail(kv - visible).setConstant(-std::numeric_limits<float>::infinity());
+      }
+      const Eigen::VectorXf m = S.rowwise().maxCoeff();
+      RowMatrix E = (S.colwise() - m).array().exp().matrix();
+      const Eigen::VectorXf l = E.rowwise().sum();
+      round_all(prec, std::span<float>(E.data(), static_cast<std::size_t>(E.size())));
+      RowMatrix O = E * Vm;
+      O.array().colwise() /= l.array();
+      Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>> out(att_.data() + seq_first_[bu] * d + hu * hd,
+                                                         ni, hdi, stride);
+      out = O;
+    }
+  }
+}
+
+// Per (row, head): the scores q.k_j in lanes(8) order; the row's KV
+// positions cut into parts (fixed size for batch-invariant, a count from the
+// split rule for split-k); per part its max m_c, e_j = exp(s_j - m_c),
+// l_c = sum e_j and o_c = sum round(e_j) v_j, both left to right from 0;
+// then, left to right over the parts from 0, l = sum l_c exp(m_c - m) and
+// o = sum o_c exp(m_c - m) with m the largest m_c; the output is o / l.
+void Batch::attention_split(std::size_t layer, std::size_t rows) {
+  const auto& c = model_->config();
+  const std::size_t d = c.d_model;
+  const std::size_t hd = c.head_dim();
+  const std::size_t heads = c.n_heads;
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
+  const PrecisionPolicy prec = policy_.precision;
+  const bool fixed_size = policy_.reduction == ReductionPolicy::batch_invariant;
+  std::size_t query_blocks = 0;
+  for (std::size_t n : seq_new_) query_blocks += (n + kQueryTile - 1) / kQueryTile;
+  const std::size_t units = attention_work_units(heads, query_blocks);
+  const auto items = static_cast<long>(rows * heads);
+  // Multiply-adds of the scores and values, to decide on threads.
+  std::size_t work = 0;
+  for (std::size_t r = 0; r < rows; ++r) work += (row_pos_[r] + 1) * 2 * d;
+#pragma omp parallel if (work >= kernels::kParallelWork)
+  {
+    std::vector<float> s(c.context);
+    std::vector<float> o(hd), oc(hd);
+    std::vector<float> part_max;
+#pragma omp for schedule(dynamic, 4)
+    for (long it = 0; it < items; ++it) {
+      const std::size_t r = static_cast<std::size_t>(it) / heads;
+      const std::size_t h = static_cast<std::size_t>(it) % heads;
+      const std::size_t b = row_seq_[r];
+      const std::size_t kv = row_pos_[r] + 1;
+      const KvPartition parts = fixed_size
+                                    ? fixed_size_partition(kv, kKvSplitSize)
+                                    : fixed_count_partition(kv, split_k_kv_parts(units, kv));
+      const float* q = q_.data() + r * d + h * hd;
+      const float* K = cache_k(b, layer) + h * hd;
+      const float* Vc = cache_v(b, layer) + h * hd;
+      kernels::dots(q, K, d, kv, hd, s.data());
+      for (std::size_t j = 0; j < kv; ++j) s[j] = s[j] / scale;
+      part_max.assign(parts.parts, 0.0f);
+      float m = -std::numeric_limits<float>::infinity();
+      for (std::size_t p = 0; p < parts.parts; ++p) {
+        float mp = -std::numeric_limits<float>::infinity();
+        for (std::size_t j = parts.begin(p); j < parts.begin(p + 1); ++j) mp = std::max(mp, s[j]);
+        part_max[p] = mp;
+        m = std::max(m, mp);
+      }
+      float l = 0.0f;
+      std::fill(o.begin(), o.end(), 0.0f);
+      for (std::size_t p = 0; p < parts.parts; ++p) {
+        float lc = 0.0f;
+        std::fill(oc.begin(), oc.end(), 0.0f);
+        for (std::size_t j = parts.begin(p); j < parts.begin(p + 1); ++j) {
+          const float e = std::exp(s[j] - part_max[p]);
+          lc += e;
+          kernels::axpy(round_to(prec, e), Vc + j * d, oc.data(), hd);
+        }
+        const float corr = std::exp(part_max[p] - m);
+        l += lc * corr;
+        kernels::axpy(corr, oc.data(), o.data(), hd);
+      }
+      float* out = att_.data() + r * d + h * hd;
+      for (std::size_t i = 0; i < hd; ++i) out[i] = o[i] / l;
+    }
+  }
+}
+
+}  // namespace fplab::model

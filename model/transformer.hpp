@@ -1,0 +1,154 @@
+// The bundled character-level transformer (tools/train_model.py, class
+// CharLM; HF Llama naming, no biases, untied lm_head, float32 weights):
+//
+//   x = embed_tokens[token]
+//   per layer:  h = x + o_proj(attention(rmsnorm(x, input_layernorm)))
+//               x = h + down_proj(silu(gate_proj(n)) * up_proj(n)),
+//                   n = rmsnorm(h, post_attention_layernorm)
+//   logits = lm_head(rmsnorm(x, norm))
+//
+// rmsnorm(x, w) = (x * rsqrt(mean(x^2) + eps)) * w; rotary embeddings with
+// HF's rotate_half convention; causal softmax(q k^T / sqrt(head_dim)) v.
+//
+// A Batch holds B sequences, each with its own KV cache, and runs any number
+// of new tokens of each through the model in one pass (the rows of every
+// matrix product are all the batch's new tokens, sequence after sequence),
+// with a ReductionPolicy and a PrecisionPolicy (model/policy.hpp).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/policy.hpp"
+#include "model/tokenizer.hpp"
+
+namespace fplab::model {
+
+struct ModelConfig {
+  std::size_t vocab_size = 0;
+  std::size_t d_model = 0;
+  std::size_t n_layers = 0;
+  std::size_t n_heads = 0;
+  std::size_t ffn_dim = 0;
+  std::size_t context = 0;
+  double rope_theta = 10000.0;
+  double norm_eps = 1e-5;
+
+  [[nodiscard]] std::size_t head_dim() const { return d_model / n_heads; }
+  // From the "config" metadata JSON; throws InputError (one line) when a
+  // field is missing or the numbers do not make a model.
+  static ModelConfig from_json(std::string_view json);
+};
+
+// The model file: `path` when given, else $FPLAB_MODEL when set, else
+// <source dir>/model/data/kjv-char.safetensors.
+std::filesystem::path model_path(const std::filesystem::path& path = {});
+
+// One layer's weights, row-major as PyTorch stores them ([out, in]).
+struct LayerWeights {
+  std::vector<float> input_norm, q, k, v, o, post_norm, gate, up, down;
+};
+
+// All weights, rounded to one precision policy's format.
+struct Weights {
+  std::vector<float> embed;  // [vocab, d]
+  std::vector<LayerWeights> layers;
+  std::vector<float> norm;     // [d]
+  std::vector<float> lm_head;  // [vocab, d]
+};
+
+class Model {
+ public:
+  // Reads model_path(path). Throws InputError (one line, naming the file)
+  // for a damaged file, a missing tensor, a wrong dtype or shape, or bad
+  // config/vocab metadata.
+  static Model load(const std::filesystem::path& path = {});
+
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  [[nodiscard]] const ModelConfig& config() const { return config_; }
+  [[nodiscard]] const Tokenizer& tokenizer() const { return tokenizer_; }
+  [[nodiscard]] const std::map<std::string, std::string, std::less<>>& metadata() const {
+    return metadata_;
+  }
+  // The weights rounded to `p`'s format (made once, at load).
+  [[nodiscard]] const Weights& weights(PrecisionPolicy p) const;
+  // RoPE tables [context, head_dim], as torch computes them in float32.
+  [[nodiscard]] const std::vector<float>& rope_cos() const { return cos_; }
+  [[nodiscard]] const std::vector<float>& rope_sin() const { return sin_; }
+
+ private:
+  Model(std::filesystem::path path, ModelConfig config, Tokenizer tokenizer)
+      : path_(std::move(path)), config_(config), tokenizer_(std::move(tokenizer)) {}
+  std::filesystem::path path_;
+  ModelConfig config_;
+  Tokenizer tokenizer_;
+  std::map<std::string, std::string, std::less<>> metadata_;
+  std::vector<Weights> weights_;  // indexed by PrecisionPolicy
+  std::vector<float> cos_, sin_;
+};
+
+// The logits of one forward pass: a row per new token, sequence after
+// sequence.
+class Logits {
+ public:
+  [[nodiscard]] std::size_t vocab() const { return vocab_; }
+  [[nodiscard]] std::size_t rows() const { return first_.empty() ? 0 : first_.back(); }
+  // New tokens of sequence `seq` in this pass.
+  [[nodiscard]] std::size_t count(std::size_t seq) const { return first_[seq + 1] - first_[seq]; }
+  // Logits after the i-th new token of sequence `seq`.
+  [[nodiscard]] std::span<const float> row(std::size_t seq, std::size_t i) const;
+  // Logits after the last new token of `seq` (throws if it had none).
+  [[nodiscard]] std::span<const float> last(std::size_t seq) const;
+  [[nodiscard]] std::span<const float> all() const { return values_; }
+
+ private:
+  friend class Batch;
+  std::size_t vocab_ = 0;
+  std::vector<std::size_t> first_;  // per sequence, its first row; then rows()
+  std::vector<float> values_;
+};
+
+class Batch {
+ public:
+  Batch(const Model& model, Policy policy, std::size_t sequences);
+
+  [[nodiscard]] std::size_t size() const { return lengths_.size(); }
+  [[nodiscard]] Policy policy() const { return policy_; }
+  // Tokens already in sequence `seq`'s KV cache.
+  [[nodiscard]] std::size_t length(std::size_t seq) const { return lengths_[seq]; }
+  // Empties every KV cache.
+  void reset();
+
+  // Appends new_tokens[b] (possibly none) to each sequence b and runs them
+  // all through the model in one pass; returns the logits of every new
+  // position. Throws std::invalid_argument when new_tokens has the wrong
+  // size, a token is outside the vocabulary or a sequence would outgrow
+  // the context. The reference stays valid until the next forward.
+  const Logits& forward(std::span<const std::vector<Token>> new_tokens);
+
+ private:
+  void rmsnorm(const float* x, const std::vector<float>& w, float* out, std::size_t rows);
+  void linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
+              std::size_t out_features, std::size_t in_features);
+  void attention(std::size_t layer, std::size_t rows);
+  void attention_library(std::size_t layer);
+  void attention_split(std::size_t layer, std::size_t rows);
+  float* cache_k(std::size_t seq, std::size_t layer);
+  float* cache_v(std::size_t seq, std::size_t layer);
+
+  const Model* model_;
+  Policy policy_;
+  std::vector<std::size_t> lengths_;
+  std::vector<std::vector<float>> cache_;  // per sequence: [layer][k|v][context][d]
+  // Scratch for one pass, reused.
+  std::vector<std::size_t> row_seq_, row_pos_, seq_first_, seq_new_;
+  std::vector<float> x_, a_, q_, k_, v_, att_, h_, g_, u_, ss_, rope_;
+  Logits logits_;
+};
+
+}  // namespace fplab::model

@@ -1,0 +1,300 @@
+#include "reports/diff.hpp"
+
+#include <fmt/format.h>
+#include <fnmatch.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "io/npy.hpp"
+#include "io/numbers.hpp"
+#include "reductions/error.hpp"
+
+namespace fplab {
+
+namespace {
+
+const ToleranceRule* match(const std::vector<ToleranceRule>& rules, const std::string& path) {
+  for (const auto& r : rules) {
+    if (fnmatch(r.pattern.c_str(), path.c_str(), 0) == 0) return &r;
+  }
+  return nullptr;
+}
+
+std::string describe(const std::optional<Value>& v) {
+  if (!v) return "(absent)";
+  if (v->is_float()) return v->decimal() + " (" + v->hex() + ")";
+  return v->decimal();
+}
+
+void measure(ValueChange& c) {
+  const Value& a = *c.a;
+  const Value& b = *c.b;
+  if (a.type() != b.type()) {
+    c.kind = ValueChange::Kind::type_changed;
+    c.ulps = std::numeric_limits<std::uint64_t>::max();
+    c.relative = std::numeric_limits<double>::infinity();
+    return;
+  }
+  switch (a.type()) {
+    case ValueType::float32:
+      c.ulps = ulp_distance(a.as_f32(), b.as_f32());
+      break;
+    case ValueType::float64:
+      c.ulps = ulp_distance(a.as_f64(), b.as_f64());
+      break;
+    case ValueType::integer: {
+      const auto d = static_cast<double>(a.as_int()) - static_cast<double>(b.as_int());
+      c.ulps = static_cast<std::uint64_t>(std::abs(d));
+      break;
+    }
+    case ValueType::text:
+      c.ulps = std::numeric_limits<std::uint64_t>::max();
+      c.relative = std::numeric_limits<double>::infinity();
+      return;
+  }
+  const double x = a.to_double();
+  const double y = b.to_double();
+  c.relative = x == y ? 0.0 : (x == 0.0 ? std::numeric_limits<double>::infinity() : std::abs((y - x) / x));
+}
+
+bool accepts(const ToleranceRule& rule, const ValueChange& c) {
+  switch (rule.kind) {
+    case ToleranceRule::Kind::ignore:
+      return true;
+    case ToleranceRule::Kind::ulps:
+      return c.kind == ValueChange::Kind::changed && c.a->is_float() && c.ulps <= rule.max_ulps;
+    case ToleranceRule::Kind::relative:
+      return c.kind == ValueChange::Kind::changed && c.a->type() != ValueType::text &&
+             c.relative <= rule.max_relative;
+  }
+  return false;
+}
+
+std::set<std::string> experiment_ids(const Results& r) {
+  std::set<std::string> ids;
+  for (const auto& e : r.experiments) ids.insert(e.id);
+  return ids;
+}
+
+std::string join(const std::set<std::string>& s) {
+  std::string out;
+  for (const auto& x : s) out += (out.empty() ? "" : ",") + x;
+  return out.empty() ? "(none)" : out;
+}
+
+}  // namespace
+
+std::vector<ToleranceRule> read_tolerances(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open tolerance file");
+  std::vector<ToleranceRule> rules;
+  std::string line;
+  for (int line_no = 1; std::getline(in, line); ++line_no) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    std::string pattern;
+    std::string what;
+    std::string extra;
+    if (!(words >> pattern)) continue;
+    const auto bad = [&](const std::string& why) {
+      throw InputError(path + ":" + std::to_string(line_no) + ": " + why);
+    };
+    if (!(words >> what) || (words >> extra)) bad("expected 'PATTERN ignore|ulps=N|rel=X'");
+    ToleranceRule r;
+    r.pattern = pattern;
+    try {
+      if (what == "ignore") {
+        r.kind = ToleranceRule::Kind::ignore;
+      } else if (what.rfind("ulps=", 0) == 0) {
+        r.kind = ToleranceRule::Kind::ulps;
+        std::size_t used = 0;
+        r.max_ulps = std::stoull(what.substr(5), &used);
+        if (used != what.size() - 5) bad("bad ulps count '" + what + "'");
+      } else if (what.rfind("rel=", 0) == 0) {
+        r.kind = ToleranceRule::Kind::relative;
+        r.max_relative = parse_number<double>(what.substr(4));
+        if (!(r.max_relative >= 0.0)) bad("rel= must be >= 0");
+      } else {
+        bad("unknown rule '" + what + "'");
+      }
+    } catch (const std::logic_error&) {
+      bad("bad number in '" + what + "'");
+    } catch (const InputError& e) {
+      if (std::string(e.what()).rfind(path, 0) == 0) throw;
+      bad(e.what());
+    }
+    rules.push_back(r);
+  }
+  return rules;
+}
+
+DiffReport diff_results(const Results& a, const Results& b, const std::vector<ToleranceRule>& tol) {
+  const auto ids_a = experiment_ids(a);
+  const auto ids_b = experiment_ids(b);
+  if (ids_a != ids_b) {
+    throw std::invalid_argument("different experiments: " + join(ids_a) + " vs " + join(ids_b));
+  }
+  DiffReport d;
+  d.fingerprint_a = fingerprint(a);
+  d.fingerprint_b = fingerprint(b);
+
+  std::map<std::string, Value> values_b;
+  for (auto& f : flatten(b)) values_b.emplace(f.path, f.value);
+  std::set<std::string> seen;
+  for (auto& f : flatten(a)) {
+    seen.insert(f.path);
+    ++d.values_compared;
+    ValueChange c;
+    c.path = f.path;
+    c.a = f.value;
+    const auto it = values_b.find(f.path);
+    if (it == values_b.end()) {
+      c.kind = ValueChange::Kind::only_in_a;
+    } else if (it->second == f.value) {
+      ++d.values_identical;
+      continue;
+    } else {
+      c.b = it->second;
+      measure(c);
+    }
+    if (const auto* rule = match(tol, c.path); rule != nullptr && accepts(*rule, c)) {
+      c.tolerated = true;
+      c.rule = rule->pattern;
+    }
+    d.changes.push_back(std::move(c));
+  }
+  for (auto& f : flatten(b)) {
+    if (seen.count(f.path) != 0) continue;
+    ValueChange c;
+    c.path = f.path;
+    c.kind = ValueChange::Kind::only_in_b;
+    c.b = f.value;
+    if (const auto* rule = match(tol, c.path); rule != nullptr && accepts(*rule, c)) {
+      c.tolerated = true;
+      c.rule = rule->pattern;
+    }
+    d.changes.push_back(std::move(c));
+  }
+
+  for (const auto& ea : a.experiments) {
+    const auto* eb = b.experiment(ea.id);
+    std::set<std::string> claims;
+    for (const auto& v : ea.verdicts) claims.insert(v.claim);
+    for (const auto& v : eb->verdicts) claims.insert(v.claim);
+    for (const auto& claim : claims) {
+      const auto* va = ea.verdict(claim);
+      const auto* vb = eb->verdict(claim);
+      const std::string sa = va ? std::string(to_string(va->status)) : "(absent)";
+      const std::string sb = vb ? std::string(to_string(vb->status)) : "(absent)";
+      if (sa == sb) continue;
+      VerdictChange vc{ea.id, claim, sa, sb, false};
+      const auto* rule = match(tol, ea.id + "/verdicts/" + claim);
+      vc.tolerated = rule != nullptr && rule->kind == ToleranceRule::Kind::ignore;
+      d.verdict_changes.push_back(vc);
+    }
+  }
+  return d;
+}
+
+std::size_t DiffReport::untolerated() const {
+  std::size_t n = 0;
+  for (const auto& c : changes) n += c.tolerated ? 0 : 1;
+  for (const auto& v : verdict_changes) n += v.tolerated ? 0 : 1;
+  return n;
+}
+
+int DiffReport::exit_code() const { return untolerated() == 0 ? 0 : 1; }
+
+namespace {
+std::string kind_text(const ValueChange& c) {
+  switch (c.kind) {
+    case ValueChange::Kind::only_in_a:
+      return "only in A";
+    case ValueChange::Kind::only_in_b:
+      return "only in B";
+    case ValueChange::Kind::type_changed:
+      return "type changed";
+    case ValueChange::Kind::changed:
+      break;
+  }
+  if (c.a->type() == ValueType::text) return "text changed";
+  if (c.a->type() == ValueType::integer) return fmt::format("{:+}", c.b->as_int() - c.a->as_int());
+  if (c.ulps == std::numeric_limits<std::uint64_t>::max()) return "NaN";
+  return fmt::format("{} ulp{} (rel {:.3g})", c.ulps, c.ulps == 1 ? "" : "s", c.relative);
+}
+}  // namespace
+
+std::string format_diff(const DiffReport& d, std::size_t limit) {
+  std::string out;
+  const std::size_t tolerated = d.changes.size() + d.verdict_changes.size() - d.untolerated();
+  out += fmt::format("A fingerprint {}\nB fingerprint {}\n", d.fingerprint_a, d.fingerprint_b);
+  out += fmt::format("{} values compared: {} identical, {} changed ({} within tolerance), {} verdict change{}\n",
+                     d.values_compared, d.values_identical, d.changes.size(), tolerated,
+                     d.verdict_changes.size(), d.verdict_changes.size() == 1 ? "" : "s");
+  if (!d.changes.empty()) {
+    out += fmt::format("\n{:<70} {:>26} {:>26} {}\n", "path", "A", "B", "difference");
+    std::size_t shown = 0;
+    // Untolerated changes first: they are what CI fails on.
+    for (const bool tolerated_pass : {false, true}) {
+      for (const auto& c : d.changes) {
+        if (c.tolerated != tolerated_pass) continue;
+        if (shown++ == limit) {
+          out += fmt::format("... and {} more\n", d.changes.size() - limit);
+          break;
+        }
+        out += fmt::format("{:<70} {:>26} {:>26} {}{}\n", c.path, describe(c.a), describe(c.b),
+                           kind_text(c), c.tolerated ? "  [tolerated: " + c.rule + "]" : "");
+      }
+      if (shown > limit) break;
+    }
+  }
+  for (const auto& v : d.verdict_changes) {
+    out += fmt::format("verdict {}/{}: {} -> {}{}\n", v.experiment, v.claim, v.a, v.b,
+                       v.tolerated ? "  [tolerated]" : "");
+  }
+  out += d.exit_code() == 0 ? (d.changes.empty() && d.verdict_changes.empty()
+                                   ? "result: identical\n"
+                                   : "result: within tolerance\n")
+                            : fmt::format("result: DRIFT ({} change{} beyond tolerance)\n",
+                                          d.untolerated(), d.untolerated() == 1 ? "" : "s");
+  return out;
+}
+
+nlohmann::json diff_to_json(const DiffReport& d) {
+  nlohmann::json j;
+  j["fingerprint_a"] = d.fingerprint_a;
+  j["fingerprint_b"] = d.fingerprint_b;
+  j["values_compared"] = d.values_compared;
+  j["values_identical"] = d.values_identical;
+  j["untolerated"] = d.untolerated();
+  j["exit_code"] = d.exit_code();
+  j["changes"] = nlohmann::json::array();
+  const auto value_json = [](const std::optional<Value>& v) -> nlohmann::json {
+    if (!v) return nullptr;
+    return {{"type", to_string(v->type())}, {"hex", v->hex()}, {"decimal", v->decimal()}};
+  };
+  for (const auto& c : d.changes) {
+    nlohmann::json e{{"path", c.path}, {"kind", kind_text(c)}, {"a", value_json(c.a)},
+                     {"b", value_json(c.b)}, {"tolerated", c.tolerated}};
+    if (c.kind == ValueChange::Kind::changed && c.a->type() != ValueType::text) {
+      e["ulps"] = c.ulps;
+      e["relative"] = {{"hex", to_hex(c.relative)}, {"decimal", to_decimal(c.relative)}};
+    }
+    if (c.tolerated) e["rule"] = c.rule;
+    j["changes"].push_back(e);
+  }
+  j["verdict_changes"] = nlohmann::json::array();
+  for (const auto& v : d.verdict_changes) {
+    j["verdict_changes"].push_back(
+        {{"experiment", v.experiment}, {"claim", v.claim}, {"a", v.a}, {"b", v.b}, {"tolerated", v.tolerated}});
+  }
+  return j;
+}
+
+}  // namespace fplab

@@ -1,0 +1,82 @@
+// fplab diff: what moved between two results files, value by value.
+//
+// Two results files are compared through their flattened values
+// (<experiment>/<table>/<row>/<column>, see reports/results.hpp): each is
+// bit-identical, or differs by N ulps (floats of the same type), by an
+// integer difference, or as text. Verdicts are compared too. Context,
+// timings and measurements are never compared: they describe the machine.
+//
+// A tolerance file lets CI accept known movement. One rule per line, '#'
+// starts a comment; the first rule whose pattern matches a path wins:
+//
+//   PATTERN ignore          anything may change (or exist on one side only)
+//   PATTERN ulps=N          floats may move by at most N ulps
+//   PATTERN rel=X           values may move by a relative error of at most X
+//
+// PATTERN is a shell-style glob over the whole path ('*' also crosses '/').
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reports/results.hpp"
+
+namespace fplab {
+
+struct ToleranceRule {
+  enum class Kind { ignore, ulps, relative };
+  std::string pattern;
+  Kind kind = Kind::ignore;
+  std::uint64_t max_ulps = 0;
+  double max_relative = 0.0;
+};
+
+// Throws InputError naming the file and line for a malformed rule.
+std::vector<ToleranceRule> read_tolerances(const std::string& path);
+
+struct ValueChange {
+  enum class Kind { changed, only_in_a, only_in_b, type_changed };
+  std::string path;
+  Kind kind = Kind::changed;
+  std::optional<Value> a;
+  std::optional<Value> b;
+  // For floats of one type: the distance in ulps (UINT64_MAX with a NaN);
+  // for integers: |a - b|. Relative error |a - b| / |a| where defined.
+  std::uint64_t ulps = 0;
+  double relative = 0.0;
+  bool tolerated = false;  // a tolerance rule accepts it
+  std::string rule;        // the pattern that accepted it
+};
+
+struct VerdictChange {
+  std::string experiment;
+  std::string claim;
+  std::string a;  // "reproduced"/"differs" or "(absent)"
+  std::string b;
+  bool tolerated = false;
+};
+
+struct DiffReport {
+  std::string fingerprint_a;
+  std::string fingerprint_b;
+  std::size_t values_compared = 0;
+  std::size_t values_identical = 0;
+  std::vector<ValueChange> changes;          // every non-identical value
+  std::vector<VerdictChange> verdict_changes;
+  // 0: identical or all changes tolerated; 1: drift beyond the tolerances.
+  [[nodiscard]] int exit_code() const;
+  [[nodiscard]] std::size_t untolerated() const;
+};
+
+// Throws std::invalid_argument ("different experiments: ...") when the two
+// files do not hold the same experiments: comparing them would mislead.
+DiffReport diff_results(const Results& a, const Results& b,
+                        const std::vector<ToleranceRule>& tolerances = {});
+
+// The report as a human-readable table (at most `limit` changed values).
+std::string format_diff(const DiffReport& d, std::size_t limit = 50);
+nlohmann::json diff_to_json(const DiffReport& d);
+
+}  // namespace fplab

@@ -1,0 +1,45 @@
+// Rendering results: report.md, a self-contained report.html, one CSV file
+// per table and one SVG plot per figure (gnuplot), all from a Results value
+// alone, that is from results.json alone.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "reports/results.hpp"
+
+namespace fplab {
+
+// The context block of a run on this machine, with this build.
+ResultsContext collect_context(const std::string& command, bool quick,
+                               const std::map<std::string, std::uint64_t>& seeds);
+
+// The claims summary: one Markdown table row per verdict.
+std::string claims_summary_markdown(const Results& r);
+
+// A table as CSV: the row key, then each column; float columns give the
+// shortest round-trip decimal and, in a `<column>_hex` column, the exact hex.
+std::string table_csv(const Table& t);
+
+// The gnuplot script that draws `f` (its data inline) into `svg_path`.
+std::string gnuplot_script(const ExperimentRecord& e, const Figure& f, const std::string& svg_path);
+
+// Creates `dir` if needed and checks that a file can be written in it;
+// throws InputError("cannot write to DIR: ...") otherwise.
+void ensure_writable_dir(const std::filesystem::path& dir);
+
+struct ReportOutput {
+  std::vector<std::filesystem::path> files;  // everything written
+  bool plots_rendered = false;               // false when gnuplot is missing or failed
+};
+
+// Writes into `dir`: results.json, report.md, report.html, csv/*.csv,
+// figures/*.svg (and the .gp scripts that drew them). The gnuplot program
+// is $FPLAB_GNUPLOT, else `gnuplot` on the PATH; without it the plots are
+// skipped with a warning on stderr and everything else is still written.
+// `write_json` false: keep an existing results.json (for `fplab report`).
+ReportOutput write_report(const Results& r, const std::filesystem::path& dir, bool write_json = true);
+
+}  // namespace fplab

@@ -1,0 +1,541 @@
+#include "reports/results.hpp"
+
+#include <bit>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "io/npy.hpp"
+#include "io/numbers.hpp"
+#include "io/sha256.hpp"
+
+namespace fplab {
+
+using nlohmann::json;
+
+std::string_view to_string(ValueType t) {
+  switch (t) {
+    case ValueType::float32:
+      return "float32";
+    case ValueType::float64:
+      return "float64";
+    case ValueType::integer:
+      return "int";
+    case ValueType::text:
+      return "text";
+  }
+  return "?";
+}
+
+std::string_view to_string(Status s) { return s == Status::reproduced ? "reproduced" : "differs"; }
+
+double Value::to_double() const {
+  switch (type()) {
+    case ValueType::float32:
+      return as_f32();
+    case ValueType::float64:
+      return as_f64();
+    case ValueType::integer:
+      return static_cast<double>(as_int());
+    case ValueType::text:
+      break;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+std::string Value::decimal() const {
+  switch (type()) {
+    case ValueType::float32:
+      return to_decimal(as_f32());
+    case ValueType::float64:
+      return to_decimal(as_f64());
+    case ValueType::integer:
+      return std::to_string(as_int());
+    case ValueType::text:
+      break;
+  }
+  return as_text();
+}
+
+std::string Value::hex() const {
+  if (type() == ValueType::float32) return to_hex(as_f32());
+  if (type() == ValueType::float64) return to_hex(as_f64());
+  return decimal();
+}
+
+bool operator==(const Value& a, const Value& b) {
+  if (a.type() != b.type()) return false;
+  switch (a.type()) {
+    case ValueType::float32:
+      return std::bit_cast<std::uint32_t>(a.as_f32()) == std::bit_cast<std::uint32_t>(b.as_f32());
+    case ValueType::float64:
+      return std::bit_cast<std::uint64_t>(a.as_f64()) == std::bit_cast<std::uint64_t>(b.as_f64());
+    case ValueType::integer:
+      return a.as_int() == b.as_int();
+    case ValueType::text:
+      break;
+  }
+  return a.as_text() == b.as_text();
+}
+
+namespace {
+
+void check_id(std::string_view what, std::string_view id) {
+  if (id.empty() || id.find('/') != std::string_view::npos) {
+    throw std::logic_error(std::string(what) + " '" + std::string(id) +
+                           "' must be non-empty and free of '/'");
+  }
+}
+
+void validate(const Table& t) {
+  check_id("table id", t.id);
+  for (const auto& c : t.columns) check_id("column id", c.id);
+  for (const auto& r : t.rows) {
+    for (const auto& [col, v] : r.cells) {
+      if (t.column(col) == nullptr) {
+        throw std::logic_error("table '" + t.id + "' row '" + r.key + "': no column '" + col + "'");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const Value* Row::get(const std::string& column) const {
+  const auto it = cells.find(column);
+  return it == cells.end() ? nullptr : &it->second;
+}
+
+Table& Table::add_column(std::string column_id, std::string column_title, std::string fmt, bool hex) {
+  check_id("column id", column_id);
+  if (column(column_id) != nullptr) throw std::logic_error("duplicate column '" + column_id + "'");
+  columns.push_back({std::move(column_id), std::move(column_title), std::move(fmt), hex});
+  return *this;
+}
+
+Row& Table::add_row(std::string row_key) {
+  check_id("row key", row_key);
+  if (find(row_key) != nullptr) {
+    throw std::logic_error("table '" + id + "': duplicate row key '" + row_key + "'");
+  }
+  rows.push_back({std::move(row_key), {}});
+  return rows.back();
+}
+
+const Row* Table::find(std::string_view row_key) const {
+  for (const auto& r : rows) {
+    if (r.key == row_key) return &r;
+  }
+  return nullptr;
+}
+
+const Column* Table::column(std::string_view column_id) const {
+  for (const auto& c : columns) {
+    if (c.id == column_id) return &c;
+  }
+  return nullptr;
+}
+
+const Value* Table::get(std::string_view row_key, std::string_view column_id) const {
+  const Row* r = find(row_key);
+  return r == nullptr ? nullptr : r->get(std::string(column_id));
+}
+
+Table& ExperimentRecord::add_table(Table t) {
+  validate(t);
+  if (table(t.id) != nullptr) throw std::logic_error("duplicate table '" + t.id + "'");
+  tables.push_back(std::move(t));
+  return tables.back();
+}
+
+Table& ExperimentRecord::add_measurement(Table t) {
+  validate(t);
+  if (table(t.id) != nullptr) throw std::logic_error("duplicate table '" + t.id + "'");
+  measurements.push_back(std::move(t));
+  return measurements.back();
+}
+
+void ExperimentRecord::add_figure(Figure f) {
+  check_id("figure id", f.id);
+  const Table* t = table(f.table);
+  if (t == nullptr) throw std::logic_error("figure '" + f.id + "': no table '" + f.table + "'");
+  if (!f.x.empty() && t->column(f.x) == nullptr) {
+    throw std::logic_error("figure '" + f.id + "': no column '" + f.x + "'");
+  }
+  for (const auto& s : f.series) {
+    if (t->column(s.column) == nullptr) {
+      throw std::logic_error("figure '" + f.id + "': no column '" + s.column + "'");
+    }
+  }
+  figures.push_back(std::move(f));
+}
+
+void ExperimentRecord::add_verdict(const std::string& claim, std::string ours, std::string claimed,
+                                   Status status, std::string reason) {
+  for (const auto& c : claims) {
+    if (c.id == claim) {
+      verdicts.push_back({claim, c.text, c.source, std::move(ours), std::move(claimed), status,
+                          std::move(reason)});
+      return;
+    }
+  }
+  throw std::logic_error("experiment '" + id + "' has no claim '" + claim + "'");
+}
+
+const Table* ExperimentRecord::table(std::string_view table_id) const {
+  for (const auto* list : {&tables, &measurements}) {
+    for (const auto& t : *list) {
+      if (t.id == table_id) return &t;
+    }
+  }
+  return nullptr;
+}
+
+const Verdict* ExperimentRecord::verdict(std::string_view claim) const {
+  for (const auto& v : verdicts) {
+    if (v.claim == claim) return &v;
+  }
+  return nullptr;
+}
+
+const ExperimentRecord* Results::experiment(std::string_view id) const {
+  for (const auto& e : experiments) {
+    if (e.id == id) return &e;
+  }
+  return nullptr;
+}
+
+std::vector<FlatValue> flatten(const Results& r) {
+  std::vector<FlatValue> out;
+  for (const auto& e : r.experiments) {
+    for (const auto& t : e.tables) {
+      for (const auto& row : t.rows) {
+        for (const auto& c : t.columns) {
+          if (const Value* v = row.get(c.id)) {
+            out.push_back({e.id + "/" + t.id + "/" + row.key + "/" + c.id, *v});
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::string fingerprint(const Results& r) {
+  Sha256 h;
+  const auto line = [&h](const std::string& a, std::string_view b, const std::string& c) {
+    h.update(a);
+    h.update("\t");
+    h.update(b);
+    h.update("\t");
+    h.update(c);
+    h.update("\n");
+  };
+  for (const auto& e : r.experiments) {
+    for (const auto& p : e.parameters) line(e.id + "/parameters/" + p.name, p.type, p.value);
+  }
+  for (const auto& [path, v] : flatten(r)) line(path, to_string(v.type()), v.hex());
+  for (const auto& e : r.experiments) {
+    for (const auto& v : e.verdicts) {
+      const std::string base = e.id + "/verdicts/" + v.claim;
+      line(base + "/ours", "text", v.ours);
+      line(base + "/claimed", "text", v.claimed);
+      line(base + "/status", "text", std::string(to_string(v.status)));
+    }
+  }
+  return h.hex_digest();
+}
+
+// ---- JSON -----------------------------------------------------------------
+
+namespace {
+
+json value_json(const Value& v) {
+  switch (v.type()) {
+    case ValueType::float32:
+    case ValueType::float64:
+      return {{"type", to_string(v.type())}, {"hex", v.hex()}, {"decimal", v.decimal()}};
+    case ValueType::integer:
+      return {{"type", "int"}, {"value", v.as_int()}};
+    case ValueType::text:
+      break;
+  }
+  return {{"type", "text"}, {"value", v.as_text()}};
+}
+
+[[noreturn]] void bad(const std::string& why) {
+  throw std::invalid_argument("results.json: " + why);
+}
+
+const json& field(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key)) bad(std::string("missing field '") + key + "'");
+  return j.at(key);
+}
+
+std::string str(const json& j, const char* key) {
+  const json& f = field(j, key);
+  if (!f.is_string()) bad(std::string("field '") + key + "' is not a string");
+  return f.get<std::string>();
+}
+
+std::string str_or(const json& j, const char* key, const std::string& fallback = {}) {
+  return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : fallback;
+}
+
+template <class T>
+T float_from(const json& j) {
+  const std::string hex = str(j, "hex");
+  const std::string dec = str(j, "decimal");
+  T a{};
+  T b{};
+  try {
+    a = parse_number<T>(hex);
+    b = parse_number<T>(dec);
+  } catch (const InputError& e) {
+    bad(e.what());
+  }
+  if (Value::f64(static_cast<double>(a)) != Value::f64(static_cast<double>(b)) &&
+      !(std::isnan(a) && std::isnan(b))) {
+    bad("hex " + hex + " and decimal " + dec + " are different numbers");
+  }
+  return a;
+}
+
+Value value_from(const json& j) {
+  const std::string type = str(j, "type");
+  if (type == "float32") return Value::f32(float_from<float>(j));
+  if (type == "float64") return Value::f64(float_from<double>(j));
+  if (type == "int") {
+    const json& v = field(j, "value");
+    if (!v.is_number_integer()) bad("int value is not an integer");
+    return Value::integer(v.get<std::int64_t>());
+  }
+  if (type == "text") {
+    return Value::text(str(j, "value"));
+  }
+  bad("unknown value type '" + type + "'");
+}
+
+json table_json(const Table& t) {
+  json cols = json::array();
+  for (const auto& c : t.columns) {
+    cols.push_back({{"id", c.id}, {"title", c.title}, {"format", c.format}, {"show_hex", c.show_hex}});
+  }
+  json rows = json::array();
+  for (const auto& r : t.rows) {
+    json cells = json::object();
+    for (const auto& [k, v] : r.cells) cells[k] = value_json(v);
+    rows.push_back({{"key", r.key}, {"cells", cells}});
+  }
+  return {{"id", t.id},   {"title", t.title}, {"key_title", t.key_title},
+          {"caption", t.caption}, {"in_report", t.in_report}, {"columns", cols}, {"rows", rows}};
+}
+
+Table table_from(const json& j) {
+  Table t;
+  t.id = str(j, "id");
+  t.title = str_or(j, "title");
+  t.key_title = str_or(j, "key_title", "key");
+  t.caption = str_or(j, "caption");
+  t.in_report = j.value("in_report", true);
+  for (const auto& c : field(j, "columns")) {
+    t.columns.push_back({str(c, "id"), str_or(c, "title"), str_or(c, "format"),
+                         c.value("show_hex", false)});
+  }
+  for (const auto& r : field(j, "rows")) {
+    Row row{str(r, "key"), {}};
+    for (const auto& [k, v] : field(r, "cells").items()) row.cells.emplace(k, value_from(v));
+    t.rows.push_back(std::move(row));
+  }
+  try {
+    validate(t);
+  } catch (const std::logic_error& e) {
+    bad(e.what());
+  }
+  return t;
+}
+
+json context_json(const ResultsContext& c) {
+  return {{"fplab_version", c.fplab_version},
+          {"compiler", {{"id", c.compiler_id}, {"version", c.compiler_version}}},
+          {"build_type", c.build_type},
+          {"fp_flags", c.fp_flags},
+          {"openmp",
+           {{"runtime", c.openmp_runtime}, {"version", c.openmp_version}, {"max_threads", c.openmp_max_threads}}},
+          {"cpu_model", c.cpu_model},
+          {"git", {{"commit", c.git_commit}, {"dirty", c.git_dirty}}},
+          {"command", c.command},
+          {"quick", c.quick},
+          {"seeds", c.seeds}};
+}
+
+ResultsContext context_from(const json& j) {
+  ResultsContext c;
+  c.fplab_version = str_or(j, "fplab_version");
+  if (j.contains("compiler")) {
+    c.compiler_id = str_or(j["compiler"], "id");
+    c.compiler_version = str_or(j["compiler"], "version");
+  }
+  c.build_type = str_or(j, "build_type");
+  c.fp_flags = str_or(j, "fp_flags");
+  if (j.contains("openmp")) {
+    c.openmp_runtime = str_or(j["openmp"], "runtime");
+    c.openmp_version = str_or(j["openmp"], "version");
+    c.openmp_max_threads = j["openmp"].value("max_threads", 0);
+  }
+  c.cpu_model = str_or(j, "cpu_model");
+  if (j.contains("git")) {
+    c.git_commit = str_or(j["git"], "commit");
+    c.git_dirty = j["git"].value("dirty", false);
+  }
+  c.command = str_or(j, "command");
+  c.quick = j.value("quick", false);
+  if (j.contains("seeds") && j["seeds"].is_object()) {
+    for (const auto& [k, v] : j["seeds"].items()) c.seeds[k] = v.get<std::uint64_t>();
+  }
+  return c;
+}
+
+json experiment_json(const ExperimentRecord& e) {
+  json params = json::array();
+  for (const auto& p : e.parameters) params.push_back({{"name", p.name}, {"type", p.type}, {"value", p.value}});
+  json claims = json::array();
+  for (const auto& c : e.claims) claims.push_back({{"id", c.id}, {"text", c.text}, {"source", c.source}});
+  json verdicts = json::array();
+  for (const auto& v : e.verdicts) {
+    verdicts.push_back({{"claim", v.claim},
+                        {"claim_text", v.claim_text},
+                        {"source", v.source},
+                        {"ours", v.ours},
+                        {"claimed", v.claimed},
+                        {"status", to_string(v.status)},
+                        {"reason", v.reason}});
+  }
+  json tables = json::array();
+  for (const auto& t : e.tables) tables.push_back(table_json(t));
+  json measurements = json::array();
+  for (const auto& t : e.measurements) measurements.push_back(table_json(t));
+  json figures = json::array();
+  for (const auto& f : e.figures) {
+    json series = json::array();
+    for (const auto& s : f.series) series.push_back({{"column", s.column}, {"title", s.title}, {"style", s.style}});
+    figures.push_back({{"id", f.id},       {"title", f.title},   {"table", f.table},
+                       {"x", f.x},         {"xlabel", f.xlabel}, {"ylabel", f.ylabel},
+                       {"logx", f.logx},   {"logy", f.logy},     {"series", series},
+                       {"caption", f.caption}});
+  }
+  return {{"id", e.id},
+          {"title", e.title},
+          {"description", e.description},
+          {"seed", e.seed},
+          {"quick", e.quick},
+          {"parameters", params},
+          {"claims", claims},
+          {"verdicts", verdicts},
+          {"tables", tables},
+          {"figures", figures},
+          {"notes", e.notes},
+          {"measurements", measurements},
+          {"timing", {{"wall_seconds", e.wall_seconds}}}};
+}
+
+ExperimentRecord experiment_from(const json& j) {
+  ExperimentRecord e;
+  e.id = str(j, "id");
+  e.title = str_or(j, "title");
+  e.description = str_or(j, "description");
+  e.seed = field(j, "seed").get<std::uint64_t>();
+  e.quick = j.value("quick", false);
+  for (const auto& p : field(j, "parameters")) e.parameters.push_back({str(p, "name"), str(p, "type"), str(p, "value")});
+  for (const auto& c : field(j, "claims")) e.claims.push_back({str(c, "id"), str_or(c, "text"), str_or(c, "source")});
+  for (const auto& v : field(j, "verdicts")) {
+    const std::string status = str(v, "status");
+    if (status != "reproduced" && status != "differs") bad("unknown verdict status '" + status + "'");
+    e.verdicts.push_back({str(v, "claim"), str_or(v, "claim_text"), str_or(v, "source"), str(v, "ours"),
+                          str(v, "claimed"), status == "reproduced" ? Status::reproduced : Status::differs,
+                          str_or(v, "reason")});
+  }
+  for (const auto& t : field(j, "tables")) e.tables.push_back(table_from(t));
+  if (j.contains("measurements")) {
+    for (const auto& t : j["measurements"]) e.measurements.push_back(table_from(t));
+  }
+  for (const auto& f : field(j, "figures")) {
+    Figure fig;
+    fig.id = str(f, "id");
+    fig.title = str_or(f, "title");
+    fig.table = str(f, "table");
+    fig.x = str_or(f, "x");
+    fig.xlabel = str_or(f, "xlabel");
+    fig.ylabel = str_or(f, "ylabel");
+    fig.logx = f.value("logx", false);
+    fig.logy = f.value("logy", false);
+    fig.caption = str_or(f, "caption");
+    for (const auto& s : field(f, "series")) fig.series.push_back({str(s, "column"), str_or(s, "title"), str_or(s, "style", "linespoints")});
+    e.figures.push_back(std::move(fig));
+  }
+  if (j.contains("notes")) {
+    for (const auto& n : j["notes"]) e.notes.push_back(n.get<std::string>());
+  }
+  if (j.contains("timing")) e.wall_seconds = j["timing"].value("wall_seconds", 0.0);
+  return e;
+}
+
+}  // namespace
+
+json to_json(const Results& r) {
+  json experiments = json::array();
+  for (const auto& e : r.experiments) experiments.push_back(experiment_json(e));
+  return {{"schema", kResultsSchemaName},
+          {"schema_version", r.schema_version},
+          {"fingerprint", fingerprint(r)},
+          {"context", context_json(r.context)},
+          {"experiments", experiments},
+          {"timing", {{"total_seconds", r.total_seconds}}}};
+}
+
+Results results_from_json(const json& j) {
+  try {
+    if (str(j, "schema") != kResultsSchemaName) bad("not an fplab results file");
+    const json& version = field(j, "schema_version");
+    if (!version.is_number_integer() || version.get<int>() != kResultsSchemaVersion) {
+      bad("schema_version " + version.dump() + " is not supported (this fplab reads " +
+          std::to_string(kResultsSchemaVersion) + ")");
+    }
+    Results r;
+    r.context = context_from(field(j, "context"));
+    for (const auto& e : field(j, "experiments")) r.experiments.push_back(experiment_from(e));
+    if (j.contains("timing")) r.total_seconds = j["timing"].value("total_seconds", 0.0);
+    const std::string stored = str(j, "fingerprint");
+    if (stored != fingerprint(r)) bad("fingerprint " + stored + " does not match the contents");
+    return r;
+  } catch (const json::exception& e) {
+    bad(e.what());
+  }
+}
+
+void write_results_json(const Results& r, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw InputError(path + ": cannot open for writing");
+  out << to_json(r).dump(1) << "\n";
+  if (!out) throw InputError(path + ": write failed");
+}
+
+Results read_results_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::exception& e) {
+    throw InputError(path + ": not JSON (" + e.what() + ")");
+  }
+  try {
+    return results_from_json(j);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(path + ": " + e.what());
+  }
+}
+
+}  // namespace fplab

@@ -1,0 +1,210 @@
+// penalties (claim C4): greedy decoding of an open prompt repeats itself;
+// how many of its decisions a presence, a frequency and a CTRL repetition
+// penalty change.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "experiments/experiment.hpp"
+#include "io/numbers.hpp"
+#include "model/decode.hpp"
+#include "sampling/decode.hpp"
+#include "sampling/experiment_support.hpp"
+
+namespace fplab::sampling {
+namespace {
+
+struct Penalty {
+  std::string key;
+  std::string label;
+  SamplingConfig config;  // greedy (T = 0) with one penalty
+};
+
+// The mean share of repeated 4-grams over `count` evenly spaced windows of
+// `length` characters of the held-out KJV text; -1 when it is not there.
+double natural_share(const model::Model& m, std::size_t length, std::size_t count, std::size_t window) {
+  const auto path = m.path().parent_path() / "heldout.txt";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return -1;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  if (text.size() < length * count) return -1;
+  const auto tokens = m.tokenizer().encode(text);
+  double total = 0;
+  const std::size_t stride = tokens.size() / count;
+  for (std::size_t i = 0; i < count; ++i) {
+    total += repeated_ngram_share(std::span(tokens).subspan(i * stride, window));
+  }
+  return total / static_cast<double>(count);
+}
+
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const model::Model& m = bundled_model();
+  const OneThread one_thread;
+  const model::Policy policy{};
+  const auto steps = static_cast<std::size_t>(p.integer("steps"));
+  const auto window = static_cast<std::size_t>(p.integer("window"));
+  if (window > steps) throw std::invalid_argument("window must not exceed steps");
+  const auto prompt = m.tokenizer().encode(p.text("prompt"));
+
+  std::vector<Penalty> penalties(3);
+  penalties[0] = {"presence", fmt::format("presence {}", to_decimal(p.real("presence"))), {}};
+  penalties[0].config.presence_penalty = p.real("presence");
+  penalties[1] = {"frequency", fmt::format("frequency {}", to_decimal(p.real("frequency"))), {}};
+  penalties[1].config.frequency_penalty = p.real("frequency");
+  penalties[2] = {"repetition", fmt::format("CTRL repetition {}", to_decimal(p.real("repetition"))), {}};
+  penalties[2].config.repetition_penalty = p.real("repetition");
+  for (auto& pen : penalties) {
+    pen.config.temperature = 0;
+    pen.config.validate(m.config().vocab_size);
+  }
+
+  // Plain greedy, keeping every step's logits.
+  std::vector<std::vector<float>> rows;
+  const std::vector<std::vector<Token>> feed{prompt};
+  const auto g = model::greedy_decode(m, policy, feed, steps, [&](std::size_t, std::size_t, std::span<const float> l) {
+    rows.emplace_back(l.begin(), l.end());
+  });
+  const auto& greedy = g.tokens[0];
+  ctx.progress(1, 5);
+
+  // Teacher-forced along the greedy path: would the penalised argmax differ?
+  // History: the tokens generated before the step (sampling/decode.hpp).
+  std::vector<std::int64_t> changed(penalties.size(), 0);
+  std::vector<std::int64_t> first_change(penalties.size(), -1);
+  for (std::size_t i = 0; i < penalties.size(); ++i) {
+    for (std::size_t s = 0; s < window; ++s) {
+      const auto c = apply_stages(rows[s], std::span(greedy).first(s), penalties[i].config);
+      if (c.tokens.front() != greedy[s]) {
+        ++changed[i];
+        if (first_change[i] < 0) first_change[i] = static_cast<std::int64_t>(s);
+      }
+    }
+  }
+  // Free running with each penalty (greedy otherwise).
+  std::vector<std::vector<Token>> free(penalties.size());
+  for (std::size_t i = 0; i < penalties.size(); ++i) {
+    free[i] = sample(m, policy, prompt, std::span(&penalties[i].config, 1), steps)[0];
+    ctx.progress(2 + i, 5);
+  }
+  // Sampled at T = 1 (no truncation), for comparison.
+  const auto n_samples = static_cast<std::size_t>(p.integer("samples"));
+  std::vector<SamplingConfig> sampled(n_samples);
+  for (std::size_t i = 0; i < n_samples; ++i) sampled[i].seed = i + 1;
+  const auto samples = sample(m, policy, prompt, sampled, steps);
+  ctx.finish_progress();
+
+  const auto share = [](std::span<const Token> t) { return repeated_ngram_share(t); };
+  Table rep{"repetition", "Share of repeated 4-grams", "text"};
+  rep.add_column("share_steps", fmt::format("over {} steps", steps), ".4f");
+  rep.add_column("share_window", fmt::format("over {} steps", window), ".4f");
+  rep.add_row("greedy")
+      .set("share_steps", Value::f64(share(greedy)))
+      .set("share_window", Value::f64(share(std::span(greedy).first(window))));
+  double s_all = 0, s_win = 0;
+  for (const auto& t : samples) {
+    s_all += share(t);
+    s_win += share(std::span(t).first(window));
+  }
+  rep.add_row(fmt::format("sampled at T = 1 (mean of {} seeds)", n_samples))
+      .set("share_steps", Value::f64(s_all / static_cast<double>(n_samples)))
+      .set("share_window", Value::f64(s_win / static_cast<double>(n_samples)));
+  const double nat_steps = natural_share(m, steps, 100, steps);
+  const double nat_window = natural_share(m, steps, 100, window);
+  if (nat_steps >= 0) {
+    rep.add_row("KJV held-out text (mean of 100 windows)")
+        .set("share_steps", Value::f64(nat_steps))
+        .set("share_window", Value::f64(nat_window));
+  }
+  for (std::size_t i = 0; i < penalties.size(); ++i) {
+    rep.add_row("greedy with " + penalties[i].label)
+        .set("share_steps", Value::f64(share(free[i])))
+        .set("share_window", Value::f64(share(std::span(free[i]).first(window))));
+  }
+  rep.caption = fmt::format(
+      "Share of 4-grams (of characters) that repeat an earlier one in the same continuation: 1 - distinct / "
+      "total. Prompt '{}'; batch-invariant, fp32. Greedy: '{}'. Natural text repeats character 4-grams too "
+      "(' the', 'and '), so the held-out KJV text is the baseline.",
+      shown_text(p.text("prompt")), shown_text(m.tokenizer().decode(greedy)));
+  out.add_table(std::move(rep));
+
+  Table dec{"decisions", fmt::format("Greedy decisions each penalty changes over {} steps", window), "penalty"};
+  dec.add_column("changed", "decisions changed");
+  dec.add_column("share", "share", ".4f");
+  dec.add_column("first", "first changed step");
+  dec.add_column("free_first_divergence", "free run: first step differing from greedy");
+  dec.caption =
+      "Teacher-forced: at each step of the plain greedy path, the argmax after the penalty (history: the tokens "
+      "generated so far) against the greedy token. Free run: greedy decoding with the penalty.";
+  for (std::size_t i = 0; i < penalties.size(); ++i) {
+    std::int64_t div = -1;
+    for (std::size_t s = 0; s < steps; ++s) {
+      if (free[i][s] != greedy[s]) {
+        div = static_cast<std::int64_t>(s);
+        break;
+      }
+    }
+    dec.add_row(penalties[i].label)
+        .set("changed", Value::integer(changed[i]))
+        .set("share", Value::f64(static_cast<double>(changed[i]) / static_cast<double>(window)))
+        .set("first", Value::integer(first_change[i]))
+        .set("free_first_divergence", Value::integer(div));
+    out.add_note(fmt::format("Greedy with {}: '{}'", penalties[i].label, shown_text(m.tokenizer().decode(free[i]))));
+  }
+  out.add_table(std::move(dec));
+
+  const double g_steps = share(greedy);
+  const double g_win = share(std::span(greedy).first(window));
+  const bool loops = nat_steps < 0 ? g_steps > 0.5 : g_steps > 1.5 * nat_steps;
+  const bool ordered = changed[0] < changed[1] && changed[1] < changed[2];
+  out.add_verdict(
+      "C4",
+      fmt::format("greedy repeats {} of its 4-grams over {} steps ({} over {}){}; over {} steps presence {} changed "
+                  "{} decisions, frequency {} changed {}, CTRL repetition {} changed {}",
+                  percent(g_steps), steps, percent(g_win), window,
+                  nat_steps >= 0 ? fmt::format(", KJV text {}", percent(nat_steps)) : std::string(), window,
+                  to_decimal(p.real("presence")), changed[0], to_decimal(p.real("frequency")), changed[1],
+                  to_decimal(p.real("repetition")), changed[2]),
+      "87.6 % of 4-grams repeated over 140 steps (85.5 % over 120); presence 0.5 changed 3 decisions, frequency "
+      "0.5 about 12, repetition 1.2 changed 35",
+      loops && ordered ? Status::reproduced : Status::differs,
+      loops && ordered
+          ? fmt::format("Greedy decoding loops (well above the natural text's repetition of character 4-grams) "
+                        "and the penalties rank as claimed: presence < frequency < repetition. A presence "
+                        "penalty hits every character already used, which after a few words is almost all of "
+                        "them, so it rarely changes the order; frequency grows with the count; the CTRL penalty "
+                        "divides a positive logit, a large change for a confident leader. Our shares are of "
+                        "characters, not subword tokens, so the raw percentages are not comparable.")
+          : fmt::format("{}{}", loops ? "" : "Greedy decoding does not repeat clearly more than natural text. ",
+                        ordered ? "" : "The penalties do not rank presence < frequency < repetition."));
+}
+
+Experiment make() {
+  Experiment e;
+  e.info.id = "penalties";
+  e.info.title = "Greedy loops and what penalties change (C4)";
+  e.info.description = "Greedy degeneration (repeated 4-grams) and the decisions each penalty changes over 120 steps";
+  e.info.order = 420;
+  e.info.seed = 0;
+  e.info.claims = {{"C4", kClaimC4, kChapter}};
+  e.info.params = {
+      ParamSpec::text("prompt", "the open prompt", std::string(kOpenPrompt)),
+      ParamSpec::integer("steps", "greedy steps", "140", "60", 4, 230),
+      ParamSpec::integer("window", "steps over which decisions are counted", "120", "50", 4, 230),
+      ParamSpec::real("presence", "presence penalty", "0.5"),
+      ParamSpec::real("frequency", "frequency penalty", "0.5"),
+      ParamSpec::real("repetition", "CTRL repetition penalty (> 0)", "1.2"),
+      ParamSpec::integer("samples", "seeded samples at T = 1 for comparison", "8", "4", 1, 256),
+  };
+  e.run = run;
+  return e;
+}
+
+FPLAB_REGISTER_EXPERIMENT(make);
+
+}  // namespace
+}  // namespace fplab::sampling

@@ -1,0 +1,153 @@
+// fplab diff: its verdicts (identical, N ulps, tolerated, verdict changed)
+// and its exit codes (0 same, 1 drift, 2 bad input).
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+#include "reports/diff.hpp"
+
+using fplab::test::run_fplab;
+
+namespace {
+
+fplab::Results sample(float total, double exact, std::int64_t count, fplab::Status status) {
+  fplab::ExperimentRecord e;
+  e.id = "demo";
+  e.title = "Demo";
+  e.claims = {{"A1", "claim", "source"}};
+  fplab::Table t{"main", "Main", "strategy"};
+  t.add_column("total", "total", "", true);
+  t.add_column("count", "count");
+  t.add_row("sequential").set("total", fplab::Value::f32(total)).set("count", fplab::Value::integer(count));
+  t.add_row("exact").set("total", fplab::Value::f64(exact)).set("count", fplab::Value::integer(1));
+  e.add_table(std::move(t));
+  fplab::Table timing{"timing", "Timing", "what"};
+  timing.add_column("seconds", "s");
+  timing.add_row("all").set("seconds", fplab::Value::f64(std::fmod(exact * 7.0, 1.0)));
+  e.add_measurement(std::move(timing));
+  e.add_verdict("A1", "ours", "theirs", status, "reason");
+  fplab::Results r;
+  r.experiments.push_back(std::move(e));
+  return r;
+}
+
+std::filesystem::path temp(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / "fplab-test-diff";
+  std::filesystem::create_directories(dir);
+  return dir / name;
+}
+
+}  // namespace
+
+TEST_CASE("diff: identical results", "[diff]") {
+  const auto a = sample(1.5f, 0.1, 3, fplab::Status::reproduced);
+  const auto d = fplab::diff_results(a, a);
+  CHECK(d.changes.empty());
+  CHECK(d.verdict_changes.empty());
+  CHECK(d.values_compared == 4);
+  CHECK(d.values_identical == 4);
+  CHECK(d.exit_code() == 0);
+  CHECK(d.fingerprint_a == d.fingerprint_b);
+}
+
+TEST_CASE("diff: values that move are counted in ulps", "[diff]") {
+  const auto a = sample(1.5f, 0.1, 3, fplab::Status::reproduced);
+  const auto b = sample(std::nextafter(std::nextafter(1.5f, 2.f), 2.f), 0.1, 5, fplab::Status::reproduced);
+  const auto d = fplab::diff_results(a, b);
+  REQUIRE(d.changes.size() == 2);
+  CHECK(d.changes[0].path == "demo/main/sequential/total");
+  CHECK(d.changes[0].ulps == 2);
+  CHECK(d.changes[1].path == "demo/main/sequential/count");
+  CHECK(d.changes[1].ulps == 2);  // integers: the difference
+  CHECK(d.exit_code() == 1);
+  CHECK(d.fingerprint_a != d.fingerprint_b);
+  // Measurements (timings) never count.
+  const auto c = sample(1.5f, 0.1, 3, fplab::Status::reproduced);
+  CHECK(fplab::diff_results(a, c).exit_code() == 0);
+  // -0 and +0 are different bits.
+  const auto z1 = sample(0.0f, 0.1, 3, fplab::Status::reproduced);
+  const auto z2 = sample(-0.0f, 0.1, 3, fplab::Status::reproduced);
+  CHECK(fplab::diff_results(z1, z2).changes.size() == 1);
+}
+
+TEST_CASE("diff: tolerances", "[diff]") {
+  const auto a = sample(1.5f, 0.1, 3, fplab::Status::reproduced);
+  const auto b = sample(std::nextafter(std::nextafter(1.5f, 2.f), 2.f), 0.1, 3, fplab::Status::reproduced);
+  using Rule = fplab::ToleranceRule;
+  CHECK(fplab::diff_results(a, b, {Rule{"demo/*/total", Rule::Kind::ulps, 2, 0}}).exit_code() == 0);
+  CHECK(fplab::diff_results(a, b, {Rule{"demo/*/total", Rule::Kind::ulps, 1, 0}}).exit_code() == 1);
+  CHECK(fplab::diff_results(a, b, {Rule{"demo/*", Rule::Kind::relative, 0, 1e-6}}).exit_code() == 0);
+  CHECK(fplab::diff_results(a, b, {Rule{"demo/*", Rule::Kind::relative, 0, 1e-8}}).exit_code() == 1);
+  CHECK(fplab::diff_results(a, b, {Rule{"*/sequential/*", Rule::Kind::ignore, 0, 0}}).exit_code() == 0);
+  CHECK(fplab::diff_results(a, b, {Rule{"other/*", Rule::Kind::ignore, 0, 0}}).exit_code() == 1);
+  // First matching rule wins.
+  CHECK(fplab::diff_results(a, b, {Rule{"demo/*", Rule::Kind::ulps, 0, 0}, Rule{"*", Rule::Kind::ignore, 0, 0}})
+            .exit_code() == 1);
+}
+
+TEST_CASE("diff: verdict changes and different experiments", "[diff]") {
+  const auto a = sample(1.5f, 0.1, 3, fplab::Status::reproduced);
+  const auto b = sample(1.5f, 0.1, 3, fplab::Status::differs);
+  const auto d = fplab::diff_results(a, b);
+  REQUIRE(d.verdict_changes.size() == 1);
+  CHECK(d.verdict_changes[0].a == "reproduced");
+  CHECK(d.verdict_changes[0].b == "differs");
+  CHECK(d.exit_code() == 1);
+  CHECK(fplab::format_diff(d).find("verdict demo/A1: reproduced -> differs") != std::string::npos);
+  auto other = a;
+  other.experiments[0].id = "other";
+  CHECK_THROWS_AS(fplab::diff_results(a, other), std::invalid_argument);
+}
+
+TEST_CASE("fplab diff: exit codes, table and JSON", "[diff][cli]") {
+  const auto pa = temp("a.json");
+  const auto pb = temp("b.json");
+  const auto pc = temp("c.json");
+  fplab::write_results_json(sample(1.5f, 0.1, 3, fplab::Status::reproduced), pa.string());
+  fplab::write_results_json(sample(1.5f, std::nextafter(0.1, 1.0), 3, fplab::Status::reproduced), pb.string());
+  auto other = sample(1.5f, 0.1, 3, fplab::Status::reproduced);
+  other.experiments[0].id = "other";
+  fplab::write_results_json(other, pc.string());
+
+  auto r = run_fplab("diff " + pa.string() + " " + pa.string());
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("result: identical") != std::string::npos);
+
+  r = run_fplab("diff " + pa.string() + " " + pb.string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("demo/main/exact/total") != std::string::npos);
+  CHECK(r.output.find("1 ulp") != std::string::npos);
+  CHECK(r.output.find("result: DRIFT") != std::string::npos);
+
+  r = run_fplab("diff --json " + pa.string() + " " + pb.string());
+  CHECK(r.exit_code == 1);
+  const auto j = nlohmann::json::parse(r.output);
+  CHECK(j["changes"][0]["ulps"] == 1);
+  CHECK(j["changes"][0]["a"]["hex"] == "0x1.999999999999ap-4");
+
+  const auto tol = temp("tol.txt");
+  std::ofstream(tol) << "# accept one ulp on exact\ndemo/*/exact/* ulps=1\n";
+  r = run_fplab("diff -t " + tol.string() + " " + pa.string() + " " + pb.string());
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("within tolerance") != std::string::npos);
+
+  // Bad input: 2.
+  CHECK(run_fplab("diff " + pa.string() + " " + pc.string()).exit_code == 2);
+  CHECK(run_fplab("diff " + pa.string() + " /nonexistent.json").exit_code == 2);
+  const auto garbage = temp("garbage.json");
+  std::ofstream(garbage) << "{not json";
+  CHECK(run_fplab("diff " + pa.string() + " " + garbage.string()).exit_code == 2);
+  auto schema = nlohmann::json::parse(std::ifstream(pa));
+  schema["schema_version"] = 999;
+  const auto future = temp("future.json");
+  std::ofstream(future) << schema.dump();
+  r = run_fplab("diff " + pa.string() + " " + future.string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("fplab: error:") != std::string::npos);
+  const auto badtol = temp("badtol.txt");
+  std::ofstream(badtol) << "demo/* sometimes\n";
+  CHECK(run_fplab("diff -t " + badtol.string() + " " + pa.string() + " " + pb.string()).exit_code == 2);
+}

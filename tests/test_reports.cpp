@@ -1,0 +1,196 @@
+// results.json (schema, round trip, fingerprint), SHA-256, and the report
+// rendered from a stored results.json.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli_runner.hpp"
+#include "io/npy.hpp"
+#include "io/sha256.hpp"
+#include "reports/report.hpp"
+#include "reports/results.hpp"
+
+using namespace fplab;
+using fplab::test::run_fplab;
+
+namespace {
+
+std::filesystem::path temp_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / "fplab-test-reports" / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Results sample() {
+  Results r;
+  r.context.fplab_version = "0.1.0";
+  r.context.compiler_id = "GNU";
+  r.context.seeds = {{"demo", 3}};
+  ExperimentRecord e;
+  e.id = "demo";
+  e.title = "Demo";
+  e.seed = 3;
+  e.parameters = {{"n", "int", "8"}};
+  e.claims = {{"Z1", "a claim", "a source"}};
+  Table t{"values", "Values", "case"};
+  t.add_column("x", "x", ".3e", true).add_column("n", "count").add_column("s", "label");
+  t.add_row("edge").set("x", Value::f64(-0.0)).set("n", Value::integer(-7)).set("s", Value::text("a, \"b\""));
+  t.add_row("nan").set("x", Value::f64(std::numeric_limits<double>::quiet_NaN()));
+  t.add_row("inf").set("x", Value::f32(-std::numeric_limits<float>::infinity()));
+  t.add_row("sub").set("x", Value::f64(std::ldexp(1.0, -1074))).set("n", Value::integer(INT64_MAX));
+  t.add_row("f32").set("x", Value::f32(0.1f));
+  e.add_table(std::move(t));
+  Table m{"timing", "Timing", "case"};
+  m.add_column("s", "seconds");
+  m.add_row("one").set("s", Value::f64(1.25));
+  e.add_measurement(std::move(m));
+  Figure f;
+  f.id = "plot";
+  f.table = "values";
+  f.x = "n";
+  f.series = {{"x", "x", "points"}};
+  e.add_figure(f);
+  e.add_verdict("Z1", "ours", "claimed", Status::reproduced, "because");
+  e.add_note("a note");
+  e.wall_seconds = 0.5;
+  r.experiments.push_back(std::move(e));
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("sha256: FIPS 180-4 example vectors", "[reports][sha256]") {
+  CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  CHECK(sha256_hex("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrs"
+                   "mnopqrstnopqrstu") == "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
+  Sha256 h;  // one million 'a', fed in uneven pieces
+  const std::string chunk(999, 'a');
+  std::size_t fed = 0;
+  while (fed + chunk.size() <= 1'000'000) {
+    h.update(chunk);
+    fed += chunk.size();
+  }
+  h.update(std::string(1'000'000 - fed, 'a'));
+  CHECK(h.hex_digest() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST_CASE("results.json: round trip keeps every bit", "[reports][json]") {
+  const Results r = sample();
+  const nlohmann::json j = to_json(r);
+  CHECK(j["schema"] == "fplab-results");
+  CHECK(j["schema_version"] == kResultsSchemaVersion);
+  const auto& cell = j["experiments"][0]["tables"][0]["rows"][0]["cells"]["x"];
+  CHECK(cell["type"] == "float64");
+  CHECK(cell["hex"] == "-0x0p+0");
+  CHECK(cell["decimal"] == "-0");
+  const Results back = results_from_json(nlohmann::json::parse(j.dump()));
+  CHECK(to_json(back) == j);
+  CHECK(fingerprint(back) == fingerprint(r));
+  const Table* t = back.experiment("demo")->table("values");
+  CHECK(std::signbit(t->get("edge", "x")->as_f64()));
+  CHECK(std::isnan(t->get("nan", "x")->as_f64()));
+  CHECK(t->get("inf", "x")->type() == ValueType::float32);
+  CHECK(t->get("sub", "x")->as_f64() == std::ldexp(1.0, -1074));
+  CHECK(t->get("sub", "n")->as_int() == INT64_MAX);
+  CHECK(t->get("f32", "x")->as_f32() == 0.1f);
+  CHECK(back.experiment("demo")->verdict("Z1")->status == Status::reproduced);
+}
+
+TEST_CASE("results.json: paths, and a fingerprint of results only", "[reports][json]") {
+  Results r = sample();
+  const auto flat = flatten(r);
+  REQUIRE(flat.size() == 8);
+  CHECK(flat[0].path == "demo/values/edge/x");
+  CHECK(flat[1].path == "demo/values/edge/n");
+  const std::string before = fingerprint(r);
+  CHECK(before.size() == 64);
+  // Timings, measurements and the context do not change it ...
+  r.experiments[0].wall_seconds = 99;
+  r.experiments[0].measurements[0].rows[0].set("s", Value::f64(2));
+  r.context.cpu_model = "another";
+  r.total_seconds = 7;
+  CHECK(fingerprint(r) == before);
+  // ... one bit of one result does.
+  r.experiments[0].tables[0].rows[4].set("x", Value::f32(std::nextafter(0.1f, 1.0f)));
+  CHECK(fingerprint(r) != before);
+}
+
+TEST_CASE("results.json: malformed, edited or newer files are refused", "[reports][json]") {
+  nlohmann::json j = to_json(sample());
+  auto edited = j;
+  edited["experiments"][0]["tables"][0]["rows"][4]["cells"]["x"]["hex"] = "0x1.99999cp-4";
+  CHECK_THROWS_WITH(results_from_json(edited), Catch::Contains("are different numbers"));
+  edited = j;
+  edited["experiments"][0]["verdicts"][0]["status"] = "differs";
+  CHECK_THROWS_WITH(results_from_json(edited), Catch::Contains("does not match the contents"));
+  edited = j;
+  edited["schema_version"] = kResultsSchemaVersion + 1;
+  CHECK_THROWS_WITH(results_from_json(edited), Catch::Contains("is not supported"));
+  edited = j;
+  edited["experiments"][0].erase("tables");
+  CHECK_THROWS_WITH(results_from_json(edited), Catch::Contains("missing field 'tables'"));
+  CHECK_THROWS_AS(read_results_json("/nonexistent/results.json"), InputError);
+}
+
+TEST_CASE("CSV and gnuplot script of a table", "[reports]") {
+  const Results r = sample();
+  const auto& e = r.experiments[0];
+  const std::string csv = table_csv(e.tables[0]);
+  CHECK(csv.rfind("case,x,x_hex,n,s\nedge,-0,-0x0p+0,-7,\"a, \"\"b\"\"\"\n", 0) == 0);
+  const std::string gp = gnuplot_script(e, e.figures[0], "out.svg");
+  CHECK(gp.find("set terminal svg") != std::string::npos);
+  CHECK(gp.find("-7 -0\n") != std::string::npos);
+  CHECK(gp.find("? nan") == std::string::npos);
+}
+
+TEST_CASE("fplab report renders a stored results.json, plots included", "[reports][cli]") {
+  const std::string stored = std::string(FPLAB_SOURCE_DIR) + "/tests/golden/reports/results.json";
+  const auto dir = temp_dir("stored");
+  const auto r = run_fplab("report " + stored + " --out " + dir.string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const std::string md = slurp(dir / "report.md");
+  CHECK(md.find("| A1 | associativity |") != std::string::npos);
+  CHECK(md.find("| A5 | spacing |") != std::string::npos);
+  CHECK(md.find("![Spacing of each format against magnitude](figures/spacing-spacing.svg)") != std::string::npos);
+  CHECK(std::filesystem::exists(dir / "figures" / "spacing-spacing.svg"));
+  CHECK(std::filesystem::exists(dir / "csv" / "spacing-spacing.csv"));
+  CHECK(std::filesystem::exists(dir / "results.json"));
+  const std::string html = slurp(dir / "report.html");
+  CHECK(html.find("<svg") != std::string::npos);          // inlined, self-contained
+  CHECK(html.find("src=\"figures/") == std::string::npos);  // no external images
+  CHECK(html.find("reproduced") != std::string::npos);
+  // The same fingerprint as the stored file.
+  std::ifstream in(stored);
+  const auto j = nlohmann::json::parse(in);
+  CHECK(r.output.find(j["fingerprint"].get<std::string>()) != std::string::npos);
+}
+
+TEST_CASE("without gnuplot: a warning, and the rest still written", "[reports][cli]") {
+  const std::string stored = std::string(FPLAB_SOURCE_DIR) + "/tests/golden/reports/results.json";
+  const auto dir = temp_dir("no-gnuplot");
+  setenv("FPLAB_GNUPLOT", "/nonexistent/gnuplot", 1);  // inherited by the fplab child
+  const auto r2 = run_fplab("report " + stored + " --out " + dir.string());
+  unsetenv("FPLAB_GNUPLOT");
+  CHECK(r2.exit_code == 0);
+  CHECK(r2.output.find("fplab: warning: gnuplot ('/nonexistent/gnuplot') not found; plots skipped") != std::string::npos);
+  CHECK(std::filesystem::exists(dir / "report.md"));
+  CHECK(slurp(dir / "report.md").find("plot not rendered") != std::string::npos);
+  CHECK(slurp(dir / "report.html").find("<svg") == std::string::npos);
+}
