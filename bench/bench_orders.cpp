@@ -1,9 +1,14 @@
 // Exhaustive order enumeration (experiments/orders.hpp): all n! orders of n
-// numbers under a strategy, n = 8 .. 12, on every OpenMP thread. Names:
-// orders/<float|double>/<strategy>/n:<n>/real_time; items_per_second is
-// orders per second (wall time: the work is spread over threads).
+// numbers under a strategy, n = 8 .. 11 (and 12 for sequential), on every
+// OpenMP thread. Names: orders/<type>/<strategy>/n:<n>/repeats:1/real_time.
+// items_per_second is orders per wall-clock second; process_cpu_s is the
+// CPU time of all threads per enumeration, which on a shared machine says
+// more than the wall time: on T idle cores an enumeration takes about
+// process_cpu_s / T.
 #include <benchmark/benchmark.h>
+#include <omp.h>
 
+#include <ctime>
 #include <random>
 #include <span>
 #include <string>
@@ -16,6 +21,12 @@
 namespace fplab::bench {
 
 namespace {
+
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 std::uint64_t factorial(std::int64_t n) {
   std::uint64_t f = 1;
@@ -31,13 +42,17 @@ void bm_orders(benchmark::State& state, const Strategy& s) {
   std::vector<T> x(n);
   for (auto& v : x) v = static_cast<T>(d(rng));
   std::size_t distinct = 0;
+  const double cpu_before = process_cpu_seconds();
   for (auto _ : state) {
     const auto h = enumerate_orders(s, std::span<const T>(x));
     distinct = h.distinct();
     benchmark::DoNotOptimize(distinct);
   }
+  const double cpu = (process_cpu_seconds() - cpu_before) / static_cast<double>(state.iterations());
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(factorial(state.range(0))));
   state.counters["distinct_totals"] = static_cast<double>(distinct);
+  state.counters["process_cpu_s"] = cpu;
+  state.counters["threads"] = omp_get_max_threads();
 }
 
 }  // namespace
@@ -52,7 +67,8 @@ void register_order_benchmarks() {
                     : benchmark::RegisterBenchmark(name.c_str(), bm_orders<double>, s);
       // 12! orders take seconds: one timed run each, whatever
       // --benchmark_repetitions says.
-      b->ArgNames({"n"})->DenseRange(8, 12)->UseRealTime()->Unit(benchmark::kMillisecond);
+      b->ArgNames({"n"})->DenseRange(8, s.order == Order::sequential ? 12 : 11);
+      b->UseRealTime()->Unit(benchmark::kMillisecond);
       b->Repetitions(1);
     }
   }

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   fplab::cli::add_run_command(app);
   fplab::cli::add_report_command(app);
   fplab::cli::add_diff_command(app);
+  fplab::cli::add_summary_command(app);
   fplab::cli::add_generate_command(app);
   try {
     app.parse(argc, argv);

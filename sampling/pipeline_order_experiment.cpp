@@ -172,8 +172,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   do orders.push_back(order);
   while (std::next_permutation(order.begin(), order.end()));
   std::stable_partition(orders.begin(), orders.end(), [](const auto& o) { return o == default_order(); });
-  std::int64_t distinct_sizes = 0;
-  std::vector<std::size_t> seen;
+  // Distinct outcomes: the candidates and their probabilities, bit for bit.
+  std::vector<std::vector<std::pair<std::vector<Token>, std::vector<double>>>> outcomes(prompts.size());
   for (const auto& o : orders) {
     Row& r = all.add_row(order_key(o));
     for (std::size_t i = 0; i < prompts.size(); ++i) {
@@ -187,9 +187,9 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       const auto probs = softmax(cand);
       r.set(prompts[i].first + "_candidates", Value::integer(static_cast<std::int64_t>(cand.tokens.size())))
           .set(prompts[i].first + "_leader", Value::f64(*std::max_element(probs.begin(), probs.end())));
-      if (i == 1 && std::find(seen.begin(), seen.end(), cand.tokens.size()) == seen.end()) {
-        seen.push_back(cand.tokens.size());
-        ++distinct_sizes;
+      auto outcome = std::make_pair(cand.tokens, probs);
+      if (std::find(outcomes[i].begin(), outcomes[i].end(), outcome) == outcomes[i].end()) {
+        outcomes[i].push_back(std::move(outcome));
       }
     }
   }
@@ -201,12 +201,12 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       "C5",
       fmt::format("our default order is '{}'; at T = {} on the confident prompt, top-p = {} before temperature "
                   "leaves {} candidate(s), after it {} of {} ({}); a presence penalty of {} applied before "
-                  "dividing by T shifts the logit by {} (= alpha / T: {}), after it by {}; the 24 orders give "
-                  "{} different candidate counts on the open prompt",
+                  "dividing by T shifts the logit by {} (= alpha / T: {}), after it by {}; the 24 orders of all four "
+                  "stages give {} distinct final distributions on the confident prompt and {} on the open one",
                   standard, to_decimal(T), to_decimal(top_p), before_n, after_n, V,
                   percent(static_cast<double>(after_n) / static_cast<double>(V)), to_decimal(alpha),
                   to_decimal(shift_before_at_t), shifts_exact ? "for every penalised token, to rounding" : "NOT within rounding",
-                  to_decimal(shift_after_at_t), distinct_sizes),
+                  to_decimal(shift_after_at_t), outcomes[0].size(), outcomes[1].size()),
       "penalties -> temperature -> top-k -> top-p -> renormalise -> draw; at T = 2 top-p before temperature "
       "leaves 1 candidate instead of 32,966; a presence penalty before T acts as alpha / T",
       ok ? Status::reproduced : Status::differs,

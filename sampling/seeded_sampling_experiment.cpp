@@ -52,17 +52,19 @@ RunResult decode(const model::Model& m, model::Policy policy, Batching batching,
 }
 
 // The chance that one uniform u picks different tokens from two
-// distributions by the CDF walk in token order: 1 - the total overlap of
-// each token's two intervals [lo, hi).
+// distributions by the CDF walk in token order: the part of each token's
+// interval [lo, hi) under `a` that its interval under `b` does not cover,
+// summed (exactly 0 for identical distributions).
 double flip_probability(const std::vector<double>& a, const std::vector<double>& b) {
-  double lo_a = 0, lo_b = 0, overlap = 0;
+  double lo_a = 0, lo_b = 0, outside = 0;
   for (std::size_t j = 0; j < a.size(); ++j) {
     const double hi_a = lo_a + a[j], hi_b = lo_b + b[j];
-    overlap += std::max(0.0, std::min(hi_a, hi_b) - std::max(lo_a, lo_b));
+    const double overlap = std::max(0.0, std::min(hi_a, hi_b) - std::max(lo_a, lo_b));
+    outside += (hi_a - lo_a) - overlap;
     lo_a = hi_a;
     lo_b = hi_b;
   }
-  return std::max(0.0, 1.0 - overlap);
+  return outside;
 }
 
 // u's distance to the nearest edge of the interval of the token it picked.
@@ -157,9 +159,9 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       "the prompt, sample 0, the same tokens in both runs. Edge distance: at the first changed step, how close u "
       "was to the chosen token's CDF interval edge in the first run -- the logits moved the edge across u. "
       "Chance per step: over the steps both runs share (the same history), the probability that a uniform u "
-      "falls where the two CDFs pick different tokens (1 - the overlap of each token's two intervals); "
-      "expected samples changed: the sum over samples of 1 - the product of (1 - that chance) over its shared "
-      "steps -- what random seeds would give on average.";
+      "falls where the two CDFs pick different tokens (the parts of the tokens' intervals that do not "
+      "overlap); expected samples changed: N (1 - (1 - that chance)^steps), what random seeds would give on "
+      "average if every step had the mean chance.";
   Table curve{"divergence", "Samples changed by each step", "step"};
   std::vector<std::vector<std::int64_t>> firsts(comps.size());
   std::vector<double> expected(comps.size(), 0.0);
@@ -173,14 +175,10 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       std::size_t first = 0;
       while (first < steps && a->tokens[s][first] == b->tokens[s][first]) ++first;
       // Steps with the same history in both runs: up to the first change.
-      double keep = 1;
       for (std::size_t t = 0; t < std::min(first + 1, steps); ++t) {
-        const double f = flip_probability(a->probs[s][t], b->probs[s][t]);
-        flip_sum += f;
-        keep *= 1 - f;
+        flip_sum += flip_probability(a->probs[s][t], b->probs[s][t]);
         ++shared;
       }
-      expected[c] += 1 - keep;
       if (first == steps) {
         ++identical;
         continue;
@@ -189,6 +187,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       edge = std::min(edge, edge_distance(a->probs[s][first], a->u[s][first]));
     }
     std::sort(firsts[c].begin(), firsts[c].end());
+    const double flip_mean = flip_sum / static_cast<double>(shared);
+    expected[c] = static_cast<double>(n) * -std::expm1(static_cast<double>(steps) * std::log1p(-flip_mean));
     double diff = 0;
     std::int64_t differ = 0;
     for (std::size_t j = 0; j < a->first_logits.size(); ++j) {
@@ -199,7 +199,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     Row& r = cmp.add_row(label);
     r.set("identical", Value::integer(identical))
         .set("changed", Value::integer(static_cast<std::int64_t>(firsts[c].size())))
-        .set("flip_mean", Value::f64(flip_sum / static_cast<double>(shared)))
+        .set("flip_mean", Value::f64(flip_mean))
         .set("expected", Value::f64(expected[c]))
         .set("logit_diff", Value::f64(diff))
         .set("logits_differ", Value::integer(differ));

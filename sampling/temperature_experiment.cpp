@@ -251,24 +251,33 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const Token lead = argmax(std::span<const float>(conf));
   const double lead1 = p1[static_cast<std::size_t>(lead)];
   const double lead2 = p2[static_cast<std::size_t>(lead)];
-  const bool c2_ok = n90_1 <= 2 && share >= 0.1;
+  // The temperature at which the 90 % nucleus first holds the claimed share
+  // of the vocabulary (32,966 / 151,936), scanning T = 1, 1.05, ... 20.
+  constexpr double kClaimedShare = 32966.0 / 151936.0;
+  double t_claimed = 0;
+  for (int i = 0; i <= 380 && t_claimed == 0; ++i) {
+    const double t = 1.0 + 0.05 * i;
+    if (static_cast<double>(tokens_for_mass(softmax(conf, t), 0.9)) / static_cast<double>(V) >= kClaimedShare) t_claimed = t;
+  }
+  const std::string t_text = t_claimed > 0 ? fmt::format("T = {:.2f}", t_claimed) : std::string("no T up to 20");
+  // The share agrees when it is within a factor of two of the claimed one.
+  const bool c2_ok = n90_1 <= 2 && share >= kClaimedShare / 2 && share <= kClaimedShare * 2;
   out.add_verdict(
       "C2",
       fmt::format("T = 2, confident prompt ('{}' -> '{}', leader {} at T = 1): {} of {} tokens ({}) share the "
-                  "top 90 % (at T = 1: {}); the leader keeps {}",
+                  "top 90 % (at T = 1: {}); the leader keeps {}; the 90 % nucleus reaches Qwen's 21.7 % of V at {}",
                   shown_text(prompts[0].text.substr(prompts[0].text.size() - std::min<std::size_t>(12, prompts[0].text.size()))),
-                  shown(m, lead), percent(lead1, 2), n90_2, V, percent(share), n90_1, percent(lead2)),
-      "32,966 of 151,936 tokens (21.7 %) share the top 90 % at T = 2",
+                  shown(m, lead), percent(lead1, 2), n90_2, V, percent(share), n90_1, percent(lead2), t_text),
+      "32,966 of 151,936 tokens (21.7 %) share the top 90 % at T = 2 (the leader holds 96.90 % at T = 1, C3)",
       c2_ok ? Status::reproduced : Status::differs,
-      c2_ok ? fmt::format("The mechanism and the share agree: softmax(l/2) is p^(1/2) renormalised, which lifts "
-                          "every tail token's p to sqrt(p), so a leader at {} keeps only {} and the 90 % nucleus "
-                          "spreads over {} of the vocabulary (Qwen: 21.7 %). Raw counts differ because our "
-                          "vocabulary is {} characters.",
-                          percent(lead1, 2), percent(lead2), percent(share), V)
-            : fmt::format("On this model the confident prompt's 90 % nucleus is {} tokens at T = 1 and {} ({}) at "
-                          "T = 2: {}.",
-                          n90_1, n90_2, percent(share),
-                          n90_1 > 2 ? "the prompt is not confident enough" : "T = 2 does not spread it over 10 % of V"));
+      fmt::format("{}The mechanism is the same: softmax(l/2) is p^(1/2) renormalised, which lifts every tail "
+                  "token's p to sqrt(p), so the leader falls from {} to {} and the 90 % nucleus grows from {} to {} "
+                  "tokens. The share (criterion: within a factor of two of 21.7 %) {}: a character model's leader "
+                  "on a one-answer prompt is more certain than Qwen's (96.90 %), so T = 2 leaves it more of the "
+                  "mass, and its tail is a few dozen characters, not 151,935 subwords.",
+                  c2_ok ? "" : fmt::format("Our share is {}, Qwen's 21.7 %. ", percent(share)), percent(lead1, 2),
+                  percent(lead2), n90_1, n90_2,
+                  c2_ok ? "agrees" : fmt::format("differs, and needs {} to match", t_text)));
 }
 
 Experiment make() {

@@ -404,7 +404,7 @@ TEST_CASE("Penalties: presence, frequency and CTRL repetition", "[sampling][pipe
   CHECK(got == std::vector<double>{1.0, -2.0, 0.5, 2.0});  // once per token, however often seen
 }
 
-TEST_CASE("Stage order: penalty before temperature acts as alpha / T; top-p before T",
+TEST_CASE("Stage order: a penalty before temperature acts as alpha / T, top-p before T keeps the leader",
           "[sampling][C5]") {
   const std::vector<float> l = {6.0f, 1.0f, 0.5f, 0.25f, 0.0f, -0.5f, -1.0f, 0.75f};
   const std::vector<Token> history = {0};
@@ -461,7 +461,7 @@ std::vector<Token> toy_sample(const s::SamplingConfig& c, std::size_t steps) {
 
 }  // namespace
 
-TEST_CASE("The same seed gives the same tokens; another seed others", "[sampling][seed][C6]") {
+TEST_CASE("Same seed, same tokens, and another seed, other tokens", "[sampling][seed][C6]") {
   s::SamplingConfig c;
   c.temperature = 1.3;
   c.top_k = 20;
