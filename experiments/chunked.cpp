@@ -170,7 +170,7 @@ void sweep(std::span<const float> x, double reference, const ExactSum& exact, co
   f.ylabel = "|float32 total - exact sum|";
   f.logx = true;
   f.logy = true;
-  f.series = {{"abs_error", "error", "linespoints"}};
+  f.series = {{"abs_error", "error", values.size() > 64 ? "points" : "linespoints"}};
   f.caption = "Points where the total is the exact sum rounded to float32 with zero error are left out (log scale).";
   out.add_figure(std::move(f));
 }

@@ -17,8 +17,9 @@ namespace fplab::model {
 enum class ReductionPolicy {
   // "library": Eigen 3.4's products and reductions as they come (GEMM for
   // several rows, GEMV for one, Eigen's packet-wise .sum()), over whatever
-  // blocking Eigen picks for the shape. A row may get other bits alone than
-  // inside a batch: see eigen_probe.hpp.
+  // blocking Eigen picks for the shape; Eigen's own threading is off
+  // (model/CMakeLists.txt says why). A row gets other bits alone (GEMV)
+  // than inside a batch (GEMM): see eigen_probe.hpp.
   library,
   // "split-k": dot products in the order chunked(S, lanes(8), sequential)
   // of reductions/, where the number of splits S grows as the batch shrinks,

@@ -27,9 +27,7 @@ class Emulated {
   using value_type = double;
 
   Emulated() = default;  // binary32, round to nearest even
-  explicit Emulated(const RoundingOptions& accumulator) : o_(accumulator) {
-    validate(o_.format);
-  }
+  explicit Emulated(const RoundingOptions& accumulator) : o_(accumulator) { validate(o_.format); }
 
   double add(double a, double b) const { return round_sum(a, b, o_); }
   double sub(double a, double b) const { return round_sum(a, -b, o_); }

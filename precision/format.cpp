@@ -20,13 +20,13 @@ struct Alias {
 };
 
 constexpr std::array<Alias, 22> kAliases{{
-    {"fp32", &kFP32},      {"binary32", &kFP32},  {"float32", &kFP32},
-    {"float", &kFP32},     {"bf16", &kBF16},      {"bfloat16", &kBF16},
-    {"fp16", &kFP16},      {"binary16", &kFP16},  {"half", &kFP16},
-    {"float16", &kFP16},   {"tf32", &kTF32},      {"tensorfloat32", &kTF32},
-    {"e4m3", &kE4M3},      {"fp8-e4m3", &kE4M3},  {"e4m3fn", &kE4M3},
-    {"e5m2", &kE5M2},      {"fp8-e5m2", &kE5M2},  {"fp64", &kFP64},
-    {"binary64", &kFP64},  {"float64", &kFP64},   {"double", &kFP64},
+    {"fp32", &kFP32},          {"binary32", &kFP32}, {"float32", &kFP32},
+    {"float", &kFP32},         {"bf16", &kBF16},     {"bfloat16", &kBF16},
+    {"fp16", &kFP16},          {"binary16", &kFP16}, {"half", &kFP16},
+    {"float16", &kFP16},       {"tf32", &kTF32},     {"tensorfloat32", &kTF32},
+    {"e4m3", &kE4M3},          {"fp8-e4m3", &kE4M3}, {"e4m3fn", &kE4M3},
+    {"e5m2", &kE5M2},          {"fp8-e5m2", &kE5M2}, {"fp64", &kFP64},
+    {"binary64", &kFP64},      {"float64", &kFP64},  {"double", &kFP64},
     {"float8_e4m3fn", &kE4M3},
 }};
 
@@ -205,8 +205,6 @@ std::string_view to_string(Subnormals s) {
   return s == Subnormals::supported ? "supported" : "flushed";
 }
 std::string_view to_string(Specials s) { return s == Specials::ieee ? "ieee" : "fn"; }
-std::string_view to_string(Overflow o) {
-  return o == Overflow::infinity ? "infinity" : "saturate";
-}
+std::string_view to_string(Overflow o) { return o == Overflow::infinity ? "infinity" : "saturate"; }
 
 }  // namespace fplab

@@ -171,8 +171,8 @@ double decode(std::uint64_t bits, const Format& f) {
   const double sign = negative ? -1.0 : 1.0;
   if (field == ones && (f.specials == Specials::ieee || mant == (std::uint64_t{1} << t) - 1)) {
     if (f.specials == Specials::ieee && mant == 0) return sign * kInf;
-    const std::uint64_t payload = f.specials == Specials::ieee ? mant << (53 - f.precision)
-                                                               : std::uint64_t{1} << 51;
+    const std::uint64_t payload =
+        f.specials == Specials::ieee ? mant << (53 - f.precision) : std::uint64_t{1} << 51;
     return std::bit_cast<double>((negative ? std::uint64_t{1} << 63 : 0) |
                                  (std::uint64_t{0x7FF} << 52) | payload);
   }

@@ -217,9 +217,10 @@ inline double finish(bool negative, std::uint64_t k, std::uint64_t frac, bool st
     }
   }
   if (k == 0) return with_sign(negative, 0.0);
-  const int e_r = q + static_cast<int>(std::bit_width(k)) - 1;  // exponent of the result
+  const int e_r = q + static_cast<int>(std::bit_width(k)) - 1;         // exponent of the result
   if (!P.subnormals && e_r < P.emin) return with_sign(negative, 0.0);  // flush to zero
-  if (e_r > P.emax || (e_r == P.emax && k > P.k_max)) return overflow_result(negative, o.rounding, P);
+  if (e_r > P.emax || (e_r == P.emax && k > P.k_max))
+    return overflow_result(negative, o.rounding, P);
   return with_sign(negative, static_cast<double>(k) * pow2(q));
 }
 
@@ -312,7 +313,8 @@ Rounding parse_rounding(std::string_view text) {
   std::string s(text);
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   std::replace(s.begin(), s.end(), '_', '-');
-  if (s == "rne" || s == "nearest" || s == "nearest-even" || s == "rn") return Rounding::nearest_even;
+  if (s == "rne" || s == "nearest" || s == "nearest-even" || s == "rn")
+    return Rounding::nearest_even;
   if (s == "rtz" || s == "rz" || s == "toward-zero" || s == "zero" || s == "trunc") {
     return Rounding::toward_zero;
   }

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -30,8 +31,9 @@ namespace detail {
 //     "blocks", up to 64 of them to a "window";
 //  2. evaluates the blocks of a window four at a time, blocks of one size
 //     side by side in the lanes of SIMD vectors (lane l holding block l;
-//     4 floats or 2 doubles a vector): rows of terms are loaded and
-//     transposed, and each vector addition then performs one addition of
+//     4 floats or 2 doubles a vector: for floats rows of terms are loaded
+//     and transposed, for doubles each column is loaded into a register's
+//     two halves), and each vector addition then performs one addition of
 //     the tree in every lane;
 //  3. adds the blocks' sums by the window's tree, and windows by the top.
 // pairwise(1) blocks are unrolled at compile time, one function per size
@@ -70,24 +72,22 @@ inline void make_block_plan(PairwiseBlockPlan& p, std::size_t q, std::size_t lea
   walk(walk, 0, q, 0);
 }
 
-// The blocks of a window of m terms: their offsets, and their indices
-// ordered by size (the `small` ones of q0 terms first, then those of q0 + 1).
+// The blocks of a window of m terms: their offsets and whether they have
+// q0 + 1 terms (rather than q0).
 struct PairwiseWindowPlan {
   std::size_t m = 0, depth = 0;  // what it is the plan of: m terms, blocks at `depth`
-  std::size_t small = 0;
   std::array<std::uint32_t, 64> offset{};
-  std::array<std::uint8_t, 64> by_size{};
+  std::array<std::uint8_t, 64> large{};
 };
 
 inline void make_window_plan(PairwiseWindowPlan& p, std::size_t m, std::size_t depth, std::size_t q0) {
   p.m = m;
   p.depth = depth;
-  std::array<std::uint8_t, 64> size{};
   std::size_t count = 0;
   const auto walk = [&](const auto& self, std::size_t off, std::size_t len, std::size_t d) -> void {
     if (d == depth) {
       p.offset[count] = static_cast<std::uint32_t>(off);
-      size[count] = static_cast<std::uint8_t>(len);
+      p.large[count] = len != q0 ? 1 : 0;
       ++count;
       return;
     }
@@ -95,14 +95,6 @@ inline void make_window_plan(PairwiseWindowPlan& p, std::size_t m, std::size_t d
     self(self, off + len / 2, len - len / 2, d + 1);
   };
   walk(walk, 0, m, 0);
-  std::size_t k = 0;
-  for (std::size_t b = 0; b < count; ++b) {
-    if (size[b] == q0) p.by_size[k++] = static_cast<std::uint8_t>(b);
-  }
-  p.small = k;
-  for (std::size_t b = 0; b < count; ++b) {
-    if (size[b] != q0) p.by_size[k++] = static_cast<std::uint8_t>(b);
-  }
 }
 
 // W x W transpose: element j of row l -> element l of column j.
@@ -167,7 +159,7 @@ void pairwise_group_q(const Terms& term, const std::size_t* start, T* out) {
       pairwise_columns<T>(term, start + g, Q, column);
       r = pairwise_tree<0, Q>([&](std::size_t i) { return column[i]; });
     }
-    for (std::size_t l = 0; l < W; ++l) out[g + l] = r[l];
+    std::memcpy(out + g, &r, sizeof r);  // (clang scalarises the tree for a lane-by-lane copy)
   }
 }
 
@@ -196,7 +188,7 @@ void pairwise_group_plan(const Terms& term, const std::size_t* start, T* out, co
     for (std::size_t width = count; width > 1; width /= 2) {
       for (std::size_t k = 0; k < width / 2; ++k) s[k] = s[2 * k] + s[2 * k + 1];
     }
-    for (std::size_t l = 0; l < W; ++l) out[g + l] = s[0][l];
+    std::memcpy(out + g, &s[0], sizeof s[0]);
   }
 }
 
@@ -283,15 +275,22 @@ class PairwiseSimd {
     const PairwiseWindowPlan& plan = window_plan(m);
     const std::size_t count = std::size_t{1} << in_window_;
     T sums[64];
-    for (std::size_t c = 0; c < 2; ++c) {  // blocks of q0 terms, then of q0 + 1
-      const std::size_t from = c == 0 ? 0 : plan.small;
-      const std::size_t to = c == 0 ? plan.small : count;
+    // Blocks are queued by size and evaluated four at a time. Floats: each
+    // queue is run once, at the end (a window of floats fits the L1 cache,
+    // and one size after the other keeps the call target predictable).
+    // Doubles: a queue runs as soon as it holds four, so that reads move
+    // forward through the window (which is larger than L1).
+    constexpr std::size_t batch = simd::kWidth<T> == 4 ? 64 : G;
+    std::uint8_t queue[2][64 + G];
+    std::size_t queued[2] = {0, 0};
+    const auto run = [&](std::size_t c) {
       const std::size_t q = q0_ + c;
-      for (std::size_t g = from; g < to; g += G) {
+      for (std::size_t g = 0; g < queued[c]; g += G) {
+        std::uint8_t* block = queue[c] + g;
+        const std::size_t real = queued[c] - g < G ? queued[c] - g : G;
         std::size_t start[G];
-        std::uint8_t block[G];
         for (std::size_t l = 0; l < G; ++l) {
-          block[l] = plan.by_size[g + l < to ? g + l : to - 1];  // a short group repeats its last
+          if (l >= real) block[l] = block[real - 1];  // a short group repeats its last
           start[l] = begin + plan.offset[block[l]];
         }
         T out[G];
@@ -300,8 +299,17 @@ class PairwiseSimd {
         } else {
           group_copied(start, q, out);
         }
-        for (std::size_t l = 0; l < G; ++l) sums[block[l]] = out[l];
+        for (std::size_t l = 0; l < real; ++l) sums[block[l]] = out[l];
       }
+      queued[c] = 0;
+    };
+    for (std::size_t b = 0; b < count; ++b) {
+      const std::size_t c = plan.large[b];
+      queue[c][queued[c]++] = static_cast<std::uint8_t>(b);
+      if (queued[c] == batch) run(c);
+    }
+    for (std::size_t c = 0; c < 2; ++c) {
+      if (queued[c] != 0) run(c);
     }
     for (std::size_t width = count; width > 1; width /= 2) {
       for (std::size_t k = 0; k < width / 2; ++k) sums[k] = a_.add(sums[2 * k], sums[2 * k + 1]);

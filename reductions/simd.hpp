@@ -49,13 +49,6 @@ inline Vec<T> load(const T* p) {
   return v;
 }
 
-template <class T>
-inline Vec<T> splat(T value) {
-  Vec<T> v;
-  for (std::size_t i = 0; i < kWidth<T>; ++i) v[i] = value;
-  return v;
-}
-
 // Terms i .. i + kWidth - 1 as one vector.
 template <class T>
 inline Vec<T> terms_at(const SumTerms<T>& t, std::size_t i) {

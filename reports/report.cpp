@@ -355,8 +355,12 @@ std::string gnuplot_script(const ExperimentRecord& e, const Figure& f, const std
       << "set output " << gp_quote(svg_path) << "\n"
       << "set title " << gp_quote(f.title) << "\n"
       << "set xlabel " << gp_quote(f.xlabel) << "\nset ylabel " << gp_quote(f.ylabel) << "\n"
-      << "set grid\nset key outside right top\nset datafile missing '?'\n";
-  if (f.logx) out << "set logscale x\nset format x '%g'\n";
+      << "set grid\nset key below\nset datafile missing '?'\n";
+  if (f.logx) {
+    out << "set logscale x\nset format x '%g'\n";
+  } else {
+    out << "set xtics rotate by -30\n";
+  }
   if (f.logy) out << "set logscale y\nset format y '%.0e'\n";
   out << "$data << EOD\n";
   const auto number = [&](double v, bool log) {

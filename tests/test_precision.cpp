@@ -73,7 +73,8 @@ TEST_CASE("named formats: parameters and limits", "[precision]") {
 }
 
 TEST_CASE("parse_format: names, parameters, modifiers, errors", "[precision]") {
-  for (const char* s : {"fp32", "binary32", "float32", "FP32"}) CHECK(fplab::parse_format(s) == fplab::kFP32);
+  for (const char* s : {"fp32", "binary32", "float32", "FP32"})
+    CHECK(fplab::parse_format(s) == fplab::kFP32);
   for (const char* s : {"bf16", "bfloat16"}) CHECK(fplab::parse_format(s) == fplab::kBF16);
   for (const char* s : {"fp16", "binary16", "half"}) CHECK(fplab::parse_format(s) == fplab::kFP16);
   CHECK(fplab::parse_format("tf32") == fplab::kTF32);
@@ -101,9 +102,9 @@ TEST_CASE("parse_format: names, parameters, modifiers, errors", "[precision]") {
   CHECK(ftz.name == "p=11,emax=15,emin=-14,subnormals=off");
   CHECK(fplab::parse_format(ftz.name) == ftz);
 
-  for (const char* bad : {"", "bogus", "p=11", "emax=15", "p=54,emax=15", "p=x,emax=3",
-                          "bf16,p=3", "bf16,foo=1", "p=11,emax=2000", "p=2,emax=3,specials=fn",
-                          "bf16,subnormals=maybe"}) {
+  for (const char* bad :
+       {"", "bogus", "p=11", "emax=15", "p=54,emax=15", "p=x,emax=3", "bf16,p=3", "bf16,foo=1",
+        "p=11,emax=2000", "p=2,emax=3,specials=fn", "bf16,subnormals=maybe"}) {
     INFO(bad);
     try {
       (void)fplab::parse_format(bad);
@@ -138,7 +139,7 @@ TEST_CASE("claim A5: bf16 spacing at 16 is 0.125, largest rounding error 0.0625"
   CHECK(fplab::spacing(16.07, fplab::kBF16) == 0.125);
   CHECK(fplab::max_rounding_error(16.07, fplab::kBF16) == 0.0625);
   // The bound is attained: the midpoint 16.0625 is 0.0625 from both neighbours.
-  CHECK(rnd(16.0625, fplab::kBF16) == 16.0);  // tie: 16 has the even significand
+  CHECK(rnd(16.0625, fplab::kBF16) == 16.0);   // tie: 16 has the even significand
   CHECK(rnd(16.1875, fplab::kBF16) == 16.25);  // tie: 16.25 is even
   CHECK(std::abs(16.0625 - rnd(16.0625, fplab::kBF16)) == 0.0625);
   const auto n = fplab::neighbours(16.07, fplab::kBF16);
@@ -221,7 +222,8 @@ TEST_CASE("bit fields, encode and decode", "[precision]") {
       if (!std::isnan(v) && !same(rnd(v, f), v)) ++bad;
       // (NaNs aside: widening a signalling NaN to double quiets it.)
       if (f == fplab::kBF16 && !std::isnan(v) &&
-          bits(v) != bits(static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(code << 16))))) {
+          bits(v) != bits(static_cast<double>(
+                         std::bit_cast<float>(static_cast<std::uint32_t>(code << 16))))) {
         ++bad;
       }
     }
@@ -289,8 +291,7 @@ TEST_CASE("rounding modes, overflow and specials", "[precision]") {
   CHECK(bits(rnd(payload, fplab::kE4M3)) == 0x7FF8000000000000);
 }
 
-TEST_CASE("single and double rounding: via float differs, as Eigen's casts do",
-          "[precision]") {
+TEST_CASE("single and double rounding: via float differs, as Eigen's casts do", "[precision]") {
   // 1 + 2^-8 + 2^-30 is just above the bf16 midpoint 1 + 2^-8: one rounding
   // goes up; through float the 2^-30 is lost first and the tie goes to even.
   const double x = 1 + 0x1p-8 + 0x1p-30;
@@ -330,22 +331,22 @@ TEST_CASE("round(float) equals round(double) and refuses wider formats", "[preci
                   std::invalid_argument);
 }
 
-TEST_CASE("round_sum, round_product and round_exact agree with ExactSum::round",
-          "[precision]") {
+TEST_CASE("round_sum, round_product and round_exact agree with ExactSum::round", "[precision]") {
   // Two independent implementations: precision/'s own rounding of a+b, a*b
   // (TwoSum, integer product) and ExactSum::round with the BinaryFormat.
   std::mt19937_64 gen(11);
   std::uniform_int_distribution<int> expo(-40, 40);
   std::normal_distribution<double> normal;
-  const std::vector<Format> formats{fplab::kFP32, fplab::kBF16, fplab::kFP16, fplab::kTF32,
-                                    fplab::kE5M2, fplab::parse_format("p=11,emax=15,subnormals=off")};
+  const std::vector<Format> formats{
+      fplab::kFP32, fplab::kBF16, fplab::kFP16,
+      fplab::kTF32, fplab::kE5M2, fplab::parse_format("p=11,emax=15,subnormals=off")};
   int bad = 0;
   for (int i = 0; i < 50000; ++i) {
     const double a = std::ldexp(normal(gen), expo(gen));
     const double b = std::ldexp(normal(gen), expo(gen));
     for (const Format& f : formats) {
-      for (Rounding r : {Rounding::nearest_even, Rounding::toward_zero, Rounding::up,
-                         Rounding::down}) {
+      for (Rounding r :
+           {Rounding::nearest_even, Rounding::toward_zero, Rounding::up, Rounding::down}) {
         const RoundingOptions o{f, r};
         fplab::ExactSum s;
         s.add(a);
@@ -451,7 +452,8 @@ TEST_CASE("stochastic rounding is unbiased", "[precision][stochastic]") {
   double sum_error = 0;
   for (int i = 0; i < kN; ++i) {
     const double x = uni(gen);
-    sum_error += fplab::round(x, RoundingOptions{fplab::kBF16, Rounding::stochastic, false, 42}) - x;
+    sum_error +=
+        fplab::round(x, RoundingOptions{fplab::kBF16, Rounding::stochastic, false, 42}) - x;
   }
   // |error| < q, so its variance is below q^2/4.
   CHECK(std::abs(sum_error / kN) <= 5 * (q / 2) / std::sqrt(kN));
@@ -499,7 +501,8 @@ TEST_CASE("stochastic rounding: same seed, same bits, at 1 and 2 threads",
   const fplab::Emulated acc{RoundingOptions{fplab::kBF16, Rounding::stochastic, false, 99}};
   const std::span<const double> xs(stored);
   const double threaded = fplab::sum(fplab::parse_strategy("parallel(2)"), xs, acc);
-  const double serial = fplab::sum(fplab::parse_strategy("chunked(2,sequential,sequential)"), xs, acc);
+  const double serial =
+      fplab::sum(fplab::parse_strategy("chunked(2,sequential,sequential)"), xs, acc);
   CHECK(same(threaded, serial));
   CHECK(same(threaded, fplab::sum(fplab::parse_strategy("parallel(2)"), xs, acc)));
 }

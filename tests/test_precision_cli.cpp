@@ -57,7 +57,8 @@ TEST_CASE("fplab round: all formats by default, several values, modes", "[cli][p
   // Double rounding through float, visible from the command line.
   r = run_fplab("round --json -F bf16 0x1.0100004p+0");
   REQUIRE(r.exit_code == 0);
-  CHECK(nlohmann::json::parse(r.output)["values"][0]["formats"][0]["rounded"]["hex"] == "0x1.02p+0");
+  CHECK(nlohmann::json::parse(r.output)["values"][0]["formats"][0]["rounded"]["hex"] ==
+        "0x1.02p+0");
   r = run_fplab("round --json --via-float -F bf16 0x1.0100004p+0");
   REQUIRE(r.exit_code == 0);
   CHECK(nlohmann::json::parse(r.output)["values"][0]["formats"][0]["rounded"]["hex"] == "0x1p+0");

@@ -78,7 +78,9 @@ TEST_CASE("Emulated: bf16 storage, fp32 and bf16 accumulators, every strategy",
   const auto y = fplab::to_format(std::span<const float>(raw_y), storage);
   const std::span<const double> xs(x);
   const std::span<const double> ys(y);
-  for (double v : x) REQUIRE(same(v, static_cast<double>(static_cast<float>(Eigen::bfloat16(static_cast<float>(v))))));
+  for (double v : x)
+    REQUIRE(
+        same(v, static_cast<double>(static_cast<float>(Eigen::bfloat16(static_cast<float>(v))))));
 
   const Emulated bf16_acc{RoundingOptions{fplab::kBF16}};
   const Emulated fp32_acc{RoundingOptions{fplab::kFP32}};
@@ -88,7 +90,8 @@ TEST_CASE("Emulated: bf16 storage, fp32 and bf16 accumulators, every strategy",
   double s_fp32 = 0;
   float s_native = 0;
   for (double v : x) {
-    s_bf16 = static_cast<float>(Eigen::bfloat16(static_cast<float>(s_bf16) + static_cast<float>(v)));
+    s_bf16 =
+        static_cast<float>(Eigen::bfloat16(static_cast<float>(s_bf16) + static_cast<float>(v)));
     s_fp32 = static_cast<float>(s_fp32) + static_cast<float>(v);
     s_native += static_cast<float>(v);
   }
@@ -141,7 +144,8 @@ TEST_CASE("Emulated fp32 equals Native<float> bit for bit, every order", "[preci
     CHECK(same(fplab::dot(s, std::span<const double>(xd), std::span<const double>(yd), fp32),
                static_cast<double>(native_dot)));
   }
-  for (const char* spec : {"pairwise(8)", "lanes(16)", "chunked(16,numpy,sequential)", "parallel(3)"}) {
+  for (const char* spec :
+       {"pairwise(8)", "lanes(16)", "chunked(16,numpy,sequential)", "parallel(3)"}) {
     INFO(spec);
     const auto s = fplab::parse_strategy(spec);
     CHECK(same(fplab::sum(s, std::span<const double>(xd), fp32),
@@ -160,14 +164,15 @@ TEST_CASE("Emulated: directed and stochastic accumulators bracket the nearest on
   const double down = fplab::sum(s, xs, Emulated{RoundingOptions{fplab::kFP32, Rounding::down}});
   const double up = fplab::sum(s, xs, Emulated{RoundingOptions{fplab::kFP32, Rounding::up}});
   const double nearest = fplab::sum(s, xs, Emulated{RoundingOptions{fplab::kFP32}});
-  const double exact = fplab::sum(fplab::parse_strategy("exact"), xs, Emulated{RoundingOptions{fplab::kFP64}});
+  const double exact =
+      fplab::sum(fplab::parse_strategy("exact"), xs, Emulated{RoundingOptions{fplab::kFP64}});
   CHECK(down <= exact);
   CHECK(exact <= up);
   CHECK(down <= nearest);
   CHECK(nearest <= up);
   for (std::uint64_t seed = 0; seed < 5; ++seed) {
-    const double sr =
-        fplab::sum(s, xs, Emulated{RoundingOptions{fplab::kFP32, Rounding::stochastic, false, seed}});
+    const double sr = fplab::sum(
+        s, xs, Emulated{RoundingOptions{fplab::kFP32, Rounding::stochastic, false, seed}});
     CHECK(down <= sr);
     CHECK(sr <= up);
   }

@@ -95,7 +95,7 @@ TEST_CASE("exhaustive: float to fp16 (nearest even) equals Eigen::half and F16C,
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   WARN("float -> fp16 sweep (Eigen::half and F16C): " << checked << " floats in " << seconds
-                                                       << " s");
+                                                      << " s");
   REQUIRE(mismatches_eigen == 0);
   CHECK(nan_rule_broken == 0);
   if (kFullSweep) {

@@ -27,20 +27,20 @@
 
 namespace {
 
+using boost::multiprecision::cpp_int;
 using fplab::Format;
 using fplab::Rounding;
 using fplab::RoundingOptions;
-using boost::multiprecision::cpp_int;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // A format as its encoding describes it.
 struct RefFormat {
-  int w;  // exponent field bits
-  int t;  // trailing significand bits
-  bool fn = false;          // no infinities; all-ones exponent holds finite values but the NaN
-  bool flush = false;       // no subnormals: round to t+1 bits, then flush below 2^emin
-  bool saturate = false;    // overflow gives +-max
+  int w;                  // exponent field bits
+  int t;                  // trailing significand bits
+  bool fn = false;        // no infinities; all-ones exponent holds finite values but the NaN
+  bool flush = false;     // no subnormals: round to t+1 bits, then flush below 2^emin
+  bool saturate = false;  // overflow gives +-max
   [[nodiscard]] int bias() const { return (1 << (w - 1)) - 1; }
   // Encodings of the non-negative finite values are 0..last(); last()+1 is
   // the next value the format would have (the overflow point).
@@ -135,8 +135,8 @@ struct Bracket {
   double lo;         // the value at or below |x|
   double hi;         // the next one (decode(last()+1) past the largest)
   bool hi_overflows;
-  int nearer;        // -1: lo is nearer, +1: hi, 0: a tie
-  bool lo_even;      // lo has an even encoding
+  int nearer;    // -1: lo is nearer, +1: hi, 0: a tie
+  bool lo_even;  // lo has an even encoding
 };
 
 Bracket bracket(const RefFormat& f, double x) {
@@ -218,8 +218,8 @@ bool same(double a, double b) {
   return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
 }
 
-constexpr Rounding kDeterministic[] = {Rounding::nearest_even, Rounding::toward_zero,
-                                       Rounding::up, Rounding::down};
+constexpr Rounding kDeterministic[] = {Rounding::nearest_even, Rounding::toward_zero, Rounding::up,
+                                       Rounding::down};
 
 // Shared by the threads of a sweep.
 struct Tally {
@@ -339,11 +339,11 @@ std::vector<double> boundary_values(const RefFormat& f) {
       base.push_back(std::nextafter(v, kInf));
     }
   }
-  for (double v : {std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::min(),
-                   std::numeric_limits<double>::max(), kInf,
-                   std::numeric_limits<double>::quiet_NaN(),
-                   std::bit_cast<double>(std::uint64_t{0x7FF0000000000001}),  // signalling NaN
-                   std::bit_cast<double>(std::uint64_t{0x7FFABCDEF0123456})}) {
+  for (double v :
+       {std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::min(),
+        std::numeric_limits<double>::max(), kInf, std::numeric_limits<double>::quiet_NaN(),
+        std::bit_cast<double>(std::uint64_t{0x7FF0000000000001}),  // signalling NaN
+        std::bit_cast<double>(std::uint64_t{0x7FFABCDEF0123456})}) {
     base.push_back(v);
   }
   std::vector<double> out;
@@ -391,8 +391,8 @@ TEST_CASE("precision reference: every value and midpoint of the small formats",
     for (std::int64_t k = 0; k <= last; ++k) {
       const double v = c.ref.decode(k);
       const double mid = v + (c.ref.decode(k + 1) - v) / 2;
-      for (double x : {v, mid, std::nextafter(mid, 0.0), std::nextafter(mid, kInf),
-                       std::nextafter(v, kInf)}) {
+      for (double x :
+           {v, mid, std::nextafter(mid, 0.0), std::nextafter(mid, kInf), std::nextafter(v, kInf)}) {
         check(c, x, t, false);
         check(c, -x, t, false);
       }

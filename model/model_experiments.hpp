@@ -1,0 +1,173 @@
+// What the model experiments (model/*_experiment.cpp, claims B1-B5, B9)
+// share: the bundled model, the prompts, a one-thread guard, the batch
+// perturbation of one prompt's logits, gap statistics.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/decode.hpp"
+#include "model/policy.hpp"
+#include "model/transformer.hpp"
+
+namespace fplab::model::experiments {
+
+inline constexpr const char* kChapter = "chapter, Qwen2.5-0.5B-Instruct, CPU, float32";
+
+// Twelve prompts in the style of the training text (KJV); the fixed list
+// every model experiment draws its first N prompts from.
+inline constexpr std::array<std::string_view, 12> kPrompts = {
+    "In the beginning God created the heaven and the earth. ",
+    "And he said unto them, ",
+    "Blessed are the poor in spirit: ",
+    "The LORD is my shepherd; ",
+    "And it came to pass, when ",
+    "For God so loved the world, ",
+    "Then said Jesus unto his disciples, ",
+    "Hear, O Israel: ",
+    "And the king commanded ",
+    "Wherefore, my beloved brethren, ",
+    "Now the serpent was more subtil than ",
+    "Thus saith the LORD of hosts, ",
+};
+
+// Unrelated prompts that fill the other rows of a batch.
+inline constexpr std::array<std::string_view, 15> kFillers = {
+    "Honour thy father and thy mother",
+    "And the earth was without form, and void",
+    "Let not your heart be troubled",
+    "A soft answer turneth away wrath",
+    "Vanity of vanities, saith the Preacher",
+    "And Moses went up unto God",
+    "By the rivers of Babylon",
+    "Behold, I stand at the door, and knock",
+    "Ask, and it shall be given you",
+    "The heavens declare the glory of God",
+    "And David said to Saul",
+    "Praise ye the LORD",
+    "Go to the ant, thou sluggard",
+    "In my Father's house are many mansions",
+    "And Jacob went out from Beersheba",
+};
+
+inline const Model& bundled_model() {
+  static const Model m = Model::load();
+  return m;
+}
+
+// While alive, OpenMP runs one thread (decoding a few rows at a time costs
+// more to share than it saves; the bits do not depend on the thread count).
+class OneThread {
+ public:
+  OneThread() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~OneThread() { omp_set_num_threads(saved_); }
+  OneThread(const OneThread&) = delete;
+  OneThread& operator=(const OneThread&) = delete;
+
+ private:
+  int saved_;
+};
+
+inline std::vector<std::vector<Token>> encode_prompts(const Model& m, std::size_t n) {
+  if (n > kPrompts.size()) throw std::invalid_argument("at most 12 prompts");
+  std::vector<std::vector<Token>> out;
+  for (std::size_t i = 0; i < n; ++i) out.push_back(m.tokenizer().encode(kPrompts[i]));
+  return out;
+}
+
+// How the logits after `prompt` change when it shares a batch of `batch`
+// rows with unrelated prompts (it is row 0) rather than running alone.
+struct Perturbation {
+  std::int64_t differing = 0;  // logits whose bits differ
+  double max_change = 0;       // largest |difference| (exact: two nearby floats)
+};
+
+inline Perturbation compare_logits(std::span<const float> a, std::span<const float> b) {
+  Perturbation p;
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    if (a[j] != b[j]) ++p.differing;
+    p.max_change = std::max(p.max_change, std::abs(static_cast<double>(a[j]) - static_cast<double>(b[j])));
+  }
+  return p;
+}
+
+inline Perturbation batch_perturbation(const Model& m, Policy policy, const std::vector<Token>& prompt,
+                                       std::size_t batch) {
+  const std::vector<std::vector<Token>> alone{prompt};
+  const auto a = last_logits(m, policy, alone);
+  std::vector<std::vector<Token>> rows{prompt};
+  for (std::size_t i = 1; i < batch; ++i) rows.push_back(m.tokenizer().encode(kFillers[(i - 1) % kFillers.size()]));
+  const auto b = last_logits(m, policy, rows);
+  return compare_logits(a[0], b[0]);
+}
+
+// The largest batching perturbation of a policy over the given batch sizes.
+inline double largest_batch_change(const Model& m, Policy policy, const std::vector<Token>& prompt,
+                                   std::span<const std::size_t> batches) {
+  double d = 0;
+  for (const std::size_t b : batches) d = std::max(d, batch_perturbation(m, policy, prompt, b).max_change);
+  return d;
+}
+
+inline std::vector<Token> heldout_tokens(const Model& m) {
+  const auto path = model_path().parent_path() / "heldout.txt";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument("cannot read " + path.string());
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return m.tokenizer().encode(text);
+}
+
+// Nearest-rank percentile of sorted values (p in (0, 100]).
+inline double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+// How many of the sorted values lie strictly below x.
+inline std::int64_t count_below(const std::vector<double>& sorted, double x) {
+  return static_cast<std::int64_t>(std::lower_bound(sorted.begin(), sorted.end(), x) - sorted.begin());
+}
+
+inline double share_below(const std::vector<double>& sorted, double x) {
+  return sorted.empty() ? 0.0 : static_cast<double>(count_below(sorted, x)) / static_cast<double>(sorted.size());
+}
+
+// Gaps of every greedy step, sorted.
+inline std::vector<double> greedy_gaps(const GreedyResult& r) {
+  std::vector<double> g;
+  for (const auto& seq : r.steps)
+    for (const auto& s : seq) g.push_back(static_cast<double>(s.gap()));
+  std::sort(g.begin(), g.end());
+  return g;
+}
+
+inline std::vector<double> scored_gaps(const std::vector<PositionScore>& scores) {
+  std::vector<double> g;
+  g.reserve(scores.size());
+  for (const auto& s : scores) g.push_back(static_cast<double>(s.top.gap()));
+  std::sort(g.begin(), g.end());
+  return g;
+}
+
+// First step at which two token sequences differ (their length if none).
+inline std::size_t first_difference(const std::vector<Token>& a, const std::vector<Token>& b) {
+  std::size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  return i;
+}
+
+}  // namespace fplab::model::experiments

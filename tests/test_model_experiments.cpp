@@ -1,0 +1,58 @@
+// The model experiments (model/*_experiment.cpp) in --quick mode on the
+// bundled model: their headline figures, pinned.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "experiments/experiment.hpp"
+#include "model/transformer.hpp"
+
+namespace {
+
+fplab::ExperimentRecord run_quick(const std::string& id) {
+  const auto plan = fplab::plan_runs({id}, true, {});
+  REQUIRE(plan.size() == 1);
+  return fplab::run_experiment(plan.front(), true, false);
+}
+
+const fplab::Verdict* verdict(const fplab::ExperimentRecord& r, const std::string& claim) {
+  for (const auto& v : r.verdicts)
+    if (v.claim == claim) return &v;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("batch-variance: repeats agree, batch-invariant moves nothing, the others do", "[model][experiments][B1][B2]") {
+  REQUIRE(std::filesystem::exists(fplab::model::model_path()));
+  const auto r = run_quick("batch-variance");
+  CHECK(r.table("repeats")->get("20", "identical")->as_int() == 20);
+  for (const int b : {2, 4, 8, 16}) {
+    INFO(b);
+    CHECK(r.table("batching")->get("batch-invariant batch " + std::to_string(b), "differing")->as_int() == 0);
+    CHECK(r.table("batching")->get("batch-invariant batch " + std::to_string(b), "max_change")->as_f64() == 0.0);
+  }
+  for (const auto* v : {verdict(r, "B1"), verdict(r, "B2"), verdict(r, "B9")}) REQUIRE(v != nullptr);
+  CHECK(verdict(r, "B1")->status == fplab::Status::reproduced);
+}
+
+TEST_CASE("top2-gaps, precision-flips, flip-prediction: verdicts and consistent figures", "[model][experiments]") {
+  const auto g = run_quick("top2-gaps");
+  REQUIRE(verdict(g, "B3") != nullptr);
+  REQUIRE(verdict(g, "B4") != nullptr);
+  CHECK(g.table("stats")->get("greedy", "n")->as_int() == 3 * 20);
+  CHECK(g.table("stats")->get("teacher-forced", "n")->as_int() == 5000);
+  CHECK(g.table("stats")->get("greedy", "min")->as_f64() >= 0.0);
+
+  const auto p = run_quick("precision-flips");
+  REQUIRE(verdict(p, "B5") != nullptr);
+  CHECK(p.table("texts")->rows.size() == 2);
+
+  const auto f = run_quick("flip-prediction");
+  const auto* t = f.table("flips");
+  REQUIRE(t != nullptr);
+  // batch-invariant: no perturbation, no flip.
+  CHECK(t->get("batch-invariant fp32: alone vs batch of 2", "delta")->as_f64() == 0.0);
+  CHECK(t->get("batch-invariant fp32: alone vs batch of 2", "flips")->as_int() == 0);
+}
