@@ -72,22 +72,24 @@ inline void make_block_plan(PairwiseBlockPlan& p, std::size_t q, std::size_t lea
   walk(walk, 0, q, 0);
 }
 
-// The blocks of a window of m terms: their offsets and whether they have
-// q0 + 1 terms (rather than q0).
+// The blocks of a window of m terms: their offsets, and their indices
+// ordered by size (the `small` ones of q0 terms first, then those of q0 + 1).
 struct PairwiseWindowPlan {
   std::size_t m = 0, depth = 0;  // what it is the plan of: m terms, blocks at `depth`
+  std::size_t small = 0;
   std::array<std::uint32_t, 64> offset{};
-  std::array<std::uint8_t, 64> large{};
+  std::array<std::uint8_t, 64> by_size{};
 };
 
 inline void make_window_plan(PairwiseWindowPlan& p, std::size_t m, std::size_t depth, std::size_t q0) {
   p.m = m;
   p.depth = depth;
+  std::array<std::uint8_t, 64> size{};
   std::size_t count = 0;
   const auto walk = [&](const auto& self, std::size_t off, std::size_t len, std::size_t d) -> void {
     if (d == depth) {
       p.offset[count] = static_cast<std::uint32_t>(off);
-      p.large[count] = len != q0 ? 1 : 0;
+      size[count] = static_cast<std::uint8_t>(len);
       ++count;
       return;
     }
@@ -95,6 +97,14 @@ inline void make_window_plan(PairwiseWindowPlan& p, std::size_t m, std::size_t d
     self(self, off + len / 2, len - len / 2, d + 1);
   };
   walk(walk, 0, m, 0);
+  std::size_t k = 0;
+  for (std::size_t b = 0; b < count; ++b) {
+    if (size[b] == q0) p.by_size[k++] = static_cast<std::uint8_t>(b);
+  }
+  p.small = k;
+  for (std::size_t b = 0; b < count; ++b) {
+    if (size[b] != q0) p.by_size[k++] = static_cast<std::uint8_t>(b);
+  }
 }
 
 // W x W transpose: element j of row l -> element l of column j.
@@ -275,22 +285,18 @@ class PairwiseSimd {
     const PairwiseWindowPlan& plan = window_plan(m);
     const std::size_t count = std::size_t{1} << in_window_;
     T sums[64];
-    // Blocks are queued by size and evaluated four at a time. Floats: each
-    // queue is run once, at the end (a window of floats fits the L1 cache,
-    // and one size after the other keeps the call target predictable).
-    // Doubles: a queue runs as soon as it holds four, so that reads move
-    // forward through the window (which is larger than L1).
-    constexpr std::size_t batch = simd::kWidth<T> == 4 ? 64 : G;
-    std::uint8_t queue[2][64 + G];
-    std::size_t queued[2] = {0, 0};
-    const auto run = [&](std::size_t c) {
+    // All blocks of q0 terms, then all of q0 + 1, four at a time. (Taking
+    // the blocks in memory order instead, each size queued until it has
+    // four, measured 15-25% slower at n = 10^5..10^6.)
+    for (std::size_t c = 0; c < 2; ++c) {
+      const std::size_t from = c == 0 ? 0 : plan.small;
+      const std::size_t to = c == 0 ? plan.small : count;
       const std::size_t q = q0_ + c;
-      for (std::size_t g = 0; g < queued[c]; g += G) {
-        std::uint8_t* block = queue[c] + g;
-        const std::size_t real = queued[c] - g < G ? queued[c] - g : G;
+      for (std::size_t g = from; g < to; g += G) {
         std::size_t start[G];
+        std::uint8_t block[G];
         for (std::size_t l = 0; l < G; ++l) {
-          if (l >= real) block[l] = block[real - 1];  // a short group repeats its last
+          block[l] = plan.by_size[g + l < to ? g + l : to - 1];  // a short group repeats its last
           start[l] = begin + plan.offset[block[l]];
         }
         T out[G];
@@ -299,17 +305,8 @@ class PairwiseSimd {
         } else {
           group_copied(start, q, out);
         }
-        for (std::size_t l = 0; l < real; ++l) sums[block[l]] = out[l];
+        for (std::size_t l = 0; l < G; ++l) sums[block[l]] = out[l];
       }
-      queued[c] = 0;
-    };
-    for (std::size_t b = 0; b < count; ++b) {
-      const std::size_t c = plan.large[b];
-      queue[c][queued[c]++] = static_cast<std::uint8_t>(b);
-      if (queued[c] == batch) run(c);
-    }
-    for (std::size_t c = 0; c < 2; ++c) {
-      if (queued[c] != 0) run(c);
     }
     for (std::size_t width = count; width > 1; width /= 2) {
       for (std::size_t k = 0; k < width / 2; ++k) sums[k] = a_.add(sums[2 * k], sums[2 * k + 1]);
