@@ -189,16 +189,17 @@ def main():
                 continue
             ok = r <= limit
             missed += not ok
-            cells += [f"{r:.2f}x ({note})", "met" if ok else f"**missed** ({(r / limit - 1) * 100:.0f}% over)"]
+            cells += [f"{r:.2f}x ({note})", "met" if ok else f"**missed** ({(r / limit - 1) * 100:.1f}% over)"]
         emit(f"| {name} | " + " | ".join(cells) + " |")
     emit("")
     if orders:
         emit("Order enumeration (experiments/orders.hpp), all n! orders, target 12! = 479,001,600 orders "
-             "in under 10 s on 2 cores. Wall time depends on what else the machine runs; the estimate "
-             "for idle cores is the CPU time of all threads divided by the threads.")
+             "in under 10 s on 2 cores, judged by the wall time. On a shared machine that is pessimistic; "
+             "the CPU time of all threads divided by the threads is shown as the optimistic estimate "
+             "(it assumes the threads would scale perfectly on idle cores).")
         emit("")
-        emit("| orders | n! | wall s | CPU s (all threads) | threads | est. s on idle cores | "
-             "orders/s (est.) | 12! < 10 s |")
+        emit("| orders | n! | wall s | CPU s (all threads) | threads | CPU s / threads | "
+             "orders per wall s | 12! < 10 s (wall) |")
         emit("|---|---|---|---|---|---|---|---|")
         for (t, s_, size) in sorted(orders, key=lambda k: (k[0] != "float", k[1], k[2])):
             o = orders[(t, s_, size)]
@@ -207,14 +208,14 @@ def main():
                 fact *= k
             est = o["cpu_s"] / o["threads"] if o["cpu_s"] and o["threads"] else None
             verdict = "-"
-            if size == 12 and est is not None:
-                ok = est < 10.0
+            if size == 12:
+                ok = o["wall_s"] < 10.0
                 missed += not ok
-                verdict = "met" if ok else f"**missed** ({est / 10.0:.1f}x)"
+                verdict = "met" if ok else f"**missed** ({o['wall_s'] / 10.0:.2f}x)"
             emit(f"| {t} {s_} n={size} | {fact:,} | {o['wall_s']:.3f} | "
                  + (f"{o['cpu_s']:.3f}" if o["cpu_s"] is not None else "-")
                  + f" | {o['threads'] or '-'} | " + (f"{est:.3f}" if est else "-")
-                 + " | " + (f"{fact / est:.3g}" if est else "-") + f" | {verdict} |")
+                 + f" | {fact / o['wall_s']:.3g} | {verdict} |")
         emit("")
 
     strategies = []
