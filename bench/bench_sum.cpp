@@ -2,13 +2,16 @@
 // n = 10^3 .. 10^7 (docs/bench.md; tools/bench_report.py reads the JSON).
 //
 // Benchmark names: sum/<float|double>/<strategy>/n:<n> (threaded orders add
-// /real_time). Counters: items_per_second (terms/s), bytes_per_second,
-// ns_per_term, and ulps, the distance of the strategy's result from the
-// correctly rounded sum (exact). With --benchmark_repetitions=N the
+// /real_time) over standard normals, and sum-ill/... over ill-conditioned
+// terms (n = 10^3 and 10^6 only), for the accuracy-against-speed plot.
+// Counters: items_per_second (terms/s), bytes_per_second, ns_per_term, ulps,
+// the distance of the strategy's result from the correctly rounded sum
+// (exact), and rel_err, |result - exact| / |exact|. With --benchmark_repetitions=N the
 // aggregates include "min", the least noisy statistic on a shared machine.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <map>
 #include <random>
@@ -17,6 +20,8 @@
 #include <vector>
 
 #include "bench/bench_context.hpp"
+#include "bench/bench_forward.hpp"
+#include "bench/bench_matmul.hpp"
 #if FPLAB_BENCH_ORDERS
 #include "bench/bench_orders.hpp"
 #endif
@@ -40,10 +45,37 @@ const std::vector<T>& normals(std::size_t n) {
   return x;
 }
 
+// Ill-conditioned terms: n/2 pairs (a, -a) with |a| spread over 2^-16 ..
+// 2^16, which cancel exactly, and n/2 small terms (standard normals times
+// 2^-20) that make the sum; shuffled. sum |x| / |sum x| is about 10^9 at
+// n = 10^6, so every order that rounds as it goes loses most of the small
+// terms' digits, and the pairs' rounding errors dominate the result.
 template <class T>
-void bm_sum(benchmark::State& state, const fplab::Strategy& s) {
+const std::vector<T>& ill_conditioned(std::size_t n) {
+  static std::map<std::size_t, std::vector<T>> cache;
+  auto& x = cache[n];
+  if (x.size() != n) {
+    std::mt19937_64 rng(20240502);
+    std::normal_distribution<double> d;
+    std::uniform_int_distribution<int> e(-16, 16);
+    x.clear();
+    while (x.size() + 2 <= n / 2) {
+      const T a = static_cast<T>(std::ldexp(d(rng), e(rng)));
+      x.push_back(a);
+      x.push_back(-a);
+    }
+    while (x.size() < n) x.push_back(static_cast<T>(std::ldexp(d(rng), -20)));
+    std::shuffle(x.begin(), x.end(), rng);
+  }
+  return x;
+}
+
+enum class Data { normal, ill_conditioned };
+
+template <class T>
+void bm_sum(benchmark::State& state, const fplab::Strategy& s, Data data) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  const std::span<const T> x(normals<T>(n));
+  const std::span<const T> x(data == Data::normal ? normals<T>(n) : ill_conditioned<T>(n));
   const T exact = fplab::exact_sum(x);
   T result = T(0);
   for (auto _ : state) {
@@ -57,6 +89,10 @@ void bm_sum(benchmark::State& state, const fplab::Strategy& s) {
       static_cast<double>(n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate |
                                          benchmark::Counter::kInvert);
   state.counters["ulps"] = static_cast<double>(fplab::ulp_distance(result, exact));
+  state.counters["rel_err"] =
+      exact == T(0) ? (result == T(0) ? 0.0 : HUGE_VAL)
+                    : std::abs(static_cast<double>(result) - static_cast<double>(exact)) /
+                          std::abs(static_cast<double>(exact));
 }
 
 // default_strategies() and the variants the targets in docs/bench.md name.
@@ -73,17 +109,25 @@ std::vector<fplab::Strategy> benchmarked_strategies() {
 template <class T>
 void register_all(const char* type) {
   for (const auto& s : benchmarked_strategies()) {
-    const std::string name = std::string("sum/") + type + "/" + s.name();
-    auto* b = benchmark::RegisterBenchmark(name.c_str(), bm_sum<T>, s);
-    b->ArgNames({"n"})->RangeMultiplier(10)->Range(1000, 10'000'000);
-    // Threaded orders: wall time is what they cost (the CPU time counted
-    // is only the calling thread's).
-    if (s.order == fplab::Order::parallel || s.order == fplab::Order::omp_reduction) {
-      b->UseRealTime();
+    for (const Data data : {Data::normal, Data::ill_conditioned}) {
+      const std::string family = data == Data::normal ? "sum/" : "sum-ill/";
+      const std::string name = family + type + "/" + s.name();
+      auto* b = benchmark::RegisterBenchmark(name.c_str(), bm_sum<T>, s, data);
+      b->ArgNames({"n"});
+      if (data == Data::normal) {
+        b->RangeMultiplier(10)->Range(1000, 10'000'000);
+      } else {
+        b->Arg(1000)->Arg(1'000'000);
+      }
+      // Threaded orders: wall time is what they cost (the CPU time counted
+      // is only the calling thread's).
+      if (s.order == fplab::Order::parallel || s.order == fplab::Order::omp_reduction) {
+        b->UseRealTime();
+      }
+      b->ComputeStatistics("min", [](const std::vector<double>& v) {
+        return *std::min_element(v.begin(), v.end());
+      });
     }
-    b->ComputeStatistics("min", [](const std::vector<double>& v) {
-      return *std::min_element(v.begin(), v.end());
-    });
   }
 }
 
@@ -98,6 +142,8 @@ int main(int argc, char** argv) {
 #if FPLAB_BENCH_ORDERS
   fplab::bench::register_order_benchmarks();
 #endif
+  fplab::bench::register_matmul_benchmarks();
+  fplab::bench::register_forward_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

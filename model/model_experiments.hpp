@@ -1,9 +1,7 @@
 // What the model experiments (model/*_experiment.cpp, claims B1-B5, B9)
-// share: the bundled model, the prompts, a one-thread guard, the batch
+// share (besides model/bundled.hpp): the prompts, the batch
 // perturbation of one prompt's logits, gap statistics.
 #pragma once
-
-#include <omp.h>
 
 #include <algorithm>
 #include <array>
@@ -18,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/bundled.hpp"
 #include "model/decode.hpp"
 #include "model/policy.hpp"
 #include "model/transformer.hpp"
@@ -60,24 +59,6 @@ inline constexpr std::array<std::string_view, 15> kFillers = {
     "Go to the ant, thou sluggard",
     "In my Father's house are many mansions",
     "And Jacob went out from Beersheba",
-};
-
-inline const Model& bundled_model() {
-  static const Model m = Model::load();
-  return m;
-}
-
-// While alive, OpenMP runs one thread (decoding a few rows at a time costs
-// more to share than it saves; the bits do not depend on the thread count).
-class OneThread {
- public:
-  OneThread() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
-  ~OneThread() { omp_set_num_threads(saved_); }
-  OneThread(const OneThread&) = delete;
-  OneThread& operator=(const OneThread&) = delete;
-
- private:
-  int saved_;
 };
 
 inline std::vector<std::vector<Token>> encode_prompts(const Model& m, std::size_t n) {

@@ -57,12 +57,14 @@ ResultsContext collect_context(const std::string& command, bool quick,
   c.openmp_version = std::to_string(_OPENMP);
   c.openmp_max_threads = omp_get_max_threads();
   c.cpu_model = cpu_model();
-  const std::string src = std::string("'") + build::kSourceDir + "'";
-  c.git_commit = command_output("git -C " + src + " rev-parse HEAD 2>/dev/null");
+  // Read-only queries; GIT_OPTIONAL_LOCKS=0 keeps `status` from refreshing
+  // (writing) the index of a tree someone may be working in.
+  const std::string git = std::string("GIT_OPTIONAL_LOCKS=0 git -C '") + build::kSourceDir + "' ";
+  c.git_commit = command_output(git + "rev-parse HEAD 2>/dev/null");
   if (c.git_commit.empty()) {
     c.git_commit = "unknown";
   } else {
-    c.git_dirty = !command_output("git -C " + src + " status --porcelain --untracked-files=no 2>/dev/null").empty();
+    c.git_dirty = !command_output(git + "status --porcelain --untracked-files=no 2>/dev/null").empty();
   }
   c.command = command;
   c.quick = quick;

@@ -3,12 +3,12 @@
 #pragma once
 
 #include <fmt/format.h>
-#include <omp.h>
 
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "model/bundled.hpp"
 #include "model/policy.hpp"
 #include "model/transformer.hpp"
 #include "sampling/pipeline.hpp"
@@ -44,27 +44,8 @@ inline constexpr const char* kClaimC5 =
 inline constexpr const char* kClaimC6 =
     "a fixed seed makes sampling byte-identical from run to run: it fixes the draw, not the distribution";
 
-// The bundled model (model::model_path(): $FPLAB_MODEL or
-// model/data/kjv-char.safetensors), loaded once.
-inline const model::Model& bundled_model() {
-  static const model::Model m = model::Model::load();
-  return m;
-}
-
-// While alive, the model runs on one OpenMP thread (restored afterwards).
-// Decoding pushes a few rows at a time through a small model: sharing that
-// between threads costs more than it saves, badly so on a loaded machine.
-// The bits do not depend on the thread count (model/kernels.hpp).
-class OneThread {
- public:
-  OneThread() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
-  ~OneThread() { omp_set_num_threads(saved_); }
-  OneThread(const OneThread&) = delete;
-  OneThread& operator=(const OneThread&) = delete;
-
- private:
-  int saved_;
-};
+using model::bundled_model;
+using model::OneThread;
 
 // The logits after the last token of `prompt`, alone in a batch.
 inline std::vector<float> logits_after(const model::Model& m, model::Policy policy,

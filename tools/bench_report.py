@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """Turns fplab_bench's JSON into a markdown section: every performance
-target of docs/bench.md with its measured ratio and met/missed, then ns per
-term of every strategy.
+target of docs/bench.md with its measured ratio and met/missed, ns per term
+of every strategy, accuracy against speed, the price of determinism (split-k
+against batch-invariant matrix products and forward passes, next to the
+published figures) and the forward pass's tokens/s; with --plots, the
+gnuplot SVGs the section links to.
 
   build/release/bench/fplab_bench --benchmark_repetitions=5 \\
       --benchmark_min_time=0.1 --benchmark_report_aggregates_only=true \\
@@ -18,18 +21,22 @@ Standard library only.
 """
 import argparse
 import json
+import os
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 
 TIME_UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 TYPES = ("float", "double")
 DTYPE = {"float": "float32", "double": "float64"}
 
 
-def parse_name(run_name):
-    """sum/<type>/<strategy>/n:<n>[/real_time] -> (type, strategy, n)."""
+def parse_name(run_name, family="sum"):
+    """<family>/<type>/<strategy>/n:<n>[/real_time] -> (type, strategy, n)."""
     parts = run_name.split("/")
-    if len(parts) < 4 or parts[0] != "sum":
+    if len(parts) < 4 or parts[0] != family:
         return None
     n_part = next((p for p in parts if p.startswith("n:")), None)
     if n_part is None:
@@ -54,15 +61,16 @@ def load_orders(data):
     return out
 
 
-def load_times(path, wanted_stat):
-    """{(type, strategy, n): {"ns": ns per term, "ulps": ..., "stat": ...}}"""
+def load_times(path, wanted_stat, family="sum"):
+    """{(type, strategy, n): {"ns": ns per term, "ulps": ..., "rel_err": ..., "stat": ...}}"""
     with open(path) as f:
         data = json.load(f)
     runs = {}   # key -> list of ns per term from single iterations
     aggs = {}   # key -> {aggregate name: ns per term}
     ulps = {}
+    rel_err = {}
     for b in data.get("benchmarks", []):
-        key = parse_name(b.get("run_name", b["name"]))
+        key = parse_name(b.get("run_name", b["name"]), family)
         if key is None or b.get("error_occurred"):
             continue
         threaded = b.get("run_name", b["name"]).endswith("/real_time")
@@ -76,6 +84,8 @@ def load_times(path, wanted_stat):
                 ulps[key] = b["ulps"]
         if "ulps" in b and b.get("aggregate_name") in ("mean", "median", "min"):
             ulps.setdefault(key, b["ulps"])
+        if "rel_err" in b and b.get("aggregate_name") in (None, "mean", "median", "min"):
+            rel_err.setdefault(key, b["rel_err"])
     out = {}
     for key in set(runs) | set(aggs):
         a = aggs.get(key, {})
@@ -92,8 +102,70 @@ def load_times(path, wanted_stat):
             value, stat = a.get("mean"), "mean"
         if value is None:
             continue
-        out[key] = {"ns": value, "ulps": ulps.get(key), "stat": stat}
+        out[key] = {"ns": value, "ulps": ulps.get(key), "rel_err": rel_err.get(key), "stat": stat}
     return data.get("context", {}), out, load_orders(data)
+
+
+def load_per_iteration(path, family, wanted_stat):
+    """{run_name without /real_time: ns per iteration} of one family (matmul/, forward/)."""
+    with open(path) as f:
+        data = json.load(f)
+    runs, aggs = {}, {}
+    for b in data.get("benchmarks", []):
+        name = b.get("run_name", b["name"])
+        if not name.startswith(family + "/") or b.get("error_occurred"):
+            continue
+        key = name[:-len("/real_time")] if name.endswith("/real_time") else name
+        t = b["real_time"] * TIME_UNIT_NS[b.get("time_unit", "ns")]
+        if b.get("run_type") == "aggregate":
+            aggs.setdefault(key, {})[b["aggregate_name"]] = t
+        else:
+            runs.setdefault(key, []).append(t)
+    out = {}
+    for key in set(runs) | set(aggs):
+        a, r = aggs.get(key, {}), runs.get(key, [])
+        if wanted_stat in a:
+            out[key] = a[wanted_stat]
+        elif wanted_stat == "min" and r:
+            out[key] = min(r)
+        elif "median" in a:
+            out[key] = a["median"]
+        elif r:
+            out[key] = statistics.median(r)
+    return out
+
+
+# Published costs of batch invariance (claims.md, B7), as time ratios.
+PUBLISHED = [
+    (1.615, "TML vLLM, 1,000 Qwen3-8B completions (+61.5 %)"),
+    (1.551, "SGLang deterministic, worst (+55.1 %)"),
+    (1.3435, "SGLang deterministic, mean (+34.35 %)"),
+    (1.244, "SGLang deterministic, best (+24.4 %)"),
+    (1.20, "TML batch-invariant matmul vs cuBLAS (about +20 %)"),
+]
+
+
+def run_gnuplot(script, data_files, out_svg):
+    """Runs a gnuplot script with its data files in a temporary directory."""
+    gnuplot = shutil.which("gnuplot")
+    if gnuplot is None:
+        print("bench_report: gnuplot not found, no plot " + out_svg, file=sys.stderr)
+        return False
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text in data_files.items():
+            with open(os.path.join(tmp, name), "w") as f:
+                f.write(text)
+        with open(os.path.join(tmp, "plot.gp"), "w") as f:
+            f.write(script.replace("@OUT@", os.path.abspath(out_svg)))
+        r = subprocess.run([gnuplot, "plot.gp"], cwd=tmp, capture_output=True, text=True)
+        if r.returncode != 0:
+            print("bench_report: gnuplot failed for " + out_svg + ": " + r.stderr.strip(), file=sys.stderr)
+            return False
+    return True
+
+
+SVG_HEADER = "set terminal svg size 900,560 dynamic enhanced font 'sans,11' background '#ffffff'\nset output '@OUT@'\n"
+ZERO_ERROR = 1e-18  # where a correctly rounded result (error 0) is drawn on the log axis
 
 
 def fmt_ns(v):
@@ -115,9 +187,13 @@ def main():
     parser.add_argument("--n", type=int, default=1_000_000, help="size the targets are read at")
     parser.add_argument("--stat", choices=("min", "median", "mean"), default="min")
     parser.add_argument("-o", "--out", help="write the markdown here instead of stdout")
+    parser.add_argument("--plots", help="write the SVG plots into this directory (linked relative to --out)")
     args = parser.parse_args()
 
     context, times, orders = load_times(args.bench_json, args.stat)
+    _, ill_times, _ = load_times(args.bench_json, args.stat, family="sum-ill")
+    matmul = load_per_iteration(args.bench_json, "matmul", args.stat)
+    forward = load_per_iteration(args.bench_json, "forward", args.stat)
     n = args.n
 
     def ns(t, strategy, size=n):
@@ -252,6 +328,21 @@ def main():
              + ", ".join(f"{k} {fmt_ns(v)} ns per term" for k, v in sorted(np_sum.items())) + ".")
         emit("")
 
+    plot_dir = args.plots
+    link_base = os.path.dirname(os.path.abspath(args.out)) if args.out else os.getcwd()
+    if plot_dir:
+        os.makedirs(plot_dir, exist_ok=True)
+
+    def plot_link(name, title):
+        path = os.path.join(plot_dir, name)
+        return f"![{title}]({os.path.relpath(path, link_base)})"
+
+    emit_accuracy(emit, times, ill_times, strategies, n, plot_dir, plot_link)
+    missed += emit_determinism(emit, matmul, forward, plot_dir, plot_link)
+    emit_forward(emit, forward)
+    emit(f"Targets missed in this run: {missed}.")
+    emit("")
+
     text = "\n".join(lines)
     if args.out:
         with open(args.out, "w") as f:
@@ -259,6 +350,177 @@ def main():
     else:
         sys.stdout.write(text)
     return 0
+
+
+def fmt_err(v):
+    if v is None:
+        return "-"
+    if v == 0:
+        return "0"
+    if v == float("inf"):
+        return "inf"
+    return f"{v:.2e}"
+
+
+def emit_accuracy(emit, times, ill_times, strategies, n, plot_dir, plot_link):
+    """Accuracy against speed: ns per term and relative error, well and ill conditioned."""
+    if not ill_times:
+        return
+    emit(f"### Accuracy against speed, n = {n:,}")
+    emit("")
+    emit("Relative error |result - exact| / |exact| against ns per term, on standard normals "
+         "(well conditioned: sum |x| / |sum x| about 10^3) and on cancelling pairs plus small terms "
+         "(ill conditioned: about 10^9, bench/bench_sum.cpp). An error of 0 is the correctly rounded "
+         f"sum; the plots draw it at {ZERO_ERROR:g}.")
+    emit("")
+    emit("| strategy | float ns (normal) | float rel. error | float ns (ill) | float rel. error (ill) "
+         "| double ns (normal) | double rel. error | double ns (ill) | double rel. error (ill) |")
+    emit("|---|---|---|---|---|---|---|---|---|")
+    for s in strategies:
+        row = []
+        for t in TYPES:
+            for table in (times, ill_times):
+                e = table.get((t, s, n))
+                row += [fmt_ns(e["ns"]) if e else "-", fmt_err(e["rel_err"]) if e else "-"]
+        emit(f"| {s} | " + " | ".join(row) + " |")
+    emit("")
+    if not plot_dir:
+        return
+    for t in TYPES:
+        data = {}
+        for label, table in (("normal", times), ("ill", ill_times)):
+            rows = []
+            for s in strategies:
+                e = table.get((t, s, n))
+                if e is None or e["rel_err"] is None or e["rel_err"] == float("inf"):
+                    continue
+                rows.append(f'{e["ns"]:.6g} {max(e["rel_err"], ZERO_ERROR):.6g} "{s}"')
+            data[label + ".dat"] = "\n".join(rows) + "\n"
+        if not all(text.strip() for text in data.values()):
+            continue
+        script = SVG_HEADER + f"""set title "{t}: error against speed, n = {n:,}"
+set logscale xy
+set format y "10^{{%L}}"
+set xlabel "ns per term (log)"
+set ylabel "relative error |result - exact| / |exact| (log; 0 drawn at {ZERO_ERROR:g})"
+set key top right
+set grid
+set offsets graph 0.02, graph 0.15, graph 0.05, graph 0.05
+plot "normal.dat" using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title "standard normals", \\
+     "normal.dat" using 1:2:3 with labels offset 0.6,0.4 left font 'sans,8' tc rgb '#1f77b4' notitle, \\
+     "ill.dat" using 1:2 with points pt 5 ps 0.8 lc rgb '#d62728' title "ill conditioned", \\
+     "ill.dat" using 1:2:3 with labels offset 0.6,-0.4 left font 'sans,8' tc rgb '#d62728' notitle
+"""
+        name = f"accuracy-speed-{t}.svg"
+        if run_gnuplot(script, data, os.path.join(plot_dir, name)):
+            emit(plot_link(name, f"{t}: error against ns per term"))
+            emit("")
+
+
+def emit_determinism(emit, matmul, forward, plot_dir, plot_link):
+    """split-k against batch-invariant: matrix products and forward passes. Returns 0 (no target)."""
+    if not matmul:
+        return 0
+    shapes, batches = [], set()
+    for key in matmul:
+        _, shape, policy, batch = key.split("/")
+        if shape not in shapes:
+            shapes.append(shape)
+        batches.add(int(batch.split(":")[1]))
+    batches = sorted(batches)
+    # By size, the bundled model's shapes first (names end in <out>x<in>).
+    shapes.sort(key=lambda sh: [int(v) for v in sh.rsplit("-", 1)[1].split("x")][::-1])
+    emit("### The price of determinism (claims B7, B8)")
+    emit("")
+    emit("Time of a batch-invariant matrix product (one order for every batch size: lanes(8), no split) "
+         "divided by the split-k policy's (K split more as the batch shrinks, model/split_rule.hpp), "
+         "batch rows times an out x in weight matrix (bench/bench_matmul.cpp); above 1 determinism costs "
+         "time. `library` (Eigen's GEMM/GEMV) for scale, in Gflop/s. Published (claims.md): "
+         + "; ".join(f"{label}: {r:.3f}x" for r, label in PUBLISHED) + ".")
+    emit("")
+    emit("| shape (out x in) | " + " | ".join(f"batch {b}" for b in batches) + " |")
+    emit("|---|" + "---|" * len(batches))
+    series = {}
+    for shape in shapes:
+        out_f, in_f = (int(v) for v in shape.rsplit("-", 1)[1].split("x"))
+        cells, lib_cells = [], []
+        for b in batches:
+            sk = matmul.get(f"matmul/{shape}/split-k/batch:{b}")
+            bi = matmul.get(f"matmul/{shape}/batch-invariant/batch:{b}")
+            lib = matmul.get(f"matmul/{shape}/library/batch:{b}")
+            if sk and bi:
+                r = bi / sk
+                series.setdefault(shape, []).append((b, r))
+                cells.append(f"{r:.3f}x")
+            else:
+                cells.append("-")
+            lib_cells.append(f"{2 * b * out_f * in_f / lib:.2f}" if lib else "-")
+        emit(f"| {shape} batch-invariant / split-k | " + " | ".join(cells) + " |")
+        emit(f"| {shape} library Gflop/s | " + " | ".join(lib_cells) + " |")
+    emit("")
+    fwd = []
+    for b in (1, 16):
+        sk = forward.get(f"forward/split-k/fp32/batch:{b}")
+        bi = forward.get(f"forward/batch-invariant/fp32/batch:{b}")
+        if sk and bi:
+            fwd.append((b, bi / sk))
+    if fwd:
+        emit("End to end, one greedy decode step of the bundled model (fp32), batch-invariant / split-k: "
+             + ", ".join(f"batch {b}: {r:.3f}x" for b, r in fwd) + ".")
+        emit("")
+    if plot_dir and series:
+        data = {}
+        plots = []
+        colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2"]
+        for i, (shape, pts) in enumerate(series.items()):
+            data[f"s{i}.dat"] = "\n".join(f"{b} {r:.6g}" for b, r in pts) + "\n"
+            plots.append(f'"s{i}.dat" using 1:2 with linespoints pt 7 lw 2 lc rgb "{colours[i % 6]}" '
+                         f'title "matmul {shape}"')
+        if fwd:
+            data["fwd.dat"] = "\n".join(f"{b} {r:.6g}" for b, r in fwd) + "\n"
+            plots.append('"fwd.dat" using 1:2 with points pt 9 ps 2 lc rgb "black" title "forward pass (fp32)"')
+        for r, label in PUBLISHED:
+            plots.append(f'{r} with lines dt 2 lw 1.5 lc rgb "#d62728" title "{label}"')
+        plots.append('1 with lines lw 1 lc rgb "#888888" title "no cost"')
+        script = SVG_HEADER + f"""set title "The price of determinism: batch-invariant time / split-k time"
+set logscale x 2
+set xrange [0.8:{max(batches) * 1.25}]
+set yrange [0:1.9]
+set xlabel "batch size (rows of the product)"
+set ylabel "time ratio"
+set key below maxrows 6 font 'sans,9'
+set grid
+plot """ + ", \\\n     ".join(plots) + "\n"
+        name = "price-of-determinism.svg"
+        if run_gnuplot(script, data, os.path.join(plot_dir, name)):
+            emit(plot_link(name, "batch-invariant / split-k time against batch size"))
+            emit("")
+    return 0
+
+
+def emit_forward(emit, forward):
+    """Tokens per second of the forward pass by policy, precision and batch."""
+    if not forward:
+        return
+    emit("### Forward pass: tokens per second (greedy decode, one step per iteration, wall time)")
+    emit("")
+    emit("| reduction | precision | batch 1 tok/s | batch 16 tok/s |")
+    emit("|---|---|---|---|")
+    seen = []
+    for key in forward:
+        _, red, prec, _ = key.split("/")
+        if (red, prec) not in seen:
+            seen.append((red, prec))
+    order_r = {"library": 0, "split-k": 1, "batch-invariant": 2}
+    order_p = {"fp32": 0, "bf16": 1, "fp16": 2}
+    seen.sort(key=lambda rp: (order_p.get(rp[1], 9), order_r.get(rp[0], 9)))
+    for red, prec in seen:
+        cells = []
+        for b in (1, 16):
+            t = forward.get(f"forward/{red}/{prec}/batch:{b}")
+            cells.append(f"{b * 1e9 / t:,.0f}" if t else "-")
+        emit(f"| {red} | {prec} | " + " | ".join(cells) + " |")
+    emit("")
 
 
 if __name__ == "__main__":

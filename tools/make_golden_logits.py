@@ -40,7 +40,7 @@ OUT = os.path.join(tm.DATA_DIR, "golden.safetensors")
 PROMPTS = [
     "In the beginning",
     "And God said, Let there be light",
-    # Colossians 1:13 (start), from the held-out validation split.
+    # Colossians 1:13 (start).
     "Who hath delivered us from the power of darkness, and hath translated us into the kingdom",
     "T",
 ]

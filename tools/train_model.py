@@ -39,7 +39,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA_DIR = os.path.join(REPO, "model", "data")
 
 FORMAT = "fplab-char-lm-v1"
-VAL_FRACTION = 0.05
+VAL_EVERY = 20  # every 20th verse is validation (5 %)
 HELDOUT_CHARS = 120_000
 
 CONFIG = dict(
@@ -87,14 +87,19 @@ def load_kjv_text():
 
 
 def split_text(text):
-    """Validation = the last ~5 % of characters, starting at a verse boundary.
+    """Validation = every 20th verse (verses 19, 39, 59, ... counting from 0).
 
-    split = (index of the first "\\n" at or after floor(0.95 * len(text))) + 1
-    train = text[:split], val = text[split:].
+    Interleaved, so the validation verses come from every book and measure
+    how well the model generalises within the KJV's language.  (A first
+    version held out the last 5 % of the text, the later epistles and
+    Revelation: that measured a shift between books, 0.18 nats/char above
+    the training loss at every step, more than training could close.)
+    Both parts keep the one-verse-per-line form and end with "\\n".
     """
-    cut = int(math.floor(len(text) * (1.0 - VAL_FRACTION)))
-    split = text.index("\n", cut) + 1
-    return text[:split], text[split:]
+    verses = text[:-1].split("\n")
+    train = [v for i, v in enumerate(verses) if i % VAL_EVERY != VAL_EVERY - 1]
+    val = [v for i, v in enumerate(verses) if i % VAL_EVERY == VAL_EVERY - 1]
+    return "\n".join(train) + "\n", "\n".join(val) + "\n"
 
 
 # --------------------------------------------------------------------------
@@ -428,7 +433,7 @@ def save_ckpt(path, model, opt, step, gen, tokens, best, elapsed):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=1234)
-    ap.add_argument("--steps", type=int, default=4500)
+    ap.add_argument("--steps", type=int, default=2500)
     ap.add_argument("--batch", type=int, default=24)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--min-lr", type=float, default=1e-4)
@@ -463,7 +468,7 @@ def main():
     stoi = {c: i for i, c in enumerate(vocab)}
     train_text, val_text = split_text(text)
     print(f"text {len(text)} chars, vocab {len(vocab)}, train {len(train_text)}, "
-          f"val {len(val_text)} (starts at char {len(train_text)})", flush=True)
+          f"val {len(val_text)} (every {VAL_EVERY}th verse)", flush=True)
     cfg = dict(CONFIG, vocab_size=len(vocab))
     ctx = cfg["context"]
 

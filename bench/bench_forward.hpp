@@ -1,0 +1,9 @@
+// The forward-pass benchmarks (bench_forward.cpp): tokens per second of the
+// bundled model for every reduction and precision policy.
+#pragma once
+
+namespace fplab::bench {
+
+void register_forward_benchmarks();
+
+}  // namespace fplab::bench
