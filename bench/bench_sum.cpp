@@ -6,7 +6,8 @@
 // terms (n = 10^3 and 10^6 only), for the accuracy-against-speed plot.
 // Counters: items_per_second (terms/s), bytes_per_second, ns_per_term, ulps,
 // the distance of the strategy's result from the correctly rounded sum
-// (exact), and rel_err, |result - exact| / |exact|. With --benchmark_repetitions=N the
+// (exact), rel_err, |result - exact| / |exact|, and condition,
+// sum |x| / |sum x| of the data. With --benchmark_repetitions=N the
 // aggregates include "min", the least noisy statistic on a shared machine.
 #include <benchmark/benchmark.h>
 
@@ -47,9 +48,10 @@ const std::vector<T>& normals(std::size_t n) {
 
 // Ill-conditioned terms: n/2 pairs (a, -a) with |a| spread over 2^-16 ..
 // 2^16, which cancel exactly, and n/2 small terms (standard normals times
-// 2^-20) that make the sum; shuffled. sum |x| / |sum x| is about 10^9 at
-// n = 10^6, so every order that rounds as it goes loses most of the small
-// terms' digits, and the pairs' rounding errors dominate the result.
+// 2^-20) that make the sum; shuffled. The condition number sum |x| /
+// |sum x| is in the `condition` counter (about 10^10 at n = 10^6): every
+// order that rounds as it goes loses the small terms' digits, and the
+// pairs' rounding errors dominate its result.
 template <class T>
 const std::vector<T>& ill_conditioned(std::size_t n) {
   static std::map<std::size_t, std::vector<T>> cache;
@@ -77,6 +79,12 @@ void bm_sum(benchmark::State& state, const fplab::Strategy& s, Data data) {
   const auto n = static_cast<std::size_t>(state.range(0));
   const std::span<const T> x(data == Data::normal ? normals<T>(n) : ill_conditioned<T>(n));
   const T exact = fplab::exact_sum(x);
+  std::vector<T> magnitudes(x.begin(), x.end());
+  for (auto& v : magnitudes) v = std::abs(v);
+  // The condition number of the sum, sum |x| / |sum x|: how much of the
+  // result's relative error an order that rounds as it goes can reach.
+  const double condition = static_cast<double>(fplab::exact_sum(std::span<const T>(magnitudes))) /
+                           std::abs(static_cast<double>(exact));
   T result = T(0);
   for (auto _ : state) {
     result = fplab::sum(s, x);
@@ -89,6 +97,7 @@ void bm_sum(benchmark::State& state, const fplab::Strategy& s, Data data) {
       static_cast<double>(n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate |
                                          benchmark::Counter::kInvert);
   state.counters["ulps"] = static_cast<double>(fplab::ulp_distance(result, exact));
+  state.counters["condition"] = condition;
   state.counters["rel_err"] =
       exact == T(0) ? (result == T(0) ? 0.0 : HUGE_VAL)
                     : std::abs(static_cast<double>(result) - static_cast<double>(exact)) /

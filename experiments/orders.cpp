@@ -218,6 +218,12 @@ struct TreeMachine {
     }
   }
   void start(State& s) const { run(s, pre); }
+  // Only the live part of the stack: a whole State is kMaxStack values, and
+  // the walk copies one per order visited.
+  static void copy(State& to, const State& from) {
+    to.size = from.size;
+    std::copy_n(from.v.begin(), from.size, to.v.begin());
+  }
   void feed(State& s, std::size_t slot, T x) const {
     s.v[s.size++] = x;
     run(s, after[slot]);
@@ -234,6 +240,7 @@ struct KahanMachine {
     T c = T(0);
   };
   void start(State&) const {}
+  static void copy(State& to, const State& from) { to = from; }
   void feed(State& st, std::size_t, T x) const {
     const T y = x - st.c;
     const T t = st.s + y;
@@ -250,6 +257,7 @@ struct NeumaierMachine {
     T c = T(0);
   };
   void start(State&) const {}
+  static void copy(State& to, const State& from) { to = from; }
   void feed(State& st, std::size_t, T x) const {
     const T t = st.s + x;
     if (std::abs(st.s) >= std::abs(x)) {
@@ -270,17 +278,18 @@ struct Walker {
   std::array<T, kMaxEnumeratedInputs> a{};
   std::array<State, kMaxEnumeratedInputs + 1> st{};
   BitsCounter& counter;
+  State leaf{};
 
   void walk(std::size_t d) {
     if (d + 1 == n) {
-      State s = st[d];
-      m.feed(s, d, a[d]);
-      counter.add(bits_of(m.finish(s)));
+      Machine::copy(leaf, st[d]);
+      m.feed(leaf, d, a[d]);
+      counter.add(bits_of(m.finish(leaf)));
       return;
     }
     for (std::size_t i = d; i < n; ++i) {
       std::swap(a[d], a[i]);
-      st[d + 1] = st[d];
+      Machine::copy(st[d + 1], st[d]);
       m.feed(st[d + 1], d, a[d]);
       walk(d + 1);
       std::swap(a[d], a[i]);

@@ -69,6 +69,7 @@ def load_times(path, wanted_stat, family="sum"):
     aggs = {}   # key -> {aggregate name: ns per term}
     ulps = {}
     rel_err = {}
+    condition = {}
     for b in data.get("benchmarks", []):
         key = parse_name(b.get("run_name", b["name"]), family)
         if key is None or b.get("error_occurred"):
@@ -86,6 +87,8 @@ def load_times(path, wanted_stat, family="sum"):
             ulps.setdefault(key, b["ulps"])
         if "rel_err" in b and b.get("aggregate_name") in (None, "mean", "median", "min"):
             rel_err.setdefault(key, b["rel_err"])
+        if "condition" in b:
+            condition.setdefault(key, b["condition"])
     out = {}
     for key in set(runs) | set(aggs):
         a = aggs.get(key, {})
@@ -102,7 +105,8 @@ def load_times(path, wanted_stat, family="sum"):
             value, stat = a.get("mean"), "mean"
         if value is None:
             continue
-        out[key] = {"ns": value, "ulps": ulps.get(key), "rel_err": rel_err.get(key), "stat": stat}
+        out[key] = {"ns": value, "ulps": ulps.get(key), "rel_err": rel_err.get(key),
+                    "condition": condition.get(key), "stat": stat}
     return data.get("context", {}), out, load_orders(data)
 
 
@@ -368,10 +372,15 @@ def emit_accuracy(emit, times, ill_times, strategies, n, plot_dir, plot_link):
         return
     emit(f"### Accuracy against speed, n = {n:,}")
     emit("")
+    def cond(table):
+        c = [table[(t, "sequential", n)].get("condition") for t in TYPES if (t, "sequential", n) in table]
+        c = [v for v in c if v]
+        return " / ".join(f"{v:.2g}" for v in c) if c else "?"
+
     emit("Relative error |result - exact| / |exact| against ns per term, on standard normals "
-         "(well conditioned: sum |x| / |sum x| about 10^3) and on cancelling pairs plus small terms "
-         "(ill conditioned: about 10^9, bench/bench_sum.cpp). An error of 0 is the correctly rounded "
-         f"sum; the plots draw it at {ZERO_ERROR:g}.")
+         f"(well conditioned: sum |x| / |sum x| = {cond(times)}, float / double) and on cancelling pairs "
+         f"plus small terms (ill conditioned: {cond(ill_times)}; bench/bench_sum.cpp). An error of 0 is "
+         f"the correctly rounded sum; the plots draw it at {ZERO_ERROR:g}.")
     emit("")
     emit("| strategy | float ns (normal) | float rel. error | float ns (ill) | float rel. error (ill) "
          "| double ns (normal) | double rel. error | double ns (ill) | double rel. error (ill) |")
