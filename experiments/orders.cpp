@@ -90,7 +90,9 @@ constexpr std::size_t kMaxStack = 16;
 
 // ---- counting totals by their bits ----------------------------------------------
 
-class BitsCounter {
+// One per thread, side by side in a vector: aligned to a cache line so that
+// one thread's last_key_ / last_slot_ writes do not evict the other's.
+class alignas(64) BitsCounter {
  public:
   BitsCounter() : keys_(1024), counts_(1024) {}
   void add(std::uint64_t key) {
