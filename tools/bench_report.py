@@ -269,7 +269,7 @@ def main():
                 continue
             ok = r <= limit
             missed += not ok
-            cells += [f"{r:.2f}x ({note})", "met" if ok else f"**missed** ({(r / limit - 1) * 100:.1f}% over)"]
+            cells += [f"{r:.3f}x ({note})", "met" if ok else f"**missed** ({(r / limit - 1) * 100:.2f}% over)"]
         emit(f"| {name} | " + " | ".join(cells) + " |")
     emit("")
     if orders:
