@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bench/bench_context.hpp"
+#include "bench/bench_emulated.hpp"
 #include "bench/bench_forward.hpp"
 #include "bench/bench_matmul.hpp"
 #if FPLAB_BENCH_ORDERS
@@ -148,6 +149,7 @@ int main(int argc, char** argv) {
   fplab::bench::add_context();
   register_all<float>("float");
   register_all<double>("double");
+  fplab::bench::register_emulated_benchmarks();
 #if FPLAB_BENCH_ORDERS
   fplab::bench::register_order_benchmarks();
 #endif

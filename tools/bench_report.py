@@ -196,6 +196,7 @@ def main():
 
     context, times, orders = load_times(args.bench_json, args.stat)
     _, ill_times, _ = load_times(args.bench_json, args.stat, family="sum-ill")
+    _, emulated, _ = load_times(args.bench_json, args.stat, family="sum-emulated")
     matmul = load_per_iteration(args.bench_json, "matmul", args.stat)
     forward = load_per_iteration(args.bench_json, "forward", args.stat)
     n = args.n
@@ -342,6 +343,7 @@ def main():
         return f"![{title}]({os.path.relpath(path, link_base)})"
 
     emit_accuracy(emit, times, ill_times, strategies, n, plot_dir, plot_link)
+    emit_emulated(emit, emulated, strategies, n)
     missed += emit_determinism(emit, matmul, forward, plot_dir, plot_link)
     emit_forward(emit, forward)
     emit(f"Targets missed in this run: {missed}.")
@@ -424,6 +426,31 @@ plot "normal.dat" using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title "stan
         if run_gnuplot(script, data, os.path.join(plot_dir, name)):
             emit(plot_link(name, f"{t}: error against ns per term"))
             emit("")
+
+
+def emit_emulated(emit, emulated, strategies, n):
+    """Sums of bf16 values with emulated accumulators (precision/)."""
+    if not emulated:
+        return
+    sizes = sorted({size for (_, _, size) in emulated})
+    size = n if n in sizes else sizes[-1]
+    formats = [f for f in ("bf16", "fp16", "fp32") if any(k[0] == f for k in emulated)]
+    emit(f"### Emulated formats, n = {size:,}: bf16 values, accumulated in bf16, fp16 or fp32")
+    emit("")
+    emit("Every addition rounds through precision/'s round() (bench/bench_emulated.cpp): ns per term is "
+         "the cost of emulation, not of hardware; ulps are the distance from the correctly rounded sum "
+         "in units of the accumulator format's spacing there.")
+    emit("")
+    emit("| strategy | " + " | ".join(f"{f} ns | {f} ulps" for f in formats) + " |")
+    emit("|---|" + "---|---|" * len(formats))
+    names = [s for s in strategies if any((f, s, size) in emulated for f in formats)]
+    for s in names:
+        cells = []
+        for f in formats:
+            e = emulated.get((f, s, size))
+            cells += [fmt_ns(e["ns"]) if e else "-", fmt_ulps(e["ulps"]) if e else "-"]
+        emit(f"| {s} | " + " | ".join(cells) + " |")
+    emit("")
 
 
 def emit_determinism(emit, matmul, forward, plot_dir, plot_link):
