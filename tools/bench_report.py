@@ -311,15 +311,7 @@ def main():
 
     emit(f"### Every strategy at n = {n:,}: ns per term, and error in ulps against exact")
     emit("")
-    emit("| strategy | float ns | float ulps | double ns | double ulps |")
-    emit("|---|---|---|---|---|")
-    for s in strategies:
-        row = []
-        for t in TYPES:
-            e = times.get((t, s, n))
-            row += [fmt_ns(e["ns"]) if e else "-", fmt_ulps(e["ulps"]) if e else "-"]
-        emit(f"| {s} | " + " | ".join(row) + " |")
-    emit("")
+    emit_ns_ulps(emit, times, TYPES, strategies, n)
     for t in TYPES:
         emit(f"### {t}: ns per term by n")
         emit("")
@@ -428,6 +420,19 @@ plot "normal.dat" using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title "stan
             emit("")
 
 
+def emit_ns_ulps(emit, table, kinds, strategies, size):
+    """A table of ns per term and ulps, a row per strategy, two columns per kind (type or format)."""
+    emit("| strategy | " + " | ".join(f"{k} ns | {k} ulps" for k in kinds) + " |")
+    emit("|---|" + "---|---|" * len(kinds))
+    for s in strategies:
+        cells = []
+        for k in kinds:
+            e = table.get((k, s, size))
+            cells += [fmt_ns(e["ns"]) if e else "-", fmt_ulps(e["ulps"]) if e else "-"]
+        emit(f"| {s} | " + " | ".join(cells) + " |")
+    emit("")
+
+
 def emit_emulated(emit, emulated, strategies, n):
     """Sums of bf16 values with emulated accumulators (precision/)."""
     if not emulated:
@@ -441,16 +446,8 @@ def emit_emulated(emit, emulated, strategies, n):
          "the cost of emulation, not of hardware; ulps are the distance from the correctly rounded sum "
          "in units of the accumulator format's spacing there.")
     emit("")
-    emit("| strategy | " + " | ".join(f"{f} ns | {f} ulps" for f in formats) + " |")
-    emit("|---|" + "---|---|" * len(formats))
     names = [s for s in strategies if any((f, s, size) in emulated for f in formats)]
-    for s in names:
-        cells = []
-        for f in formats:
-            e = emulated.get((f, s, size))
-            cells += [fmt_ns(e["ns"]) if e else "-", fmt_ulps(e["ulps"]) if e else "-"]
-        emit(f"| {s} | " + " | ".join(cells) + " |")
-    emit("")
+    emit_ns_ulps(emit, emulated, formats, names, size)
 
 
 def emit_determinism(emit, matmul, forward, plot_dir, plot_link):
