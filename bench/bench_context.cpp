@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "reports/report.hpp"
 
@@ -33,6 +34,12 @@ std::string fp_flags(const std::string& flags) {
 }
 
 }  // namespace
+
+void add_min_statistic(benchmark::internal::Benchmark* b) {
+  b->ComputeStatistics("min", [](const std::vector<double>& v) {
+    return *std::min_element(v.begin(), v.end());
+  });
+}
 
 void add_context() {
   // The context block results.json carries (reports/context.cpp).

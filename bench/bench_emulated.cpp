@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_context.hpp"
 #include "precision/emulated.hpp"
 #include "precision/queries.hpp"
 #include "reductions/strategy.hpp"
@@ -72,9 +73,7 @@ void register_emulated_benchmarks() {
       auto* b = benchmark::RegisterBenchmark(name.c_str(), bm_emulated, s, accumulator);
       b->ArgNames({"n"})->RangeMultiplier(10)->Range(1000, 1'000'000);
       if (s.order == Order::parallel || s.order == Order::omp_reduction) b->UseRealTime();
-      b->ComputeStatistics("min", [](const std::vector<double>& v) {
-        return *std::min_element(v.begin(), v.end());
-      });
+      add_min_statistic(b);
     }
   }
 }

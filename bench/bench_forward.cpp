@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_context.hpp"
 #include "model/bundled.hpp"
 #include "model/decode.hpp"
 #include "model/policy.hpp"
@@ -60,14 +61,11 @@ void register_forward_benchmarks() {
       const model::Policy policy{reduction, precision};
       const std::string name = "forward/" + std::string(model::name(reduction)) + "/" +
                                std::string(model::name(precision));
-      benchmark::RegisterBenchmark(name.c_str(), bm_forward, policy)
-          ->ArgNames({"batch"})
-          ->Arg(1)
-          ->Arg(16)
-          ->UseRealTime()
-          ->ComputeStatistics("min", [](const std::vector<double>& v) {
-            return *std::min_element(v.begin(), v.end());
-          });
+      add_min_statistic(benchmark::RegisterBenchmark(name.c_str(), bm_forward, policy)
+                            ->ArgNames({"batch"})
+                            ->Arg(1)
+                            ->Arg(16)
+                            ->UseRealTime());
     }
   }
 }

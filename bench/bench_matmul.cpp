@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_context.hpp"
 #include "model/kernels.hpp"
 #include "model/policy.hpp"
 #include "model/split_rule.hpp"
@@ -84,14 +85,11 @@ void register_matmul_benchmarks() {
                               model::ReductionPolicy::library}) {
       const std::string name =
           std::string("matmul/") + shape.name + "/" + std::string(model::name(policy));
-      benchmark::RegisterBenchmark(name.c_str(), bm_matmul, shape, policy)
-          ->ArgNames({"batch"})
-          ->RangeMultiplier(2)
-          ->Range(1, kMaxBatch)
-          ->UseRealTime()
-          ->ComputeStatistics("min", [](const std::vector<double>& v) {
-            return *std::min_element(v.begin(), v.end());
-          });
+      add_min_statistic(benchmark::RegisterBenchmark(name.c_str(), bm_matmul, shape, policy)
+                            ->ArgNames({"batch"})
+                            ->RangeMultiplier(2)
+                            ->Range(1, kMaxBatch)
+                            ->UseRealTime());
     }
   }
 }

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstddef>
 #include <map>
+#include <utility>
 #include <random>
 #include <span>
 #include <string>
@@ -32,73 +33,87 @@
 
 namespace {
 
-// Standard normal terms, fixed seed, generated once per (type, n): the same
-// data for every strategy.
+// Standard normal terms, fixed seed.
 template <class T>
-const std::vector<T>& normals(std::size_t n) {
-  static std::map<std::size_t, std::vector<T>> cache;
-  auto& x = cache[n];
-  if (x.size() != n) {
-    std::mt19937_64 rng(20240501);
-    std::normal_distribution<double> d;
-    x.resize(n);
-    for (auto& v : x) v = static_cast<T>(d(rng));
-  }
+std::vector<T> normals(std::size_t n) {
+  std::mt19937_64 rng(20240501);
+  std::normal_distribution<double> d;
+  std::vector<T> x(n);
+  for (auto& v : x) v = static_cast<T>(d(rng));
   return x;
 }
 
 // Ill-conditioned terms: n/2 pairs (a, -a) with |a| spread over 2^-16 ..
 // 2^16, which cancel exactly, and n/2 small terms (standard normals times
-// 2^-20) that make the sum; shuffled. The condition number sum |x| /
-// |sum x| is in the `condition` counter (about 10^10 at n = 10^6): every
-// order that rounds as it goes loses the small terms' digits, and the
-// pairs' rounding errors dominate its result.
+// 2^-20) that make the sum; shuffled. Their condition number is about
+// 2.7e12 at n = 10^6 (the `condition` counter): every order that rounds as
+// it goes loses the small terms' digits, and the pairs' rounding errors
+// dominate its result.
 template <class T>
-const std::vector<T>& ill_conditioned(std::size_t n) {
-  static std::map<std::size_t, std::vector<T>> cache;
-  auto& x = cache[n];
-  if (x.size() != n) {
-    std::mt19937_64 rng(20240502);
-    std::normal_distribution<double> d;
-    std::uniform_int_distribution<int> e(-16, 16);
-    x.clear();
-    while (x.size() + 2 <= n / 2) {
-      const T a = static_cast<T>(std::ldexp(d(rng), e(rng)));
-      x.push_back(a);
-      x.push_back(-a);
-    }
-    while (x.size() < n) x.push_back(static_cast<T>(std::ldexp(d(rng), -20)));
-    std::shuffle(x.begin(), x.end(), rng);
+std::vector<T> ill_conditioned(std::size_t n) {
+  std::mt19937_64 rng(20240502);
+  std::normal_distribution<double> d;
+  std::uniform_int_distribution<int> e(-16, 16);
+  std::vector<T> x;
+  while (x.size() + 2 <= n / 2) {
+    const T a = static_cast<T>(std::ldexp(d(rng), e(rng)));
+    x.push_back(a);
+    x.push_back(-a);
   }
+  while (x.size() < n) x.push_back(static_cast<T>(std::ldexp(d(rng), -20)));
+  std::shuffle(x.begin(), x.end(), rng);
   return x;
 }
 
 enum class Data { normal, ill_conditioned };
 
+// The terms of a benchmark and what every strategy's result is judged
+// against, made once per (type, data, n): the same for every strategy and
+// repetition, and outside every timing.
+template <class T>
+struct Terms {
+  std::vector<T> x;
+  T exact = T(0);
+  double condition = 0;  // sum |x| / |sum x|
+};
+
+template <class T>
+const Terms<T>& terms(Data data, std::size_t n) {
+  static std::map<std::pair<Data, std::size_t>, Terms<T>> cache;
+  const auto key = std::make_pair(data, n);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    Terms<T> t;
+    t.x = data == Data::normal ? normals<T>(n) : ill_conditioned<T>(n);
+    t.exact = fplab::exact_sum(std::span<const T>(t.x));
+    std::vector<T> magnitudes(t.x);
+    for (auto& v : magnitudes) v = std::abs(v);
+    t.condition = static_cast<double>(fplab::exact_sum(std::span<const T>(magnitudes))) /
+                  std::abs(static_cast<double>(t.exact));
+    it = cache.emplace(key, std::move(t)).first;
+  }
+  return it->second;
+}
+
 template <class T>
 void bm_sum(benchmark::State& state, const fplab::Strategy& s, Data data) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  const std::span<const T> x(data == Data::normal ? normals<T>(n) : ill_conditioned<T>(n));
-  const T exact = fplab::exact_sum(x);
-  std::vector<T> magnitudes(x.begin(), x.end());
-  for (auto& v : magnitudes) v = std::abs(v);
-  // The condition number of the sum, sum |x| / |sum x|: how much of the
-  // result's relative error an order that rounds as it goes can reach.
-  const double condition = static_cast<double>(fplab::exact_sum(std::span<const T>(magnitudes))) /
-                           std::abs(static_cast<double>(exact));
+  const Terms<T>& t = terms<T>(data, n);
+  const std::span<const T> x(t.x);
+  const T exact = t.exact;
   T result = T(0);
   for (auto _ : state) {
     result = fplab::sum(s, x);
     benchmark::DoNotOptimize(result);
   }
-  const auto terms = static_cast<std::int64_t>(n);
-  state.SetItemsProcessed(state.iterations() * terms);
-  state.SetBytesProcessed(state.iterations() * terms * static_cast<std::int64_t>(sizeof(T)));
+  const auto count = static_cast<std::int64_t>(n);
+  state.SetItemsProcessed(state.iterations() * count);
+  state.SetBytesProcessed(state.iterations() * count * static_cast<std::int64_t>(sizeof(T)));
   state.counters["ns_per_term"] = benchmark::Counter(
       static_cast<double>(n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate |
                                          benchmark::Counter::kInvert);
   state.counters["ulps"] = static_cast<double>(fplab::ulp_distance(result, exact));
-  state.counters["condition"] = condition;
+  state.counters["condition"] = t.condition;
   state.counters["rel_err"] =
       exact == T(0) ? (result == T(0) ? 0.0 : HUGE_VAL)
                     : std::abs(static_cast<double>(result) - static_cast<double>(exact)) /
@@ -134,9 +149,7 @@ void register_all(const char* type) {
       if (s.order == fplab::Order::parallel || s.order == fplab::Order::omp_reduction) {
         b->UseRealTime();
       }
-      b->ComputeStatistics("min", [](const std::vector<double>& v) {
-        return *std::min_element(v.begin(), v.end());
-      });
+      fplab::bench::add_min_statistic(b);
     }
   }
 }

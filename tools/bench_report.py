@@ -61,10 +61,22 @@ def load_orders(data):
     return out
 
 
-def load_times(path, wanted_stat, family="sum"):
+def pick_statistic(aggs, runs, wanted_stat):
+    """(value, statistic) of one benchmark: the wanted aggregate, else the min or median of the
+    single runs, else the median or mean aggregate; (None, ...) when there is nothing."""
+    if wanted_stat in aggs:
+        return aggs[wanted_stat], wanted_stat
+    if wanted_stat == "min" and runs:
+        return min(runs), "min" if len(runs) > 1 else "single run"
+    if "median" in aggs:
+        return aggs["median"], "median"
+    if runs:
+        return statistics.median(runs), "median" if len(runs) > 1 else "single run"
+    return aggs.get("mean"), "mean"
+
+
+def load_times(data, wanted_stat, family="sum"):
     """{(type, strategy, n): {"ns": ns per term, "ulps": ..., "rel_err": ..., "stat": ...}}"""
-    with open(path) as f:
-        data = json.load(f)
     runs = {}   # key -> list of ns per term from single iterations
     aggs = {}   # key -> {aggregate name: ns per term}
     ulps = {}
@@ -91,18 +103,7 @@ def load_times(path, wanted_stat, family="sum"):
             condition.setdefault(key, b["condition"])
     out = {}
     for key in set(runs) | set(aggs):
-        a = aggs.get(key, {})
-        r = runs.get(key, [])
-        if wanted_stat in a:
-            value, stat = a[wanted_stat], wanted_stat
-        elif wanted_stat == "min" and r:
-            value, stat = min(r), "min" if len(r) > 1 else "single run"
-        elif "median" in a:
-            value, stat = a["median"], "median"
-        elif r:
-            value, stat = statistics.median(r), "median" if len(r) > 1 else "single run"
-        else:
-            value, stat = a.get("mean"), "mean"
+        value, stat = pick_statistic(aggs.get(key, {}), runs.get(key, []), wanted_stat)
         if value is None:
             continue
         out[key] = {"ns": value, "ulps": ulps.get(key), "rel_err": rel_err.get(key),
@@ -110,10 +111,8 @@ def load_times(path, wanted_stat, family="sum"):
     return data.get("context", {}), out, load_orders(data)
 
 
-def load_per_iteration(path, family, wanted_stat):
+def load_per_iteration(data, family, wanted_stat):
     """{run_name without /real_time: ns per iteration} of one family (matmul/, forward/)."""
-    with open(path) as f:
-        data = json.load(f)
     runs, aggs = {}, {}
     for b in data.get("benchmarks", []):
         name = b.get("run_name", b["name"])
@@ -127,15 +126,9 @@ def load_per_iteration(path, family, wanted_stat):
             runs.setdefault(key, []).append(t)
     out = {}
     for key in set(runs) | set(aggs):
-        a, r = aggs.get(key, {}), runs.get(key, [])
-        if wanted_stat in a:
-            out[key] = a[wanted_stat]
-        elif wanted_stat == "min" and r:
-            out[key] = min(r)
-        elif "median" in a:
-            out[key] = a["median"]
-        elif r:
-            out[key] = statistics.median(r)
+        value, _ = pick_statistic(aggs.get(key, {}), runs.get(key, []), wanted_stat)
+        if value is not None:
+            out[key] = value
     return out
 
 
@@ -194,11 +187,13 @@ def main():
     parser.add_argument("--plots", help="write the SVG plots into this directory (linked relative to --out)")
     args = parser.parse_args()
 
-    context, times, orders = load_times(args.bench_json, args.stat)
-    _, ill_times, _ = load_times(args.bench_json, args.stat, family="sum-ill")
-    _, emulated, _ = load_times(args.bench_json, args.stat, family="sum-emulated")
-    matmul = load_per_iteration(args.bench_json, "matmul", args.stat)
-    forward = load_per_iteration(args.bench_json, "forward", args.stat)
+    with open(args.bench_json) as f:
+        data = json.load(f)
+    context, times, orders = load_times(data, args.stat)
+    _, ill_times, _ = load_times(data, args.stat, family="sum-ill")
+    _, emulated, _ = load_times(data, args.stat, family="sum-emulated")
+    matmul = load_per_iteration(data, "matmul", args.stat)
+    forward = load_per_iteration(data, "forward", args.stat)
     n = args.n
 
     def ns(t, strategy, size=n):
