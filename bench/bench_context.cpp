@@ -36,9 +36,8 @@ std::string fp_flags(const std::string& flags) {
 }  // namespace
 
 void add_min_statistic(benchmark::internal::Benchmark* b) {
-  b->ComputeStatistics("min", [](const std::vector<double>& v) {
-    return *std::min_element(v.begin(), v.end());
-  });
+  b->ComputeStatistics(
+      "min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); });
 }
 
 void add_context() {

@@ -56,8 +56,8 @@ void bm_emulated(benchmark::State& state, const Strategy& s, Format accumulator)
   }
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
   state.counters["ns_per_term"] = benchmark::Counter(
-      static_cast<double>(n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate |
-                                         benchmark::Counter::kInvert);
+      static_cast<double>(n) * 1e-9,
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   state.counters["ulps"] = std::abs(result - exact) / spacing(exact, accumulator);
   state.counters["rel_err"] = exact == 0 ? 0.0 : std::abs(result - exact) / std::abs(exact);
 }

@@ -39,8 +39,8 @@ struct Shape {
 // Out x in features of every product in the bundled model, and the
 // 4096 x 4096 of a 7-8B model's attention projections.
 constexpr Shape kShapes[] = {
-    {"qkvo-128x128", 128, 128},    {"gate-up-384x128", 384, 128}, {"down-128x384", 128, 384},
-    {"lm-head-63x128", 63, 128},   {"large-4096x4096", 4096, 4096},
+    {"qkvo-128x128", 128, 128},  {"gate-up-384x128", 384, 128},   {"down-128x384", 128, 384},
+    {"lm-head-63x128", 63, 128}, {"large-4096x4096", 4096, 4096},
 };
 
 constexpr std::size_t kMaxBatch = 64;
@@ -81,8 +81,9 @@ void bm_matmul(benchmark::State& state, Shape shape, model::ReductionPolicy poli
 
 void register_matmul_benchmarks() {
   for (const Shape& shape : kShapes) {
-    for (const auto policy : {model::ReductionPolicy::split_k, model::ReductionPolicy::batch_invariant,
-                              model::ReductionPolicy::library}) {
+    for (const auto policy :
+         {model::ReductionPolicy::split_k, model::ReductionPolicy::batch_invariant,
+          model::ReductionPolicy::library}) {
       const std::string name =
           std::string("matmul/") + shape.name + "/" + std::string(model::name(policy));
       add_min_statistic(benchmark::RegisterBenchmark(name.c_str(), bm_matmul, shape, policy)

@@ -49,7 +49,8 @@ void bm_orders(benchmark::State& state, const Strategy& s) {
     benchmark::DoNotOptimize(distinct);
   }
   const double cpu = (process_cpu_seconds() - cpu_before) / static_cast<double>(state.iterations());
-  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(factorial(state.range(0))));
+  state.SetItemsProcessed(state.iterations() *
+                          static_cast<std::int64_t>(factorial(state.range(0))));
   state.counters["distinct_totals"] = static_cast<double>(distinct);
   state.counters["process_cpu_s"] = cpu;
   state.counters["threads"] = omp_get_max_threads();

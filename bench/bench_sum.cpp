@@ -15,10 +15,10 @@
 #include <cmath>
 #include <cstddef>
 #include <map>
-#include <utility>
 #include <random>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/bench_context.hpp"
@@ -110,8 +110,8 @@ void bm_sum(benchmark::State& state, const fplab::Strategy& s, Data data) {
   state.SetItemsProcessed(state.iterations() * count);
   state.SetBytesProcessed(state.iterations() * count * static_cast<std::int64_t>(sizeof(T)));
   state.counters["ns_per_term"] = benchmark::Counter(
-      static_cast<double>(n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate |
-                                         benchmark::Counter::kInvert);
+      static_cast<double>(n) * 1e-9,
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   state.counters["ulps"] = static_cast<double>(fplab::ulp_distance(result, exact));
   state.counters["condition"] = t.condition;
   state.counters["rel_err"] =
@@ -123,9 +123,9 @@ void bm_sum(benchmark::State& state, const fplab::Strategy& s, Data data) {
 // default_strategies() and the variants the targets in docs/bench.md name.
 std::vector<fplab::Strategy> benchmarked_strategies() {
   auto out = fplab::default_strategies();
-  for (const char* spec : {"pairwise(8)", "lanes(4)", "lanes(16)", "lanes(32)",
-                           "chunked(16,numpy,sequential)", "chunked(8,pairwise(8),pairwise)",
-                           "chunked(4,kahan,sequential)"}) {
+  for (const char* spec :
+       {"pairwise(8)", "lanes(4)", "lanes(16)", "lanes(32)", "chunked(16,numpy,sequential)",
+        "chunked(8,pairwise(8),pairwise)", "chunked(4,kahan,sequential)"}) {
     out.push_back(fplab::parse_strategy(spec));
   }
   return out;

@@ -17,7 +17,8 @@ void add_report_command(CLI::App& app) {
     std::string out;
   };
   auto opts = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("report", "Render report.md, report.html, CSV and plots from a results.json");
+  auto* cmd = app.add_subcommand(
+      "report", "Render report.md, report.html, CSV and plots from a results.json");
   cmd->add_option("results", opts->results, "A results.json written by 'fplab run'")->required();
   cmd->add_option("-o,--out", opts->out, "Output folder (default: the folder of results.json)");
   cmd->callback([opts] {
@@ -30,8 +31,8 @@ void add_report_command(CLI::App& app) {
     const bool beside = std::filesystem::exists(out / "results.json") &&
                         std::filesystem::equivalent(out / "results.json", source, ec);
     const auto written = write_report(r, out, !beside);
-    fmt::print("{}\nfingerprint {}\nwrote {} files into {}\n", claims_summary_markdown(r), fingerprint(r),
-               written.files.size(), out.string());
+    fmt::print("{}\nfingerprint {}\nwrote {} files into {}\n", claims_summary_markdown(r),
+               fingerprint(r), written.files.size(), out.string());
   });
 }
 

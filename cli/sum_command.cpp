@@ -80,7 +80,8 @@ void run(const std::vector<T>& x, const std::vector<Strategy>& strategies, bool 
   }
   fmt::print("{} numbers ({}), exact sum {} ({}), condition number {:.3g}\n\n", x.size(), dtype,
              to_decimal(exact), to_hex(exact), cond);
-  fmt::print("{:<30} {:>24} {:>24} {:>10} {:>6}\n", "strategy", "total", "hex", "abs error", "ulps");
+  fmt::print("{:<30} {:>24} {:>24} {:>10} {:>6}\n", "strategy", "total", "hex", "abs error",
+             "ulps");
   for (const auto& r : rows) {
     const std::string ulps = r.acc.ulps == std::numeric_limits<std::uint64_t>::max()
                                  ? "nan"
@@ -98,7 +99,8 @@ void add_sum_command(CLI::App& app) {
   auto opts = std::make_shared<SumOptions>();
   auto* cmd = app.add_subcommand("sum", "Sum numbers with every strategy and show the exact bits");
   cmd->add_option("numbers", opts->numbers, "Numbers to sum (decimal or hex, e.g. 0.1 1e20 -1e20)");
-  cmd->add_option("-f,--file", opts->file, "Read the numbers from a .npy (float32/float64) or text file");
+  cmd->add_option("-f,--file", opts->file,
+                  "Read the numbers from a .npy (float32/float64) or text file");
   cmd->add_option("--dtype", opts->dtype, "Precision for numbers given as text")
       ->check(CLI::IsMember({"float32", "float64"}));
   cmd->add_option("-s,--strategy", opts->strategies,
@@ -120,7 +122,8 @@ void add_sum_command(CLI::App& app) {
     } else if (opts->dtype == "float32") {
       data = opts->file.empty() ? parse_all<float>(opts->numbers) : read_text_numbers<float>(file);
     } else {
-      data = opts->file.empty() ? parse_all<double>(opts->numbers) : read_text_numbers<double>(file);
+      data =
+          opts->file.empty() ? parse_all<double>(opts->numbers) : read_text_numbers<double>(file);
     }
     std::visit([&](const auto& x) { run(x, strategies, opts->json); }, data);
   });

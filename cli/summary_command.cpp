@@ -29,8 +29,12 @@ std::string summary_line(const Results& r) {
 
 void add_summary_command(CLI::App& app) {
   auto path = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("summary", "Print a one-line summary of a results.json (fingerprint, compiler, flags, verdicts)");
-  cmd->add_option("results", *path, "A results.json written by fplab run")->required()->check(CLI::ExistingFile);
+  auto* cmd = app.add_subcommand(
+      "summary",
+      "Print a one-line summary of a results.json (fingerprint, compiler, flags, verdicts)");
+  cmd->add_option("results", *path, "A results.json written by fplab run")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->callback([path] { fmt::print("{}\n", summary_line(read_results_json(*path))); });
 }
 

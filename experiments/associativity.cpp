@@ -25,8 +25,8 @@ Outcome native(double a0, double b0, double c0) {
   e.add(a);
   e.add(b);
   e.add(c);
-  return {Value::of(a), Value::of(b), Value::of(c), Value::of((a + b) + c), Value::of(a + (b + c)),
-          Value::of(Native<T>{}.round_exact(e))};
+  return {Value::of(a),           Value::of(b),           Value::of(c),
+          Value::of((a + b) + c), Value::of(a + (b + c)), Value::of(Native<T>{}.round_exact(e))};
 }
 
 Outcome emulated(double a0, double b0, double c0, const Format& f) {
@@ -51,8 +51,9 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
   const double a = v[0];
   const double b = v[1];
   const double c = v[2];
-  Table t{"groupings", fmt::format("({} + {}) + {} against {} + ({} + {})", to_decimal(a), to_decimal(b), to_decimal(c),
-                                   to_decimal(a), to_decimal(b), to_decimal(c)),
+  Table t{"groupings",
+          fmt::format("({} + {}) + {} against {} + ({} + {})", to_decimal(a), to_decimal(b),
+                      to_decimal(c), to_decimal(a), to_decimal(b), to_decimal(c)),
           "format"};
   t.add_column("a", "a", "", true)
       .add_column("b", "b", "", true)
@@ -60,9 +61,11 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
       .add_column("left", "(a + b) + c", "", true)
       .add_column("right", "a + (b + c)", "", true)
       .add_column("exact", "exact a + b + c, rounded once", "", true);
-  t.caption = "a, b, c are the inputs rounded to the format. float64 and float32 are the hardware's arithmetic; "
-              "the other formats are emulated (precision/): every addition is rounded once to the format, "
-              "values are shown as the doubles they are.";
+  t.caption =
+      "a, b, c are the inputs rounded to the format. float64 and float32 are the hardware's "
+      "arithmetic; "
+      "the other formats are emulated (precision/): every addition is rounded once to the format, "
+      "values are shown as the doubles they are.";
   for (const auto& name : p.text_list("formats")) {
     const Format f = parse_format(name);
     Outcome o;
@@ -88,22 +91,27 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
   const bool defaults = a == 0.1 && b == 1e20 && c == -1e20;
   std::string summary;
   for (const auto& r : table.rows) {
-    summary += fmt::format("{}{}: {} vs {}", summary.empty() ? "" : "; ", r.key, r.get("left")->decimal(),
-                           r.get("right")->decimal());
+    summary += fmt::format("{}{}: {} vs {}", summary.empty() ? "" : "; ", r.key,
+                           r.get("left")->decimal(), r.get("right")->decimal());
   }
   if (left == nullptr || right == nullptr || !defaults) {
-    out.add_verdict("A1", summary, "(0.1 + 1e20) - 1e20 = 0.0, 0.1 + (1e20 - 1e20) = 0.1 in double", Status::differs,
+    out.add_verdict("A1", summary, "(0.1 + 1e20) - 1e20 = 0.0, 0.1 + (1e20 - 1e20) = 0.1 in double",
+                    Status::differs,
                     "The verdict needs the default values 0.1, 1e20, -1e20 and the fp64 format.");
   } else {
     const bool ok = *left == Value::f64(0.0) && *right == Value::f64(0.1);
-    out.add_verdict("A1", fmt::format("double: {} ({}) and {} ({})", left->decimal(), left->hex(), right->decimal(),
-                                      right->hex()),
-                    "(0.1 + 1e20) - 1e20 = 0.0, 0.1 + (1e20 - 1e20) = 0.1 in double",
-                    ok ? Status::reproduced : Status::differs,
-                    ok ? "In double, 0.1 + 1e20 rounds to 1e20 (0.1 is far below half an ulp of 1e20, 8192), so "
-                         "subtracting 1e20 leaves +0; 1e20 - 1e20 is exactly 0 and 0.1 survives. The exact sum is "
-                         "0.1. float32 and bf16 behave the same way, with their own roundings of 0.1."
-                       : "The groupings did not give 0 and 0.1.");
+    out.add_verdict(
+        "A1",
+        fmt::format("double: {} ({}) and {} ({})", left->decimal(), left->hex(), right->decimal(),
+                    right->hex()),
+        "(0.1 + 1e20) - 1e20 = 0.0, 0.1 + (1e20 - 1e20) = 0.1 in double",
+        ok ? Status::reproduced : Status::differs,
+        ok ? "In double, 0.1 + 1e20 rounds to 1e20 (0.1 is far below half an ulp of 1e20, 8192), "
+             "so "
+             "subtracting 1e20 leaves +0; 1e20 - 1e20 is exactly 0 and 0.1 survives. The exact sum "
+             "is "
+             "0.1. float32 and bf16 behave the same way, with their own roundings of 0.1."
+           : "The groupings did not give 0 and 0.1.");
   }
 }
 
@@ -111,15 +119,18 @@ Experiment make() {
   Experiment e;
   e.info.id = "associativity";
   e.info.title = "Floating-point addition is not associative";
-  e.info.description = "(0.1 + 1e20) - 1e20 against 0.1 + (1e20 - 1e20) in double, float32 and bf16";
+  e.info.description =
+      "(0.1 + 1e20) - 1e20 against 0.1 + (1e20 - 1e20) in double, float32 and bf16";
   e.info.order = 10;
   e.info.seed = 0;
-  e.info.claims = {{"A1", "(0.1 + 1e20) - 1e20 is 0.0, 0.1 + (1e20 - 1e20) is 0.1",
-                    "Thinking Machines Lab (TML), \"Defeating Nondeterminism in LLM Inference\", 2025"}};
+  e.info.claims = {
+      {"A1", "(0.1 + 1e20) - 1e20 is 0.0, 0.1 + (1e20 - 1e20) is 0.1",
+       "Thinking Machines Lab (TML), \"Defeating Nondeterminism in LLM Inference\", 2025"}};
   auto values = ParamSpec::real_list("values", "a, b, c", "0.1,1e20,-1e20");
   values.min_items = 3;
   values.max_items = 3;
-  auto formats = ParamSpec::text_list("formats", "formats (fp64 and fp32 native, others emulated)", "fp64,fp32,bf16");
+  auto formats = ParamSpec::text_list("formats", "formats (fp64 and fp32 native, others emulated)",
+                                      "fp64,fp32,bf16");
   formats.min_items = 1;
   formats.check = [](const ParamValue& v) {
     for (const auto& name : std::get<std::vector<std::string>>(v)) (void)parse_format(name);

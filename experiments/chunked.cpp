@@ -16,20 +16,22 @@
 namespace fplab {
 namespace {
 
-constexpr const char* kFixtureSha256 = "da69446c02edb9a4bf092168d07f6460046013571c6c980e17e59014c0606f42";
+constexpr const char* kFixtureSha256 =
+    "da69446c02edb9a4bf092168d07f6460046013571c6c980e17e59014c0606f42";
 
 // The fixture: tools/make_a4_fixture.py's 1e6 float32 normals, refused
 // unless the sha256 of its raw float32 data is the published one.
 std::vector<float> load_fixture(const std::string& spec) {
-  const std::filesystem::path path =
-      spec == "builtin" ? std::filesystem::path(build::kSourceDir) / "experiments/data/a4_normals.npy"
-                        : std::filesystem::path(spec);
+  const std::filesystem::path path = spec == "builtin" ? std::filesystem::path(build::kSourceDir) /
+                                                             "experiments/data/a4_normals.npy"
+                                                       : std::filesystem::path(spec);
   NumberArray data = read_npy(path);
   auto* x = std::get_if<std::vector<float>>(&data);
   if (x == nullptr) throw InputError(path.string() + ": expected float32 data");
   const std::string digest = sha256_hex(std::as_bytes(std::span<const float>(*x)));
   if (digest != kFixtureSha256) {
-    throw InputError(path.string() + ": sha256 of the data is " + digest + ", not the A4 data set's " + kFixtureSha256 +
+    throw InputError(path.string() + ": sha256 of the data is " + digest +
+                     ", not the A4 data set's " + kFixtureSha256 +
                      " (regenerate it with tools/make_a4_fixture.py)");
   }
   return std::move(*x);
@@ -61,8 +63,10 @@ void a4_table(std::span<const float> x, double reference, ExperimentRecord& out)
       .add_column("claimed_total", "claimed total")
       .add_column("claimed_error", "claimed error")
       .add_column("match", "digits match");
-  t.caption = "Totals printed to 9 decimals and errors to 4 significant digits, as the claim prints them; the hex "
-              "column is the exact float32. Error = |float32 total - float64 reference|.";
+  t.caption =
+      "Totals printed to 9 decimals and errors to 4 significant digits, as the claim prints them; "
+      "the hex "
+      "column is the exact float32. Error = |float32 total - float64 reference|.";
   const std::string ref_text = fmt::format("{:.9f}", reference);
   t.add_row("float64 reference")
       .set("strategy", Value::text("numpy on the values widened to float64"))
@@ -79,7 +83,9 @@ void a4_table(std::span<const float> x, double reference, ExperimentRecord& out)
     const std::string error_text = fmt::format("{:.3e}", error);
     const bool ok = total_text == c.total && error_text == c.error;
     matches += ok ? 1 : 0;
-    if (!ok) mismatches += fmt::format(" {}: {} ({}) vs {} ({});", c.key, total_text, error_text, c.total, c.error);
+    if (!ok)
+      mismatches +=
+          fmt::format(" {}: {} ({}) vs {} ({});", c.key, total_text, error_text, c.total, c.error);
     ours += fmt::format("{}{} {}", ours.empty() ? "" : "; ", c.key, total_text);
     t.add_row(c.key)
         .set("strategy", Value::text(c.strategy))
@@ -102,20 +108,23 @@ void a4_table(std::span<const float> x, double reference, ExperimentRecord& out)
   const int rows = static_cast<int>(std::size(kClaimed)) + 1;
   out.add_verdict(
       "A4", fmt::format("float64 {}; {}", ref_text, ours),
-      fmt::format("float64 {}; sequential 998.564270020; pairwise (numpy) 998.570556641; in 4 chunks 998.570495605; "
+      fmt::format("float64 {}; sequential 998.564270020; pairwise (numpy) 998.570556641; in 4 "
+                  "chunks 998.570495605; "
                   "in 8 chunks 998.570556641; in 16 chunks 998.570678711",
                   kClaimedReference),
       matches == rows ? Status::reproduced : Status::differs,
       matches == rows
-          ? fmt::format("All {} figures and their errors match digit for digit. Pairwise is numpy's whole-array "
-                        "pairwise sum (numpy >= 2.3, or numpy 1.x with a buffer as large as the array); numpy 1.x's "
+          ? fmt::format("All {} figures and their errors match digit for digit. Pairwise is "
+                        "numpy's whole-array "
+                        "pairwise sum (numpy >= 2.3, or numpy 1.x with a buffer as large as the "
+                        "array); numpy 1.x's "
                         "default np.sum adds 8192-element buffers and gives {:.9f} here{}.",
                         rows, buffered, buffered_ok ? ", as claims.md notes" : "")
           : fmt::format("{} of {} rows match;{}", matches, rows, mismatches));
 }
 
-void strategies_table(std::span<const float> x, double reference, const std::vector<std::string>& names,
-                      ExperimentRecord& out) {
+void strategies_table(std::span<const float> x, double reference,
+                      const std::vector<std::string>& names, ExperimentRecord& out) {
   Table t{"strategies", "Every strategy on the same million numbers", "strategy"};
   t.add_column("total", "float32 total", ".9f", true)
       .add_column("error", "error vs float64", ".3e")
@@ -137,9 +146,10 @@ void strategies_table(std::span<const float> x, double reference, const std::vec
 
 // total and errors of `spelling(v)` for each v, as a sweep table and a plot.
 void sweep(std::span<const float> x, double reference, const ExactSum& exact, const std::string& id,
-           const std::string& title, const std::string& key, const std::vector<std::int64_t>& values,
-           const std::function<std::string(std::int64_t)>& spelling, RunContext& ctx, ExperimentRecord& out,
-           const std::string& xlabel) {
+           const std::string& title, const std::string& key,
+           const std::vector<std::int64_t>& values,
+           const std::function<std::string(std::int64_t)>& spelling, RunContext& ctx,
+           ExperimentRecord& out, const std::string& xlabel) {
   Table t{id, title, key};
   t.add_column("strategy", "strategy")
       .add_column("total", "float32 total", ".9f", true)
@@ -160,7 +170,8 @@ void sweep(std::span<const float> x, double reference, const ExactSum& exact, co
         .set("abs_error", Value::f64(std::abs(residual.to_double())));
     ctx.progress(i + 1, values.size(), id);
   }
-  t.caption = fmt::format("{} distinct float32 totals among {} settings.", distinct.size(), values.size());
+  t.caption =
+      fmt::format("{} distinct float32 totals among {} settings.", distinct.size(), values.size());
   out.add_table(std::move(t));
   Figure f;
   f.id = id;
@@ -171,22 +182,27 @@ void sweep(std::span<const float> x, double reference, const ExactSum& exact, co
   f.logx = true;
   f.logy = true;
   f.series = {{"abs_error", "error", values.size() > 64 ? "points" : "linespoints"}};
-  f.caption = "Points where the total is the exact sum rounded to float32 with zero error are left out (log scale).";
+  f.caption =
+      "Points where the total is the exact sum rounded to float32 with zero error are left out "
+      "(log scale).";
   out.add_figure(std::move(f));
 }
 
-void threads_tables(std::span<const float> x, const std::vector<std::int64_t>& threads, std::int64_t repeats,
-                    ExperimentRecord& out) {
+void threads_tables(std::span<const float> x, const std::vector<std::int64_t>& threads,
+                    std::int64_t repeats, ExperimentRecord& out) {
   Table t{"threads", "parallel(T): T OpenMP threads, partials added in thread order", "threads"};
   t.add_column("total", "float32 total", ".9f", true);
   t.caption = "Deterministic for each T: the order is fixed by T, not by which threads run.";
-  Table m{"threads-measured", "Threads: time and the totals of omp-reduction(T) over repeated runs", "threads"};
+  Table m{"threads-measured", "Threads: time and the totals of omp-reduction(T) over repeated runs",
+          "threads"};
   m.add_column("parallel_ms", "parallel(T) ms", ".2f")
       .add_column("omp_ms", "omp-reduction(T) ms", ".2f")
       .add_column("omp_distinct", "distinct omp-reduction totals")
       .add_column("omp_runs", "runs");
-  m.caption = "OpenMP's reduction clause combines thread partials in the order threads finish: with more than two "
-              "threads its total can change from run to run. Times are the best of the runs.";
+  m.caption =
+      "OpenMP's reduction clause combines thread partials in the order threads finish: with more "
+      "than two "
+      "threads its total can change from run to run. Times are the best of the runs.";
   for (const auto T : threads) {
     const Strategy par = parse_strategy(fmt::format("parallel({})", T));
     const Strategy omp = parse_strategy(fmt::format("omp-reduction({})", T));
@@ -224,38 +240,52 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
 
   a4_table(x, reference, out);
   strategies_table(x, reference, p.text_list("strategies"), out);
-  sweep(x, reference, exact, "sweep-k", "Chunk count K: chunked(K,numpy,sequential)", "K", p.int_list("k"),
-        [](std::int64_t k) { return fmt::format("chunked({},numpy,sequential)", k); }, ctx, out, "chunks K");
-  sweep(x, reference, exact, "sweep-lanes", "Lanes L: lanes(L)", "L", p.int_list("lanes"),
-        [](std::int64_t l) { return fmt::format("lanes({})", l); }, ctx, out, "lanes L");
+  sweep(
+      x, reference, exact, "sweep-k", "Chunk count K: chunked(K,numpy,sequential)", "K",
+      p.int_list("k"),
+      [](std::int64_t k) { return fmt::format("chunked({},numpy,sequential)", k); }, ctx, out,
+      "chunks K");
+  sweep(
+      x, reference, exact, "sweep-lanes", "Lanes L: lanes(L)", "L", p.int_list("lanes"),
+      [](std::int64_t l) { return fmt::format("lanes({})", l); }, ctx, out, "lanes L");
   threads_tables(x, p.int_list("threads"), p.integer("repeats"), out);
-  out.add_note(fmt::format("Data: experiments/data/a4_normals.npy (tools/make_a4_fixture.py), {} float32 values, "
-                           "sha256 of the data {} verified on load. First values {}, {}, {}, {}.",
-                           data.size(), kFixtureSha256, data[0], data[1], data[2], data[3]));
+  out.add_note(fmt::format(
+      "Data: experiments/data/a4_normals.npy (tools/make_a4_fixture.py), {} float32 values, "
+      "sha256 of the data {} verified on load. First values {}, {}, {}, {}.",
+      data.size(), kFixtureSha256, data[0], data[1], data[2], data[3]));
 }
 
 Experiment make() {
   Experiment e;
   e.info.id = "chunked";
   e.info.title = "One million float32 numbers in chunks";
-  e.info.description = "The A4 table digit for digit, every strategy, and sweeps of chunks, lanes and threads";
+  e.info.description =
+      "The A4 table digit for digit, every strategy, and sweeps of chunks, lanes and threads";
   e.info.order = 40;
   e.info.seed = 0;
   e.info.claims = {{"A4",
-                    "one million float32 numbers summed in different groupings give different totals (sequential "
-                    "998.564270020, pairwise (numpy) 998.570556641, in 4/8/16 chunks 998.570495605 / 998.570556641 / "
+                    "one million float32 numbers summed in different groupings give different "
+                    "totals (sequential "
+                    "998.564270020, pairwise (numpy) 998.570556641, in 4/8/16 chunks 998.570495605 "
+                    "/ 998.570556641 / "
                     "998.570678711; float64 998.570662770)",
                     "a book chapter on sampling and determinism"}};
   e.info.params = {
-      ParamSpec::text("data", "the .npy data set ('builtin': experiments/data/a4_normals.npy)", "builtin"),
-      ParamSpec::strategy_list("strategies", "strategies for the every-strategy table",
-                           "sequential,pairwise,pairwise(8),pairwise(128),numpy,numpy-buffered,"
-                           "chunked(4,numpy,sequential),chunked(16,sequential,pairwise),lanes(8),lanes(32),"
-                           "parallel(2),omp-reduction(2),kahan,neumaier,exact,eigen"),
-      ParamSpec::int_list("k", "chunk counts K of the sweep", "1..1024", "1..32,64,128,256,512,1024", 1, 1e6),
-      ParamSpec::int_list("lanes", "lane counts L of the sweep", "1..64", "1,2,4,8,16,32,64", 1, 4096),
-      ParamSpec::int_list("threads", "OpenMP thread counts T", "1..8,12,16,32,64", "1,2,3,4,8", 1, 256),
-      ParamSpec::integer("repeats", "runs per thread count (timing, omp-reduction totals)", "5", "2", 1, 1000),
+      ParamSpec::text("data", "the .npy data set ('builtin': experiments/data/a4_normals.npy)",
+                      "builtin"),
+      ParamSpec::strategy_list(
+          "strategies", "strategies for the every-strategy table",
+          "sequential,pairwise,pairwise(8),pairwise(128),numpy,numpy-buffered,"
+          "chunked(4,numpy,sequential),chunked(16,sequential,pairwise),lanes(8),lanes(32),"
+          "parallel(2),omp-reduction(2),kahan,neumaier,exact,eigen"),
+      ParamSpec::int_list("k", "chunk counts K of the sweep", "1..1024",
+                          "1..32,64,128,256,512,1024", 1, 1e6),
+      ParamSpec::int_list("lanes", "lane counts L of the sweep", "1..64", "1,2,4,8,16,32,64", 1,
+                          4096),
+      ParamSpec::int_list("threads", "OpenMP thread counts T", "1..8,12,16,32,64", "1,2,3,4,8", 1,
+                          256),
+      ParamSpec::integer("repeats", "runs per thread count (timing, omp-reduction totals)", "5",
+                         "2", 1, 1000),
   };
   e.run = run;
   return e;

@@ -29,9 +29,11 @@ template <class T>
 T run_variant(const FlagVariant& v, const std::string& op, const std::string& s,
               const std::vector<T>& x, const std::vector<T>& y) {
   if constexpr (sizeof(T) == 4) {
-    return op == "sum" ? v.sum_float(s, x.data(), x.size()) : v.dot_float(s, x.data(), y.data(), x.size());
+    return op == "sum" ? v.sum_float(s, x.data(), x.size())
+                       : v.dot_float(s, x.data(), y.data(), x.size());
   } else {
-    return op == "sum" ? v.sum_double(s, x.data(), x.size()) : v.dot_double(s, x.data(), y.data(), x.size());
+    return op == "sum" ? v.sum_double(s, x.data(), x.size())
+                       : v.dot_double(s, x.data(), y.data(), x.size());
   }
 }
 
@@ -74,7 +76,9 @@ Experiment make() {
   Experiment e;
   e.info.id = "compiler-drift";
   e.info.title = "Compiler flags: which orders drift, and by how much";
-  e.info.description = "every strategy's sum and dot product through kernels built with -O0, -O3 -march=native, FMA contraction, -fassociative-math, -ffast-math";
+  e.info.description =
+      "every strategy's sum and dot product through kernels built with -O0, -O3 -march=native, FMA "
+      "contraction, -fassociative-math, -ffast-math";
   e.info.order = 900;
   e.info.seed = 7;
   e.info.params = {
@@ -96,8 +100,10 @@ Experiment make() {
       if (s.order != Order::omp_reduction) strategies.push_back(s);  // its order is the runtime's
     }
     Table values{"values", "Results of every variant (exact bits)", "dtype op strategy"};
-    Table drift{"drift", "Drift matrix: ulps from the strict build (0 = bit-identical)", "dtype op strategy"};
-    Table native{"native", "-O3 -march=native (depends on the CPU; not held to a baseline)", "dtype op strategy"};
+    Table drift{"drift", "Drift matrix: ulps from the strict build (0 = bit-identical)",
+                "dtype op strategy"};
+    Table native{"native", "-O3 -march=native (depends on the CPU; not held to a baseline)",
+                 "dtype op strategy"};
     values.in_report = false;
     for (const auto& v : flag_variants()) {
       if (!runnable(v)) {
@@ -138,17 +144,17 @@ Experiment make() {
     for (const auto& [k, u] : worst) {
       if (k.rfind("exact|", 0) == 0) exact_worst = std::max(exact_worst, u);
     }
-    out.add_note(fmt::format("strict vs O0: worst {} ulps over every strategy (must be 0).",
-                             [&] {
-                               std::uint64_t m = 0;
-                               for (const auto& s : strategies) m = std::max(m, w(s.name(), "O0"));
-                               return m;
-                             }()));
+    out.add_note(fmt::format("strict vs O0: worst {} ulps over every strategy (must be 0).", [&] {
+      std::uint64_t m = 0;
+      for (const auto& s : strategies) m = std::max(m, w(s.name(), "O0"));
+      return m;
+    }()));
     out.add_note(fmt::format("exact: worst {} ulps under any flags (must be 0).", exact_worst));
-    out.add_note(fmt::format("sequential under -ffast-math: {} ulps; under -fassociative-math: {} ulps; "
-                             "with FMA contraction: {} ulps (worst of sum and dot, float32 and float64).",
-                             w("sequential", "fast-math"), w("sequential", "associative-math"),
-                             w("sequential", "fp-contract-fast-fma")));
+    out.add_note(
+        fmt::format("sequential under -ffast-math: {} ulps; under -fassociative-math: {} ulps; "
+                    "with FMA contraction: {} ulps (worst of sum and dot, float32 and float64).",
+                    w("sequential", "fast-math"), w("sequential", "associative-math"),
+                    w("sequential", "fp-contract-fast-fma")));
   };
   return e;
 }

@@ -16,7 +16,8 @@ namespace {
 std::vector<std::size_t> sizes(std::size_t n_max, std::int64_t per_decade) {
   std::vector<std::size_t> out;
   for (int k = 0;; ++k) {
-    const double v = std::round(std::pow(10.0, 1.0 + static_cast<double>(k) / static_cast<double>(per_decade)));
+    const double v =
+        std::round(std::pow(10.0, 1.0 + static_cast<double>(k) / static_cast<double>(per_decade)));
     const auto n = static_cast<std::size_t>(v);
     if (n > n_max) break;
     if (out.empty() || out.back() != n) out.push_back(n);
@@ -72,9 +73,12 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     t.add_column("bound_sequential", "bound: sequential", ".2e")
         .add_column("bound_pairwise", "bound: pairwise", ".2e")
         .add_column("bound_kahan", "bound: kahan", ".2e");
-    t.caption = "Relative error |computed - exact| / |exact| of float32 sums (u = 2^-24), and Higham's bounds on it: "
-                "cond * gamma_{n-1} for sequential, cond * gamma_{ceil(log2 n)} for pairwise, cond * 2u (+ O(n u^2), "
-                "left out) for Kahan; cond = sum|x| / |sum x|.";
+    t.caption =
+        "Relative error |computed - exact| / |exact| of float32 sums (u = 2^-24), and Higham's "
+        "bounds on it: "
+        "cond * gamma_{n-1} for sequential, cond * gamma_{ceil(log2 n)} for pairwise, cond * 2u (+ "
+        "O(n u^2), "
+        "left out) for Kahan; cond = sum|x| / |sum x|.";
     for (const std::size_t n : ns) {
       std::vector<float> owned;
       std::span<const float> x;
@@ -111,30 +115,37 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     f.ylabel = "relative error";
     f.logx = true;
     f.logy = true;
-    for (const auto& st : strategies) f.series.push_back({"rel_" + slug(st.name()), st.name(), "linespoints"});
+    for (const auto& st : strategies)
+      f.series.push_back({"rel_" + slug(st.name()), st.name(), "linespoints"});
     f.series.push_back({"bound_sequential", "bound: sequential", "dashed"});
     f.series.push_back({"bound_pairwise", "bound: pairwise", "dashed"});
     f.series.push_back({"bound_kahan", "bound: kahan", "dashed"});
-    f.caption = "Measured errors (points) stay below their a-priori bounds (dashed); exact results (error 0) are "
-                "not drawn on the log scale.";
+    f.caption =
+        "Measured errors (points) stay below their a-priori bounds (dashed); exact results (error "
+        "0) are "
+        "not drawn on the log scale.";
     out.add_figure(std::move(f));
   }
-  out.add_note("The bounds are worst cases; typical errors of the recursive sum grow like sqrt(n) u, not n u, and "
-               "relative errors grow with the condition number whatever the order.");
+  out.add_note(
+      "The bounds are worst cases; typical errors of the recursive sum grow like sqrt(n) u, not n "
+      "u, and "
+      "relative errors grow with the condition number whatever the order.");
 }
 
 Experiment make() {
   Experiment e;
   e.info.id = "error-growth";
   e.info.title = "Error growth against Higham's bounds";
-  e.info.description = "Measured error of each strategy and its a-priori bound as n grows (log-log)";
+  e.info.description =
+      "Measured error of each strategy and its a-priori bound as n grows (log-log)";
   e.info.order = 60;
   e.info.seed = 7;
   e.info.params = {
       ParamSpec::integer("n_max", "largest n", "1e7", "1e5", 10, 1e8),
       ParamSpec::integer("per_decade", "sizes per decade", "2", "2", 1, 10),
-      ParamSpec::strategy_list("strategies", "strategies to measure",
-                               "sequential,pairwise,numpy,lanes(8),chunked(16,numpy,sequential),kahan"),
+      ParamSpec::strategy_list(
+          "strategies", "strategies to measure",
+          "sequential,pairwise,numpy,lanes(8),chunked(16,numpy,sequential),kahan"),
   };
   e.run = run;
   return e;

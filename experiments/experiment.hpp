@@ -82,8 +82,8 @@ struct ParamSpec {
   std::string name;  // [a-z0-9_]
   std::string description;
   ParamType type = ParamType::integer;
-  std::string full_default;   // text form, as on the command line
-  std::string quick_default;  // empty: the same as full_default
+  std::string full_default;                               // text form, as on the command line
+  std::string quick_default;                              // empty: the same as full_default
   double min = -std::numeric_limits<double>::infinity();  // numbers and list items
   double max = std::numeric_limits<double>::infinity();
   std::size_t min_items = 0;  // lists
@@ -189,7 +189,7 @@ const Experiment* find_experiment(std::string_view id);
 #define FPLAB_CONCAT_INNER(a, b) a##b
 #define FPLAB_CONCAT(a, b) FPLAB_CONCAT_INNER(a, b)
 // Registers the Experiment returned by `factory()` at start-up.
-#define FPLAB_REGISTER_EXPERIMENT(factory) \
+#define FPLAB_REGISTER_EXPERIMENT(factory)                                   \
   [[maybe_unused]] const bool FPLAB_CONCAT(fplab_registered_, __COUNTER__) = \
       ::fplab::register_experiment(factory())
 

@@ -31,8 +31,8 @@ struct SeedResult {
   float hi;
 };
 
-SeedResult count_groupings(std::span<const float> x, std::int64_t groupings, const std::string& inner,
-                           const std::string& combine) {
+SeedResult count_groupings(std::span<const float> x, std::int64_t groupings,
+                           const std::string& inner, const std::string& combine) {
   std::set<std::uint32_t> bits;
   float lo = 0;
   float hi = 0;
@@ -51,16 +51,21 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const auto seeds = p.integer("seeds");
   const std::string inner = p.text("inner");
   const std::string combine = p.text("combine");
-  if (static_cast<std::size_t>(groupings) > n) throw std::invalid_argument("groupings must not exceed n");
+  if (static_cast<std::size_t>(groupings) > n)
+    throw std::invalid_argument("groupings must not exceed n");
 
-  Table t{"by-seed", fmt::format("Distinct totals of {} groupings of {} float32 normals, per seed", groupings, n), "seed"};
+  Table t{
+      "by-seed",
+      fmt::format("Distinct totals of {} groupings of {} float32 normals, per seed", groupings, n),
+      "seed"};
   t.add_column("distinct", "distinct totals")
       .add_column("min", "smallest total", "", true)
       .add_column("max", "largest total", "", true)
       .add_column("exact", "exact sum (float32)", "", true);
-  t.caption = fmt::format("Grouping g = 1..{}: chunked(g,{},{}), that is g contiguous chunks (np.array_split sizes), "
-                          "each summed by {} in float32, the chunk totals added by {}.",
-                          groupings, inner, combine, inner, combine);
+  t.caption = fmt::format(
+      "Grouping g = 1..{}: chunked(g,{},{}), that is g contiguous chunks (np.array_split sizes), "
+      "each summed by {} in float32, the chunk totals added by {}.",
+      groupings, inner, combine, inner, combine);
   std::vector<std::int64_t> counts;
   for (std::int64_t k = 0; k < seeds; ++k) {
     const std::uint64_t seed = ctx.seed() + static_cast<std::uint64_t>(k);
@@ -80,8 +85,10 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const std::int64_t hi = sorted.back();
   const std::size_t m = sorted.size();
   // Median: the mean of the two middle counts when even (exact in double).
-  const double median = m % 2 == 1 ? static_cast<double>(sorted[m / 2])
-                                   : (static_cast<double>(sorted[m / 2 - 1]) + static_cast<double>(sorted[m / 2])) / 2;
+  const double median =
+      m % 2 == 1
+          ? static_cast<double>(sorted[m / 2])
+          : (static_cast<double>(sorted[m / 2 - 1]) + static_cast<double>(sorted[m / 2])) / 2;
   Table s{"spread", fmt::format("Spread of the count over {} seeds", seeds), "statistic"};
   s.add_column("value", "distinct totals");
   s.add_row("first seed").set("value", Value::integer(counts.front()));
@@ -103,34 +110,44 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const bool defaults = n == 4096 && groupings == 255;
   out.add_verdict(
       "A3",
-      fmt::format("{} distinct totals (seed {}); {} to {} over {} seeds, median {}", counts.front(), ctx.seed(), lo, hi,
-                  seeds, median),
+      fmt::format("{} distinct totals (seed {}); {} to {} over {} seeds, median {}", counts.front(),
+                  ctx.seed(), lo, hi, seeds, median),
       "17 distinct totals", defaults && counts.front() == 17 ? Status::reproduced : Status::differs,
-      fmt::format("No recipe was published, so the figure cannot be reproduced, only made plausible. Our documented "
-                  "recipe (float32 normals; grouping g = 1..{} is g contiguous chunks, each summed left to right, the "
-                  "chunk totals added left to right) gives {} on its first seed, and the count swings with the data: "
-                  "from {} to {} over {} seeds, a range that {} 17. The count is large when the total is small "
-                  "(its float32 spacing is fine) and small when it is large.{}",
-                  groupings, counts.front(), lo, hi, seeds, in_range ? "includes" : "does not include",
-                  defaults ? "" : " (Not the default 4,096 numbers and 255 groupings: no verdict on the claim.)"));
+      fmt::format(
+          "No recipe was published, so the figure cannot be reproduced, only made plausible. Our "
+          "documented "
+          "recipe (float32 normals; grouping g = 1..{} is g contiguous chunks, each summed left to "
+          "right, the "
+          "chunk totals added left to right) gives {} on its first seed, and the count swings with "
+          "the data: "
+          "from {} to {} over {} seeds, a range that {} 17. The count is large when the total is "
+          "small "
+          "(its float32 spacing is fine) and small when it is large.{}",
+          groupings, counts.front(), lo, hi, seeds, in_range ? "includes" : "does not include",
+          defaults
+              ? ""
+              : " (Not the default 4,096 numbers and 255 groupings: no verdict on the claim.)"));
 }
 
 Experiment make() {
   Experiment e;
   e.info.id = "groupings";
   e.info.title = "4,096 numbers in 255 groupings";
-  e.info.description = "Distinct float32 totals of one data set cut into 1..255 chunks, over 20 seeds";
+  e.info.description =
+      "Distinct float32 totals of one data set cut into 1..255 chunks, over 20 seeds";
   e.info.order = 30;
   e.info.seed = 1;
-  e.info.claims = {{"A3", "\"repeated with 4,096 numbers in 255 different groupings: 17 distinct totals\"",
-                    "a popular article quoting Thinking Machines Lab (TML)"}};
+  e.info.claims = {
+      {"A3", "\"repeated with 4,096 numbers in 255 different groupings: 17 distinct totals\"",
+       "a popular article quoting Thinking Machines Lab (TML)"}};
   e.info.params = {
       ParamSpec::integer("n", "how many float32 normals", "4096", "4096", 1, 1e7),
       ParamSpec::integer("groupings", "groupings g = 1..G (g chunks each)", "255", "255", 1, 1e5),
       ParamSpec::integer("seeds", "data sets (seeds seed, seed+1, ...)", "20", "5", 1, 1e4),
       ParamSpec::text("inner", "strategy inside each chunk", "sequential", {},
                       {"sequential", "pairwise", "numpy", "kahan", "neumaier"}),
-      ParamSpec::text("combine", "how chunk totals are added", "sequential", {}, {"sequential", "pairwise"}),
+      ParamSpec::text("combine", "how chunk totals are added", "sequential", {},
+                      {"sequential", "pairwise"}),
   };
   e.run = run;
   return e;

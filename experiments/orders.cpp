@@ -54,7 +54,8 @@ struct Recorder {
   Sym round_exact(const ExactSum&) const { fail(); }
 };
 
-Sym build(const Strategy& s, std::size_t begin, std::size_t end, const SumTerms<Sym>& t, const Recorder& a) {
+Sym build(const Strategy& s, std::size_t begin, std::size_t end, const SumTerms<Sym>& t,
+          const Recorder& a) {
   switch (s.order) {
     case Order::sequential:
       return sum_sequential(begin, end, t, a, Sym(0.0));
@@ -81,9 +82,10 @@ Sym build(const Strategy& s, std::size_t begin, std::size_t end, const SumTerms<
     default:
       break;
   }
-  throw std::invalid_argument("'" + s.name() +
-                              "' is not a fixed tree of additions (enumerable: sequential, pairwise, numpy, "
-                              "numpy-buffered, lanes, chunked of those, kahan, neumaier, exact)");
+  throw std::invalid_argument(
+      "'" + s.name() +
+      "' is not a fixed tree of additions (enumerable: sequential, pairwise, numpy, "
+      "numpy-buffered, lanes, chunked of those, kahan, neumaier, exact)");
 }
 
 constexpr std::size_t kMaxStack = 16;
@@ -300,11 +302,13 @@ struct Walker {
 };
 
 template <class T, class Machine>
-OrderHistogram<T> run_walk(const Machine& m, std::span<const T> values, int threads, const ProgressFn& progress) {
+OrderHistogram<T> run_walk(const Machine& m, std::span<const T> values, int threads,
+                           const ProgressFn& progress) {
   const std::size_t n = values.size();
   if (n == 0 || n > kMaxEnumeratedInputs) {
-    throw std::invalid_argument("enumerating orders needs 1 to " + std::to_string(kMaxEnumeratedInputs) +
-                                " numbers, not " + std::to_string(n));
+    throw std::invalid_argument("enumerating orders needs 1 to " +
+                                std::to_string(kMaxEnumeratedInputs) + " numbers, not " +
+                                std::to_string(n));
   }
   std::vector<BitsCounter> counters;
   if (n <= 2) {
@@ -341,13 +345,15 @@ OrderHistogram<T> run_walk(const Machine& m, std::span<const T> values, int thre
     }
   }
   std::map<std::uint64_t, std::uint64_t> merged;
-  for (const auto& c : counters) c.for_each([&](std::uint64_t k, std::uint64_t v) { merged[k] += v; });
+  for (const auto& c : counters)
+    c.for_each([&](std::uint64_t k, std::uint64_t v) { merged[k] += v; });
   OrderHistogram<T> h;
   for (const auto& [k, v] : merged) {
     h.totals.emplace_back(from_bits<T>(k), v);
     h.orders += v;
   }
-  std::sort(h.totals.begin(), h.totals.end(), [](const auto& x, const auto& y) { return line(x.first) < line(y.first); });
+  std::sort(h.totals.begin(), h.totals.end(),
+            [](const auto& x, const auto& y) { return line(x.first) < line(y.first); });
   return h;
 }
 
@@ -457,8 +463,9 @@ template <class T>
 OrderHistogram<T> enumerate_orders(const Strategy& s, std::span<const T> values, int threads,
                                    const ProgressFn& progress) {
   if (values.size() > kMaxEnumeratedInputs || values.empty()) {
-    throw std::invalid_argument("enumerating orders needs 1 to " + std::to_string(kMaxEnumeratedInputs) +
-                                " numbers, not " + std::to_string(values.size()));
+    throw std::invalid_argument("enumerating orders needs 1 to " +
+                                std::to_string(kMaxEnumeratedInputs) + " numbers, not " +
+                                std::to_string(values.size()));
   }
   if (s.order == Order::exact) {  // one total whatever the order
     OrderHistogram<T> h;
@@ -472,8 +479,9 @@ OrderHistogram<T> enumerate_orders(const Strategy& s, std::span<const T> values,
   return run_walk(m, values, threads, progress);
 }
 
-template OrderHistogram<float> enumerate_orders<float>(const Strategy&, std::span<const float>, int, const ProgressFn&);
-template OrderHistogram<double> enumerate_orders<double>(const Strategy&, std::span<const double>, int,
-                                                         const ProgressFn&);
+template OrderHistogram<float> enumerate_orders<float>(const Strategy&, std::span<const float>, int,
+                                                       const ProgressFn&);
+template OrderHistogram<double> enumerate_orders<double>(const Strategy&, std::span<const double>,
+                                                         int, const ProgressFn&);
 
 }  // namespace fplab

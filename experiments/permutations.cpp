@@ -2,8 +2,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <random>
 #include <set>
@@ -38,10 +38,11 @@ Counts exhaustive_row(const Strategy& s, const std::string& dtype, std::span<con
                       std::vector<Figure>& figures, bool histogram, Table& timings) {
   std::vector<T> x(numbers.begin(), numbers.end());
   const auto start = std::chrono::steady_clock::now();
-  const auto h = enumerate_orders<T>(s, std::span<const T>(x), 0, [&](std::uint64_t d, std::uint64_t t) {
-    ctx.progress(d, t, s.name() + " " + dtype);
-  });
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto h = enumerate_orders<T>(
+      s, std::span<const T>(x), 0,
+      [&](std::uint64_t d, std::uint64_t t) { ctx.progress(d, t, s.name() + " " + dtype); });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const T correct = exact_sum(std::span<const T>(x));
   std::uint64_t n_correct = 0;
   for (const auto& [v, c] : h.totals) {
@@ -64,9 +65,12 @@ Counts exhaustive_row(const Strategy& s, const std::string& dtype, std::span<con
     t.in_report = false;
     std::size_t i = 0;
     for (const auto& [v, c] : h.totals) {
-      t.add_row(std::to_string(++i)).set("total", Value::of(v)).set("orders", Value::integer(static_cast<std::int64_t>(c)));
+      t.add_row(std::to_string(++i))
+          .set("total", Value::of(v))
+          .set("orders", Value::integer(static_cast<std::int64_t>(c)));
     }
-    t.caption = "Each distinct total of the " + std::to_string(h.orders) + " orders and how many orders give it.";
+    t.caption = "Each distinct total of the " + std::to_string(h.orders) +
+                " orders and how many orders give it.";
     Figure f;
     f.id = t.id;
     f.table = t.id;
@@ -125,8 +129,9 @@ struct Replay {
 // TML's script: the list [1e-10, 1e-5, 1e-2, 1] + negatives (1 and -1 are
 // Python ints), random.seed(seed), `shuffles` times shuffle-in-place and sum().
 Replay replay_tml(python::SumVersion v, std::int64_t shuffles, std::uint32_t seed) {
-  std::vector<python::Number> vals{{false, 0, 1e-10}, {false, 0, 1e-5}, {false, 0, 1e-2}, {true, 1, 0.0},
-                                   {false, 0, -1e-10}, {false, 0, -1e-5}, {false, 0, -1e-2}, {true, -1, 0.0}};
+  std::vector<python::Number> vals{{false, 0, 1e-10}, {false, 0, 1e-5},   {false, 0, 1e-2},
+                                   {true, 1, 0.0},    {false, 0, -1e-10}, {false, 0, -1e-5},
+                                   {false, 0, -1e-2}, {true, -1, 0.0}};
   python::Random rng(seed);
   std::set<double> seen;
   std::uint64_t zeros = 0;
@@ -156,7 +161,9 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
 
   std::map<std::string, Counts> exhaustive;
   if (mode != "sampling") {
-    Table summary{"exhaustive", "All " + std::to_string(numbers.size()) + "! orders, enumerated exhaustively", "order, precision"};
+    Table summary{"exhaustive",
+                  "All " + std::to_string(numbers.size()) + "! orders, enumerated exhaustively",
+                  "order, precision"};
     summary.add_column("strategy", "strategy")
         .add_column("dtype", "precision")
         .add_column("orders", "orders")
@@ -165,19 +172,23 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
         .add_column("correct", "orders giving the correctly rounded sum")
         .add_column("min", "smallest total")
         .add_column("max", "largest total");
-    summary.caption = "Every order of the numbers, each summed by the strategy in the given precision. "
-                      "`pairwise` on 8 numbers is the balanced tree ((a+b)+(c+d))+((e+f)+(g+h)). "
-                      "Totals are told apart by their bits (-0 and +0 are two totals).";
+    summary.caption =
+        "Every order of the numbers, each summed by the strategy in the given precision. "
+        "`pairwise` on 8 numbers is the balanced tree ((a+b)+(c+d))+((e+f)+(g+h)). "
+        "Totals are told apart by their bits (-0 and +0 are two totals).";
     Table timings{"exhaustive-seconds", "Time to enumerate every order", "order, precision"};
     std::vector<Table> histograms;
     std::vector<Figure> figures;
     timings.add_column("seconds", "seconds", ".3f");
     for (const auto& s : strategies) {
       for (const auto& dtype : dtypes) {
-        const bool hist = (s.order == Order::sequential || (s.order == Order::pairwise && s.param == 1 && dtype == "float64"));
+        const bool hist = (s.order == Order::sequential ||
+                           (s.order == Order::pairwise && s.param == 1 && dtype == "float64"));
         const Counts c = dtype == "float32"
-                             ? exhaustive_row<float>(s, dtype, numbers, ctx, summary, histograms, figures, hist, timings)
-                             : exhaustive_row<double>(s, dtype, numbers, ctx, summary, histograms, figures, hist, timings);
+                             ? exhaustive_row<float>(s, dtype, numbers, ctx, summary, histograms,
+                                                     figures, hist, timings)
+                             : exhaustive_row<double>(s, dtype, numbers, ctx, summary, histograms,
+                                                      figures, hist, timings);
         exhaustive[s.name() + " " + dtype] = c;
       }
     }
@@ -187,7 +198,9 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     out.add_measurement(std::move(timings));
   }
   if (mode != "exhaustive") {
-    Table t{"sampled", fmt::format("{} seeded random shuffles (std::mt19937_64, seed {})", p.integer("shuffles"), ctx.seed()),
+    Table t{"sampled",
+            fmt::format("{} seeded random shuffles (std::mt19937_64, seed {})",
+                        p.integer("shuffles"), ctx.seed()),
             "order, precision"};
     t.add_column("strategy", "strategy")
         .add_column("dtype", "precision")
@@ -196,8 +209,9 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
         .add_column("zeros", "shuffles summing to exactly 0")
         .add_column("min", "smallest total")
         .add_column("max", "largest total");
-    t.caption = "Sampling mode: each strategy sums the same sequence of shuffles (Fisher-Yates driven by "
-                "std::mt19937_64; the first shuffle of every row starts from the numbers as given).";
+    t.caption =
+        "Sampling mode: each strategy sums the same sequence of shuffles (Fisher-Yates driven by "
+        "std::mt19937_64; the first shuffle of every row starts from the numbers as given).";
     for (const auto& s : strategies) {
       for (const auto& dtype : dtypes) {
         if (dtype == "float32") {
@@ -213,21 +227,26 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   // TML's own script, replayed bit for bit.
   const auto tml_shuffles = p.integer("tml_shuffles");
   const auto tml_seed = static_cast<std::uint32_t>(p.integer("tml_seed"));
-  Table replay{"tml-replay",
-               fmt::format("TML's script replayed: {} shuffles after random.seed({}), summed with Python's sum()",
-                           tml_shuffles, tml_seed),
-               "Python sum()"};
+  Table replay{
+      "tml-replay",
+      fmt::format(
+          "TML's script replayed: {} shuffles after random.seed({}), summed with Python's sum()",
+          tml_shuffles, tml_seed),
+      "Python sum()"};
   replay.add_column("distinct", "distinct results")
       .add_column("min", "smallest", "", true)
       .add_column("max", "largest", "", true)
       .add_column("zeros", "exactly 0");
-  replay.caption = "The numbers 1e-10, 1e-5, 1e-2, 1 and their negatives, 1 and -1 being Python ints; the list "
-                   "shuffled in place 10,000 times by CPython's random.shuffle (Mersenne Twister, replayed here), "
-                   "each order summed by the built-in sum(). Distinct results counted as Python's set() does "
-                   "(0.0 == -0.0). CPython 3.11's count was checked against Debian 12's python3.";
+  replay.caption =
+      "The numbers 1e-10, 1e-5, 1e-2, 1 and their negatives, 1 and -1 being Python ints; the list "
+      "shuffled in place 10,000 times by CPython's random.shuffle (Mersenne Twister, replayed "
+      "here), "
+      "each order summed by the built-in sum(). Distinct results counted as Python's set() does "
+      "(0.0 == -0.0). CPython 3.11's count was checked against Debian 12's python3.";
   Replay r312{};
-  for (const auto& [label, version] : {std::pair{"CPython 3.12+ (compensated)", python::SumVersion::cpython312},
-                                       std::pair{"CPython 3.11 and older (plain)", python::SumVersion::cpython311}}) {
+  for (const auto& [label, version] :
+       {std::pair{"CPython 3.12+ (compensated)", python::SumVersion::cpython312},
+        std::pair{"CPython 3.11 and older (plain)", python::SumVersion::cpython311}}) {
     const Replay r = replay_tml(version, tml_shuffles, tml_seed);
     if (version == python::SumVersion::cpython312) r312 = r;
     replay.add_row(label)
@@ -246,53 +265,70 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   if (!tml || mode == "sampling" || exhaustive.count("sequential float64") == 0 ||
       exhaustive.count("sequential float32") == 0 || exhaustive.count("pairwise(1) float64") == 0) {
     out.add_verdict("A2", "not measured with these parameters", claimed, Status::differs,
-                    "The verdict needs the default parameters: TML's eight numbers, enumerated exhaustively with "
+                    "The verdict needs the default parameters: TML's eight numbers, enumerated "
+                    "exhaustively with "
                     "sequential and pairwise in float64 and float32.");
     return;
   }
   const std::string ours = fmt::format(
-      "all 40,320 orders: {} distinct totals left to right in double, {} in float32, {} with a balanced tree "
+      "all 40,320 orders: {} distinct totals left to right in double, {} in float32, {} with a "
+      "balanced tree "
       "(double); {} distinct results from TML's 10,000 shuffles with Python's compensated sum()",
-      count("sequential float64"), count("sequential float32"), count("pairwise(1) float64"), r312.distinct);
+      count("sequential float64"), count("sequential float32"), count("pairwise(1) float64"),
+      r312.distinct);
   const bool replay_matches = r312.distinct == 102 && tml_shuffles == 10000 && tml_seed == 42;
-  out.add_verdict(
-      "A2", ours, claimed, Status::differs,
-      fmt::format("The quote mixes two experiments. 102 is the number of distinct results among TML's 10,000 random "
-                  "shuffles (random.seed(42)) summed with Python's built-in sum(), which compensates float additions "
-                  "since CPython 3.12: replaying that script bit for bit gives {} distinct results, from {} to {}{}. "
-                  "Over all 40,320 orders, which the quote names, no method gives 102: plain left-to-right addition "
-                  "gives {} distinct totals in double ({} of the orders sum to exactly 0), {} in float32, and the "
-                  "balanced pairwise tree {}.",
-                  r312.distinct, to_decimal(r312.lo), to_decimal(r312.hi),
-                  replay_matches ? " (TML's 102, reproduced)" : "", count("sequential float64"),
-                  exhaustive["sequential float64"].zeros, count("sequential float32"), count("pairwise(1) float64")));
-  out.add_note("Exhaustive enumeration shares partial sums between orders with a common prefix (a depth-first walk "
-               "over the strategy's addition tree), split over OpenMP threads on the first two positions. "
-               "Up to 12 numbers are accepted (12! = 479,001,600 orders); see docs/experiments.md for timings.");
+  out.add_verdict("A2", ours, claimed, Status::differs,
+                  fmt::format("The quote mixes two experiments. 102 is the number of distinct "
+                              "results among TML's 10,000 random "
+                              "shuffles (random.seed(42)) summed with Python's built-in sum(), "
+                              "which compensates float additions "
+                              "since CPython 3.12: replaying that script bit for bit gives {} "
+                              "distinct results, from {} to {}{}. "
+                              "Over all 40,320 orders, which the quote names, no method gives 102: "
+                              "plain left-to-right addition "
+                              "gives {} distinct totals in double ({} of the orders sum to exactly "
+                              "0), {} in float32, and the "
+                              "balanced pairwise tree {}.",
+                              r312.distinct, to_decimal(r312.lo), to_decimal(r312.hi),
+                              replay_matches ? " (TML's 102, reproduced)" : "",
+                              count("sequential float64"), exhaustive["sequential float64"].zeros,
+                              count("sequential float32"), count("pairwise(1) float64")));
+  out.add_note(
+      "Exhaustive enumeration shares partial sums between orders with a common prefix (a "
+      "depth-first walk "
+      "over the strategy's addition tree), split over OpenMP threads on the first two positions. "
+      "Up to 12 numbers are accepted (12! = 479,001,600 orders); see docs/experiments.md for "
+      "timings.");
 }
 
 Experiment make() {
   Experiment e;
   e.info.id = "permutations";
   e.info.title = "Every order of eight numbers that cancel";
-  e.info.description = "All n! orders of a few numbers (TML's eight by default), distinct totals per strategy";
+  e.info.description =
+      "All n! orders of a few numbers (TML's eight by default), distinct totals per strategy";
   e.info.order = 20;
   e.info.seed = 42;
-  e.info.claims = {{"A2",
-                    "\"eight numbers that should cancel exactly produce 102 distinct totals among the 40,320 possible "
-                    "orders\"",
-                    "a popular article quoting Thinking Machines Lab (TML), \"Defeating Nondeterminism in LLM "
-                    "Inference\", 2025"}};
-  auto numbers = ParamSpec::real_list("numbers", "the numbers to order (at most 12: 12! = 479,001,600 orders)", kTmlNumbers);
+  e.info.claims = {
+      {"A2",
+       "\"eight numbers that should cancel exactly produce 102 distinct totals among the 40,320 "
+       "possible "
+       "orders\"",
+       "a popular article quoting Thinking Machines Lab (TML), \"Defeating Nondeterminism in LLM "
+       "Inference\", 2025"}};
+  auto numbers = ParamSpec::real_list(
+      "numbers", "the numbers to order (at most 12: 12! = 479,001,600 orders)", kTmlNumbers);
   numbers.min_items = 1;
   numbers.max_items = kMaxEnumeratedInputs;
   auto strategies = ParamSpec::strategy_list(
       "strategies", "strategies to enumerate (tree-shaped or compensated; see 'fplab list')",
-      "sequential,pairwise,numpy,lanes(2),lanes(4),chunked(2,sequential,sequential),kahan,neumaier,exact");
+      "sequential,pairwise,numpy,lanes(2),lanes(4),chunked(2,sequential,sequential),kahan,neumaier,"
+      "exact");
   strategies.check = [](const ParamValue& v) {
     for (const auto& name : std::get<std::vector<std::string>>(v)) {
       if (!enumerable(parse_strategy(name))) {
-        throw std::invalid_argument("'" + name + "' cannot be enumerated (a thread-dependent or library order)");
+        throw std::invalid_argument("'" + name +
+                                    "' cannot be enumerated (a thread-dependent or library order)");
       }
     }
   };
@@ -300,10 +336,14 @@ Experiment make() {
       numbers,
       strategies,
       ParamSpec::text_list("dtypes", "precisions", "float64,float32", {}, {"float64", "float32"}),
-      ParamSpec::text("mode", "exhaustive, sampling or both", "both", {}, {"both", "exhaustive", "sampling"}),
-      ParamSpec::integer("shuffles", "random shuffles in the sampling mode", "10000", "10000", 1, 1e8),
-      ParamSpec::integer("tml_shuffles", "shuffles in the replay of TML's script", "10000", "10000", 1, 1e8),
-      ParamSpec::integer("tml_seed", "random.seed() of the replay of TML's script", "42", "42", 0, 4294967295.0),
+      ParamSpec::text("mode", "exhaustive, sampling or both", "both", {},
+                      {"both", "exhaustive", "sampling"}),
+      ParamSpec::integer("shuffles", "random shuffles in the sampling mode", "10000", "10000", 1,
+                         1e8),
+      ParamSpec::integer("tml_shuffles", "shuffles in the replay of TML's script", "10000", "10000",
+                         1, 1e8),
+      ParamSpec::integer("tml_seed", "random.seed() of the replay of TML's script", "42", "42", 0,
+                         4294967295.0),
   };
   e.run = run;
   return e;

@@ -15,7 +15,8 @@ Random::Random(std::uint32_t seed) {
   std::size_t i = 1;
   std::size_t j = 0;
   for (std::size_t k = 624; k > 0; --k) {
-    mt_[i] = (mt_[i] ^ ((mt_[i - 1] ^ (mt_[i - 1] >> 30)) * 1664525U)) + key[j] + static_cast<std::uint32_t>(j);
+    mt_[i] = (mt_[i] ^ ((mt_[i - 1] ^ (mt_[i - 1] >> 30)) * 1664525U)) + key[j] +
+             static_cast<std::uint32_t>(j);
     ++i;
     ++j;
     if (i >= 624) {
@@ -25,7 +26,8 @@ Random::Random(std::uint32_t seed) {
     if (j >= key.size()) j = 0;
   }
   for (std::size_t k = 623; k > 0; --k) {
-    mt_[i] = (mt_[i] ^ ((mt_[i - 1] ^ (mt_[i - 1] >> 30)) * 1566083941U)) - static_cast<std::uint32_t>(i);
+    mt_[i] = (mt_[i] ^ ((mt_[i - 1] ^ (mt_[i - 1] >> 30)) * 1566083941U)) -
+             static_cast<std::uint32_t>(i);
     ++i;
     if (i >= 624) {
       mt_[0] = mt_[623];

@@ -52,48 +52,58 @@ ParamSpec make_spec(std::string name, std::string description, ParamType type, s
 
 ParamSpec ParamSpec::integer(std::string name, std::string description, std::string full,
                              std::string quick, double min, double max) {
-  ParamSpec s = make_spec(std::move(name), std::move(description), ParamType::integer, std::move(full), std::move(quick));
+  ParamSpec s = make_spec(std::move(name), std::move(description), ParamType::integer,
+                          std::move(full), std::move(quick));
   s.min = min;
   s.max = max;
   return s;
 }
 
-ParamSpec ParamSpec::real(std::string name, std::string description, std::string full, std::string quick) {
-  return make_spec(std::move(name), std::move(description), ParamType::real, std::move(full), std::move(quick));
+ParamSpec ParamSpec::real(std::string name, std::string description, std::string full,
+                          std::string quick) {
+  return make_spec(std::move(name), std::move(description), ParamType::real, std::move(full),
+                   std::move(quick));
 }
 
-ParamSpec ParamSpec::text(std::string name, std::string description, std::string full, std::string quick,
-                          std::vector<std::string> choices) {
-  ParamSpec s = make_spec(std::move(name), std::move(description), ParamType::text, std::move(full), std::move(quick));
+ParamSpec ParamSpec::text(std::string name, std::string description, std::string full,
+                          std::string quick, std::vector<std::string> choices) {
+  ParamSpec s = make_spec(std::move(name), std::move(description), ParamType::text, std::move(full),
+                          std::move(quick));
   s.choices = std::move(choices);
   return s;
 }
 
 ParamSpec ParamSpec::int_list(std::string name, std::string description, std::string full,
                               std::string quick, double min, double max) {
-  ParamSpec s = make_spec(std::move(name), std::move(description), ParamType::int_list, std::move(full), std::move(quick));
+  ParamSpec s = make_spec(std::move(name), std::move(description), ParamType::int_list,
+                          std::move(full), std::move(quick));
   s.min = min;
   s.max = max;
   return s;
 }
 
-ParamSpec ParamSpec::real_list(std::string name, std::string description, std::string full, std::string quick) {
-  return make_spec(std::move(name), std::move(description), ParamType::real_list, std::move(full), std::move(quick));
+ParamSpec ParamSpec::real_list(std::string name, std::string description, std::string full,
+                               std::string quick) {
+  return make_spec(std::move(name), std::move(description), ParamType::real_list, std::move(full),
+                   std::move(quick));
 }
 
 ParamSpec ParamSpec::text_list(std::string name, std::string description, std::string full,
                                std::string quick, std::vector<std::string> choices) {
-  ParamSpec s = make_spec(std::move(name), std::move(description), ParamType::text_list, std::move(full), std::move(quick));
+  ParamSpec s = make_spec(std::move(name), std::move(description), ParamType::text_list,
+                          std::move(full), std::move(quick));
   s.choices = std::move(choices);
   return s;
 }
 
 ParamSpec ParamSpec::strategy_list(std::string name, std::string description, std::string full,
                                    std::string quick) {
-  ParamSpec s = text_list(std::move(name), std::move(description), std::move(full), std::move(quick));
+  ParamSpec s =
+      text_list(std::move(name), std::move(description), std::move(full), std::move(quick));
   s.min_items = 1;
   s.check = [](const ParamValue& v) {
-    for (const auto& spelling : std::get<std::vector<std::string>>(v)) (void)parse_strategy(spelling);
+    for (const auto& spelling : std::get<std::vector<std::string>>(v))
+      (void)parse_strategy(spelling);
   };
   return s;
 }
@@ -170,7 +180,8 @@ std::string check_choice(const ParamSpec& spec, std::string_view text) {
 std::vector<std::string_view> split_list(const ParamSpec& spec, std::string_view text) {
   std::vector<std::string_view> out;
   if (text.empty()) {
-    if (spec.min_items > 0) bad_value(spec, "needs at least " + std::to_string(spec.min_items) + " items");
+    if (spec.min_items > 0)
+      bad_value(spec, "needs at least " + std::to_string(spec.min_items) + " items");
     return out;
   }
   // Split at commas outside parentheses: "chunked(4,numpy,sequential),kahan".
@@ -186,10 +197,12 @@ std::vector<std::string_view> split_list(const ParamSpec& spec, std::string_view
   }
   out.push_back(text.substr(start));
   if (out.size() < spec.min_items) {
-    bad_value(spec, std::to_string(out.size()) + " items; needs at least " + std::to_string(spec.min_items));
+    bad_value(spec, std::to_string(out.size()) + " items; needs at least " +
+                        std::to_string(spec.min_items));
   }
   if (out.size() > spec.max_items) {
-    bad_value(spec, std::to_string(out.size()) + " items; at most " + std::to_string(spec.max_items));
+    bad_value(spec,
+              std::to_string(out.size()) + " items; at most " + std::to_string(spec.max_items));
   }
   return out;
 }
@@ -228,14 +241,16 @@ ParamValue parse_typed(const ParamSpec& spec, std::string_view text) {
         if (const auto dots = item.find(".."); dots != std::string_view::npos) {
           const std::int64_t lo = parse_int(spec, item.substr(0, dots));
           const std::int64_t hi = parse_int(spec, item.substr(dots + 2));
-          if (hi < lo || hi - lo >= 1'000'000) bad_value(spec, "bad range '" + std::string(item) + "'");
+          if (hi < lo || hi - lo >= 1'000'000)
+            bad_value(spec, "bad range '" + std::string(item) + "'");
           for (std::int64_t v = lo; v <= hi; ++v) out.push_back(v);
         } else {
           out.push_back(parse_int(spec, item));
         }
       }
       if (out.size() > spec.max_items) {
-        bad_value(spec, std::to_string(out.size()) + " items; at most " + std::to_string(spec.max_items));
+        bad_value(spec,
+                  std::to_string(out.size()) + " items; at most " + std::to_string(spec.max_items));
       }
       return out;
     }
@@ -290,9 +305,13 @@ const T& typed(const ParamValue& v, std::string_view name) {
 }
 }  // namespace
 
-std::int64_t Params::integer(std::string_view name) const { return typed<std::int64_t>(get(name), name); }
+std::int64_t Params::integer(std::string_view name) const {
+  return typed<std::int64_t>(get(name), name);
+}
 double Params::real(std::string_view name) const { return typed<double>(get(name), name); }
-const std::string& Params::text(std::string_view name) const { return typed<std::string>(get(name), name); }
+const std::string& Params::text(std::string_view name) const {
+  return typed<std::string>(get(name), name);
+}
 const std::vector<std::int64_t>& Params::int_list(std::string_view name) const {
   return typed<std::vector<std::int64_t>>(get(name), name);
 }
@@ -315,10 +334,12 @@ std::vector<ParamRecord> Params::records() const {
 
 void RunContext::progress(std::uint64_t done, std::uint64_t total, std::string_view what) {
   if (!show_progress_ || total == 0) return;
-  const int percent = static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total));
+  const int percent =
+      static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total));
   if (percent == last_percent_) return;
   last_percent_ = percent;
-  std::fprintf(stderr, "\r  %s: %.*s %3d%%   ", id_.c_str(), static_cast<int>(what.size()), what.data(), percent);
+  std::fprintf(stderr, "\r  %s: %.*s %3d%%   ", id_.c_str(), static_cast<int>(what.size()),
+               what.data(), percent);
   std::fflush(stderr);
   printed_ = true;
 }
@@ -349,9 +370,11 @@ bool valid_name(std::string_view s, char extra) {
 
 bool register_experiment(Experiment e) {
   if (!valid_name(e.info.id, '-')) throw std::logic_error("bad experiment id '" + e.info.id + "'");
-  if (find_experiment(e.info.id) != nullptr) throw std::logic_error("duplicate experiment '" + e.info.id + "'");
+  if (find_experiment(e.info.id) != nullptr)
+    throw std::logic_error("duplicate experiment '" + e.info.id + "'");
   for (const auto& p : e.info.params) {
-    if (!valid_name(p.name, '_') || p.name == "seed") throw std::logic_error("bad parameter name '" + p.name + "'");
+    if (!valid_name(p.name, '_') || p.name == "seed")
+      throw std::logic_error("bad parameter name '" + p.name + "'");
     // Defaults must parse: a broken default is a programming error.
     (void)parse_param(p, p.full_default);
     if (!p.quick_default.empty()) (void)parse_param(p, p.quick_default);
@@ -383,7 +406,8 @@ const Experiment* find_experiment(std::string_view id) {
 std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quick,
                                   const std::vector<std::string>& settings) {
   std::vector<const Experiment*> chosen;
-  if (ids.empty()) throw std::invalid_argument("name the experiments to run, or 'all' (see 'fplab list')");
+  if (ids.empty())
+    throw std::invalid_argument("name the experiments to run, or 'all' (see 'fplab list')");
   for (const auto& id : ids) {
     if (id == "all") {
       for (const auto* e : registered_experiments()) {
@@ -392,7 +416,8 @@ std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quic
       continue;
     }
     const Experiment* e = find_experiment(id);
-    if (e == nullptr) throw std::invalid_argument("unknown experiment '" + id + "' (see 'fplab list')");
+    if (e == nullptr)
+      throw std::invalid_argument("unknown experiment '" + id + "' (see 'fplab list')");
     if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) chosen.push_back(e);
   }
 
@@ -401,7 +426,8 @@ std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quic
   for (const auto& s : settings) {
     const std::size_t eq = s.find('=');
     if (eq == std::string::npos || eq == 0) {
-      throw std::invalid_argument("--set '" + s + "': expected name=value or experiment.name=value");
+      throw std::invalid_argument("--set '" + s +
+                                  "': expected name=value or experiment.name=value");
     }
     std::string name = s.substr(0, eq);
     const std::string value = s.substr(eq + 1);
@@ -409,7 +435,8 @@ std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quic
     if (const std::size_t dot = name.find('.'); dot != std::string::npos) {
       const std::string id = name.substr(0, dot);
       const Experiment* e = find_experiment(id);
-      if (e == nullptr) throw std::invalid_argument("--set '" + s + "': unknown experiment '" + id + "'");
+      if (e == nullptr)
+        throw std::invalid_argument("--set '" + s + "': unknown experiment '" + id + "'");
       if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) {
         throw std::invalid_argument("--set '" + s + "': experiment '" + id + "' is not being run");
       }
@@ -427,8 +454,9 @@ std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quic
     }
     if (!used) {
       throw std::invalid_argument("unknown parameter '" + name + "'" +
-                                  (targets.size() == 1 ? " for experiment '" + targets.front()->info.id + "'"
-                                                       : std::string(" for the experiments chosen")) +
+                                  (targets.size() == 1
+                                       ? " for experiment '" + targets.front()->info.id + "'"
+                                       : std::string(" for the experiments chosen")) +
                                   " (see 'fplab list')");
     }
   }
@@ -474,7 +502,8 @@ ExperimentRecord run_experiment(const PlannedRun& run, bool quick, bool show_pro
     throw std::invalid_argument(info.id + ": " + e.what());
   }
   ctx.finish_progress();
-  rec.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rec.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return rec;
 }
 

@@ -19,15 +19,20 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
   if (lo > hi) throw std::invalid_argument("min_exponent must not exceed max_exponent");
 
   Table t{"spacing", fmt::format("Spacing at magnitudes 2^{} .. 2^{}", lo, hi), "magnitude"};
-  Table e{"max-error", fmt::format("Largest rounding error (round to nearest) at 2^{} .. 2^{}", lo, hi), "magnitude"};
+  Table e{"max-error",
+          fmt::format("Largest rounding error (round to nearest) at 2^{} .. 2^{}", lo, hi),
+          "magnitude"};
   for (const auto& f : formats) {
     t.add_column(std::string(f.name), std::string(f.name));
     e.add_column(std::string(f.name), std::string(f.name));
   }
   t.add_column("exponent", "log2");
   e.add_column("exponent", "log2");
-  t.caption = "The gap between consecutive values of each format in the binade [2^k, 2^(k+1)), 2^(k-p+1) with p "
-              "significand bits (implicit bit included): fp32 24, tf32 11, bf16 8, fp16 11, e4m3 4, e5m2 3.";
+  t.caption =
+      "The gap between consecutive values of each format in the binade [2^k, 2^(k+1)), 2^(k-p+1) "
+      "with p "
+      "significand bits (implicit bit included): fp32 24, tf32 11, bf16 8, fp16 11, e4m3 4, e5m2 "
+      "3.";
   e.caption = "Half the spacing: the furthest round to nearest can move a value of that magnitude.";
   for (auto k = lo; k <= hi; ++k) {
     const double x = std::ldexp(1.0, static_cast<int>(k));
@@ -51,8 +56,10 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
   f.ylabel = "spacing";
   f.logx = true;
   f.logy = true;
-  for (const auto& fmt_ : formats) f.series.push_back({std::string(fmt_.name), std::string(fmt_.name), "linespoints"});
-  f.caption = "Each format's spacing doubles with each binade; narrower significands shift the line up.";
+  for (const auto& fmt_ : formats)
+    f.series.push_back({std::string(fmt_.name), std::string(fmt_.name), "linespoints"});
+  f.caption =
+      "Each format's spacing doubles with each binade; narrower significands shift the line up.";
   out.add_figure(std::move(f));
 
   // The claim's example: bf16 near 16.
@@ -71,32 +78,40 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
   b.add_row("largest rounding error").set("value", Value::f64(err));
   out.add_table(std::move(b));
 
-  const bool ok = probe >= 16.0 && probe < 16.125 && kBF16.mantissa_bits() == 7 && nb.below == 16.0 &&
-                  nb.above == 16.125 && above == 16.25 && gap == 0.125 && err == 0.0625;
-  out.add_verdict("A5",
-                  fmt::format("{} explicit bits; near 16: {}, {}, {} (spacing {}); largest rounding error {}",
-                              kBF16.mantissa_bits(), to_decimal(nb.below), to_decimal(nb.above), to_decimal(above),
-                              to_decimal(gap), to_decimal(err)),
-                  "7 explicit bits; near 16: 16.0, 16.125, 16.25 (spacing 0.125); rounding moves a logit by up to 0.0625",
-                  ok ? Status::reproduced : Status::differs,
-                  ok ? "bf16 has p = 8 significand bits (7 stored), so in [16, 32) the spacing is 2^(4-7) = 0.125 and "
-                       "round to nearest moves a value by at most half of it. Within the logit range 2^-4..2^7 the "
-                       "largest bf16 rounding error is 0.5 (at 128)."
-                     : "The bf16 figures near the probe differ (or the probe is not in [16, 16.125)).");
+  const bool ok = probe >= 16.0 && probe < 16.125 && kBF16.mantissa_bits() == 7 &&
+                  nb.below == 16.0 && nb.above == 16.125 && above == 16.25 && gap == 0.125 &&
+                  err == 0.0625;
+  out.add_verdict(
+      "A5",
+      fmt::format("{} explicit bits; near 16: {}, {}, {} (spacing {}); largest rounding error {}",
+                  kBF16.mantissa_bits(), to_decimal(nb.below), to_decimal(nb.above),
+                  to_decimal(above), to_decimal(gap), to_decimal(err)),
+      "7 explicit bits; near 16: 16.0, 16.125, 16.25 (spacing 0.125); rounding moves a logit by up "
+      "to 0.0625",
+      ok ? Status::reproduced : Status::differs,
+      ok ? "bf16 has p = 8 significand bits (7 stored), so in [16, 32) the spacing is 2^(4-7) = "
+           "0.125 and "
+           "round to nearest moves a value by at most half of it. Within the logit range 2^-4..2^7 "
+           "the "
+           "largest bf16 rounding error is 0.5 (at 128)."
+         : "The bf16 figures near the probe differ (or the probe is not in [16, 16.125)).");
 }
 
 Experiment make() {
   Experiment e;
   e.info.id = "spacing";
   e.info.title = "Spacing and rounding error of narrow formats";
-  e.info.description = "Spacing and largest rounding error of fp32, tf32, bf16, fp16, fp8 at 2^-4 .. 2^7";
+  e.info.description =
+      "Spacing and largest rounding error of fp32, tf32, bf16, fp16, fp8 at 2^-4 .. 2^7";
   e.info.order = 50;
   e.info.seed = 0;
   e.info.claims = {{"A5",
-                    "bfloat16 keeps 7 explicit mantissa bits: near 16 the representable values are 16.0, 16.125, "
+                    "bfloat16 keeps 7 explicit mantissa bits: near 16 the representable values are "
+                    "16.0, 16.125, "
                     "16.25 (spacing 0.125), so rounding can move a logit by up to 0.0625",
                     "a book chapter on sampling and determinism"}};
-  auto formats = ParamSpec::text_list("formats", "formats (see precision/format.hpp)", "fp32,tf32,bf16,fp16,e4m3,e5m2");
+  auto formats = ParamSpec::text_list("formats", "formats (see precision/format.hpp)",
+                                      "fp32,tf32,bf16,fp16,e4m3,e5m2");
   formats.min_items = 1;
   formats.check = [](const ParamValue& v) {
     for (const auto& name : std::get<std::vector<std::string>>(v)) (void)parse_format(name);

@@ -43,8 +43,7 @@ std::vector<T> decode(const std::filesystem::path& path, const std::string& data
 template <class T>
 void write(const std::filesystem::path& path, std::span<const T> x, const char* descr) {
   std::string header = std::string("{'descr': '") + descr +
-                       "', 'fortran_order': False, 'shape': (" + std::to_string(x.size()) +
-                       ",), }";
+                       "', 'fortran_order': False, 'shape': (" + std::to_string(x.size()) + ",), }";
   // Pad so the data starts on a 64-byte boundary, header ending in '\n'.
   const std::size_t unpadded = kMagicLen + 4 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
@@ -74,7 +73,9 @@ NumberArray read_npy(const std::filesystem::path& path) {
   const int major = static_cast<unsigned char>(data[kMagicLen]);
   std::size_t header_len = 0;
   std::size_t offset = 0;
-  const auto byte = [&](std::size_t i) { return static_cast<std::size_t>(static_cast<unsigned char>(data[i])); };
+  const auto byte = [&](std::size_t i) {
+    return static_cast<std::size_t>(static_cast<unsigned char>(data[i]));
+  };
   if (major == 1) {
     header_len = byte(8) | (byte(9) << 8);
     offset = 10;
@@ -109,7 +110,11 @@ NumberArray read_npy(const std::filesystem::path& path) {
   fail(path, "unsupported dtype " + descr + " (need little-endian float32 '<f4' or float64 '<f8')");
 }
 
-void write_npy(const std::filesystem::path& path, std::span<const float> x) { write(path, x, "<f4"); }
-void write_npy(const std::filesystem::path& path, std::span<const double> x) { write(path, x, "<f8"); }
+void write_npy(const std::filesystem::path& path, std::span<const float> x) {
+  write(path, x, "<f4");
+}
+void write_npy(const std::filesystem::path& path, std::span<const double> x) {
+  write(path, x, "<f8");
+}
 
 }  // namespace fplab

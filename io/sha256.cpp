@@ -20,8 +20,8 @@ constexpr std::array<std::uint32_t, 64> kRound{
 }  // namespace
 
 Sha256::Sha256()
-    : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
-         0x5be0cd19} {}
+    : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
 
 void Sha256::block(const std::uint8_t* p) {
   std::array<std::uint32_t, 64> w{};
@@ -74,7 +74,9 @@ void Sha256::update(std::span<const std::byte> data) {
   buffered_ = n;
 }
 
-void Sha256::update(std::string_view text) { update(std::as_bytes(std::span(text.data(), text.size()))); }
+void Sha256::update(std::string_view text) {
+  update(std::as_bytes(std::span(text.data(), text.size())));
+}
 
 std::string Sha256::hex_digest() {
   const std::uint64_t bits = length_ * 8;

@@ -39,14 +39,16 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   out.add_table(std::move(rep));
 
   // B2: inside batches.
-  Table t{"batching", "B2: the prompt alone vs row 0 of a batch of unrelated prompts (fp32)", "policy, batch"};
+  Table t{"batching", "B2: the prompt alone vs row 0 of a batch of unrelated prompts (fp32)",
+          "policy, batch"};
   t.add_column("policy", "reduction policy");
   t.add_column("batch", "batch size");
   t.add_column("differing", "logits differing");
   t.add_column("share", "share of the vocabulary", ".4f");
   t.add_column("max_change", "largest |change|", ".3e", true);
-  t.caption = fmt::format("Prompt '{}'; vocabulary of {} logits; the other rows are fixed unrelated KJV lines.",
-                          p.text("prompt"), V);
+  t.caption = fmt::format(
+      "Prompt '{}'; vocabulary of {} logits; the other rows are fixed unrelated KJV lines.",
+      p.text("prompt"), V);
   double lib_max = 0, lib_share_max = 0, bi_max = 0;
   std::int64_t bi_differing = 0;
   for (const auto red : kReductionPolicies) {
@@ -107,49 +109,60 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     out.add_measurement(std::move(th));
   }
 
-  out.add_verdict("B1", fmt::format("{}/{} bit-identical", identical, repeats), "20/20 bit-identical",
-                  identical == static_cast<std::int64_t>(repeats) ? Status::reproduced : Status::differs,
-                  "a batch of 1 takes the same code path and the same order every time: no nondeterminism without "
-                  "a change of shape");
+  out.add_verdict(
+      "B1", fmt::format("{}/{} bit-identical", identical, repeats), "20/20 bit-identical",
+      identical == static_cast<std::int64_t>(repeats) ? Status::reproduced : Status::differs,
+      "a batch of 1 takes the same code path and the same order every time: no nondeterminism "
+      "without "
+      "a change of shape");
   out.add_verdict(
       "B2",
-      fmt::format("library: up to {:.1f} % of {} logits differ, largest change {}; split-k differs too; "
-                  "batch-invariant: {} differ",
-                  100 * lib_share_max, V, to_decimal(lib_max), bi_differing),
+      fmt::format(
+          "library: up to {:.1f} % of {} logits differ, largest change {}; split-k differs too; "
+          "batch-invariant: {} differ",
+          100 * lib_share_max, V, to_decimal(lib_max), bi_differing),
       "~97 % of 151,936 logits differ, largest change 2.5e-05",
       (lib_share_max > 0 && bi_differing == 0) ? Status::reproduced : Status::differs,
-      "same mechanism: the batch changes the reduction order (Eigen GEMV vs GEMM blocking, split-k's split "
-      "count), so a row's logits move by a few ulps; a fixed order (batch-invariant) moves nothing. Shares and "
+      "same mechanism: the batch changes the reduction order (Eigen GEMV vs GEMM blocking, "
+      "split-k's split "
+      "count), so a row's logits move by a few ulps; a fixed order (batch-invariant) moves "
+      "nothing. Shares and "
       "sizes are this model's (63 logits, |logits| ~10)");
-  out.add_verdict("B9", fmt::format("{} of Eigen's row-0 outputs differ alone vs in the batch", eigen_diff),
-                  "(A@B)[0] is not guaranteed bitwise equal to A[0]@B",
-                  eigen_diff > 0 ? Status::reproduced : Status::differs,
-                  eigen_diff > 0 ? "Eigen's GEMV (one row) and GEMM (a batch) add in different orders"
-                                 : "no difference seen for these shapes (the guarantee is absent, not the bits)");
-  out.add_note(fmt::format("batch-invariant largest change over all batches: {}", to_decimal(bi_max)));
+  out.add_verdict(
+      "B9", fmt::format("{} of Eigen's row-0 outputs differ alone vs in the batch", eigen_diff),
+      "(A@B)[0] is not guaranteed bitwise equal to A[0]@B",
+      eigen_diff > 0 ? Status::reproduced : Status::differs,
+      eigen_diff > 0
+          ? "Eigen's GEMV (one row) and GEMM (a batch) add in different orders"
+          : "no difference seen for these shapes (the guarantee is absent, not the bits)");
+  out.add_note(
+      fmt::format("batch-invariant largest change over all batches: {}", to_decimal(bi_max)));
 }
 
 Experiment make() {
   Experiment e;
   e.info.id = "batch-variance";
   e.info.title = "A prompt's logits alone, repeated, and inside batches";
-  e.info.description = "B1/B2/B9: repeat bit-identity, batch-size logit changes per reduction policy, Eigen probe";
+  e.info.description =
+      "B1/B2/B9: repeat bit-identity, batch-size logit changes per reduction policy, Eigen probe";
   e.info.order = 300;
   e.info.seed = 1;
   e.info.claims = {
       {"B1", "same prompt, batch of 1, 20 identical forward passes: 20/20 bit-identical", kChapter},
       {"B2",
-       "same prompt inside a batch of 2/4/8/16: 147,321 / 146,515 / 146,515 / 147,321 of 151,936 logits differ; "
+       "same prompt inside a batch of 2/4/8/16: 147,321 / 146,515 / 146,515 / 147,321 of 151,936 "
+       "logits differ; "
        "largest change 2.5e-05",
        kChapter},
-      {"B9", "PyTorch: (A@B)[0] is not guaranteed bitwise equal to A[0]@B", "PyTorch numerical accuracy notes"},
+      {"B9", "PyTorch: (A@B)[0] is not guaranteed bitwise equal to A[0]@B",
+       "PyTorch numerical accuracy notes"},
   };
   e.info.params = {
       ParamSpec::text("prompt", "the prompt", std::string(kPrompts[0])),
       ParamSpec::integer("repeats", "forward passes of the prompt alone", "20", "20", 1, 1000),
       ParamSpec::int_list("batches", "batch sizes", "2,4,8,16", "2,4,8,16", 2, 16),
-      ParamSpec::integer("throughput_steps", "greedy steps timed per policy and batch (0: none)", "16", "0", 0,
-                         1000),
+      ParamSpec::integer("throughput_steps", "greedy steps timed per policy and batch (0: none)",
+                         "16", "0", 0, 1000),
   };
   e.run = run;
   return e;

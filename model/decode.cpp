@@ -1,9 +1,9 @@
 #include "model/decode.hpp"
 
+#include <omp.h>
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <omp.h>
 #include <stdexcept>
 #include <string>
 
@@ -53,8 +53,9 @@ GreedyResult greedy_decode(const Model& model, Policy policy,
     if (p.empty()) throw std::invalid_argument("greedy_decode: empty prompt");
     // The last generated token is never fed back.
     if (p.size() + steps - (steps > 0 ? 1 : 0) > model.config().context) {
-      throw std::invalid_argument("greedy_decode: prompt of " + std::to_string(p.size()) + " tokens + " +
-                                  std::to_string(steps) + " steps exceeds the context of " +
+      throw std::invalid_argument("greedy_decode: prompt of " + std::to_string(p.size()) +
+                                  " tokens + " + std::to_string(steps) +
+                                  " steps exceeds the context of " +
                                   std::to_string(model.config().context));
     }
   }
@@ -97,7 +98,8 @@ std::vector<PositionScore> score_text(const Model& model, Policy policy,
   // then stay on that thread), and the results are read in text order.
   const auto slots = static_cast<std::size_t>(std::max(1, omp_get_max_threads()));
   std::vector<Batch> batches;
-  std::vector<std::vector<std::vector<Token>>> feeds(slots, std::vector<std::vector<Token>>(options.batch));
+  std::vector<std::vector<std::vector<Token>>> feeds(
+      slots, std::vector<std::vector<Token>>(options.batch));
   for (std::size_t i = 0; i < std::min(slots, std::max<std::size_t>(groups, 1)); ++i) {
     batches.emplace_back(model, policy, options.batch);
   }
@@ -107,7 +109,7 @@ std::vector<PositionScore> score_text(const Model& model, Policy policy,
     const auto n_slots = static_cast<long>(n);
     bool failed = false;
     std::string error;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(static_cast<int>(n))
+#pragma omp parallel for schedule(dynamic, 1) num_threads(static_cast <int>(n))
     for (long j = 0; j < n_slots; ++j) {
       const auto ju = static_cast<std::size_t>(j);
       auto& feed = feeds[ju];

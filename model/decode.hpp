@@ -48,10 +48,10 @@ GreedyResult greedy_decode(const Model& model, Policy policy,
                            const StepCallback& on_logits = {});
 
 struct PositionScore {
-  Token target = 0;       // the next token of the text
-  TopTwo top;             // the model's two best guesses
+  Token target = 0;  // the next token of the text
+  TopTwo top;        // the model's two best guesses
   float target_logit = 0;
-  double log_prob = 0;    // log softmax of the target, in double
+  double log_prob = 0;  // log softmax of the target, in double
 };
 
 struct ScoreOptions {
@@ -72,7 +72,8 @@ using PositionCallback = std::function<void(std::size_t pos, std::span<const flo
 // max_positions). Independent passes run on OpenMP threads; on_logits is
 // called on the calling thread, in position order.
 std::vector<PositionScore> score_text(const Model& model, Policy policy,
-                                      std::span<const Token> tokens, const ScoreOptions& options = {},
+                                      std::span<const Token> tokens,
+                                      const ScoreOptions& options = {},
                                       const PositionCallback& on_logits = {});
 
 }  // namespace fplab::model

@@ -33,7 +33,8 @@ std::vector<EigenProbe> probe_eigen_batch_variance(const Model& model,
   }
   mats.push_back({"lm_head", &w.lm_head, c.vocab_size, c.d_model});
 
-  const std::size_t max_batch = batches.empty() ? 1 : *std::max_element(batches.begin(), batches.end());
+  const std::size_t max_batch =
+      batches.empty() ? 1 : *std::max_element(batches.begin(), batches.end());
   std::vector<EigenProbe> out;
   for (const auto& m : mats) {
     // Inputs: embedding rows of tokens 0, 1, 2, ... repeated to `in` columns.
@@ -49,7 +50,8 @@ std::vector<EigenProbe> probe_eigen_batch_variance(const Model& model,
       kernels::linear_eigen(x.data(), m.w->data(), y.data(), b, m.out, m.in);
       EigenProbe p{m.name, m.out, m.in, b, 0, 0};
       for (std::size_t i = 0; i < m.out; ++i) {
-        if (std::bit_cast<std::uint32_t>(y[i]) != std::bit_cast<std::uint32_t>(alone[i])) ++p.differing;
+        if (std::bit_cast<std::uint32_t>(y[i]) != std::bit_cast<std::uint32_t>(alone[i]))
+          ++p.differing;
         p.max_abs_diff = std::max(p.max_abs_diff, std::abs(static_cast<double>(y[i]) - alone[i]));
       }
       out.push_back(p);
@@ -65,7 +67,8 @@ void print_eigen_probes(std::ostream& out, std::span<const EigenProbe> rows) {
   out << line;
   for (const auto& r : rows) {
     std::snprintf(line, sizeof line, "%-28s %5zu %5zu %6zu %4zu/%-5zu %12.3g\n", r.matrix.c_str(),
-                  r.out_features, r.in_features, r.batch, r.differing, r.out_features, r.max_abs_diff);
+                  r.out_features, r.in_features, r.batch, r.differing, r.out_features,
+                  r.max_abs_diff);
     out << line;
   }
 }

@@ -17,7 +17,7 @@
 namespace fplab::model {
 
 struct EigenProbe {
-  std::string matrix;        // e.g. "layers.0.mlp.down_proj"
+  std::string matrix;  // e.g. "layers.0.mlp.down_proj"
   std::size_t out_features = 0;
   std::size_t in_features = 0;
   std::size_t batch = 0;

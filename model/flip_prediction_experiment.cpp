@@ -57,7 +57,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       for (const auto& pr : prompts) d = std::max(d, largest_batch_change(m, pol, pr, batches));
       const auto together = greedy_decode(m, pol, prompts, steps);
       std::vector<std::vector<Token>> alone;
-      for (const auto& pr : prompts) alone.push_back(greedy_decode(m, pol, std::span(&pr, 1), steps).tokens[0]);
+      for (const auto& pr : prompts)
+        alone.push_back(greedy_decode(m, pol, std::span(&pr, 1), steps).tokens[0]);
       conds.push_back({fmt::format("{} fp32: alone vs batch of {}", name(red), n_prompts), d,
                        observe(alone, together.tokens, steps)});
       ctx.progress(conds.size(), 5, "decode");
@@ -67,17 +68,19 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       const auto a = last_logits(m, bi, prompts);
       const auto b = last_logits(m, pol, prompts);
       double d = 0;
-      for (std::size_t i = 0; i < a.size(); ++i) d = std::max(d, compare_logits(a[i], b[i]).max_change);
+      for (std::size_t i = 0; i < a.size(); ++i)
+        d = std::max(d, compare_logits(a[i], b[i]).max_change);
       const auto r = greedy_decode(m, pol, prompts, steps);
-      conds.push_back({fmt::format("{} vs fp32 (batch-invariant)", name(prec)), d, observe(ref.tokens, r.tokens, steps)});
+      conds.push_back({fmt::format("{} vs fp32 (batch-invariant)", name(prec)), d,
+                       observe(ref.tokens, r.tokens, steps)});
       ctx.progress(conds.size(), 5, "decode");
     }
   }
   const auto gaps = greedy_gaps(ref);
   ScoreOptions so;
   so.max_positions = static_cast<std::size_t>(p.integer("positions"));
-  const auto sgaps = scored_gaps(score_text(m, {ReductionPolicy::batch_invariant, PrecisionPolicy::fp32},
-                                            heldout_tokens(m), so));
+  const auto sgaps = scored_gaps(score_text(
+      m, {ReductionPolicy::batch_invariant, PrecisionPolicy::fp32}, heldout_tokens(m), so));
   ctx.finish_progress();
 
   Table t{"flips", "Expected vs observed greedy flips per 1,000 steps", "condition"};
@@ -88,9 +91,12 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   t.add_column("steps", "steps compared");
   t.add_column("observed", "observed per 1,000", ".3g");
   t.caption = fmt::format(
-      "Expected: 1,000 x the share of top-2 gaps below the perturbation (greedy: {} steps of {} prompts, "
-      "batch-invariant fp32; held-out: {} teacher-forced positions). Observed: each prompt decoded {} steps under "
-      "both conditions; a prompt flips at its first differing token, and counts its steps up to it.",
+      "Expected: 1,000 x the share of top-2 gaps below the perturbation (greedy: {} steps of {} "
+      "prompts, "
+      "batch-invariant fp32; held-out: {} teacher-forced positions). Observed: each prompt decoded "
+      "{} steps under "
+      "both conditions; a prompt flips at its first differing token, and counts its steps up to "
+      "it.",
       gaps.size(), n_prompts, sgaps.size(), steps);
   for (const auto& c : conds) {
     t.add_row(c.key)
@@ -100,8 +106,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
         .set("flips", Value::integer(c.obs.flips))
         .set("steps", Value::integer(c.obs.steps))
         .set("observed", Value::f64(c.obs.steps > 0 ? 1000.0 * static_cast<double>(c.obs.flips) /
-                                                           static_cast<double>(c.obs.steps)
-                                                     : 0.0));
+                                                          static_cast<double>(c.obs.steps)
+                                                    : 0.0));
   }
   out.add_table(std::move(t));
 
@@ -109,32 +115,38 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const double d = conds[0].delta;
   const double share = share_below(sgaps, d);
   const double p1 = percentile(sgaps, 1);
-  Table w{"wait", "Steps before one flip from fp32 batch variance (library) is expected", "estimate"};
+  Table w{"wait", "Steps before one flip from fp32 batch variance (library) is expected",
+          "estimate"};
   w.add_column("steps", "steps", ".3g");
   w.caption = fmt::format(
-      "Direct: 1 / (share of held-out gaps below {}), when any is. Extrapolated: assuming the density of gaps is "
+      "Direct: 1 / (share of held-out gaps below {}), when any is. Extrapolated: assuming the "
+      "density of gaps is "
       "flat below the 1st percentile ({}), share(delta) = 0.01 x delta / p1.",
       to_decimal(d), to_decimal(p1));
   if (share > 0) w.add_row("direct").set("steps", Value::f64(1.0 / share));
   if (d > 0 && p1 > 0) w.add_row("extrapolated").set("steps", Value::f64(p1 / (0.01 * d)));
   out.add_table(std::move(w));
-  out.add_note(share > 0 ? fmt::format("fp32 batch variance: one flip every {:.3g} steps", 1.0 / share)
-                         : fmt::format("fp32 batch variance: no held-out gap of {} is below {}; extrapolated one "
-                                       "flip per {:.3g} steps",
-                                       sgaps.size(), to_decimal(d), d > 0 && p1 > 0 ? p1 / (0.01 * d) : 0.0));
+  out.add_note(
+      share > 0
+          ? fmt::format("fp32 batch variance: one flip every {:.3g} steps", 1.0 / share)
+          : fmt::format("fp32 batch variance: no held-out gap of {} is below {}; extrapolated one "
+                        "flip per {:.3g} steps",
+                        sgaps.size(), to_decimal(d), d > 0 && p1 > 0 ? p1 / (0.01 * d) : 0.0));
 }
 
 Experiment make() {
   Experiment e;
   e.info.id = "flip-prediction";
   e.info.title = "Predicting greedy flips from gaps and perturbations";
-  e.info.description = "Expected vs observed greedy flips per 1,000 steps for each policy and precision";
+  e.info.description =
+      "Expected vs observed greedy flips per 1,000 steps for each policy and precision";
   e.info.order = 330;
   e.info.seed = 1;
   e.info.params = {
       ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2", 1, 12),
       ParamSpec::integer("steps", "greedy steps per prompt", "60", "20", 1, 190),
-      ParamSpec::integer("positions", "teacher-forced positions of heldout.txt", "30000", "2000", 100, 119999),
+      ParamSpec::integer("positions", "teacher-forced positions of heldout.txt", "30000", "2000",
+                         100, 119999),
   };
   e.run = run;
   return e;

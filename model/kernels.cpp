@@ -162,7 +162,8 @@ FPLAB_INLINE void axpy_impl(float a, const float* x, float* y, std::size_t n) {
 // and for AVX2. Tiles of 4 rows x 2 outputs were the fastest of those tried
 // for both (8 accumulators; the rows' loads shared by both outputs).
 void block_generic(const float* x, const float* w, float* y, std::size_t m0, std::size_t m1,
-                   std::size_t n0, std::size_t n1, std::size_t N, std::size_t K, std::size_t splits) {
+                   std::size_t n0, std::size_t n1, std::size_t N, std::size_t K,
+                   std::size_t splits) {
   block<4, 2>(x, w, y, m0, m1, n0, n1, N, K, splits);
 }
 void dots_generic(const float* q, const float* k, std::size_t stride, std::size_t count,
@@ -199,8 +200,8 @@ Isa detect() {
 
 Isa g_isa = detect();
 
-void run_block(const float* x, const float* w, float* y, std::size_t m0, std::size_t m1, std::size_t n0,
-               std::size_t n1, std::size_t N, std::size_t K, std::size_t splits) {
+void run_block(const float* x, const float* w, float* y, std::size_t m0, std::size_t m1,
+               std::size_t n0, std::size_t n1, std::size_t N, std::size_t K, std::size_t splits) {
 #if FPLAB_HAVE_AVX2_KERNELS
   if (g_isa == Isa::avx2) return block_avx2(x, w, y, m0, m1, n0, n1, N, K, splits);
 #endif

@@ -79,17 +79,19 @@ inline Perturbation compare_logits(std::span<const float> a, std::span<const flo
   Perturbation p;
   for (std::size_t j = 0; j < a.size(); ++j) {
     if (a[j] != b[j]) ++p.differing;
-    p.max_change = std::max(p.max_change, std::abs(static_cast<double>(a[j]) - static_cast<double>(b[j])));
+    p.max_change =
+        std::max(p.max_change, std::abs(static_cast<double>(a[j]) - static_cast<double>(b[j])));
   }
   return p;
 }
 
-inline Perturbation batch_perturbation(const Model& m, Policy policy, const std::vector<Token>& prompt,
-                                       std::size_t batch) {
+inline Perturbation batch_perturbation(const Model& m, Policy policy,
+                                       const std::vector<Token>& prompt, std::size_t batch) {
   const std::vector<std::vector<Token>> alone{prompt};
   const auto a = last_logits(m, policy, alone);
   std::vector<std::vector<Token>> rows{prompt};
-  for (std::size_t i = 1; i < batch; ++i) rows.push_back(m.tokenizer().encode(kFillers[(i - 1) % kFillers.size()]));
+  for (std::size_t i = 1; i < batch; ++i)
+    rows.push_back(m.tokenizer().encode(kFillers[(i - 1) % kFillers.size()]));
   const auto b = last_logits(m, policy, rows);
   return compare_logits(a[0], b[0]);
 }
@@ -98,7 +100,8 @@ inline Perturbation batch_perturbation(const Model& m, Policy policy, const std:
 inline double largest_batch_change(const Model& m, Policy policy, const std::vector<Token>& prompt,
                                    std::span<const std::size_t> batches) {
   double d = 0;
-  for (const std::size_t b : batches) d = std::max(d, batch_perturbation(m, policy, prompt, b).max_change);
+  for (const std::size_t b : batches)
+    d = std::max(d, batch_perturbation(m, policy, prompt, b).max_change);
   return d;
 }
 
@@ -120,11 +123,14 @@ inline double percentile(const std::vector<double>& sorted, double p) {
 
 // How many of the sorted values lie strictly below x.
 inline std::int64_t count_below(const std::vector<double>& sorted, double x) {
-  return static_cast<std::int64_t>(std::lower_bound(sorted.begin(), sorted.end(), x) - sorted.begin());
+  return static_cast<std::int64_t>(std::lower_bound(sorted.begin(), sorted.end(), x) -
+                                   sorted.begin());
 }
 
 inline double share_below(const std::vector<double>& sorted, double x) {
-  return sorted.empty() ? 0.0 : static_cast<double>(count_below(sorted, x)) / static_cast<double>(sorted.size());
+  return sorted.empty()
+             ? 0.0
+             : static_cast<double>(count_below(sorted, x)) / static_cast<double>(sorted.size());
 }
 
 // Gaps of every greedy step, sorted.

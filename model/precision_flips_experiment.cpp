@@ -17,11 +17,14 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   GreedyResult r32, r16b, r16h;
   {
     const OneThread one;
-    r32 = greedy_decode(m, {ReductionPolicy::batch_invariant, PrecisionPolicy::fp32}, prompts, steps);
+    r32 =
+        greedy_decode(m, {ReductionPolicy::batch_invariant, PrecisionPolicy::fp32}, prompts, steps);
     ctx.progress(1, 3, "decode");
-    r16b = greedy_decode(m, {ReductionPolicy::batch_invariant, PrecisionPolicy::bf16}, prompts, steps);
+    r16b =
+        greedy_decode(m, {ReductionPolicy::batch_invariant, PrecisionPolicy::bf16}, prompts, steps);
     ctx.progress(2, 3, "decode");
-    r16h = greedy_decode(m, {ReductionPolicy::batch_invariant, PrecisionPolicy::fp16}, prompts, steps);
+    r16h =
+        greedy_decode(m, {ReductionPolicy::batch_invariant, PrecisionPolicy::fp16}, prompts, steps);
     ctx.finish_progress();
   }
   Table t{"texts", "Greedy continuations, fp32 vs bf16 vs fp16 (batch-invariant)", "prompt"};
@@ -38,8 +41,14 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     const auto fh = first_difference(r32.tokens[i], r16h.tokens[i]);
     const auto sb = fb < steps ? static_cast<std::int64_t>(fb) : -1;
     const auto sh = fh < steps ? static_cast<std::int64_t>(fh) : -1;
-    if (sb >= 0) { ++div_b; sum_b += sb; }
-    if (sh >= 0) { ++div_h; sum_h += sh; }
+    if (sb >= 0) {
+      ++div_b;
+      sum_b += sb;
+    }
+    if (sh >= 0) {
+      ++div_h;
+      sum_h += sh;
+    }
     t.add_row(std::to_string(i + 1))
         .set("prompt", Value::text(std::string(kPrompts[i])))
         .set("fp32", Value::text(m.tokenizer().decode(r32.tokens[i])))
@@ -55,29 +64,40 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   s.add_column("mean_first", "mean first differing step", ".1f");
   const double mb = div_b > 0 ? static_cast<double>(sum_b) / static_cast<double>(div_b) : 0.0;
   const double mh = div_h > 0 ? static_cast<double>(sum_h) / static_cast<double>(div_h) : 0.0;
-  s.add_row("bf16").set("diverged", Value::integer(div_b)).set("prompts", Value::integer(static_cast<std::int64_t>(n_prompts))).set("mean_first", Value::f64(mb));
-  s.add_row("fp16").set("diverged", Value::integer(div_h)).set("prompts", Value::integer(static_cast<std::int64_t>(n_prompts))).set("mean_first", Value::f64(mh));
+  s.add_row("bf16")
+      .set("diverged", Value::integer(div_b))
+      .set("prompts", Value::integer(static_cast<std::int64_t>(n_prompts)))
+      .set("mean_first", Value::f64(mb));
+  s.add_row("fp16")
+      .set("diverged", Value::integer(div_h))
+      .set("prompts", Value::integer(static_cast<std::int64_t>(n_prompts)))
+      .set("mean_first", Value::f64(mh));
   out.add_table(std::move(s));
   const bool half = 2 * div_b >= static_cast<std::int64_t>(n_prompts);
-  out.add_verdict("B5",
-                  fmt::format("{} of {} bf16 answers diverge from fp32 within {} steps{}; fp16: {} of {}", div_b,
-                              n_prompts, steps, div_b > 0 ? fmt::format(", first at step {:.1f} on average", mb) : "",
-                              div_h, n_prompts),
-                  "6 of 8 answers diverge, first divergence at step 23 on average",
-                  (div_b > 0 && half) ? Status::reproduced : Status::differs,
-                  "reproduced when bf16 changes at least half of the greedy answers; the step depends on the model's "
-                  "gaps (top2-gaps)");
+  out.add_verdict(
+      "B5",
+      fmt::format("{} of {} bf16 answers diverge from fp32 within {} steps{}; fp16: {} of {}",
+                  div_b, n_prompts, steps,
+                  div_b > 0 ? fmt::format(", first at step {:.1f} on average", mb) : "", div_h,
+                  n_prompts),
+      "6 of 8 answers diverge, first divergence at step 23 on average",
+      (div_b > 0 && half) ? Status::reproduced : Status::differs,
+      "reproduced when bf16 changes at least half of the greedy answers; the step depends on the "
+      "model's "
+      "gaps (top2-gaps)");
 }
 
 Experiment make() {
   Experiment e;
   e.info.id = "precision-flips";
   e.info.title = "Greedy text in fp32 vs bf16 and fp16";
-  e.info.description = "B5: how many greedy answers diverge between fp32 and bf16/fp16, and at which step";
+  e.info.description =
+      "B5: how many greedy answers diverge between fp32 and bf16/fp16, and at which step";
   e.info.order = 320;
   e.info.seed = 1;
   e.info.claims = {{"B5",
-                    "float32 vs bfloat16, same weights, greedy: 6 of 8 answers diverge, first divergence at step 23 "
+                    "float32 vs bfloat16, same weights, greedy: 6 of 8 answers diverge, first "
+                    "divergence at step 23 "
                     "on average",
                     kChapter}};
   e.info.params = {

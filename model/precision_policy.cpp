@@ -32,7 +32,8 @@ void round_all(PrecisionPolicy p, std::span<float> x) {
   const auto n = static_cast<long>(x.size());
   // Element by element: no order to keep.
 #pragma omp parallel for schedule(dynamic, 4096) if (x.size() >= kParallelRounding)
-  for (long i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = round_to(p, x[static_cast<std::size_t>(i)]);
+  for (long i = 0; i < n; ++i)
+    x[static_cast<std::size_t>(i)] = round_to(p, x[static_cast<std::size_t>(i)]);
 }
 
 }  // namespace fplab::model

@@ -23,9 +23,9 @@ struct DTypeName {
 };
 
 constexpr DTypeName kDTypes[] = {
-    {DType::F64, "F64", 8}, {DType::F32, "F32", 4}, {DType::F16, "F16", 2},
+    {DType::F64, "F64", 8},   {DType::F32, "F32", 4}, {DType::F16, "F16", 2},
     {DType::BF16, "BF16", 2}, {DType::I64, "I64", 8}, {DType::I32, "I32", 4},
-    {DType::I16, "I16", 2}, {DType::I8, "I8", 1},   {DType::U8, "U8", 1},
+    {DType::I16, "I16", 2},   {DType::I8, "I8", 1},   {DType::U8, "U8", 1},
     {DType::BOOL, "BOOL", 1},
 };
 
@@ -93,7 +93,8 @@ SafeTensors SafeTensors::read(const std::filesystem::path& path) {
   if (end < 0) fail(path, "cannot read the file");
   const auto size = static_cast<std::uint64_t>(end);
   in.seekg(0);
-  if (size < 8) fail(path, "truncated: " + std::to_string(size) + " bytes, not even a header length");
+  if (size < 8)
+    fail(path, "truncated: " + std::to_string(size) + " bytes, not even a header length");
   unsigned char len_bytes[8];
   in.read(reinterpret_cast<char*>(len_bytes), 8);
   std::uint64_t header_len = 0;
@@ -102,7 +103,8 @@ SafeTensors SafeTensors::read(const std::filesystem::path& path) {
     fail(path, "header length " + std::to_string(header_len) + " runs past the end of the file (" +
                    std::to_string(size) + " bytes)");
   }
-  if (header_len > kMaxHeader) fail(path, "header length " + std::to_string(header_len) + " is too large");
+  if (header_len > kMaxHeader)
+    fail(path, "header length " + std::to_string(header_len) + " is too large");
   std::string header(static_cast<std::size_t>(header_len), '\0');
   in.read(header.data(), static_cast<std::streamsize>(header_len));
   SafeTensors st;
@@ -161,7 +163,9 @@ SafeTensors SafeTensors::read(const std::filesystem::path& path) {
   return st;
 }
 
-bool SafeTensors::contains(std::string_view tensor) const { return tensors_.find(tensor) != tensors_.end(); }
+bool SafeTensors::contains(std::string_view tensor) const {
+  return tensors_.find(tensor) != tensors_.end();
+}
 
 std::vector<std::string> SafeTensors::names() const {
   std::vector<std::string> out;
@@ -195,7 +199,8 @@ std::span<const std::byte> SafeTensors::bytes(std::string_view tensor, DType dty
   return std::span<const std::byte>(data_).subspan(t.begin, t.end - t.begin);
 }
 
-std::vector<float> SafeTensors::f32(std::string_view tensor, const std::vector<std::size_t>& shape) const {
+std::vector<float> SafeTensors::f32(std::string_view tensor,
+                                    const std::vector<std::size_t>& shape) const {
   const auto b = bytes(tensor, DType::F32, &shape);
   std::vector<float> out(b.size() / sizeof(float));
   if (!b.empty()) std::memcpy(out.data(), b.data(), b.size());
@@ -228,7 +233,8 @@ void write_safetensors(const std::filesystem::path& path, const std::vector<Tens
     std::size_t n = 1;
     for (std::size_t d : t.shape) n *= d;
     const std::size_t have = t.dtype == DType::F32 ? t.f32.size() : t.i32.size();
-    if (have != n) throw InputError(path.string() + ": tensor '" + t.name + "' has the wrong number of values");
+    if (have != n)
+      throw InputError(path.string() + ": tensor '" + t.name + "' has the wrong number of values");
     header[t.name] = {{"dtype", std::string(name(t.dtype))},
                       {"shape", t.shape},
                       {"data_offsets", {offset, offset + 4 * n}}};
@@ -249,9 +255,11 @@ void write_safetensors(const std::filesystem::path& path, const std::vector<Tens
   out.write(h.data(), static_cast<std::streamsize>(h.size()));
   for (const auto& t : tensors) {
     if (t.dtype == DType::F32) {
-      out.write(reinterpret_cast<const char*>(t.f32.data()), static_cast<std::streamsize>(4 * t.f32.size()));
+      out.write(reinterpret_cast<const char*>(t.f32.data()),
+                static_cast<std::streamsize>(4 * t.f32.size()));
     } else {
-      out.write(reinterpret_cast<const char*>(t.i32.data()), static_cast<std::streamsize>(4 * t.i32.size()));
+      out.write(reinterpret_cast<const char*>(t.i32.data()),
+                static_cast<std::streamsize>(4 * t.i32.size()));
     }
   }
   if (!out) throw InputError(path.string() + ": cannot write the file");

@@ -70,7 +70,7 @@ class SafeTensors {
 struct TensorToWrite {
   std::string name;
   std::vector<std::size_t> shape;
-  std::vector<float> f32;        // used when dtype is F32
+  std::vector<float> f32;         // used when dtype is F32
   std::vector<std::int32_t> i32;  // used when dtype is I32
   DType dtype = DType::F32;
 };

@@ -48,8 +48,7 @@ KvPartition fixed_count_partition(std::size_t n, std::size_t parts) {
 std::size_t split_k_kv_parts(std::size_t work_units, std::size_t kv_len) {
   const std::size_t cap =
       std::max<std::size_t>(1, std::min(kKvMaxSplits, ceil_div(kv_len, kKvMinSplitLength)));
-  return std::clamp<std::size_t>(kTargetParallelism / std::max<std::size_t>(1, work_units), 1,
-                                 cap);
+  return std::clamp<std::size_t>(kTargetParallelism / std::max<std::size_t>(1, work_units), 1, cap);
 }
 
 std::size_t attention_work_units(std::size_t heads, std::size_t total_query_blocks) {

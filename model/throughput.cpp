@@ -8,8 +8,8 @@
 
 namespace fplab::model {
 
-Throughput measure_throughput(const Model& model, Policy policy, std::size_t batch, std::size_t steps,
-                              std::size_t window) {
+Throughput measure_throughput(const Model& model, Policy policy, std::size_t batch,
+                              std::size_t steps, std::size_t window) {
   using clock = std::chrono::steady_clock;
   const auto& c = model.config();
   const std::size_t V = c.vocab_size;
@@ -39,7 +39,8 @@ Throughput measure_throughput(const Model& model, Policy policy, std::size_t bat
 
   std::vector<std::vector<Token>> windows(batch);
   for (std::size_t b = 0; b < batch; ++b) {
-    for (std::size_t i = 0; i < window; ++i) windows[b].push_back(static_cast<Token>((13 * i + b) % V));
+    for (std::size_t i = 0; i < window; ++i)
+      windows[b].push_back(static_cast<Token>((13 * i + b) % V));
   }
   Batch prefill(model, policy, batch);
   const auto t1 = clock::now();
@@ -51,7 +52,8 @@ Throughput measure_throughput(const Model& model, Policy policy, std::size_t bat
   return t;
 }
 
-std::vector<Throughput> measure_throughputs(const Model& model, std::span<const std::size_t> batches,
+std::vector<Throughput> measure_throughputs(const Model& model,
+                                            std::span<const std::size_t> batches,
                                             std::span<const PrecisionPolicy> precisions) {
   std::vector<Throughput> out;
   for (PrecisionPolicy p : precisions) {

@@ -30,7 +30,8 @@ Throughput measure_throughput(const Model& model, Policy policy, std::size_t bat
                               std::size_t steps = 48, std::size_t window = 0);
 
 // Every reduction policy x the given precisions x batch sizes.
-std::vector<Throughput> measure_throughputs(const Model& model, std::span<const std::size_t> batches,
+std::vector<Throughput> measure_throughputs(const Model& model,
+                                            std::span<const std::size_t> batches,
                                             std::span<const PrecisionPolicy> precisions);
 
 // One line per measurement: policy, precision, batch, decode and prefill

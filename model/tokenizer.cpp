@@ -27,7 +27,8 @@ Tokenizer::Tokenizer(std::vector<std::string> vocab) : vocab_(std::move(vocab)) 
       throw InputError("vocabulary entry " + std::to_string(i) + " is not one character");
     }
     const auto c = static_cast<unsigned char>(vocab_[i][0]);
-    if (ids_[c] != -1) throw InputError("vocabulary entry " + std::to_string(i) + " is a duplicate");
+    if (ids_[c] != -1)
+      throw InputError("vocabulary entry " + std::to_string(i) + " is a duplicate");
     ids_[c] = static_cast<Token>(i);
   }
 }

@@ -35,7 +35,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     // Does batching flip a greedy token in fp32? library policy, every
     // prompt alone vs all in one batch.
     lib_batch = greedy_decode(m, lib, prompts, steps);
-    for (const auto& pr : prompts) lib_alone.push_back(greedy_decode(m, lib, std::span(&pr, 1), steps));
+    for (const auto& pr : prompts)
+      lib_alone.push_back(greedy_decode(m, lib, std::span(&pr, 1), steps));
     ctx.progress(3, 4, "greedy");
   }
   std::int64_t flips = 0;
@@ -62,7 +63,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   {
     const auto a = last_logits(m, bi, prompts);
     const auto b = last_logits(m, bf, prompts);
-    for (std::size_t i = 0; i < a.size(); ++i) bf16_change = std::max(bf16_change, compare_logits(a[i], b[i]).max_change);
+    for (std::size_t i = 0; i < a.size(); ++i)
+      bf16_change = std::max(bf16_change, compare_logits(a[i], b[i]).max_change);
   }
 
   Table st{"stats", "Top-2 logit gaps", "source"};
@@ -74,9 +76,10 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   st.add_column("below_0.1", "share < 0.1", ".4f");
   st.add_column("below_0.01", "share < 0.01", ".4f");
   st.add_column("below_0.001", "share < 0.001", ".4f");
-  st.caption = fmt::format("Greedy: {} prompts x {} steps, batch-invariant fp32. Teacher-forced: the first {} "
-                           "positions of model/data/heldout.txt. Percentiles by nearest rank.",
-                           n_prompts, steps, sgaps.size());
+  st.caption = fmt::format(
+      "Greedy: {} prompts x {} steps, batch-invariant fp32. Teacher-forced: the first {} "
+      "positions of model/data/heldout.txt. Percentiles by nearest rank.",
+      n_prompts, steps, sgaps.size());
   const auto stat_row = [&](const std::string& key, const std::vector<double>& g) {
     st.add_row(key)
         .set("n", Value::integer(static_cast<std::int64_t>(g.size())))
@@ -131,41 +134,51 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   f.xlabel = "gap";
   f.ylabel = "share of steps/positions below";
   f.logx = true;
-  f.series = {{"greedy", "greedy steps", "linespoints"}, {"heldout", "teacher-forced positions", "linespoints"}};
-  f.caption = fmt::format("Perturbation sizes: batching {}, bf16 rounding at the top logit {}, bf16-vs-fp32 measured {}.",
-                          to_decimal(batch_d), to_decimal(bf16_round), to_decimal(bf16_change));
+  f.series = {{"greedy", "greedy steps", "linespoints"},
+              {"heldout", "teacher-forced positions", "linespoints"}};
+  f.caption = fmt::format(
+      "Perturbation sizes: batching {}, bf16 rounding at the top logit {}, bf16-vs-fp32 measured "
+      "{}.",
+      to_decimal(batch_d), to_decimal(bf16_round), to_decimal(bf16_change));
   out.add_note(f.caption);
   out.add_figure(std::move(f));
 
   const double min_gap = gaps.empty() ? 0.0 : gaps.front();
   const double ratio = batch_d > 0 ? min_gap / batch_d : std::numeric_limits<double>::infinity();
-  out.add_verdict("B3",
-                  fmt::format("over {} greedy steps on {} prompts, smallest gap {} = {:.3g}x the batching "
-                              "perturbation {}; fp32 batching flipped {} of {} prompts",
-                              gaps.size(), n_prompts, to_decimal(min_gap), ratio, to_decimal(batch_d), flips,
-                              n_prompts),
-                  "smallest gap 2.5e-3 over 717 steps, 100x the batching perturbation: no flips in float32",
-                  (flips == 0 && ratio >= 100) ? Status::reproduced : Status::differs,
-                  "a flip needs a gap below the change of the top two logits; library policy decoded each prompt "
-                  "alone and all in one batch");
+  out.add_verdict(
+      "B3",
+      fmt::format("over {} greedy steps on {} prompts, smallest gap {} = {:.3g}x the batching "
+                  "perturbation {}; fp32 batching flipped {} of {} prompts",
+                  gaps.size(), n_prompts, to_decimal(min_gap), ratio, to_decimal(batch_d), flips,
+                  n_prompts),
+      "smallest gap 2.5e-3 over 717 steps, 100x the batching perturbation: no flips in float32",
+      (flips == 0 && ratio >= 100) ? Status::reproduced : Status::differs,
+      "a flip needs a gap below the change of the top two logits; library policy decoded each "
+      "prompt "
+      "alone and all in one batch");
   const double s01 = share_below(gaps, 0.1);
-  out.add_verdict("B4", fmt::format("{:.2f} % of {} greedy steps have a gap < 0.1 ({:.2f} % of held-out positions)",
-                                    100 * s01, gaps.size(), 100 * share_below(sgaps, 0.1)),
-                  "4.7 % of greedy steps", (s01 >= 0.0235 && s01 <= 0.094) ? Status::reproduced : Status::differs,
-                  "reproduced when within a factor of 2 of 4.7 %: a character model of 63 tokens with |logits| "
-                  "~10 is not Qwen2.5's vocabulary");
+  out.add_verdict(
+      "B4",
+      fmt::format("{:.2f} % of {} greedy steps have a gap < 0.1 ({:.2f} % of held-out positions)",
+                  100 * s01, gaps.size(), 100 * share_below(sgaps, 0.1)),
+      "4.7 % of greedy steps",
+      (s01 >= 0.0235 && s01 <= 0.094) ? Status::reproduced : Status::differs,
+      "reproduced when within a factor of 2 of 4.7 %: a character model of 63 tokens with |logits| "
+      "~10 is not Qwen2.5's vocabulary");
 }
 
 Experiment make() {
   Experiment e;
   e.info.id = "top2-gaps";
   e.info.title = "How close the top two logits come";
-  e.info.description = "B3/B4: top-2 logit gaps in greedy decoding and on held-out text vs perturbation sizes";
+  e.info.description =
+      "B3/B4: top-2 logit gaps in greedy decoding and on held-out text vs perturbation sizes";
   e.info.order = 310;
   e.info.seed = 1;
   e.info.claims = {
       {"B3",
-       "over 717 greedy steps on 12 prompts, the smallest top-2 logit gap is 2.5e-3, 100x the batching "
+       "over 717 greedy steps on 12 prompts, the smallest top-2 logit gap is 2.5e-3, 100x the "
+       "batching "
        "perturbation: no token flips in float32",
        kChapter},
       {"B4", "4.7 % of greedy steps have a top-2 gap below 0.1", kChapter},
@@ -173,7 +186,8 @@ Experiment make() {
   e.info.params = {
       ParamSpec::integer("prompts", "prompts (of the fixed 12)", "12", "3", 1, 12),
       ParamSpec::integer("steps", "greedy steps per prompt", "60", "20", 1, 200),
-      ParamSpec::integer("positions", "teacher-forced positions of heldout.txt", "100000", "5000", 100, 119999),
+      ParamSpec::integer("positions", "teacher-forced positions of heldout.txt", "100000", "5000",
+                         100, 119999),
   };
   e.run = run;
   return e;

@@ -24,7 +24,8 @@ constexpr std::string_view kFormat = "fplab-char-lm-v1";
 std::size_t get_size(const nlohmann::json& j, const char* key) {
   const auto it = j.find(key);
   if (it == j.end() || !it->is_number_unsigned() || it->get<std::size_t>() == 0) {
-    throw InputError(std::string("model config: '") + key + "' is missing or not a positive integer");
+    throw InputError(std::string("model config: '") + key +
+                     "' is missing or not a positive integer");
   }
   return it->get<std::size_t>();
 }
@@ -32,7 +33,8 @@ std::size_t get_size(const nlohmann::json& j, const char* key) {
 double get_double(const nlohmann::json& j, const char* key) {
   const auto it = j.find(key);
   if (it == j.end() || !it->is_number() || !(it->get<double>() > 0)) {
-    throw InputError(std::string("model config: '") + key + "' is missing or not a positive number");
+    throw InputError(std::string("model config: '") + key +
+                     "' is missing or not a positive number");
   }
   return it->get<double>();
 }
@@ -70,7 +72,8 @@ Model Model::load(const std::filesystem::path& path) {
   const auto file = model_path(path);
   const SafeTensors st = SafeTensors::read(file);
   const std::string where = file.string() + ": ";
-  if (const auto it = st.metadata().find("format"); it == st.metadata().end() || it->second != kFormat) {
+  if (const auto it = st.metadata().find("format");
+      it == st.metadata().end() || it->second != kFormat) {
     throw InputError(where + "not an " + std::string(kFormat) + " model (metadata 'format')");
   }
   ModelConfig config;
@@ -116,7 +119,8 @@ Model Model::load(const std::filesystem::path& path) {
     Weights r = w;
     round_all(p, r.embed);
     for (auto& l : r.layers) {
-      for (auto* t : {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate, &l.up, &l.down}) {
+      for (auto* t :
+           {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate, &l.up, &l.down}) {
         round_all(p, *t);
       }
     }
@@ -145,7 +149,9 @@ Model Model::load(const std::filesystem::path& path) {
   return m;
 }
 
-const Weights& Model::weights(PrecisionPolicy p) const { return weights_[static_cast<std::size_t>(p)]; }
+const Weights& Model::weights(PrecisionPolicy p) const {
+  return weights_[static_cast<std::size_t>(p)];
+}
 
 std::span<const float> Logits::row(std::size_t seq, std::size_t i) const {
   if (seq + 1 >= first_.size() || i >= count(seq)) throw std::out_of_range("no such logits row");
@@ -240,7 +246,8 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
     for (std::size_t i = 0; i < new_tokens[b].size(); ++i) {
       const Token t = new_tokens[b][i];
       if (t < 0 || static_cast<std::size_t>(t) >= V) {
-        throw std::invalid_argument("forward: token " + std::to_string(t) + " is outside the vocabulary");
+        throw std::invalid_argument("forward: token " + std::to_string(t) +
+                                    " is outside the vocabulary");
       }
       row_seq_.push_back(b);
       row_pos_.push_back(lengths_[b] + i);
@@ -260,7 +267,8 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
   u_.resize(M * f);
 
   for (std::size_t r = 0; r < M; ++r) {
-    const auto t = static_cast<std::size_t>(new_tokens[row_seq_[r]][row_pos_[r] - lengths_[row_seq_[r]]]);
+    const auto t =
+        static_cast<std::size_t>(new_tokens[row_seq_[r]][row_pos_[r] - lengths_[row_seq_[r]]]);
     std::copy_n(w.embed.data() + t * d, d, x_.data() + r * d);
   }
 
@@ -344,7 +352,8 @@ void Batch::attention_library(std::size_t layer) {
   // Threads over (sequence, head) pairs when there is enough work; Eigen does
   // not thread products inside a parallel region, and may outside one.
   std::size_t work = 0;
-  for (std::size_t b = 0; b < size(); ++b) work += seq_new_[b] * (lengths_[b] + seq_new_[b]) * 2 * d;
+  for (std::size_t b = 0; b < size(); ++b)
+    work += seq_new_[b] * (lengths_[b] + seq_new_[b]) * 2 * d;
 #pragma omp parallel for collapse(2) schedule(dynamic) if (work >= kernels::kParallelWork)
   for (long b = 0; b < seqs; ++b) {
     for (long h = 0; h < heads; ++h) {
@@ -411,9 +420,8 @@ void Batch::attention_split(std::size_t layer, std::size_t rows) {
       const std::size_t h = static_cast<std::size_t>(it) % heads;
       const std::size_t b = row_seq_[r];
       const std::size_t kv = row_pos_[r] + 1;
-      const KvPartition parts = fixed_size
-                                    ? fixed_size_partition(kv, kKvSplitSize)
-                                    : fixed_count_partition(kv, split_k_kv_parts(units, kv));
+      const KvPartition parts = fixed_size ? fixed_size_partition(kv, kKvSplitSize)
+                                           : fixed_count_partition(kv, split_k_kv_parts(units, kv));
       const float* q = q_.data() + r * d + h * hd;
       const float* K = cache_k(b, layer) + h * hd;
       const float* Vc = cache_v(b, layer) + h * hd;

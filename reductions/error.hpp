@@ -34,9 +34,9 @@ std::uint64_t ulp_distance(T a, T b) {
 }
 
 struct Accuracy {
-  double abs_error;      // |sum(x) - computed|, the exact residual rounded to double
-  double rel_error;      // abs_error / |sum(x)| (inf when the exact sum is 0 and computed is not)
-  std::uint64_t ulps;    // ulp_distance(computed, exact sum rounded to T)
+  double abs_error;    // |sum(x) - computed|, the exact residual rounded to double
+  double rel_error;    // abs_error / |sum(x)| (inf when the exact sum is 0 and computed is not)
+  std::uint64_t ulps;  // ulp_distance(computed, exact sum rounded to T)
 };
 
 template <class T>

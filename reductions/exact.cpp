@@ -38,7 +38,7 @@ constexpr std::size_t kFloatsPerCall = kTables << 40;  // flushed once, at the e
 constexpr std::size_t kFloatBlock = 4096;              // checked for specials
 
 struct LargeDouble {
-  std::array<std::uint64_t, 4096> table[kTables];  // index: sign and exponent bits
+  std::array<std::uint64_t, 4096> table[kTables];   // index: sign and exponent bits
   std::array<std::uint16_t, kDoubleBlock> touched;  // indices made nonzero, in a block
 };
 
@@ -71,7 +71,8 @@ void ExactSum::add_doubles(const double* x, std::size_t n) {
       std::memcpy(&bits, x + at, sizeof bits);
       const auto index = static_cast<unsigned>(bits >> kMantissaBits);  // sign, exponent
       const std::uint64_t old = t[index];
-      if (old == 0) [[unlikely]] large.touched[touched++] = static_cast<std::uint16_t>(index);
+      if (old == 0) [[unlikely]]
+        large.touched[touched++] = static_cast<std::uint16_t>(index);
       t[index] = old + ((bits & kMantissaMask) | (std::uint64_t{1} << kMantissaBits));
     };
     std::size_t i = begin;
@@ -100,7 +101,8 @@ void ExactSum::add_doubles(const double* x, std::size_t n) {
     }
     if (special_seen) {
       for (i = begin; i < end; ++i) {
-        const auto e = static_cast<unsigned>(std::bit_cast<std::uint64_t>(x[i]) >> kMantissaBits) & 0x7FFu;
+        const auto e =
+            static_cast<unsigned>(std::bit_cast<std::uint64_t>(x[i]) >> kMantissaBits) & 0x7FFu;
         if (e == 0 || e == 0x7FF) add(x[i]);
       }
     }
@@ -113,7 +115,8 @@ void ExactSum::add_doubles(const double* x, std::size_t n) {
 
 void ExactSum::add_floats(const float* x, std::size_t n) {
   if (n > kFloatsPerCall) {  // astronomically long: in parts, each flushed
-    for (std::size_t b = 0; b < n; b += kFloatsPerCall) add_floats(x + b, std::min(kFloatsPerCall, n - b));
+    for (std::size_t b = 0; b < n; b += kFloatsPerCall)
+      add_floats(x + b, std::min(kFloatsPerCall, n - b));
     return;
   }
   std::array<std::uint64_t, 512> table[kTables]{};  // index: sign and exponent bits
@@ -155,7 +158,8 @@ void ExactSum::add_floats(const float* x, std::size_t n) {
     normal_seen = true;
     // Biased exponent e weighs a float significand 2^(e - 150): position
     // e + 924 on the double grid.
-    add_scaled(chunk_.data(), (index & 0x100u) != 0 ? -v : v, static_cast<int>(index & 0xFFu) + 924);
+    add_scaled(chunk_.data(), (index & 0x100u) != 0 ? -v : v,
+               static_cast<int>(index & 0xFFu) + 924);
     if (++adds_since_carry_ == kAddsBeforeCarry) propagate_carries();
   }
   if (normal_seen) {

@@ -29,13 +29,14 @@ T sum_kernel(std::string_view strategy, const T* x, std::size_t n) {
 }
 template <class T>
 T dot_kernel(std::string_view strategy, const T* x, const T* y, std::size_t n) {
-  return impl::dot(impl::parse_strategy(strategy), std::span<const T>(x, n), std::span<const T>(y, n));
+  return impl::dot(impl::parse_strategy(strategy), std::span<const T>(x, n),
+                   std::span<const T>(y, n));
 }
 }  // namespace
 
 FlagVariant FPLAB_CAT(make_, FPLAB_VARIANT)() {
-  return {FPLAB_VARIANT_NAME, FPLAB_VARIANT_FLAGS, FPLAB_VARIANT_CPU_DEPENDENT,
-          &sum_kernel<float>, &sum_kernel<double>, &dot_kernel<float>, &dot_kernel<double>};
+  return {FPLAB_VARIANT_NAME,  FPLAB_VARIANT_FLAGS, FPLAB_VARIANT_CPU_DEPENDENT, &sum_kernel<float>,
+          &sum_kernel<double>, &dot_kernel<float>,  &dot_kernel<double>};
 }
 
 }  // namespace fplab::variants

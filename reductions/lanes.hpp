@@ -45,8 +45,8 @@ typename A::value_type sum_lanes_simd(std::size_t begin, std::size_t end, const 
 }  // namespace detail
 
 template <Arithmetic A, class Terms>
-typename A::value_type sum_lanes(std::size_t begin, std::size_t end, const Terms& term,
-                                 const A& a, std::size_t lanes) {
+typename A::value_type sum_lanes(std::size_t begin, std::size_t end, const Terms& term, const A& a,
+                                 std::size_t lanes) {
   using T = typename A::value_type;
   const std::size_t n = end - begin;
   const std::size_t used = n < lanes ? n : lanes;
@@ -55,12 +55,18 @@ typename A::value_type sum_lanes(std::size_t begin, std::size_t end, const Terms
   if constexpr (simd::fast_terms<A, Terms>) {
     if (used == lanes) {
       switch (lanes) {
-        case 4: return detail::sum_lanes_simd<4>(begin, end, term, a);
-        case 8: return detail::sum_lanes_simd<8>(begin, end, term, a);
-        case 16: return detail::sum_lanes_simd<16>(begin, end, term, a);
-        case 32: return detail::sum_lanes_simd<32>(begin, end, term, a);
-        case 64: return detail::sum_lanes_simd<64>(begin, end, term, a);
-        default: break;
+        case 4:
+          return detail::sum_lanes_simd<4>(begin, end, term, a);
+        case 8:
+          return detail::sum_lanes_simd<8>(begin, end, term, a);
+        case 16:
+          return detail::sum_lanes_simd<16>(begin, end, term, a);
+        case 32:
+          return detail::sum_lanes_simd<32>(begin, end, term, a);
+        case 64:
+          return detail::sum_lanes_simd<64>(begin, end, term, a);
+        default:
+          break;
       }
     }
   }

@@ -44,11 +44,14 @@ typename A::value_type numpy_block_simd(std::size_t begin, std::size_t n, const 
   if constexpr (W == 4) {
     const auto p = __builtin_shufflevector(acc[0], acc[1], 0, 2, 4, 6) +
                    __builtin_shufflevector(acc[0], acc[1], 1, 3, 5, 7);  // r0+r1 .. r6+r7
-    const auto q = __builtin_shufflevector(p, p, 0, 2, 0, 2) + __builtin_shufflevector(p, p, 1, 3, 1, 3);
+    const auto q =
+        __builtin_shufflevector(p, p, 0, 2, 0, 2) + __builtin_shufflevector(p, p, 1, 3, 1, 3);
     res = a.add(q[0], q[1]);
   } else {
-    const auto p = __builtin_shufflevector(acc[0], acc[1], 0, 2) + __builtin_shufflevector(acc[0], acc[1], 1, 3);
-    const auto q = __builtin_shufflevector(acc[2], acc[3], 0, 2) + __builtin_shufflevector(acc[2], acc[3], 1, 3);
+    const auto p = __builtin_shufflevector(acc[0], acc[1], 0, 2) +
+                   __builtin_shufflevector(acc[0], acc[1], 1, 3);
+    const auto q = __builtin_shufflevector(acc[2], acc[3], 0, 2) +
+                   __builtin_shufflevector(acc[2], acc[3], 1, 3);
     const auto s = __builtin_shufflevector(p, q, 0, 2) + __builtin_shufflevector(p, q, 1, 3);
     res = a.add(s[0], s[1]);
   }

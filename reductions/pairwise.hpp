@@ -42,13 +42,13 @@ namespace detail {
 // smaller size) is a perfect binary tree above, and a super-leaf either is a
 // leaf (added left to right) or has leaf + 1 terms and is two leaves added.
 
-inline constexpr std::size_t kPairwiseBlockMin = 32;   // block sizes 32 .. 64
+inline constexpr std::size_t kPairwiseBlockMin = 32;    // block sizes 32 .. 64
 inline constexpr std::size_t kPairwiseWindowDepth = 6;  // 64 blocks a window
 inline constexpr std::size_t kPairwiseGroup = 4;        // blocks evaluated together
 
 struct PairwiseBlockPlan {
-  std::size_t q = 0, leaf = 0;  // what it is the plan of
-  std::size_t depth = 0;        // 2^depth super-leaves
+  std::size_t q = 0, leaf = 0;                           // what it is the plan of
+  std::size_t depth = 0;                                 // 2^depth super-leaves
   std::array<std::uint8_t, 64> first{}, len1{}, len2{};  // offset, runs; len2 = 0: one run
 };
 
@@ -81,7 +81,8 @@ struct PairwiseWindowPlan {
   std::array<std::uint8_t, 64> by_size{};
 };
 
-inline void make_window_plan(PairwiseWindowPlan& p, std::size_t m, std::size_t depth, std::size_t q0) {
+inline void make_window_plan(PairwiseWindowPlan& p, std::size_t m, std::size_t depth,
+                             std::size_t q0) {
   p.m = m;
   p.depth = depth;
   std::array<std::uint8_t, 64> size{};
@@ -175,7 +176,8 @@ void pairwise_group_q(const Terms& term, const std::size_t* start, T* out) {
 
 // pairwise(leaf) of four blocks by their plan.
 template <class T, class Terms>
-void pairwise_group_plan(const Terms& term, const std::size_t* start, T* out, const PairwiseBlockPlan& plan) {
+void pairwise_group_plan(const Terms& term, const std::size_t* start, T* out,
+                         const PairwiseBlockPlan& plan) {
   using V = simd::Vec<T>;
   constexpr std::size_t W = simd::kWidth<T>;
   const std::size_t count = std::size_t{1} << plan.depth;
@@ -206,13 +208,15 @@ template <class T, class Terms>
 using PairwiseGroupFn = void (*)(const Terms&, const std::size_t*, T*);
 
 template <class T, class Terms, std::size_t... I>
-constexpr std::array<PairwiseGroupFn<T, Terms>, sizeof...(I)> pairwise_group_table(std::index_sequence<I...>) {
+constexpr std::array<PairwiseGroupFn<T, Terms>, sizeof...(I)> pairwise_group_table(
+    std::index_sequence<I...>) {
   return {&pairwise_group_q<kPairwiseBlockMin + I, T, Terms>...};
 }
 
 // Indexed by Q - 32, for Q = 32 .. 64.
 template <class T, class Terms>
-inline constexpr auto kPairwiseGroups = pairwise_group_table<T, Terms>(std::make_index_sequence<33>());
+inline constexpr auto kPairwiseGroups =
+    pairwise_group_table<T, Terms>(std::make_index_sequence<33>());
 
 template <Arithmetic A, class Terms>
 class PairwiseSimd {
@@ -223,8 +227,13 @@ class PairwiseSimd {
   // the windows.
   PairwiseSimd(const Terms& term, const A& a, std::size_t end, std::size_t leaf,
                std::size_t block_depth, std::size_t in_window, std::size_t q0)
-      : term_(term), a_(a), end_(end), leaf_(leaf), window_depth_(block_depth - in_window),
-        in_window_(in_window), q0_(q0) {
+      : term_(term),
+        a_(a),
+        end_(end),
+        leaf_(leaf),
+        window_depth_(block_depth - in_window),
+        in_window_(in_window),
+        q0_(q0) {
     if (leaf != 1) {
       thread_local PairwiseBlockPlan cache[2];
       for (std::size_t c = 0; c < 2; ++c) {
@@ -355,7 +364,8 @@ typename A::value_type pairwise_recursive(std::size_t begin, std::size_t end, co
     const auto left = pairwise_recursive(begin, mid, term, a, leaf);
     return a.add(left, pairwise_recursive(mid, end, term, a, leaf));
   }
-  return a.add(pairwise_recursive(begin, mid, term, a, leaf), pairwise_recursive(mid, end, term, a, leaf));
+  return a.add(pairwise_recursive(begin, mid, term, a, leaf),
+               pairwise_recursive(mid, end, term, a, leaf));
 }
 
 }  // namespace detail
@@ -368,7 +378,8 @@ typename A::value_type sum_pairwise(std::size_t begin, std::size_t end, const Te
     // Planned blocks (leaf > 1) pay off for floats; two doubles a vector
     // are not enough to beat the recursion's scalar leaves.
     const bool planned = std::is_same_v<typename A::value_type, float> && leaf <= 16;
-    if ((leaf == 1 || planned) && end - begin >= 256) return detail::pairwise_simd(begin, end, term, a, leaf);
+    if ((leaf == 1 || planned) && end - begin >= 256)
+      return detail::pairwise_simd(begin, end, term, a, leaf);
   }
 #endif
   return detail::pairwise_recursive(begin, end, term, a, leaf);

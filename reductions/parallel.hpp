@@ -29,7 +29,7 @@ typename A::value_type sum_parallel(std::size_t begin, std::size_t end, const Te
   const std::size_t n = end - begin;
   std::vector<T> partial(threads, T(0));
   const auto parts = static_cast<long>(threads);
-#pragma omp parallel for schedule(static) num_threads(static_cast<int>(threads))
+#pragma omp parallel for schedule(static) num_threads(static_cast <int>(threads))
   for (long k = 0; k < parts; ++k) {
     const auto ku = static_cast<std::size_t>(k);
     partial[ku] = sum_from_first(begin + split_point(n, threads, ku),
@@ -50,10 +50,10 @@ typename A::value_type sum_omp_reduction(std::size_t begin, std::size_t end, con
   const auto e = static_cast<long>(end);
   T total = T(0);
   if constexpr (std::is_same_v<A, Native<T>>) {
-#pragma omp parallel for reduction(+ : total) num_threads(static_cast<int>(threads))
+#pragma omp parallel for reduction(+ : total) num_threads(static_cast <int>(threads))
     for (long i = b; i < e; ++i) total += term(static_cast<std::size_t>(i));
   } else {
-#pragma omp parallel num_threads(static_cast<int>(threads))
+#pragma omp parallel num_threads(static_cast <int>(threads))
     {
       T mine = T(0);
 #pragma omp for schedule(static) nowait

@@ -70,7 +70,8 @@ inline Vec<double> gather2(const DotTerms<Native<double>>& t, std::size_t i, std
 template <class A, class Terms>
 inline constexpr bool fast_terms = false;
 template <class T>
-inline constexpr bool fast_terms<Native<T>, SumTerms<T>> = std::is_same_v<T, float> || std::is_same_v<T, double>;
+inline constexpr bool fast_terms<Native<T>, SumTerms<T>> =
+    std::is_same_v<T, float> || std::is_same_v<T, double>;
 template <class T>
 inline constexpr bool fast_terms<Native<T>, DotTerms<Native<T>>> =
     std::is_same_v<T, float> || std::is_same_v<T, double>;

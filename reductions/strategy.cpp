@@ -1,6 +1,5 @@
 #include "reductions/strategy.hpp"
 
-
 #include <array>
 #include <charconv>
 #include <string>
@@ -34,13 +33,18 @@ constexpr std::array<Family, 12> kFamilies{{
 
 constexpr std::array<StrategyInfo, 12> kCatalogue{{
     {"sequential", "left to right from +0: ((0 + x0) + x1) + ..."},
-    {"pairwise(LEAF)", "balanced recursive halving; blocks of <= LEAF summed left to right (default 1)"},
+    {"pairwise(LEAF)",
+     "balanced recursive halving; blocks of <= LEAF summed left to right (default 1)"},
     {"numpy", "numpy >= 2.3 np.sum: numpy's pairwise sum over the whole array, bit for bit"},
     {"numpy-buffered", "numpy 1.x np.sum: numpy's pairwise sum per 8192-element buffer"},
-    {"chunked(K,INNER,COMBINE)", "K contiguous chunks (np.array_split), each by INNER, combined sequential|pairwise"},
-    {"lanes(L)", "L interleaved accumulators (SIMD/warp order), combined by a balanced tree (default 8)"},
-    {"parallel(T)", "T OpenMP threads on contiguous parts, partials added in thread order (default 2)"},
-    {"omp-reduction(T)", "OpenMP reduction(+:) clause with T threads: the runtime's order (default 2)"},
+    {"chunked(K,INNER,COMBINE)",
+     "K contiguous chunks (np.array_split), each by INNER, combined sequential|pairwise"},
+    {"lanes(L)",
+     "L interleaved accumulators (SIMD/warp order), combined by a balanced tree (default 8)"},
+    {"parallel(T)",
+     "T OpenMP threads on contiguous parts, partials added in thread order (default 2)"},
+    {"omp-reduction(T)",
+     "OpenMP reduction(+:) clause with T threads: the runtime's order (default 2)"},
     {"kahan", "Kahan compensated summation"},
     {"neumaier", "Neumaier's improved Kahan summation"},
     {"exact", "correctly rounded exact sum (superaccumulator); the reference"},

@@ -163,14 +163,14 @@ typename A::value_type reduce(const Strategy& s, std::size_t begin, std::size_t 
 }
 
 template <class T, Arithmetic A = Native<T>>
-  requires std::is_same_v<T, typename A::value_type>
-T sum(const Strategy& s, std::span<const T> x, const A& a = {}) {
+requires std::is_same_v<T, typename A::value_type> T sum(const Strategy& s, std::span<const T> x,
+                                                         const A& a = {}) {
   return reduce(s, 0, x.size(), SumTerms<T>{x.data()}, a);
 }
 
 template <class T, Arithmetic A = Native<T>>
-  requires std::is_same_v<T, typename A::value_type>
-T dot(const Strategy& s, std::span<const T> x, std::span<const T> y, const A& a = {}) {
+requires std::is_same_v<T, typename A::value_type> T dot(const Strategy& s, std::span<const T> x,
+                                                         std::span<const T> y, const A& a = {}) {
   if (x.size() != y.size()) throw std::invalid_argument("dot: vectors of different lengths");
   return reduce(s, 0, x.size(), DotTerms<A>{x.data(), y.data(), &a}, a);
 }

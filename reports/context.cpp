@@ -64,7 +64,8 @@ ResultsContext collect_context(const std::string& command, bool quick,
   if (c.git_commit.empty()) {
     c.git_commit = "unknown";
   } else {
-    c.git_dirty = !command_output(git + "status --porcelain --untracked-files=no 2>/dev/null").empty();
+    c.git_dirty =
+        !command_output(git + "status --porcelain --untracked-files=no 2>/dev/null").empty();
   }
   c.command = command;
   c.quick = quick;

@@ -60,7 +60,8 @@ void measure(ValueChange& c) {
   }
   const double x = a.to_double();
   const double y = b.to_double();
-  c.relative = x == y ? 0.0 : (x == 0.0 ? std::numeric_limits<double>::infinity() : std::abs((y - x) / x));
+  c.relative =
+      x == y ? 0.0 : (x == 0.0 ? std::numeric_limits<double>::infinity() : std::abs((y - x) / x));
 }
 
 bool accepts(const ToleranceRule& rule, const ValueChange& c) {
@@ -234,9 +235,10 @@ std::string format_diff(const DiffReport& d, std::size_t limit) {
   std::string out;
   const std::size_t tolerated = d.changes.size() + d.verdict_changes.size() - d.untolerated();
   out += fmt::format("A fingerprint {}\nB fingerprint {}\n", d.fingerprint_a, d.fingerprint_b);
-  out += fmt::format("{} values compared: {} identical, {} changed ({} within tolerance), {} verdict change{}\n",
-                     d.values_compared, d.values_identical, d.changes.size(), tolerated,
-                     d.verdict_changes.size(), d.verdict_changes.size() == 1 ? "" : "s");
+  out += fmt::format(
+      "{} values compared: {} identical, {} changed ({} within tolerance), {} verdict change{}\n",
+      d.values_compared, d.values_identical, d.changes.size(), tolerated, d.verdict_changes.size(),
+      d.verdict_changes.size() == 1 ? "" : "s");
   if (!d.changes.empty()) {
     out += fmt::format("\n{:<70} {:>26} {:>26} {}\n", "path", "A", "B", "difference");
     std::size_t shown = 0;
@@ -258,11 +260,11 @@ std::string format_diff(const DiffReport& d, std::size_t limit) {
     out += fmt::format("verdict {}/{}: {} -> {}{}\n", v.experiment, v.claim, v.a, v.b,
                        v.tolerated ? "  [tolerated]" : "");
   }
-  out += d.exit_code() == 0 ? (d.changes.empty() && d.verdict_changes.empty()
-                                   ? "result: identical\n"
-                                   : "result: within tolerance\n")
-                            : fmt::format("result: DRIFT ({} change{} beyond tolerance)\n",
-                                          d.untolerated(), d.untolerated() == 1 ? "" : "s");
+  out += d.exit_code() == 0
+             ? (d.changes.empty() && d.verdict_changes.empty() ? "result: identical\n"
+                                                               : "result: within tolerance\n")
+             : fmt::format("result: DRIFT ({} change{} beyond tolerance)\n", d.untolerated(),
+                           d.untolerated() == 1 ? "" : "s");
   return out;
 }
 
@@ -280,8 +282,11 @@ nlohmann::json diff_to_json(const DiffReport& d) {
     return {{"type", to_string(v->type())}, {"hex", v->hex()}, {"decimal", v->decimal()}};
   };
   for (const auto& c : d.changes) {
-    nlohmann::json e{{"path", c.path}, {"kind", kind_text(c)}, {"a", value_json(c.a)},
-                     {"b", value_json(c.b)}, {"tolerated", c.tolerated}};
+    nlohmann::json e{{"path", c.path},
+                     {"kind", kind_text(c)},
+                     {"a", value_json(c.a)},
+                     {"b", value_json(c.b)},
+                     {"tolerated", c.tolerated}};
     if (c.kind == ValueChange::Kind::changed && c.a->type() != ValueType::text) {
       e["ulps"] = c.ulps;
       e["relative"] = {{"hex", to_hex(c.relative)}, {"decimal", to_decimal(c.relative)}};
@@ -291,8 +296,11 @@ nlohmann::json diff_to_json(const DiffReport& d) {
   }
   j["verdict_changes"] = nlohmann::json::array();
   for (const auto& v : d.verdict_changes) {
-    j["verdict_changes"].push_back(
-        {{"experiment", v.experiment}, {"claim", v.claim}, {"a", v.a}, {"b", v.b}, {"tolerated", v.tolerated}});
+    j["verdict_changes"].push_back({{"experiment", v.experiment},
+                                    {"claim", v.claim},
+                                    {"a", v.a},
+                                    {"b", v.b},
+                                    {"tolerated", v.tolerated}});
   }
   return j;
 }

@@ -63,7 +63,7 @@ struct DiffReport {
   std::string fingerprint_b;
   std::size_t values_compared = 0;
   std::size_t values_identical = 0;
-  std::vector<ValueChange> changes;          // every non-identical value
+  std::vector<ValueChange> changes;  // every non-identical value
   std::vector<VerdictChange> verdict_changes;
   // 0: identical or all changes tolerated; 1: drift beyond the tolerances.
   [[nodiscard]] int exit_code() const;

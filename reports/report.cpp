@@ -38,9 +38,12 @@ std::string cell_hex(const Row& r, const Column& c) {
 std::string md_escape(const std::string& s) {
   std::string out;
   for (char ch : s) {
-    if (ch == '|') out += "\\|";
-    else if (ch == '\n') out += ' ';
-    else out += ch;
+    if (ch == '|')
+      out += "\\|";
+    else if (ch == '\n')
+      out += ' ';
+    else
+      out += ch;
   }
   return out;
 }
@@ -49,11 +52,20 @@ std::string html_escape(const std::string& s) {
   std::string out;
   for (char ch : s) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += ch;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -76,10 +88,16 @@ bool column_has_floats(const Table& t, const Column& c) {
   return false;
 }
 
-std::string figure_file(const ExperimentRecord& e, const Figure& f) { return e.id + "-" + f.id + ".svg"; }
-std::string table_file(const ExperimentRecord& e, const Table& t) { return e.id + "-" + t.id + ".csv"; }
+std::string figure_file(const ExperimentRecord& e, const Figure& f) {
+  return e.id + "-" + f.id + ".svg";
+}
+std::string table_file(const ExperimentRecord& e, const Table& t) {
+  return e.id + "-" + t.id + ".csv";
+}
 
-std::string verdict_word(Status s) { return s == Status::reproduced ? "reproduced" : "**differs**"; }
+std::string verdict_word(Status s) {
+  return s == Status::reproduced ? "reproduced" : "**differs**";
+}
 
 // ---- Markdown -----------------------------------------------------------------
 
@@ -131,8 +149,8 @@ std::string render_markdown(const Results& r, bool plots) {
     out << "Parameters: " << params_text(e) << ".\n\n";
     for (const auto& v : e.verdicts) {
       out << "**" << v.claim << "** (" << v.source << "): " << v.claim_text << "\n\n"
-          << "- claimed: " << v.claimed << "\n- ours: " << v.ours << "\n- verdict: "
-          << verdict_word(v.status) << ". " << v.reason << "\n\n";
+          << "- claimed: " << v.claimed << "\n- ours: " << v.ours
+          << "\n- verdict: " << verdict_word(v.status) << ". " << v.reason << "\n\n";
     }
     for (const auto& t : e.tables) {
       out << "### " << t.title << "\n\n";
@@ -149,7 +167,8 @@ std::string render_markdown(const Results& r, bool plots) {
       if (plots) {
         out << "![" << md_escape(f.title) << "](figures/" << figure_file(e, f) << ")\n\n";
       } else {
-        out << "(plot not rendered: gnuplot was not available; data in table `" << f.table << "`)\n\n";
+        out << "(plot not rendered: gnuplot was not available; data in table `" << f.table
+            << "`)\n\n";
       }
       if (!f.caption.empty()) out << f.caption << "\n\n";
     }
@@ -203,65 +222,77 @@ std::string render_html(const Results& r, const fs::path& dir, bool plots) {
   std::ostringstream out;
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
          "<title>fplab report</title>\n<style>\n"
-         "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}\n"
+         "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 "
+         "1em;color:#222}\n"
          "table{border-collapse:collapse;margin:0.5em 0 1em}\n"
-         "th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:right;font-variant-numeric:tabular-nums}\n"
+         "th,td{border:1px solid #ccc;padding:0.25em "
+         "0.6em;text-align:right;font-variant-numeric:tabular-nums}\n"
          "th{background:#f3f3f3}td.key{text-align:left}\ncode{font-size:0.9em}\n"
          ".reproduced{color:#17692b;font-weight:bold}.differs{color:#a33;font-weight:bold}\n"
-         ".caption,.context{color:#555;font-size:0.92em}.verdict{border-left:4px solid #ccc;padding-left:0.8em}\n"
+         ".caption,.context{color:#555;font-size:0.92em}.verdict{border-left:4px solid "
+         "#ccc;padding-left:0.8em}\n"
          "figure{margin:1em 0}svg{max-width:100%;height:auto}\n"
          "</style>\n</head>\n<body>\n<h1>fplab report</h1>\n";
   const auto& c = r.context;
   out << "<p class=\"context\">fplab " << html_escape(c.fplab_version) << ", "
       << html_escape(c.compiler_id + " " + c.compiler_version) << " (" << html_escape(c.build_type)
-      << ", <code>" << html_escape(c.fp_flags) << "</code>), " << html_escape(c.openmp_runtime) << " with "
-      << c.openmp_max_threads << " threads, " << html_escape(c.cpu_model) << ", git "
-      << html_escape(c.git_commit) << (c.git_dirty ? " (dirty)" : "") << (c.quick ? ". <b>Quick run</b> (small sizes)." : ".")
-      << "<br>Fingerprint: <code>" << fingerprint(r) << "</code></p>\n";
-  out << "<h2>Claims</h2>\n<table>\n<thead><tr><th>claim</th><th>experiment</th><th>claimed</th><th>ours</th>"
+      << ", <code>" << html_escape(c.fp_flags) << "</code>), " << html_escape(c.openmp_runtime)
+      << " with " << c.openmp_max_threads << " threads, " << html_escape(c.cpu_model) << ", git "
+      << html_escape(c.git_commit) << (c.git_dirty ? " (dirty)" : "")
+      << (c.quick ? ". <b>Quick run</b> (small sizes)." : ".") << "<br>Fingerprint: <code>"
+      << fingerprint(r) << "</code></p>\n";
+  out << "<h2>Claims</h2>\n<table>\n<thead><tr><th>claim</th><th>experiment</th><th>claimed</"
+         "th><th>ours</th>"
          "<th>verdict</th></tr></thead>\n<tbody>\n";
   for (const auto& e : r.experiments) {
     for (const auto& v : e.verdicts) {
-      out << "<tr><td class=\"key\">" << html_escape(v.claim) << "</td><td class=\"key\"><a href=\"#" << e.id
-          << "\">" << html_escape(e.id) << "</a></td><td class=\"key\">" << html_escape(v.claimed)
-          << "</td><td class=\"key\">" << html_escape(v.ours) << "</td><td class=\"key "
-          << to_string(v.status) << "\">" << to_string(v.status) << "</td></tr>\n";
+      out << "<tr><td class=\"key\">" << html_escape(v.claim)
+          << "</td><td class=\"key\"><a href=\"#" << e.id << "\">" << html_escape(e.id)
+          << "</a></td><td class=\"key\">" << html_escape(v.claimed) << "</td><td class=\"key\">"
+          << html_escape(v.ours) << "</td><td class=\"key " << to_string(v.status) << "\">"
+          << to_string(v.status) << "</td></tr>\n";
     }
   }
   out << "</tbody></table>\n";
   for (const auto& e : r.experiments) {
-    out << "<h2 id=\"" << e.id << "\">" << html_escape(e.title) << " (<code>" << e.id << "</code>)</h2>\n";
+    out << "<h2 id=\"" << e.id << "\">" << html_escape(e.title) << " (<code>" << e.id
+        << "</code>)</h2>\n";
     if (!e.description.empty()) out << "<p>" << html_escape(e.description) << "</p>\n";
     out << "<p class=\"context\">Parameters: " << html_escape(params_text(e)) << ".</p>\n";
     for (const auto& v : e.verdicts) {
-      out << "<div class=\"verdict\"><p><b>" << html_escape(v.claim) << "</b> (" << html_escape(v.source)
-          << "): " << html_escape(v.claim_text) << "</p><ul><li>claimed: " << html_escape(v.claimed)
+      out << "<div class=\"verdict\"><p><b>" << html_escape(v.claim) << "</b> ("
+          << html_escape(v.source) << "): " << html_escape(v.claim_text)
+          << "</p><ul><li>claimed: " << html_escape(v.claimed)
           << "</li><li>ours: " << html_escape(v.ours) << "</li><li>verdict: <span class=\""
-          << to_string(v.status) << "\">" << to_string(v.status) << "</span>. " << html_escape(v.reason)
-          << "</li></ul></div>\n";
+          << to_string(v.status) << "\">" << to_string(v.status) << "</span>. "
+          << html_escape(v.reason) << "</li></ul></div>\n";
     }
     for (const auto& t : e.tables) {
       out << "<h3>" << html_escape(t.title) << "</h3>\n";
       if (t.in_report) {
         out << html_table(t);
       } else {
-        out << "<p class=\"caption\">" << t.rows.size() << " rows, in the CSV file csv/" << html_escape(table_file(e, t))
+        out << "<p class=\"caption\">" << t.rows.size() << " rows, in the CSV file csv/"
+            << html_escape(table_file(e, t))
             << (t.caption.empty() ? "" : ". " + html_escape(t.caption)) << "</p>\n";
       }
     }
     for (const auto& f : e.figures) {
       out << "<figure>\n";
-      const std::string svg = plots ? inline_svg(dir / "figures" / figure_file(e, f)) : std::string();
+      const std::string svg =
+          plots ? inline_svg(dir / "figures" / figure_file(e, f)) : std::string();
       if (svg.empty()) {
         out << "<p>(plot not rendered: gnuplot was not available)</p>\n";
       } else {
         out << svg << "\n";
       }
-      out << "<figcaption>" << html_escape(f.title) << (f.caption.empty() ? "" : ". " + html_escape(f.caption))
+      out << "<figcaption>" << html_escape(f.title)
+          << (f.caption.empty() ? "" : ". " + html_escape(f.caption))
           << "</figcaption>\n</figure>\n";
     }
     for (const auto& t : e.measurements) {
-      out << "<h3>" << html_escape(t.title) << " (measured; varies from run to run)</h3>\n" << html_table(t);
+      out << "<h3>" << html_escape(t.title) << " (measured; varies from run to run)</h3>\n"
+          << html_table(t);
     }
     if (!e.notes.empty()) {
       out << "<ul>\n";
@@ -319,8 +350,8 @@ std::string claims_summary_markdown(const Results& r) {
   out << "| claim | experiment | claimed | ours | verdict |\n|---|---|---|---|---|\n";
   for (const auto& e : r.experiments) {
     for (const auto& v : e.verdicts) {
-      out << "| " << md_escape(v.claim) << " | " << md_escape(e.id) << " | " << md_escape(v.claimed) << " | "
-          << md_escape(v.ours) << " | " << verdict_word(v.status) << " |\n";
+      out << "| " << md_escape(v.claim) << " | " << md_escape(e.id) << " | " << md_escape(v.claimed)
+          << " | " << md_escape(v.ours) << " | " << verdict_word(v.status) << " |\n";
     }
   }
   return out.str();
@@ -346,9 +377,11 @@ std::string table_csv(const Table& t) {
   return out.str();
 }
 
-std::string gnuplot_script(const ExperimentRecord& e, const Figure& f, const std::string& svg_path) {
+std::string gnuplot_script(const ExperimentRecord& e, const Figure& f,
+                           const std::string& svg_path) {
   const Table* t = e.table(f.table);
-  if (t == nullptr) throw std::invalid_argument("figure '" + f.id + "': no table '" + f.table + "'");
+  if (t == nullptr)
+    throw std::invalid_argument("figure '" + f.id + "': no table '" + f.table + "'");
   std::ostringstream out;
   out << "# " << e.id << "/" << f.id << ": drawn by fplab from table '" << f.table << "'\n"
       << "set terminal svg size 760,460 noenhanced font 'sans,11' background rgb 'white'\n"
@@ -388,11 +421,14 @@ std::string gnuplot_script(const ExperimentRecord& e, const Figure& f, const std
   for (std::size_t i = 0; i < f.series.size(); ++i) {
     const auto& s = f.series[i];
     std::string with = s.style;
-    if (with == "dashed") with = "lines dt 2 lw 1.5";
-    else if (with == "lines") with = "lines lw 1.5";
-    else if (with == "impulses") with = "impulses lw 2";
-    out << (i == 0 ? "" : ", \\\n     ") << "$data using 1:" << (i + 2) << " with " << with << " title "
-        << gp_quote(s.title.empty() ? s.column : s.title);
+    if (with == "dashed")
+      with = "lines dt 2 lw 1.5";
+    else if (with == "lines")
+      with = "lines lw 1.5";
+    else if (with == "impulses")
+      with = "impulses lw 2";
+    out << (i == 0 ? "" : ", \\\n     ") << "$data using 1:" << (i + 2) << " with " << with
+        << " title " << gp_quote(s.title.empty() ? s.column : s.title);
   }
   out << "\n";
   return out.str();
@@ -402,12 +438,14 @@ void ensure_writable_dir(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
-    throw InputError("cannot write to " + dir.string() + ": " + (ec ? ec.message() : "not a directory"));
+    throw InputError("cannot write to " + dir.string() + ": " +
+                     (ec ? ec.message() : "not a directory"));
   }
   const fs::path probe = dir / ".fplab-write-test";
   {
     std::ofstream out(probe);
-    if (!out || !(out << "x")) throw InputError("cannot write to " + dir.string() + ": permission denied");
+    if (!out || !(out << "x"))
+      throw InputError("cannot write to " + dir.string() + ": permission denied");
   }
   fs::remove(probe, ec);
 }
@@ -434,7 +472,8 @@ ReportOutput write_report(const Results& r, const fs::path& dir, bool write_json
   const std::string program = gnuplot_program();
   result.plots_rendered = any_figures && gnuplot_available(program);
   if (any_figures && !result.plots_rendered) {
-    std::fprintf(stderr, "fplab: warning: gnuplot ('%s') not found; plots skipped, the rest written\n",
+    std::fprintf(stderr,
+                 "fplab: warning: gnuplot ('%s') not found; plots skipped, the rest written\n",
                  program.c_str());
   }
   if (result.plots_rendered) {
@@ -446,10 +485,12 @@ ReportOutput write_report(const Results& r, const fs::path& dir, bool write_json
         script.replace_extension(".gp");
         write_file(script, gnuplot_script(e, f, svg.string()));
         result.files.push_back(script);
-        const int status = std::system((shell_quote(program) + " " + shell_quote(script.string()) +
-                                        " >/dev/null 2>&1").c_str());
+        const int status = std::system(
+            (shell_quote(program) + " " + shell_quote(script.string()) + " >/dev/null 2>&1")
+                .c_str());
         if (status != 0 || !fs::exists(svg)) {
-          std::fprintf(stderr, "fplab: warning: gnuplot failed on %s; plots skipped\n", script.c_str());
+          std::fprintf(stderr, "fplab: warning: gnuplot failed on %s; plots skipped\n",
+                       script.c_str());
           result.plots_rendered = false;
           break;
         }

@@ -40,6 +40,7 @@ struct ReportOutput {
 // is $FPLAB_GNUPLOT, else `gnuplot` on the PATH; without it the plots are
 // skipped with a warning on stderr and everything else is still written.
 // `write_json` false: keep an existing results.json (for `fplab report`).
-ReportOutput write_report(const Results& r, const std::filesystem::path& dir, bool write_json = true);
+ReportOutput write_report(const Results& r, const std::filesystem::path& dir,
+                          bool write_json = true);
 
 }  // namespace fplab

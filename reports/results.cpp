@@ -108,7 +108,8 @@ const Value* Row::get(const std::string& column) const {
   return it == cells.end() ? nullptr : &it->second;
 }
 
-Table& Table::add_column(std::string column_id, std::string column_title, std::string fmt, bool hex) {
+Table& Table::add_column(std::string column_id, std::string column_title, std::string fmt,
+                         bool hex) {
   check_id("column id", column_id);
   if (column(column_id) != nullptr) throw std::logic_error("duplicate column '" + column_id + "'");
   columns.push_back({std::move(column_id), std::move(column_title), std::move(fmt), hex});
@@ -321,7 +322,8 @@ Value value_from(const json& j) {
 json table_json(const Table& t) {
   json cols = json::array();
   for (const auto& c : t.columns) {
-    cols.push_back({{"id", c.id}, {"title", c.title}, {"format", c.format}, {"show_hex", c.show_hex}});
+    cols.push_back(
+        {{"id", c.id}, {"title", c.title}, {"format", c.format}, {"show_hex", c.show_hex}});
   }
   json rows = json::array();
   for (const auto& r : t.rows) {
@@ -329,8 +331,9 @@ json table_json(const Table& t) {
     for (const auto& [k, v] : r.cells) cells[k] = value_json(v);
     rows.push_back({{"key", r.key}, {"cells", cells}});
   }
-  return {{"id", t.id},   {"title", t.title}, {"key_title", t.key_title},
-          {"caption", t.caption}, {"in_report", t.in_report}, {"columns", cols}, {"rows", rows}};
+  return {{"id", t.id},           {"title", t.title},         {"key_title", t.key_title},
+          {"caption", t.caption}, {"in_report", t.in_report}, {"columns", cols},
+          {"rows", rows}};
 }
 
 Table table_from(const json& j) {
@@ -341,8 +344,8 @@ Table table_from(const json& j) {
   t.caption = str_or(j, "caption");
   t.in_report = j.value("in_report", true);
   for (const auto& c : field(j, "columns")) {
-    t.columns.push_back({str(c, "id"), str_or(c, "title"), str_or(c, "format"),
-                         c.value("show_hex", false)});
+    t.columns.push_back(
+        {str(c, "id"), str_or(c, "title"), str_or(c, "format"), c.value("show_hex", false)});
   }
   for (const auto& r : field(j, "rows")) {
     Row row{str(r, "key"), {}};
@@ -363,7 +366,9 @@ json context_json(const ResultsContext& c) {
           {"build_type", c.build_type},
           {"fp_flags", c.fp_flags},
           {"openmp",
-           {{"runtime", c.openmp_runtime}, {"version", c.openmp_version}, {"max_threads", c.openmp_max_threads}}},
+           {{"runtime", c.openmp_runtime},
+            {"version", c.openmp_version},
+            {"max_threads", c.openmp_max_threads}}},
           {"cpu_model", c.cpu_model},
           {"git", {{"commit", c.git_commit}, {"dirty", c.git_dirty}}},
           {"command", c.command},
@@ -400,9 +405,11 @@ ResultsContext context_from(const json& j) {
 
 json experiment_json(const ExperimentRecord& e) {
   json params = json::array();
-  for (const auto& p : e.parameters) params.push_back({{"name", p.name}, {"type", p.type}, {"value", p.value}});
+  for (const auto& p : e.parameters)
+    params.push_back({{"name", p.name}, {"type", p.type}, {"value", p.value}});
   json claims = json::array();
-  for (const auto& c : e.claims) claims.push_back({{"id", c.id}, {"text", c.text}, {"source", c.source}});
+  for (const auto& c : e.claims)
+    claims.push_back({{"id", c.id}, {"text", c.text}, {"source", c.source}});
   json verdicts = json::array();
   for (const auto& v : e.verdicts) {
     verdicts.push_back({{"claim", v.claim},
@@ -420,10 +427,17 @@ json experiment_json(const ExperimentRecord& e) {
   json figures = json::array();
   for (const auto& f : e.figures) {
     json series = json::array();
-    for (const auto& s : f.series) series.push_back({{"column", s.column}, {"title", s.title}, {"style", s.style}});
-    figures.push_back({{"id", f.id},       {"title", f.title},   {"table", f.table},
-                       {"x", f.x},         {"xlabel", f.xlabel}, {"ylabel", f.ylabel},
-                       {"logx", f.logx},   {"logy", f.logy},     {"series", series},
+    for (const auto& s : f.series)
+      series.push_back({{"column", s.column}, {"title", s.title}, {"style", s.style}});
+    figures.push_back({{"id", f.id},
+                       {"title", f.title},
+                       {"table", f.table},
+                       {"x", f.x},
+                       {"xlabel", f.xlabel},
+                       {"ylabel", f.ylabel},
+                       {"logx", f.logx},
+                       {"logy", f.logy},
+                       {"series", series},
                        {"caption", f.caption}});
   }
   return {{"id", e.id},
@@ -448,13 +462,17 @@ ExperimentRecord experiment_from(const json& j) {
   e.description = str_or(j, "description");
   e.seed = field(j, "seed").get<std::uint64_t>();
   e.quick = j.value("quick", false);
-  for (const auto& p : field(j, "parameters")) e.parameters.push_back({str(p, "name"), str(p, "type"), str(p, "value")});
-  for (const auto& c : field(j, "claims")) e.claims.push_back({str(c, "id"), str_or(c, "text"), str_or(c, "source")});
+  for (const auto& p : field(j, "parameters"))
+    e.parameters.push_back({str(p, "name"), str(p, "type"), str(p, "value")});
+  for (const auto& c : field(j, "claims"))
+    e.claims.push_back({str(c, "id"), str_or(c, "text"), str_or(c, "source")});
   for (const auto& v : field(j, "verdicts")) {
     const std::string status = str(v, "status");
-    if (status != "reproduced" && status != "differs") bad("unknown verdict status '" + status + "'");
-    e.verdicts.push_back({str(v, "claim"), str_or(v, "claim_text"), str_or(v, "source"), str(v, "ours"),
-                          str(v, "claimed"), status == "reproduced" ? Status::reproduced : Status::differs,
+    if (status != "reproduced" && status != "differs")
+      bad("unknown verdict status '" + status + "'");
+    e.verdicts.push_back({str(v, "claim"), str_or(v, "claim_text"), str_or(v, "source"),
+                          str(v, "ours"), str(v, "claimed"),
+                          status == "reproduced" ? Status::reproduced : Status::differs,
                           str_or(v, "reason")});
   }
   for (const auto& t : field(j, "tables")) e.tables.push_back(table_from(t));
@@ -472,7 +490,9 @@ ExperimentRecord experiment_from(const json& j) {
     fig.logx = f.value("logx", false);
     fig.logy = f.value("logy", false);
     fig.caption = str_or(f, "caption");
-    for (const auto& s : field(f, "series")) fig.series.push_back({str(s, "column"), str_or(s, "title"), str_or(s, "style", "linespoints")});
+    for (const auto& s : field(f, "series"))
+      fig.series.push_back(
+          {str(s, "column"), str_or(s, "title"), str_or(s, "style", "linespoints")});
     e.figures.push_back(std::move(fig));
   }
   if (j.contains("notes")) {
@@ -487,12 +507,9 @@ ExperimentRecord experiment_from(const json& j) {
 json to_json(const Results& r) {
   json experiments = json::array();
   for (const auto& e : r.experiments) experiments.push_back(experiment_json(e));
-  return {{"schema", kResultsSchemaName},
-          {"schema_version", r.schema_version},
-          {"fingerprint", fingerprint(r)},
-          {"context", context_json(r.context)},
-          {"experiments", experiments},
-          {"timing", {{"total_seconds", r.total_seconds}}}};
+  return {{"schema", kResultsSchemaName},  {"schema_version", r.schema_version},
+          {"fingerprint", fingerprint(r)}, {"context", context_json(r.context)},
+          {"experiments", experiments},    {"timing", {{"total_seconds", r.total_seconds}}}};
 }
 
 Results results_from_json(const json& j) {

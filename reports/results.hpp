@@ -49,7 +49,9 @@ class Value {
   static Value of(double x) { return f64(x); }
 
   [[nodiscard]] ValueType type() const { return static_cast<ValueType>(v_.index()); }
-  [[nodiscard]] bool is_float() const { return type() == ValueType::float32 || type() == ValueType::float64; }
+  [[nodiscard]] bool is_float() const {
+    return type() == ValueType::float32 || type() == ValueType::float64;
+  }
   [[nodiscard]] float as_f32() const { return std::get<float>(v_); }
   [[nodiscard]] double as_f64() const { return std::get<double>(v_); }
   [[nodiscard]] std::int64_t as_int() const { return std::get<std::int64_t>(v_); }
@@ -144,11 +146,11 @@ struct ClaimRef {
 };
 
 struct Verdict {
-  std::string claim;       // claim id
+  std::string claim;  // claim id
   std::string claim_text;
   std::string source;
-  std::string ours;        // our figure, as text
-  std::string claimed;     // the published figure, as text
+  std::string ours;     // our figure, as text
+  std::string claimed;  // the published figure, as text
   Status status = Status::differs;
   std::string reason;
 };
@@ -203,7 +205,7 @@ struct ResultsContext {
   std::string cpu_model;
   std::string git_commit;  // "unknown" outside a git checkout
   bool git_dirty = false;
-  std::string command;     // the command line
+  std::string command;  // the command line
   bool quick = false;
   std::map<std::string, std::uint64_t> seeds;  // by experiment id
 };

@@ -15,8 +15,9 @@ void check(const model::Model& m, std::span<const Token> prompt,
   // The last generated token is never fed back.
   const std::size_t need = prompt.size() + (steps > 0 ? steps - 1 : 0);
   if (need > m.config().context) {
-    throw std::invalid_argument("sample: a prompt of " + std::to_string(prompt.size()) + " tokens + " +
-                                std::to_string(steps) + " steps exceeds the context of " +
+    throw std::invalid_argument("sample: a prompt of " + std::to_string(prompt.size()) +
+                                " tokens + " + std::to_string(steps) +
+                                " steps exceeds the context of " +
                                 std::to_string(m.config().context));
   }
   for (const auto& c : configs) c.validate(m.config().vocab_size);
@@ -55,7 +56,8 @@ std::vector<std::vector<Token>> sample(const model::Model& m, model::Policy poli
   if (batching == Batching::together) {
     run(m, policy, prompt, configs, 0, configs.size(), steps, on_step, out);
   } else {
-    for (std::size_t b = 0; b < configs.size(); ++b) run(m, policy, prompt, configs, b, 1, steps, on_step, out);
+    for (std::size_t b = 0; b < configs.size(); ++b)
+      run(m, policy, prompt, configs, b, 1, steps, on_step, out);
   }
   return out;
 }
@@ -64,8 +66,9 @@ double repeated_ngram_share(std::span<const Token> tokens, std::size_t n) {
   if (n == 0 || tokens.size() < n) return 0.0;
   std::set<std::vector<Token>> seen;
   const std::size_t total = tokens.size() - n + 1;
-  for (std::size_t i = 0; i < total; ++i) seen.emplace(tokens.begin() + static_cast<std::ptrdiff_t>(i),
-                                                       tokens.begin() + static_cast<std::ptrdiff_t>(i + n));
+  for (std::size_t i = 0; i < total; ++i)
+    seen.emplace(tokens.begin() + static_cast<std::ptrdiff_t>(i),
+                 tokens.begin() + static_cast<std::ptrdiff_t>(i + n));
   return 1.0 - static_cast<double>(seen.size()) / static_cast<double>(total);
 }
 

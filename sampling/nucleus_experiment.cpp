@@ -15,13 +15,13 @@ namespace fplab::sampling {
 namespace {
 
 struct StepFigures {
-  std::size_t nucleus = 0;     // tokens top-p keeps
-  double nucleus_mass = 0;     // their probability
-  double leader = 0;           // the leader's probability
-  double topk_mass = 0;        // probability of the k best tokens
-  std::size_t extra = 0;       // tokens top-k admits beyond the nucleus
-  double extra_mass = 0;       // their probability
-  double cut_mass = 0;         // nucleus probability top-k throws away
+  std::size_t nucleus = 0;  // tokens top-p keeps
+  double nucleus_mass = 0;  // their probability
+  double leader = 0;        // the leader's probability
+  double topk_mass = 0;     // probability of the k best tokens
+  std::size_t extra = 0;    // tokens top-k admits beyond the nucleus
+  double extra_mass = 0;    // their probability
+  double cut_mass = 0;      // nucleus probability top-k throws away
 };
 
 StepFigures figures(std::span<const float> logits, double top_p, std::size_t k) {
@@ -51,25 +51,29 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const std::size_t V = m.config().vocab_size;
   const double top_p = p.real("top_p");
   const auto k = static_cast<std::size_t>(p.integer("top_k"));
-  if (k > V) throw std::invalid_argument(fmt::format("top_k {} is larger than the vocabulary ({})", k, V));
+  if (k > V)
+    throw std::invalid_argument(fmt::format("top_k {} is larger than the vocabulary ({})", k, V));
   const auto steps = static_cast<std::size_t>(p.integer("steps"));
-  const std::vector<std::pair<std::string, std::string>> prompts = {{"confident", p.text("confident_prompt")},
-                                                                    {"open", p.text("open_prompt")}};
+  const std::vector<std::pair<std::string, std::string>> prompts = {
+      {"confident", p.text("confident_prompt")}, {"open", p.text("open_prompt")}};
 
   // Each prompt's greedy continuation, and the logits before every step.
   std::vector<std::vector<StepFigures>> per(prompts.size());
   std::vector<std::string> continuation;
   for (std::size_t i = 0; i < prompts.size(); ++i) {
     const std::vector<std::vector<Token>> feed{m.tokenizer().encode(prompts[i].second)};
-    const auto g = model::greedy_decode(m, policy, feed, steps, [&](std::size_t, std::size_t, std::span<const float> l) {
-      per[i].push_back(figures(l, top_p, k));
-    });
+    const auto g = model::greedy_decode(m, policy, feed, steps,
+                                        [&](std::size_t, std::size_t, std::span<const float> l) {
+                                          per[i].push_back(figures(l, top_p, k));
+                                        });
     continuation.push_back(m.tokenizer().decode(g.tokens[0]));
     ctx.progress(i + 1, prompts.size());
   }
   ctx.finish_progress();
 
-  Table t{"per-step", fmt::format("Per step: the top-p = {} nucleus against top-k = {}", to_decimal(top_p), k), "step"};
+  Table t{"per-step",
+          fmt::format("Per step: the top-p = {} nucleus against top-k = {}", to_decimal(top_p), k),
+          "step"};
   for (const auto& [key, text] : prompts) {
     t.add_column(key + "_nucleus", key + ": nucleus");
     t.add_column(key + "_nucleus_mass", key + ": its mass", ".4f");
@@ -81,9 +85,12 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   }
   t.add_column("top_k", "k");
   t.caption = fmt::format(
-      "Greedy continuation of each prompt (batch-invariant, fp32, T = 1); at each step the logits before the "
-      "step's token. Step 0 is the prompt itself. 'beyond the nucleus': tokens top-k admits that top-p would "
-      "not (k > nucleus); 'cuts': the part of the nucleus top-k throws away (k < nucleus). Continuations: "
+      "Greedy continuation of each prompt (batch-invariant, fp32, T = 1); at each step the logits "
+      "before the "
+      "step's token. Step 0 is the prompt itself. 'beyond the nucleus': tokens top-k admits that "
+      "top-p would "
+      "not (k > nucleus); 'cuts': the part of the nucleus top-k throws away (k < nucleus). "
+      "Continuations: "
       "confident '{}', open '{}'.",
       shown_text(continuation[0]), shown_text(continuation[1]));
   for (std::size_t s = 0; s < steps; ++s) {
@@ -111,7 +118,9 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   fig.series = {{"confident_nucleus", "confident prompt: top-p nucleus"},
                 {"open_nucleus", "open prompt: top-p nucleus"},
                 {"top_k", fmt::format("top-k = {}", k), "dashed"}};
-  fig.caption = "Top-p adapts to each step's distribution; top-k admits the same number of tokens at every step.";
+  fig.caption =
+      "Top-p adapts to each step's distribution; top-k admits the same number of tokens at every "
+      "step.";
   out.add_figure(std::move(fig));
 
   Table sum{"summary", "Over all steps", "prompt"};
@@ -159,42 +168,55 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   // The verdict: the two prompts themselves (step 0), as the claim measures.
   const auto& c0 = per[0][0];
   const auto& o0 = per[1][0];
-  const bool ok = c0.nucleus == 1 && o0.nucleus > k && k > 1 && c0.extra == k - 1 && o0.cut_mass > 0.05;
+  const bool ok =
+      c0.nucleus == 1 && o0.nucleus > k && k > 1 && c0.extra == k - 1 && o0.cut_mass > 0.05;
   out.add_verdict(
       "C3",
-      fmt::format("top-p = {} keeps {} token(s) on the confident prompt (leader {} at T = 1) and {} of {} "
-                  "({} of V) on the open one; top-k = {} admits {} tokens worth {} beyond the confident prompt's nucleus and "
-                  "discards {} of the open prompt's mass; over {} greedy steps the open prompt's nucleus is "
-                  "{}..{} tokens",
-                  to_decimal(top_p), c0.nucleus, percent(c0.leader, 2), o0.nucleus, V,
-                  percent(static_cast<double>(o0.nucleus) / static_cast<double>(V)), k, c0.extra,
-                  percent(c0.extra_mass, 2), percent(1 - o0.topk_mass), steps,
-                  out.table("summary")->get("open", "nucleus_min")->as_int(),
-                  out.table("summary")->get("open", "nucleus_max")->as_int()),
-      "top-p 0.9: 1 token on the confident prompt (leader 96.90 %), 467 (0.31 % of V) on the open one; top-k 40 "
+      fmt::format(
+          "top-p = {} keeps {} token(s) on the confident prompt (leader {} at T = 1) and {} of {} "
+          "({} of V) on the open one; top-k = {} admits {} tokens worth {} beyond the confident "
+          "prompt's nucleus and "
+          "discards {} of the open prompt's mass; over {} greedy steps the open prompt's nucleus "
+          "is "
+          "{}..{} tokens",
+          to_decimal(top_p), c0.nucleus, percent(c0.leader, 2), o0.nucleus, V,
+          percent(static_cast<double>(o0.nucleus) / static_cast<double>(V)), k, c0.extra,
+          percent(c0.extra_mass, 2), percent(1 - o0.topk_mass), steps,
+          out.table("summary")->get("open", "nucleus_min")->as_int(),
+          out.table("summary")->get("open", "nucleus_max")->as_int()),
+      "top-p 0.9: 1 token on the confident prompt (leader 96.90 %), 467 (0.31 % of V) on the open "
+      "one; top-k 40 "
       "admits 39 tokens worth 3.6 % on the confident prompt and discards 21 % on the open one",
       ok ? Status::reproduced : Status::differs,
-      ok ? fmt::format("The mechanism reproduces: the nucleus adapts (1 token where the leader holds more than "
-                       "p, many where the mass is spread) while top-k admits k whatever the step, a tail that "
-                       "top-p would cut on the confident prompt and too few tokens on the open one. Shares "
-                       "differ with the vocabulary: a 63-character model's open nucleus is a quarter of V, "
-                       "not 0.3 %, and k = {} plays the role of Qwen's 40 (more than the confident nucleus, "
-                       "fewer than the open one).",
-                       k)
-         : "On these prompts the nucleus and top-k do not show the claimed contrast (see the summary table).");
+      ok ? fmt::format(
+               "The mechanism reproduces: the nucleus adapts (1 token where the leader holds more "
+               "than "
+               "p, many where the mass is spread) while top-k admits k whatever the step, a tail "
+               "that "
+               "top-p would cut on the confident prompt and too few tokens on the open one. Shares "
+               "differ with the vocabulary: a 63-character model's open nucleus is a quarter of V, "
+               "not 0.3 %, and k = {} plays the role of Qwen's 40 (more than the confident "
+               "nucleus, "
+               "fewer than the open one).",
+               k)
+         : "On these prompts the nucleus and top-k do not show the claimed contrast (see the "
+           "summary table).");
 }
 
 Experiment make() {
   Experiment e;
   e.info.id = "nucleus";
   e.info.title = "Top-p against top-k, step by step (C3)";
-  e.info.description = "Per step: the top-p nucleus against a fixed top-k, and the mass each admits or discards";
+  e.info.description =
+      "Per step: the top-p nucleus against a fixed top-k, and the mass each admits or discards";
   e.info.order = 410;
   e.info.seed = 0;
   e.info.claims = {{"C3", kClaimC3, kChapter}};
   e.info.params = {
-      ParamSpec::text("confident_prompt", "a prompt with one likely next character", std::string(kConfidentPrompt)),
-      ParamSpec::text("open_prompt", "a prompt with many likely next characters", std::string(kOpenPrompt)),
+      ParamSpec::text("confident_prompt", "a prompt with one likely next character",
+                      std::string(kConfidentPrompt)),
+      ParamSpec::text("open_prompt", "a prompt with many likely next characters",
+                      std::string(kOpenPrompt)),
       ParamSpec::real("top_p", "the nucleus mass", "0.9"),
       ParamSpec::integer("top_k", "the fixed k", "5", "5", 1, 1e6),
       ParamSpec::integer("steps", "greedy steps per prompt", "100", "20", 1, 200),

@@ -25,7 +25,8 @@ struct Penalty {
 
 // The mean share of repeated 4-grams over `count` evenly spaced windows of
 // `length` characters of the held-out KJV text; -1 when it is not there.
-double natural_share(const model::Model& m, std::size_t length, std::size_t count, std::size_t window) {
+double natural_share(const model::Model& m, std::size_t length, std::size_t count,
+                     std::size_t window) {
   const auto path = m.path().parent_path() / "heldout.txt";
   std::ifstream in(path, std::ios::binary);
   if (!in) return -1;
@@ -56,7 +57,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   penalties[0].config.presence_penalty = p.real("presence");
   penalties[1] = {"frequency", fmt::format("frequency {}", to_decimal(p.real("frequency"))), {}};
   penalties[1].config.frequency_penalty = p.real("frequency");
-  penalties[2] = {"repetition", fmt::format("CTRL repetition {}", to_decimal(p.real("repetition"))), {}};
+  penalties[2] = {
+      "repetition", fmt::format("CTRL repetition {}", to_decimal(p.real("repetition"))), {}};
   penalties[2].config.repetition_penalty = p.real("repetition");
   for (auto& pen : penalties) {
     pen.config.temperature = 0;
@@ -66,9 +68,10 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   // Plain greedy, keeping every step's logits.
   std::vector<std::vector<float>> rows;
   const std::vector<std::vector<Token>> feed{prompt};
-  const auto g = model::greedy_decode(m, policy, feed, steps, [&](std::size_t, std::size_t, std::span<const float> l) {
-    rows.emplace_back(l.begin(), l.end());
-  });
+  const auto g = model::greedy_decode(m, policy, feed, steps,
+                                      [&](std::size_t, std::size_t, std::span<const float> l) {
+                                        rows.emplace_back(l.begin(), l.end());
+                                      });
   const auto& greedy = g.tokens[0];
   ctx.progress(1, 5);
 
@@ -126,13 +129,16 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
         .set("share_window", Value::f64(share(std::span(free[i]).first(window))));
   }
   rep.caption = fmt::format(
-      "Share of 4-grams (of characters) that repeat an earlier one in the same continuation: 1 - distinct / "
-      "total. Prompt '{}'; batch-invariant, fp32. Greedy: '{}'. Natural text repeats character 4-grams too "
+      "Share of 4-grams (of characters) that repeat an earlier one in the same continuation: 1 - "
+      "distinct / "
+      "total. Prompt '{}'; batch-invariant, fp32. Greedy: '{}'. Natural text repeats character "
+      "4-grams too "
       "(' the', 'and '), so the held-out KJV text is the baseline.",
       shown_text(p.text("prompt")), shown_text(m.tokenizer().decode(greedy)));
   out.add_table(std::move(rep));
 
-  Table dec{"decisions", fmt::format("Greedy decisions each penalty changes over {} steps", window), "penalty"};
+  Table dec{"decisions", fmt::format("Greedy decisions each penalty changes over {} steps", window),
+            "penalty"};
   dec.add_column("changed", "decisions changed");
   dec.add_column("share", "share", ".4f");
   dec.add_column("first", "first changed step");
@@ -141,7 +147,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   dec.add_column("largest_change", "last step: largest logit change", ".3g");
   dec.add_column("leader_change", "last step: the greedy token's logit change", ".3g");
   dec.caption =
-      "Teacher-forced: at each step of the plain greedy path, the argmax after the penalty (history: the tokens "
+      "Teacher-forced: at each step of the plain greedy path, the argmax after the penalty "
+      "(history: the tokens "
       "generated so far) against the greedy token. Free run: greedy decoding with the penalty.";
   std::vector<double> largest_change(penalties.size(), 0.0);
   for (std::size_t i = 0; i < penalties.size(); ++i) {
@@ -157,7 +164,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     SamplingConfig plain;
     plain.temperature = 0;
     const auto before = apply_stages(rows[last], std::span(greedy).first(last), plain).logits;
-    const auto after = apply_stages(rows[last], std::span(greedy).first(last), penalties[i].config).logits;
+    const auto after =
+        apply_stages(rows[last], std::span(greedy).first(last), penalties[i].config).logits;
     std::int64_t penalised = 0;
     double largest = 0;
     for (std::size_t j = 0; j < before.size(); ++j) {
@@ -174,7 +182,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
         .set("share", Value::f64(static_cast<double>(changed[i]) / static_cast<double>(window)))
         .set("first", Value::integer(first_change[i]))
         .set("free_first_divergence", Value::integer(div));
-    out.add_note(fmt::format("Greedy with {}: '{}'", penalties[i].label, shown_text(m.tokenizer().decode(free[i]))));
+    out.add_note(fmt::format("Greedy with {}: '{}'", penalties[i].label,
+                             shown_text(m.tokenizer().decode(free[i]))));
   }
   out.add_table(std::move(dec));
 
@@ -184,32 +193,47 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const bool ordered = changed[0] < changed[1] && changed[1] < changed[2];
   out.add_verdict(
       "C4",
-      fmt::format("greedy repeats {} of its 4-grams over {} steps ({} over {}){}; over {} steps presence {} changed "
+      fmt::format("greedy repeats {} of its 4-grams over {} steps ({} over {}){}; over {} steps "
+                  "presence {} changed "
                   "{} decisions, frequency {} changed {}, CTRL repetition {} changed {}",
                   percent(g_steps), steps, percent(g_win), window,
-                  nat_steps >= 0 ? fmt::format(", KJV text {}", percent(nat_steps)) : std::string(), window,
-                  to_decimal(p.real("presence")), changed[0], to_decimal(p.real("frequency")), changed[1],
-                  to_decimal(p.real("repetition")), changed[2]),
-      "87.6 % of 4-grams repeated over 140 steps (85.5 % over 120); presence 0.5 changed 3 decisions, frequency "
+                  nat_steps >= 0 ? fmt::format(", KJV text {}", percent(nat_steps)) : std::string(),
+                  window, to_decimal(p.real("presence")), changed[0],
+                  to_decimal(p.real("frequency")), changed[1], to_decimal(p.real("repetition")),
+                  changed[2]),
+      "87.6 % of 4-grams repeated over 140 steps (85.5 % over 120); presence 0.5 changed 3 "
+      "decisions, frequency "
       "0.5 about 12, repetition 1.2 changed 35",
       loops && ordered ? Status::reproduced : Status::differs,
       fmt::format(
-          "{} {} A presence penalty hits every character already generated -- after a few words almost all of "
-          "them -- by the same amount, so it rarely changes which one leads. A frequency penalty grows with the "
-          "count, and characters repeat far more often than subword tokens: by step {} it moves a logit by up to "
-          "{} (presence: {}, CTRL: {}), so on a character model it changes {} the CTRL penalty, which divides "
-          "a positive logit by {} once however often the character occurred. Percentages are of character "
+          "{} {} A presence penalty hits every character already generated -- after a few words "
+          "almost all of "
+          "them -- by the same amount, so it rarely changes which one leads. A frequency penalty "
+          "grows with the "
+          "count, and characters repeat far more often than subword tokens: by step {} it moves a "
+          "logit by up to "
+          "{} (presence: {}, CTRL: {}), so on a character model it changes {} the CTRL penalty, "
+          "which divides "
+          "a positive logit by {} once however often the character occurred. Percentages are of "
+          "character "
           "4-grams, not subword 4-grams.",
-          loops ? fmt::format("Greedy decoding loops: {} of its 4-grams repeat, against {} in natural text of the "
-                              "same length.",
-                              percent(g_steps), nat_steps >= 0 ? percent(nat_steps) : std::string("(no held-out text)"))
-                : "Greedy decoding does not repeat clearly more than natural text (criterion: 1.5 times).",
-          ordered ? "The penalties rank as claimed: presence < frequency < repetition."
-                  : fmt::format("The ranking differs: the claim has presence < frequency < repetition, we have "
-                                "presence {}, frequency {}, repetition {}.",
-                                changed[0], changed[1], changed[2]),
-          window, fmt::format("{:.3g}", largest_change[1]), fmt::format("{:.3g}", largest_change[0]),
-          fmt::format("{:.3g}", largest_change[2]), changed[1] > changed[2] ? "more decisions than" : "fewer than",
+          loops
+              ? fmt::format("Greedy decoding loops: {} of its 4-grams repeat, against {} in "
+                            "natural text of the "
+                            "same length.",
+                            percent(g_steps),
+                            nat_steps >= 0 ? percent(nat_steps) : std::string("(no held-out text)"))
+              : "Greedy decoding does not repeat clearly more than natural text (criterion: 1.5 "
+                "times).",
+          ordered
+              ? "The penalties rank as claimed: presence < frequency < repetition."
+              : fmt::format(
+                    "The ranking differs: the claim has presence < frequency < repetition, we have "
+                    "presence {}, frequency {}, repetition {}.",
+                    changed[0], changed[1], changed[2]),
+          window, fmt::format("{:.3g}", largest_change[1]),
+          fmt::format("{:.3g}", largest_change[0]), fmt::format("{:.3g}", largest_change[2]),
+          changed[1] > changed[2] ? "more decisions than" : "fewer than",
           to_decimal(p.real("repetition"))));
 }
 
@@ -217,7 +241,9 @@ Experiment make() {
   Experiment e;
   e.info.id = "penalties";
   e.info.title = "Greedy loops and what penalties change (C4)";
-  e.info.description = "Greedy degeneration (repeated 4-grams) and the decisions each penalty changes over 120 steps";
+  e.info.description =
+      "Greedy degeneration (repeated 4-grams) and the decisions each penalty changes over 120 "
+      "steps";
   e.info.order = 420;
   e.info.seed = 0;
   e.info.claims = {{"C4", kClaimC4, kChapter}};

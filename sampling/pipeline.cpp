@@ -172,7 +172,8 @@ void apply_stage(Stage stage, const SamplingConfig& config, std::span<const Toke
         apply_presence_frequency(c.logits, history, config.presence_penalty,
                                  config.frequency_penalty);
       }
-      if (config.repetition_penalty != 1.0) apply_repetition(c.logits, history, config.repetition_penalty);
+      if (config.repetition_penalty != 1.0)
+        apply_repetition(c.logits, history, config.repetition_penalty);
       return;
     case Stage::temperature: {
       const double t = config.temperature;
@@ -195,7 +196,8 @@ void apply_stage(Stage stage, const SamplingConfig& config, std::span<const Toke
       if (config.top_p >= 1.0 || c.tokens.size() == 1) return;
       const auto r = ranking(c);
       const auto p = softmax_of(c.logits, r);
-      keep(c, {r.begin(), r.begin() + static_cast<std::ptrdiff_t>(tokens_for_mass(p, config.top_p))});
+      keep(c,
+           {r.begin(), r.begin() + static_cast<std::ptrdiff_t>(tokens_for_mass(p, config.top_p))});
       return;
     }
   }
@@ -224,7 +226,8 @@ std::vector<Token> ranking(std::span<const double> logits) {
 std::vector<double> softmax(const Candidates& c) { return softmax_of(c.logits, c.tokens); }
 
 std::vector<double> softmax(std::span<const float> logits, double t) {
-  if (!(t > 0.0) || !std::isfinite(t)) fail("softmax temperature must be finite and > 0, not " + to_decimal(t));
+  if (!(t > 0.0) || !std::isfinite(t))
+    fail("softmax temperature must be finite and > 0, not " + to_decimal(t));
   Candidates c = all_candidates(logits);
   if (t != 1.0) {
     for (double& x : c.logits) x /= t;
@@ -251,7 +254,8 @@ Token argmax(std::span<const double> logits) {
 }
 
 Token draw(std::span<const Token> tokens, std::span<const double> probs, double u) {
-  if (tokens.empty() || tokens.size() != probs.size()) fail("draw needs one probability per candidate");
+  if (tokens.empty() || tokens.size() != probs.size())
+    fail("draw needs one probability per candidate");
   double cum = 0.0;
   std::size_t last_positive = 0;
   for (std::size_t i = 0; i < tokens.size(); ++i) {

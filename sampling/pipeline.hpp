@@ -143,7 +143,7 @@ std::size_t tokens_for_mass(std::span<const double> probs, double mass);
 
 // One decoding step: apply_stages, softmax, one draw from `g`.
 struct Step {
-  std::vector<Token> candidates;     // survivors, increasing id
+  std::vector<Token> candidates;      // survivors, increasing id
   std::vector<double> probabilities;  // for each survivor
   double u = 0.0;                     // the draw
   Token token = 0;                    // the chosen token

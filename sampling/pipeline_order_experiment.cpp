@@ -29,24 +29,29 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const double top_p = p.real("top_p");
   const auto top_k = p.integer("top_k");
   const double alpha = p.real("presence");
-  const std::vector<std::pair<std::string, std::string>> prompts = {{"confident", p.text("confident_prompt")},
-                                                                    {"open", p.text("open_prompt")}};
+  const std::vector<std::pair<std::string, std::string>> prompts = {
+      {"confident", p.text("confident_prompt")}, {"open", p.text("open_prompt")}};
   std::vector<std::vector<float>> logits;
-  for (const auto& pr : prompts) logits.push_back(logits_after(m, policy, m.tokenizer().encode(pr.second)));
+  for (const auto& pr : prompts)
+    logits.push_back(logits_after(m, policy, m.tokenizer().encode(pr.second)));
 
   // 1. The standard order.
   const std::string standard = describe(default_order());
-  const bool standard_ok = standard == "penalties -> temperature -> top-k -> top-p -> renormalise -> draw";
+  const bool standard_ok =
+      standard == "penalties -> temperature -> top-k -> top-p -> renormalise -> draw";
 
   // 2. top-p after (standard) or before temperature, over several T.
-  Table tp{"top-p-vs-temperature", fmt::format("Candidates left by top-p = {}, after or before temperature", to_decimal(top_p)),
-           "T"};
+  Table tp{
+      "top-p-vs-temperature",
+      fmt::format("Candidates left by top-p = {}, after or before temperature", to_decimal(top_p)),
+      "T"};
   for (const auto& pr : prompts) {
     tp.add_column(pr.first + "_after", pr.first + ": top-p after T (standard)");
     tp.add_column(pr.first + "_before", pr.first + ": top-p before T");
   }
   tp.caption = fmt::format(
-      "Top-p after temperature measures the nucleus of softmax(l/T); before it, the nucleus of softmax(l), which "
+      "Top-p after temperature measures the nucleus of softmax(l/T); before it, the nucleus of "
+      "softmax(l), which "
       "temperature then only reshapes. No top-k, no penalties. V = {}.",
       V);
   const auto before_order = parse_order("penalties,top-p,temperature,top-k");
@@ -56,9 +61,13 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       SamplingConfig c;
       c.temperature = t;
       c.top_p = top_p;
-      r.set(prompts[i].first + "_after", Value::integer(static_cast<std::int64_t>(apply_stages(logits[i], {}, c).tokens.size())));
+      r.set(
+          prompts[i].first + "_after",
+          Value::integer(static_cast<std::int64_t>(apply_stages(logits[i], {}, c).tokens.size())));
       c.order = before_order;
-      r.set(prompts[i].first + "_before", Value::integer(static_cast<std::int64_t>(apply_stages(logits[i], {}, c).tokens.size())));
+      r.set(
+          prompts[i].first + "_before",
+          Value::integer(static_cast<std::int64_t>(apply_stages(logits[i], {}, c).tokens.size())));
     }
   }
   out.add_table(std::move(tp));
@@ -75,22 +84,30 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   // it has used.
   const auto open_prompt = m.tokenizer().encode(prompts[1].second);
   const std::vector<std::vector<Token>> feed{open_prompt};
-  const auto history = model::greedy_decode(m, policy, feed, static_cast<std::size_t>(p.integer("history"))).tokens[0];
-  Table pen{"effective-penalty", fmt::format("A penalty before or after temperature (presence alpha = {}, CTRL theta = {})",
-                                             to_decimal(alpha), to_decimal(p.real("repetition"))),
-            "T"};
+  const auto history =
+      model::greedy_decode(m, policy, feed, static_cast<std::size_t>(p.integer("history")))
+          .tokens[0];
+  Table pen{
+      "effective-penalty",
+      fmt::format("A penalty before or after temperature (presence alpha = {}, CTRL theta = {})",
+                  to_decimal(alpha), to_decimal(p.real("repetition"))),
+      "T"};
   pen.add_column("alpha_over_t", "alpha / T", "", true);
   pen.add_column("shift_before", "presence shift, penalties before T", "", true);
   pen.add_column("shift_after", "presence shift, penalties after T", "", true);
   pen.add_column("dev_before", "before: largest |shift - alpha / T|", ".3g");
   pen.add_column("dev_after", "after: largest |shift - alpha|", ".3g");
   pen.add_column("exact", "every penalised token within rounding");
-  pen.add_column("repetition_max_rel", "CTRL: largest relative difference between the orders", ".3g");
+  pen.add_column("repetition_max_rel", "CTRL: largest relative difference between the orders",
+                 ".3g");
   pen.add_column("repetition_same_set", "CTRL: same candidates and token either way");
   pen.caption = fmt::format(
-      "The logit shift of a penalised token in the final (scaled) logits: (l - alpha) / T - l / T when the "
-      "penalty comes first, l / T - alpha when it comes after: alpha / T against alpha. The CTRL penalty "
-      "multiplies (divides) the logit, which commutes with dividing by T up to rounding. Logits after the "
+      "The logit shift of a penalised token in the final (scaled) logits: (l - alpha) / T - l / T "
+      "when the "
+      "penalty comes first, l / T - alpha when it comes after: alpha / T against alpha. The CTRL "
+      "penalty "
+      "multiplies (divides) the logit, which commutes with dividing by T up to rounding. Logits "
+      "after the "
       "open prompt; history: its {}-step greedy continuation ({} distinct characters).",
       history.size(), [&] {
         std::vector<Token> h(history);
@@ -134,11 +151,12 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     const auto b = apply_stages(logits[1], history, r2);
     double rel = 0;
     for (std::size_t j = 0; j < V; ++j) {
-      if (a.logits[j] != b.logits[j]) rel = std::max(rel, std::abs(a.logits[j] - b.logits[j]) / std::abs(a.logits[j]));
+      if (a.logits[j] != b.logits[j])
+        rel = std::max(rel, std::abs(a.logits[j] - b.logits[j]) / std::abs(a.logits[j]));
     }
     Generator g1(1), g2(1);
     const bool same = a.tokens == b.tokens && sample_step(logits[1], history, r1, g1).token ==
-                                                 sample_step(logits[1], history, r2, g2).token;
+                                                  sample_step(logits[1], history, r2, g2).token;
     pen.add_row(to_decimal(t))
         .set("alpha_over_t", Value::f64(alpha / t))
         .set("shift_before", Value::f64(base[t0] - before[t0]))
@@ -157,23 +175,29 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   ctx.progress(2, 3);
 
   // 4. Every order of the four stages, all of them on, at T.
-  Table all{"all-orders", fmt::format("Candidates under each of the 24 stage orders (T = {}, top-k = {}, top-p = {}, "
-                                      "presence {})",
-                                      to_decimal(T), top_k, to_decimal(top_p), to_decimal(alpha)),
-            "order"};
+  Table all{
+      "all-orders",
+      fmt::format("Candidates under each of the 24 stage orders (T = {}, top-k = {}, top-p = {}, "
+                  "presence {})",
+                  to_decimal(T), top_k, to_decimal(top_p), to_decimal(alpha)),
+      "order"};
   for (const auto& pr : prompts) {
     all.add_column(pr.first + "_candidates", pr.first + ": candidates");
     all.add_column(pr.first + "_leader", pr.first + ": leader's p", ".4f");
   }
-  all.caption = "Each order is followed by renormalise -> draw. History for the presence penalty: the open "
-                "prompt's greedy continuation (as above), for both prompts. The first row is the standard order.";
+  all.caption =
+      "Each order is followed by renormalise -> draw. History for the presence penalty: the open "
+      "prompt's greedy continuation (as above), for both prompts. The first row is the standard "
+      "order.";
   std::vector<Stage> order = default_order();
   std::vector<std::vector<Stage>> orders;
   do orders.push_back(order);
   while (std::next_permutation(order.begin(), order.end()));
-  std::stable_partition(orders.begin(), orders.end(), [](const auto& o) { return o == default_order(); });
+  std::stable_partition(orders.begin(), orders.end(),
+                        [](const auto& o) { return o == default_order(); });
   // Distinct outcomes: the candidates and their probabilities, bit for bit.
-  std::vector<std::vector<std::pair<std::vector<Token>, std::vector<double>>>> outcomes(prompts.size());
+  std::vector<std::vector<std::pair<std::vector<Token>, std::vector<double>>>> outcomes(
+      prompts.size());
   for (const auto& o : orders) {
     Row& r = all.add_row(order_key(o));
     for (std::size_t i = 0; i < prompts.size(); ++i) {
@@ -185,8 +209,10 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       c.order = o;
       const auto cand = apply_stages(logits[i], history, c);
       const auto probs = softmax(cand);
-      r.set(prompts[i].first + "_candidates", Value::integer(static_cast<std::int64_t>(cand.tokens.size())))
-          .set(prompts[i].first + "_leader", Value::f64(*std::max_element(probs.begin(), probs.end())));
+      r.set(prompts[i].first + "_candidates",
+            Value::integer(static_cast<std::int64_t>(cand.tokens.size())))
+          .set(prompts[i].first + "_leader",
+               Value::f64(*std::max_element(probs.begin(), probs.end())));
       auto outcome = std::make_pair(cand.tokens, probs);
       if (std::find(outcomes[i].begin(), outcomes[i].end(), outcome) == outcomes[i].end()) {
         outcomes[i].push_back(std::move(outcome));
@@ -199,44 +225,60 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const bool ok = standard_ok && before_n == 1 && after_n > 1 && shifts_exact;
   out.add_verdict(
       "C5",
-      fmt::format("our default order is '{}'; at T = {} on the confident prompt, top-p = {} before temperature "
-                  "leaves {} candidate(s), after it {} of {} ({}); a presence penalty of {} applied before "
-                  "dividing by T shifts the logit by {} (= alpha / T: {}), after it by {}; the 24 orders of all four "
-                  "stages give {} distinct final distributions on the confident prompt and {} on the open one",
-                  standard, to_decimal(T), to_decimal(top_p), before_n, after_n, V,
-                  percent(static_cast<double>(after_n) / static_cast<double>(V)), to_decimal(alpha),
-                  to_decimal(shift_before_at_t), shifts_exact ? "for every penalised token, to rounding" : "NOT within rounding",
-                  to_decimal(shift_after_at_t), outcomes[0].size(), outcomes[1].size()),
-      "penalties -> temperature -> top-k -> top-p -> renormalise -> draw; at T = 2 top-p before temperature "
+      fmt::format(
+          "our default order is '{}'; at T = {} on the confident prompt, top-p = {} before "
+          "temperature "
+          "leaves {} candidate(s), after it {} of {} ({}); a presence penalty of {} applied before "
+          "dividing by T shifts the logit by {} (= alpha / T: {}), after it by {}; the 24 orders "
+          "of all four "
+          "stages give {} distinct final distributions on the confident prompt and {} on the open "
+          "one",
+          standard, to_decimal(T), to_decimal(top_p), before_n, after_n, V,
+          percent(static_cast<double>(after_n) / static_cast<double>(V)), to_decimal(alpha),
+          to_decimal(shift_before_at_t),
+          shifts_exact ? "for every penalised token, to rounding" : "NOT within rounding",
+          to_decimal(shift_after_at_t), outcomes[0].size(), outcomes[1].size()),
+      "penalties -> temperature -> top-k -> top-p -> renormalise -> draw; at T = 2 top-p before "
+      "temperature "
       "leaves 1 candidate instead of 32,966; a presence penalty before T acts as alpha / T",
       ok ? Status::reproduced : Status::differs,
-      ok ? "Top-p before temperature sees the confident T = 1 distribution, whose leader holds more than p, so "
-           "one candidate survives and T = 2 can only reshape it; after temperature the flattened distribution "
-           "needs many tokens (C2). Subtracting alpha and then dividing by T leaves alpha / T (bit for bit when "
-           "T is a power of two, else to the rounding of l / T). Top-k and the CTRL penalty commute with temperature (C1: "
+      ok ? "Top-p before temperature sees the confident T = 1 distribution, whose leader holds "
+           "more than p, so "
+           "one candidate survives and T = 2 can only reshape it; after temperature the flattened "
+           "distribution "
+           "needs many tokens (C2). Subtracting alpha and then dividing by T leaves alpha / T (bit "
+           "for bit when "
+           "T is a power of two, else to the rounding of l / T). Top-k and the CTRL penalty "
+           "commute with temperature (C1: "
            "no reordering; a product commutes), top-p and additive penalties do not."
          : (before_n != 1 ? "Top-p before temperature keeps more than one candidate on this prompt."
-                          : "The standard order, the candidate counts or the penalty shifts differ (see tables)."));
+                          : "The standard order, the candidate counts or the penalty shifts differ "
+                            "(see tables)."));
 }
 
 Experiment make() {
   Experiment e;
   e.info.id = "pipeline-order";
   e.info.title = "The order of the sampling stages (C5)";
-  e.info.description = "Top-p before/after temperature; a penalty before/after temperature; all 24 stage orders";
+  e.info.description =
+      "Top-p before/after temperature; a penalty before/after temperature; all 24 stage orders";
   e.info.order = 430;
   e.info.seed = 0;
   e.info.claims = {{"C5", kClaimC5, kChapter}};
   e.info.params = {
-      ParamSpec::text("confident_prompt", "a prompt with one likely next character", std::string(kConfidentPrompt)),
-      ParamSpec::text("open_prompt", "a prompt with many likely next characters", std::string(kOpenPrompt)),
+      ParamSpec::text("confident_prompt", "a prompt with one likely next character",
+                      std::string(kConfidentPrompt)),
+      ParamSpec::text("open_prompt", "a prompt with many likely next characters",
+                      std::string(kOpenPrompt)),
       ParamSpec::real("temperature", "the temperature of the verdict and the 24 orders", "2"),
       ParamSpec::real_list("temperatures", "temperatures for the tables", "0.5,1,1.5,2,4"),
       ParamSpec::real("top_p", "the nucleus mass", "0.9"),
       ParamSpec::integer("top_k", "k for the 24 orders", "5", "5", 0, 1e6),
       ParamSpec::real("presence", "presence penalty alpha", "0.5"),
       ParamSpec::real("repetition", "CTRL repetition penalty theta", "1.2"),
-      ParamSpec::integer("history", "greedy steps after the open prompt used as the penalty history", "120", "40", 1, 200),
+      ParamSpec::integer("history",
+                         "greedy steps after the open prompt used as the penalty history", "120",
+                         "40", 1, 200),
   };
   e.info.params[2].min = 0x1.0p-20;
   e.info.params[3].min = 0x1.0p-20;

@@ -21,27 +21,31 @@ namespace {
 struct RunResult {
   std::string label;
   std::vector<std::vector<Token>> tokens;
-  std::vector<std::vector<double>> u;                   // [sample][step]: the draw
-  std::vector<std::vector<std::vector<double>>> probs;  // [sample][step][token]: 0 for dropped tokens
-  std::vector<float> first_logits;                      // sample 0, step 0
-  std::string digest;                                   // sha256 of all texts, each followed by a NUL
+  std::vector<std::vector<double>> u;  // [sample][step]: the draw
+  std::vector<std::vector<std::vector<double>>>
+      probs;                        // [sample][step][token]: 0 for dropped tokens
+  std::vector<float> first_logits;  // sample 0, step 0
+  std::string digest;               // sha256 of all texts, each followed by a NUL
 };
 
-RunResult decode(const model::Model& m, model::Policy policy, Batching batching, const std::vector<Token>& prompt,
-                 const std::vector<SamplingConfig>& configs, std::size_t steps, std::string label) {
+RunResult decode(const model::Model& m, model::Policy policy, Batching batching,
+                 const std::vector<Token>& prompt, const std::vector<SamplingConfig>& configs,
+                 std::size_t steps, std::string label) {
   RunResult r;
   r.label = std::move(label);
   const std::size_t V = m.config().vocab_size;
   r.u.assign(configs.size(), std::vector<double>(steps));
-  r.probs.assign(configs.size(), std::vector<std::vector<double>>(steps, std::vector<double>(V, 0.0)));
-  r.tokens = sample(m, policy, prompt, configs, steps, batching,
-                    [&](std::size_t seq, std::size_t step, std::span<const float> logits, const Step& s) {
-                      r.u[seq][step] = s.u;
-                      for (std::size_t i = 0; i < s.candidates.size(); ++i) {
-                        r.probs[seq][step][static_cast<std::size_t>(s.candidates[i])] = s.probabilities[i];
-                      }
-                      if (seq == 0 && step == 0) r.first_logits.assign(logits.begin(), logits.end());
-                    });
+  r.probs.assign(configs.size(),
+                 std::vector<std::vector<double>>(steps, std::vector<double>(V, 0.0)));
+  r.tokens =
+      sample(m, policy, prompt, configs, steps, batching,
+             [&](std::size_t seq, std::size_t step, std::span<const float> logits, const Step& s) {
+               r.u[seq][step] = s.u;
+               for (std::size_t i = 0; i < s.candidates.size(); ++i) {
+                 r.probs[seq][step][static_cast<std::size_t>(s.candidates[i])] = s.probabilities[i];
+               }
+               if (seq == 0 && step == 0) r.first_logits.assign(logits.begin(), logits.end());
+             });
   Sha256 h;
   for (const auto& t : r.tokens) {
     h.update(m.tokenizer().decode(t));
@@ -115,7 +119,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     return &runs.back();
   };
   const RunResult* ref = add(bi, Batching::together, "batch-invariant fp32, " + batch_n);
-  const RunResult* rerun = add(bi, Batching::together, "batch-invariant fp32, " + batch_n + " (again)");
+  const RunResult* rerun =
+      add(bi, Batching::together, "batch-invariant fp32, " + batch_n + " (again)");
   const RunResult* bi_alone = add(bi, Batching::alone, "batch-invariant fp32, alone");
   const RunResult* sk_alone = add(sk, Batching::alone, "split-k fp32, alone");
   const RunResult* sk_batch = add(sk, Batching::together, "split-k fp32, " + batch_n);
@@ -127,11 +132,14 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   Table runs_t{"runs", "The decoding runs", "run"};
   runs_t.add_column("sha256", "sha256 of the N texts");
   runs_t.caption = fmt::format(
-      "{} samples of {} steps after '{}', seeds {}..{}, T = {}, top-k = {}, top-p = {}. 'alone': each sample in a "
-      "batch of its own; 'in a batch': all samples in one model::Batch, so every matrix product has N rows. "
+      "{} samples of {} steps after '{}', seeds {}..{}, T = {}, top-k = {}, top-p = {}. 'alone': "
+      "each sample in a "
+      "batch of its own; 'in a batch': all samples in one model::Batch, so every matrix product "
+      "has N rows. "
       "Sample 0, run 1: '{}'.",
-      n, steps, shown_text(p.text("prompt")), ctx.seed(), ctx.seed() + n - 1, to_decimal(p.real("temperature")),
-      p.integer("top_k"), to_decimal(p.real("top_p")), shown_text(m.tokenizer().decode(ref->tokens[0])));
+      n, steps, shown_text(p.text("prompt")), ctx.seed(), ctx.seed() + n - 1,
+      to_decimal(p.real("temperature")), p.integer("top_k"), to_decimal(p.real("top_p")),
+      shown_text(m.tokenizer().decode(ref->tokens[0])));
   for (const auto& r : runs) runs_t.add_row(r.label).set("sha256", Value::text(r.digest));
   out.add_table(std::move(runs_t));
 
@@ -143,7 +151,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       {"split-k-order", "split-k vs batch-invariant, both alone", bi_alone, sk_alone},
       {"bf16", "bf16 vs fp32, batch-invariant, " + batch_n, ref, bf_batch},
   };
-  Table cmp{"comparisons", "Same seeds, two runs: how many samples change, and where", "comparison"};
+  Table cmp{"comparisons", "Same seeds, two runs: how many samples change, and where",
+            "comparison"};
   cmp.add_column("identical", "samples byte-identical");
   cmp.add_column("changed", "samples changed");
   cmp.add_column("first_min", "first changed step: earliest");
@@ -154,13 +163,20 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   cmp.add_column("logits_differ", "step 0: logits differing (of V)");
   cmp.add_column("edge_min", "at the change: u's distance to a CDF edge, smallest", ".3g");
   cmp.caption =
-      "A sample has changed when its text differs; its first changed step is the first token that differs (the "
-      "draws u are the same, since each sample keeps its seed and one draw per step). Step 0: the logits after "
-      "the prompt, sample 0, the same tokens in both runs. Edge distance: at the first changed step, how close u "
-      "was to the chosen token's CDF interval edge in the first run -- the logits moved the edge across u. "
-      "Chance per step: over the steps both runs share (the same history), the probability that a uniform u "
-      "falls where the two CDFs pick different tokens (the parts of the tokens' intervals that do not "
-      "overlap); expected samples changed: N (1 - (1 - that chance)^steps), what random seeds would give on "
+      "A sample has changed when its text differs; its first changed step is the first token that "
+      "differs (the "
+      "draws u are the same, since each sample keeps its seed and one draw per step). Step 0: the "
+      "logits after "
+      "the prompt, sample 0, the same tokens in both runs. Edge distance: at the first changed "
+      "step, how close u "
+      "was to the chosen token's CDF interval edge in the first run -- the logits moved the edge "
+      "across u. "
+      "Chance per step: over the steps both runs share (the same history), the probability that a "
+      "uniform u "
+      "falls where the two CDFs pick different tokens (the parts of the tokens' intervals that do "
+      "not "
+      "overlap); expected samples changed: N (1 - (1 - that chance)^steps), what random seeds "
+      "would give on "
       "average if every step had the mean chance.";
   Table curve{"divergence", "Samples changed by each step", "step"};
   std::vector<std::vector<std::int64_t>> firsts(comps.size());
@@ -188,7 +204,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     }
     std::sort(firsts[c].begin(), firsts[c].end());
     const double flip_mean = flip_sum / static_cast<double>(shared);
-    expected[c] = static_cast<double>(n) * -std::expm1(static_cast<double>(steps) * std::log1p(-flip_mean));
+    expected[c] =
+        static_cast<double>(n) * -std::expm1(static_cast<double>(steps) * std::log1p(-flip_mean));
     double diff = 0;
     std::int64_t differ = 0;
     for (std::size_t j = 0; j < a->first_logits.size(); ++j) {
@@ -213,7 +230,9 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   for (std::size_t s = 0; s < steps; ++s) {
     Row& r = curve.add_row(std::to_string(s));
     for (std::size_t c = 0; c < comps.size(); ++c) {
-      const auto k = std::upper_bound(firsts[c].begin(), firsts[c].end(), static_cast<std::int64_t>(s)) - firsts[c].begin();
+      const auto k =
+          std::upper_bound(firsts[c].begin(), firsts[c].end(), static_cast<std::int64_t>(s)) -
+          firsts[c].begin();
       r.set(comps[c].key, Value::integer(k));
     }
   }
@@ -227,8 +246,9 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   fig.xlabel = "step";
   fig.ylabel = fmt::format("samples changed (of {})", n);
   for (const auto& c : comps) fig.series.push_back({c.key, c.label, "lines"});
-  fig.caption = "Rerun and batch-invariant batching stay at zero: the seed fixes the draw. Moved logits move "
-                "the CDF edges, and a draw near an edge picks another token; from there the text differs.";
+  fig.caption =
+      "Rerun and batch-invariant batching stay at zero: the seed fixes the draw. Moved logits move "
+      "the CDF edges, and a draw near an edge picks another token; from there the text differs.";
   out.add_figure(std::move(fig));
 
   const auto changed = [&](std::size_t c) { return firsts[c].size(); };
@@ -239,39 +259,55 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     return firsts[c].empty() ? std::string("-") : std::to_string(firsts[c][firsts[c].size() / 2]);
   };
   const Table& ct = *out.table("comparisons");
-  const auto fig_of = [&](std::size_t c, const char* column) { return ct.get(comps[c].label, column)->as_f64(); };
-  const bool same_ok = changed(0) == 0 && ref->digest == rerun->digest && changed(1) == 0 && fig_of(0, "flip_mean") == 0;
+  const auto fig_of = [&](std::size_t c, const char* column) {
+    return ct.get(comps[c].label, column)->as_f64();
+  };
+  const bool same_ok = changed(0) == 0 && ref->digest == rerun->digest && changed(1) == 0 &&
+                       fig_of(0, "flip_mean") == 0;
   bool moved_ok = false;
-  for (std::size_t c = 2; c < comps.size(); ++c) moved_ok = moved_ok || changed(c) > 0 || fig_of(c, "flip_mean") > 0;
+  for (std::size_t c = 2; c < comps.size(); ++c)
+    moved_ok = moved_ok || changed(c) > 0 || fig_of(c, "flip_mean") > 0;
   out.add_verdict(
       "C6",
-      fmt::format("same {} seeds, run again: {}/{} samples byte-identical (sha256 of all texts equal: {}); "
-                  "batch-invariant alone vs in a batch: {}/{}. Same seeds, moved logits: bf16 changed {}/{} "
-                  "(first at step {}, median {}); split-k batch variance {}/{} (logits move by up to {:.2g}: a "
-                  "{:.2g} chance per step, {:.2g} samples expected); library (Eigen) batch variance {}/{} "
-                  "({:.2g} expected); split-k vs batch-invariant order {}/{} ({:.2g} expected)",
-                  n, n - changed(0), n, ref->digest == rerun->digest ? "yes" : "no", n - changed(1), n, changed(5), n,
-                  first(5), median(5), changed(2), n, fig_of(2, "logit_diff"), fig_of(2, "flip_mean"),
-                  fig_of(2, "expected"), changed(3), n, fig_of(3, "expected"), changed(4), n, fig_of(4, "expected")),
-      "a fixed seed makes sampling byte-identical from run to run; it fixes the draw, not the distribution",
+      fmt::format(
+          "same {} seeds, run again: {}/{} samples byte-identical (sha256 of all texts equal: {}); "
+          "batch-invariant alone vs in a batch: {}/{}. Same seeds, moved logits: bf16 changed "
+          "{}/{} "
+          "(first at step {}, median {}); split-k batch variance {}/{} (logits move by up to "
+          "{:.2g}: a "
+          "{:.2g} chance per step, {:.2g} samples expected); library (Eigen) batch variance {}/{} "
+          "({:.2g} expected); split-k vs batch-invariant order {}/{} ({:.2g} expected)",
+          n, n - changed(0), n, ref->digest == rerun->digest ? "yes" : "no", n - changed(1), n,
+          changed(5), n, first(5), median(5), changed(2), n, fig_of(2, "logit_diff"),
+          fig_of(2, "flip_mean"), fig_of(2, "expected"), changed(3), n, fig_of(3, "expected"),
+          changed(4), n, fig_of(4, "expected")),
+      "a fixed seed makes sampling byte-identical from run to run; it fixes the draw, not the "
+      "distribution",
       same_ok && moved_ok ? Status::reproduced : Status::differs,
-      same_ok && moved_ok
-          ? "The seed fixes the sequence of draws u exactly (mt19937_64, one draw per step), so identical logits "
-            "give identical text. It does not fix the distribution: bf16 moves the logits by about 1e-2 and the "
-            "CDF edges with them, so draws near an edge pick another token and the samples go separate ways. "
-            "Batch variance in fp32 moves the logits by ulps, which moves the CDF by about 1e-7: the same "
-            "mechanism, but a seeded sample changes only when u lands in that sliver (the expected counts), "
-            "which is why float32 batch variance rarely shows (B3). Batch-invariant kernels remove the batch "
-            "effect entirely, not the precision effect."
-          : (same_ok ? "Identical seeds gave identical text, but no perturbation moved the distribution here."
-                     : "The same seed did not give the same text."));
+      same_ok && moved_ok ? "The seed fixes the sequence of draws u exactly (mt19937_64, one draw "
+                            "per step), so identical logits "
+                            "give identical text. It does not fix the distribution: bf16 moves the "
+                            "logits by about 1e-2 and the "
+                            "CDF edges with them, so draws near an edge pick another token and the "
+                            "samples go separate ways. "
+                            "Batch variance in fp32 moves the logits by ulps, which moves the CDF "
+                            "by about 1e-7: the same "
+                            "mechanism, but a seeded sample changes only when u lands in that "
+                            "sliver (the expected counts), "
+                            "which is why float32 batch variance rarely shows (B3). "
+                            "Batch-invariant kernels remove the batch "
+                            "effect entirely, not the precision effect."
+                          : (same_ok ? "Identical seeds gave identical text, but no perturbation "
+                                       "moved the distribution here."
+                                     : "The same seed did not give the same text."));
 }
 
 Experiment make() {
   Experiment e;
   e.info.id = "seeded-sampling";
   e.info.title = "What a seed fixes: the draw, not the distribution (C6)";
-  e.info.description = "Same seeds: byte-identical text; then with logits moved by batch variance and bf16";
+  e.info.description =
+      "Same seeds: byte-identical text; then with logits moved by batch variance and bf16";
   e.info.order = 440;
   e.info.seed = 1;
   e.info.claims = {{"C6", kClaimC6, kChapter}};

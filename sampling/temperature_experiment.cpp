@@ -25,8 +25,8 @@ struct Prompt {
 
 // The C1 figures of one row of logits at one temperature.
 struct C1Figures {
-  double identity_rel = 0;    // max_i |q_i - p_i| / p_i, q = softmax(l)^(1/T) renormalised
-  double identity_ratio = 0;  // max_i of that difference over its rounding bound
+  double identity_rel = 0;      // max_i |q_i - p_i| / p_i, q = softmax(l)^(1/T) renormalised
+  double identity_ratio = 0;    // max_i of that difference over its rounding bound
   double prob_scaling_rel = 0;  // max_i relative change of p after p * (1/T), renormalised
   double prob_scaling_bound = 0;
   double logit_scaling_abs = 0;  // max_i |softmax(l/T)_i - softmax(l)_i|
@@ -58,8 +58,9 @@ C1Figures c1_figures(const std::vector<float>& l, double t) {
   for (std::size_t i = 0; i < n; ++i) {
     if (pt[i] < 1e-300) continue;  // subnormal range: the relative bound does not apply
     const double x = static_cast<double>(l[i]) / t - m;
-    const double bound =
-        4 * kU * ((1 + 1 / t) * (static_cast<double>(n) + 4) + std::abs(std::log(p1[i])) / t + 2 * std::abs(x));
+    const double bound = 4 * kU *
+                         ((1 + 1 / t) * (static_cast<double>(n) + 4) +
+                          std::abs(std::log(p1[i])) / t + 2 * std::abs(x));
     const double rel = std::abs(q[i] / z - pt[i]) / pt[i];
     f.identity_rel = std::max(f.identity_rel, rel);
     f.identity_ratio = std::max(f.identity_ratio, rel / bound);
@@ -75,15 +76,18 @@ C1Figures c1_figures(const std::vector<float>& l, double t) {
   }
   f.prob_scaling_bound = 2 * (static_cast<double>(n) + 2) * kU;
   f.leader = pt[static_cast<std::size_t>(base.front())];
-  for (const double v : pt) f.uniform_dev = std::max(f.uniform_dev, std::abs(v * static_cast<double>(n) - 1));
+  for (const double v : pt)
+    f.uniform_dev = std::max(f.uniform_dev, std::abs(v * static_cast<double>(n) - 1));
   const auto [lo, hi] = std::minmax_element(l.begin(), l.end());
-  f.uniform_bound = std::expm1((static_cast<double>(*hi) - *lo) / t) + (static_cast<double>(n) + 8) * 2 * kU;
+  f.uniform_bound =
+      std::expm1((static_cast<double>(*hi) - *lo) / t) + (static_cast<double>(n) + 8) * 2 * kU;
   std::vector<double> lt(ld);
   for (double& x : lt) x /= t;
   f.same_ranking = ranking(lt) == base;
   f.prob_order = true;
   for (std::size_t i = 1; i < n; ++i) {
-    f.prob_order = f.prob_order && pt[static_cast<std::size_t>(base[i])] <= pt[static_cast<std::size_t>(base[i - 1])];
+    f.prob_order = f.prob_order && pt[static_cast<std::size_t>(base[i])] <=
+                                       pt[static_cast<std::size_t>(base[i - 1])];
   }
   return f;
 }
@@ -95,7 +99,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const OneThread one_thread;
   const model::Policy policy{};  // batch-invariant, fp32: the lab's reference
   const std::size_t V = m.config().vocab_size;
-  std::vector<Prompt> prompts = {{"confident", p.text("confident_prompt"), {}}, {"open", p.text("open_prompt"), {}}};
+  std::vector<Prompt> prompts = {{"confident", p.text("confident_prompt"), {}},
+                                 {"open", p.text("open_prompt"), {}}};
   for (auto& pr : prompts) pr.logits = logits_after(m, policy, m.tokenizer().encode(pr.text));
 
   // ---- C1: the exact properties -------------------------------------------
@@ -112,13 +117,18 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     c1.add_column(k + "_same_ranking", k + ": ranking of l/T = ranking of l");
   }
   c1.caption = fmt::format(
-      "Logits after each prompt (batch-invariant, fp32; V = {} tokens). 'p^(1/T) renorm.': softmax(l)^(1/T) "
-      "divided by its sum, which is mathematically softmax(l/T): the two agree to a stated rounding bound "
-      "(ratio < 1). 'p/T renormalised': scaling the probabilities by 1/T, which renormalisation undoes to "
-      "(V+2)*2^-52 relative, while dividing the logits by T moves them by the last column. Ranking: 1 when "
+      "Logits after each prompt (batch-invariant, fp32; V = {} tokens). 'p^(1/T) renorm.': "
+      "softmax(l)^(1/T) "
+      "divided by its sum, which is mathematically softmax(l/T): the two agree to a stated "
+      "rounding bound "
+      "(ratio < 1). 'p/T renormalised': scaling the probabilities by 1/T, which renormalisation "
+      "undoes to "
+      "(V+2)*2^-52 relative, while dividing the logits by T moves them by the last column. "
+      "Ranking: 1 when "
       "the order of l/T (ties: lower id) is the order of l, bit for bit.",
       V);
-  bool identity_ok = true, scaling_ok = true, ranking_ok = true, leader_ok = true, uniform_ok = true;
+  bool identity_ok = true, scaling_ok = true, ranking_ok = true, leader_ok = true,
+       uniform_ok = true;
   double worst_identity = 0, worst_scaling = 0;
   for (const double t : c1_ts) {
     Row& r = c1.add_row(t_key(t));
@@ -177,24 +187,33 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const double last_leader_open = out.tables.back().get(t_key(1e-3), "open_leader")->as_f64();
   const double dev_conf = out.tables.back().get(t_key(1e4), "confident_uniform_dev")->as_f64();
   const double dev_open = out.tables.back().get(t_key(1e4), "open_uniform_dev")->as_f64();
-  const bool c1_ok = identity_ok && scaling_ok && ranking_ok && leader_ok && uniform_ok && argmax_ok;
+  const bool c1_ok =
+      identity_ok && scaling_ok && ranking_ok && leader_ok && uniform_ok && argmax_ok;
   out.add_verdict(
       "C1",
-      fmt::format("on both prompts and {} temperatures 0.001 .. 1e4: softmax(l/T) = softmax(l)^(1/T) "
-                  "renormalised to {:.2g} relative (within the rounding bound: {}); probabilities scaled by 1/T "
-                  "and renormalised move by at most {:.2g} relative ({}); ranking of l/T identical bit for bit: "
-                  "{}; T <= 0 picks the argmax ({} seeds): {}; leader's p at T = 0.001: {} / {}; max |V p - 1| "
-                  "at T = 1e4: {:.2g} / {:.2g}",
-                  c1_ts.size(), worst_identity, identity_ok ? "yes" : "NO", worst_scaling,
-                  scaling_ok ? "rounding only" : "MORE than rounding", ranking_ok ? "yes" : "NO", seeds,
-                  argmax_ok ? "yes" : "NO", to_decimal(last_leader_conf), to_decimal(last_leader_open), dev_conf,
-                  dev_open),
-      "exact properties: temperature acts on logits, probability scaling is a no-op after renormalisation, "
+      fmt::format(
+          "on both prompts and {} temperatures 0.001 .. 1e4: softmax(l/T) = softmax(l)^(1/T) "
+          "renormalised to {:.2g} relative (within the rounding bound: {}); probabilities scaled "
+          "by 1/T "
+          "and renormalised move by at most {:.2g} relative ({}); ranking of l/T identical bit for "
+          "bit: "
+          "{}; T <= 0 picks the argmax ({} seeds): {}; leader's p at T = 0.001: {} / {}; max |V p "
+          "- 1| "
+          "at T = 1e4: {:.2g} / {:.2g}",
+          c1_ts.size(), worst_identity, identity_ok ? "yes" : "NO", worst_scaling,
+          scaling_ok ? "rounding only" : "MORE than rounding", ranking_ok ? "yes" : "NO", seeds,
+          argmax_ok ? "yes" : "NO", to_decimal(last_leader_conf), to_decimal(last_leader_open),
+          dev_conf, dev_open),
+      "exact properties: temperature acts on logits, probability scaling is a no-op after "
+      "renormalisation, "
       "T -> 0 is argmax, large T is uniform, no reordering",
       c1_ok ? Status::reproduced : Status::differs,
-      c1_ok ? "Each property holds on the bundled model's logits as exactly as double arithmetic allows: the "
-              "two forms of the identity agree within a derived rounding bound, the probability scaling "
-              "leaves only rounding, and the ranking is identical bit for bit because l/T is monotone and "
+      c1_ok ? "Each property holds on the bundled model's logits as exactly as double arithmetic "
+              "allows: the "
+              "two forms of the identity agree within a derived rounding bound, the probability "
+              "scaling "
+              "leaves only rounding, and the ranking is identical bit for bit because l/T is "
+              "monotone and "
               "injective on float logits (tests/test_sampling.cpp tests the same on random logits)."
             : "At least one property failed; see the c1-properties table.");
 
@@ -210,8 +229,10 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     mass.add_column(k + "_leader", k + ": leader's p", ".4f");
   }
   mass.caption = fmt::format(
-      "The smallest number of tokens, taken in decreasing probability, whose probabilities add up to the "
-      "mass (the top-p nucleus size for p = mass); 'share of V' divides the 90 % count by the vocabulary "
+      "The smallest number of tokens, taken in decreasing probability, whose probabilities add up "
+      "to the "
+      "mass (the top-p nucleus size for p = mass); 'share of V' divides the 90 % count by the "
+      "vocabulary "
       "({} tokens) so that it compares with Qwen's 151,936. Prompts: confident '{}', open '{}'.",
       V, shown_text(prompts[0].text), shown_text(prompts[1].text));
   for (const double t : ts) {
@@ -238,8 +259,9 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
                 {"open_n90", "open prompt, 90 %"},
                 {"confident_n99", "confident prompt, 99 %", "dashed"},
                 {"open_n99", "open prompt, 99 %", "dashed"}};
-  fig.caption = "Dividing the logits by T > 1 moves mass from the leader to the tail; the confident prompt's "
-                "nucleus grows from one token.";
+  fig.caption =
+      "Dividing the logits by T > 1 moves mass from the leader to the tail; the confident prompt's "
+      "nucleus grows from one token.";
   out.add_figure(std::move(fig));
 
   const auto& conf = prompts[0].logits;
@@ -257,26 +279,38 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   double t_claimed = 0;
   for (int i = 0; i <= 380 && t_claimed == 0; ++i) {
     const double t = 1.0 + 0.05 * i;
-    if (static_cast<double>(tokens_for_mass(softmax(conf, t), 0.9)) / static_cast<double>(V) >= kClaimedShare) t_claimed = t;
+    if (static_cast<double>(tokens_for_mass(softmax(conf, t), 0.9)) / static_cast<double>(V) >=
+        kClaimedShare)
+      t_claimed = t;
   }
-  const std::string t_text = t_claimed > 0 ? fmt::format("T = {:.2f}", t_claimed) : std::string("no T up to 20");
+  const std::string t_text =
+      t_claimed > 0 ? fmt::format("T = {:.2f}", t_claimed) : std::string("no T up to 20");
   // The share agrees when it is within a factor of two of the claimed one.
   const bool c2_ok = n90_1 <= 2 && share >= kClaimedShare / 2 && share <= kClaimedShare * 2;
   out.add_verdict(
       "C2",
-      fmt::format("T = 2, confident prompt ('{}' -> '{}', leader {} at T = 1): {} of {} tokens ({}) share the "
-                  "top 90 % (at T = 1: {}); the leader keeps {}; the 90 % nucleus reaches Qwen's 21.7 % of V at {}",
-                  shown_text(prompts[0].text.substr(prompts[0].text.size() - std::min<std::size_t>(12, prompts[0].text.size()))),
-                  shown(m, lead), percent(lead1, 2), n90_2, V, percent(share), n90_1, percent(lead2), t_text),
-      "32,966 of 151,936 tokens (21.7 %) share the top 90 % at T = 2 (the leader holds 96.90 % at T = 1, C3)",
+      fmt::format("T = 2, confident prompt ('{}' -> '{}', leader {} at T = 1): {} of {} tokens "
+                  "({}) share the "
+                  "top 90 % (at T = 1: {}); the leader keeps {}; the 90 % nucleus reaches Qwen's "
+                  "21.7 % of V at {}",
+                  shown_text(prompts[0].text.substr(
+                      prompts[0].text.size() - std::min<std::size_t>(12, prompts[0].text.size()))),
+                  shown(m, lead), percent(lead1, 2), n90_2, V, percent(share), n90_1,
+                  percent(lead2), t_text),
+      "32,966 of 151,936 tokens (21.7 %) share the top 90 % at T = 2 (the leader holds 96.90 % at "
+      "T = 1, C3)",
       c2_ok ? Status::reproduced : Status::differs,
-      fmt::format("{}The mechanism is the same: softmax(l/2) is p^(1/2) renormalised, which lifts every tail "
-                  "token's p to sqrt(p), so the leader falls from {} to {} and the 90 % nucleus grows from {} to {} "
-                  "tokens. The share (criterion: within a factor of two of 21.7 %) {}: a character model's leader "
-                  "on a one-answer prompt is more certain than Qwen's (96.90 %), so T = 2 leaves it more of the "
+      fmt::format("{}The mechanism is the same: softmax(l/2) is p^(1/2) renormalised, which lifts "
+                  "every tail "
+                  "token's p to sqrt(p), so the leader falls from {} to {} and the 90 % nucleus "
+                  "grows from {} to {} "
+                  "tokens. The share (criterion: within a factor of two of 21.7 %) {}: a character "
+                  "model's leader "
+                  "on a one-answer prompt is more certain than Qwen's (96.90 %), so T = 2 leaves "
+                  "it more of the "
                   "mass, and its tail is a few dozen characters, not 151,935 subwords.",
-                  c2_ok ? "" : fmt::format("Our share is {}, Qwen's 21.7 %. ", percent(share)), percent(lead1, 2),
-                  percent(lead2), n90_1, n90_2,
+                  c2_ok ? "" : fmt::format("Our share is {}, Qwen's 21.7 %. ", percent(share)),
+                  percent(lead1, 2), percent(lead2), n90_1, n90_2,
                   c2_ok ? "agrees" : fmt::format("differs, and needs {} to match", t_text)));
 }
 
@@ -284,14 +318,19 @@ Experiment make() {
   Experiment e;
   e.info.id = "temperature";
   e.info.title = "Temperature: what dividing the logits does (C1, C2)";
-  e.info.description = "C1's exact properties on the model's logits; tokens holding 50/90/99 % of the mass at T = 0.5..2";
+  e.info.description =
+      "C1's exact properties on the model's logits; tokens holding 50/90/99 % of the mass at T = "
+      "0.5..2";
   e.info.order = 400;
   e.info.seed = 0;
   e.info.claims = {{"C1", kClaimC1, kChapter}, {"C2", kClaimC2, kChapter}};
   e.info.params = {
-      ParamSpec::text("confident_prompt", "a prompt with one likely next character", std::string(kConfidentPrompt)),
-      ParamSpec::text("open_prompt", "a prompt with many likely next characters", std::string(kOpenPrompt)),
-      ParamSpec::real_list("temperatures", "temperatures for the mass table", "0.5,0.75,1,1.25,1.5,1.75,2"),
+      ParamSpec::text("confident_prompt", "a prompt with one likely next character",
+                      std::string(kConfidentPrompt)),
+      ParamSpec::text("open_prompt", "a prompt with many likely next characters",
+                      std::string(kOpenPrompt)),
+      ParamSpec::real_list("temperatures", "temperatures for the mass table",
+                           "0.5,0.75,1,1.25,1.5,1.75,2"),
       ParamSpec::integer("argmax_seeds", "seeds tried at T = 0 and T = -1", "100", "10", 1, 1e6),
   };
   e.info.params[2].min = 0x1.0p-20;

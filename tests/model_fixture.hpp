@@ -68,7 +68,8 @@ inline TinyModel tiny_model() {
   return m;
 }
 
-inline std::filesystem::path write_tiny_model(const std::string& file, const TinyModel& m = tiny_model()) {
+inline std::filesystem::path write_tiny_model(const std::string& file,
+                                              const TinyModel& m = tiny_model()) {
   const auto path = model_temp_dir() / file;
   model::write_safetensors(path, m.tensors, m.metadata);
   return path;

@@ -4,8 +4,8 @@
 // rounded" is checked by comparing distances to the neighbours.
 #pragma once
 
-#include <boost/multiprecision/cpp_int.hpp>
 #include <bit>
+#include <boost/multiprecision/cpp_int.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>

@@ -80,9 +80,9 @@ TEST_CASE("fplab sum: bad input is a one-line error and a non-zero exit", "[cli]
   }
   for (const std::string& args :
        {std::string("sum 0.1 abc"), std::string("sum -s nosuch 1 2"), std::string("sum"),
-        "sum -f " + bad_npy.string(), "sum -f " + int_npy.string(), std::string("sum -f /nonexistent/x.npy"),
-        std::string("sum --dtype float16 1"), std::string("sum --dtype float32 1e60"),
-        std::string("nosuchcommand")}) {
+        "sum -f " + bad_npy.string(), "sum -f " + int_npy.string(),
+        std::string("sum -f /nonexistent/x.npy"), std::string("sum --dtype float16 1"),
+        std::string("sum --dtype float32 1e60"), std::string("nosuchcommand")}) {
     INFO(args);
     const auto r = run_fplab(args);
     CHECK(r.exit_code != 0);

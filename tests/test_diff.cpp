@@ -21,7 +21,9 @@ fplab::Results sample(float total, double exact, std::int64_t count, fplab::Stat
   fplab::Table t{"main", "Main", "strategy"};
   t.add_column("total", "total", "", true);
   t.add_column("count", "count");
-  t.add_row("sequential").set("total", fplab::Value::f32(total)).set("count", fplab::Value::integer(count));
+  t.add_row("sequential")
+      .set("total", fplab::Value::f32(total))
+      .set("count", fplab::Value::integer(count));
   t.add_row("exact").set("total", fplab::Value::f64(exact)).set("count", fplab::Value::integer(1));
   e.add_table(std::move(t));
   fplab::Table timing{"timing", "Timing", "what"};
@@ -55,7 +57,8 @@ TEST_CASE("diff: identical results", "[diff]") {
 
 TEST_CASE("diff: values that move are counted in ulps", "[diff]") {
   const auto a = sample(1.5f, 0.1, 3, fplab::Status::reproduced);
-  const auto b = sample(std::nextafter(std::nextafter(1.5f, 2.f), 2.f), 0.1, 5, fplab::Status::reproduced);
+  const auto b =
+      sample(std::nextafter(std::nextafter(1.5f, 2.f), 2.f), 0.1, 5, fplab::Status::reproduced);
   const auto d = fplab::diff_results(a, b);
   REQUIRE(d.changes.size() == 2);
   CHECK(d.changes[0].path == "demo/main/sequential/total");
@@ -75,16 +78,21 @@ TEST_CASE("diff: values that move are counted in ulps", "[diff]") {
 
 TEST_CASE("diff: tolerances", "[diff]") {
   const auto a = sample(1.5f, 0.1, 3, fplab::Status::reproduced);
-  const auto b = sample(std::nextafter(std::nextafter(1.5f, 2.f), 2.f), 0.1, 3, fplab::Status::reproduced);
+  const auto b =
+      sample(std::nextafter(std::nextafter(1.5f, 2.f), 2.f), 0.1, 3, fplab::Status::reproduced);
   using Rule = fplab::ToleranceRule;
   CHECK(fplab::diff_results(a, b, {Rule{"demo/*/total", Rule::Kind::ulps, 2, 0}}).exit_code() == 0);
   CHECK(fplab::diff_results(a, b, {Rule{"demo/*/total", Rule::Kind::ulps, 1, 0}}).exit_code() == 1);
-  CHECK(fplab::diff_results(a, b, {Rule{"demo/*", Rule::Kind::relative, 0, 1e-6}}).exit_code() == 0);
-  CHECK(fplab::diff_results(a, b, {Rule{"demo/*", Rule::Kind::relative, 0, 1e-8}}).exit_code() == 1);
-  CHECK(fplab::diff_results(a, b, {Rule{"*/sequential/*", Rule::Kind::ignore, 0, 0}}).exit_code() == 0);
+  CHECK(fplab::diff_results(a, b, {Rule{"demo/*", Rule::Kind::relative, 0, 1e-6}}).exit_code() ==
+        0);
+  CHECK(fplab::diff_results(a, b, {Rule{"demo/*", Rule::Kind::relative, 0, 1e-8}}).exit_code() ==
+        1);
+  CHECK(fplab::diff_results(a, b, {Rule{"*/sequential/*", Rule::Kind::ignore, 0, 0}}).exit_code() ==
+        0);
   CHECK(fplab::diff_results(a, b, {Rule{"other/*", Rule::Kind::ignore, 0, 0}}).exit_code() == 1);
   // First matching rule wins.
-  CHECK(fplab::diff_results(a, b, {Rule{"demo/*", Rule::Kind::ulps, 0, 0}, Rule{"*", Rule::Kind::ignore, 0, 0}})
+  CHECK(fplab::diff_results(
+            a, b, {Rule{"demo/*", Rule::Kind::ulps, 0, 0}, Rule{"*", Rule::Kind::ignore, 0, 0}})
             .exit_code() == 1);
 }
 
@@ -107,7 +115,8 @@ TEST_CASE("fplab diff: exit codes, table and JSON", "[diff][cli]") {
   const auto pb = temp("b.json");
   const auto pc = temp("c.json");
   fplab::write_results_json(sample(1.5f, 0.1, 3, fplab::Status::reproduced), pa.string());
-  fplab::write_results_json(sample(1.5f, std::nextafter(0.1, 1.0), 3, fplab::Status::reproduced), pb.string());
+  fplab::write_results_json(sample(1.5f, std::nextafter(0.1, 1.0), 3, fplab::Status::reproduced),
+                            pb.string());
   auto other = sample(1.5f, 0.1, 3, fplab::Status::reproduced);
   other.experiments[0].id = "other";
   fplab::write_results_json(other, pc.string());
@@ -149,5 +158,6 @@ TEST_CASE("fplab diff: exit codes, table and JSON", "[diff][cli]") {
   CHECK(r.output.find("fplab: error:") != std::string::npos);
   const auto badtol = temp("badtol.txt");
   std::ofstream(badtol) << "demo/* sometimes\n";
-  CHECK(run_fplab("diff -t " + badtol.string() + " " + pa.string() + " " + pb.string()).exit_code == 2);
+  CHECK(run_fplab("diff -t " + badtol.string() + " " + pa.string() + " " + pb.string()).exit_code ==
+        2);
 }

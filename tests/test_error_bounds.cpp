@@ -34,7 +34,8 @@ std::vector<T> data(std::mt19937_64& rng, std::size_t n, int kind) {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("sequential and pairwise errors stay within Higham's bounds", "[error]", float, double) {
+TEMPLATE_TEST_CASE("sequential and pairwise errors stay within Higham's bounds", "[error]", float,
+                   double) {
   using T = TestType;
   std::mt19937_64 rng(2024);
   const auto seq = fplab::parse_strategy("sequential");

@@ -47,7 +47,8 @@ std::vector<T> cancelling(std::mt19937_64& rng, std::size_t n) {
   auto x = mirrored<T>(rng, n);
   std::uniform_real_distribution<double> tiny(-1.0, 1.0);
   for (std::size_t i = 0; i < x.size(); ++i) {
-    x[i] = i % 3 == 0 ? static_cast<T>(static_cast<double>(x[i]) * 1e15) : static_cast<T>(tiny(rng) * 1e-15);
+    x[i] = i % 3 == 0 ? static_cast<T>(static_cast<double>(x[i]) * 1e15)
+                      : static_cast<T>(tiny(rng) * 1e-15);
   }
   // Make the big ones cancel exactly again.
   for (std::size_t i = 0; i + 3 < x.size(); i += 6) x[i + 3] = -x[i];
@@ -204,8 +205,8 @@ TEMPLATE_TEST_CASE("exact dot equals the Boost oracle", "[exact][dot]", float, d
     const auto y = normal<TestType>(rng, n);
     const TestType r = fplab::exact_dot(std::span<const TestType>(x), std::span<const TestType>(y));
     REQUIRE(is_correctly_rounded(
-        fplab::test::exact_scaled_dot(std::span<const TestType>(x), std::span<const TestType>(y)), r,
-        2 * fplab::test::kScale));
+        fplab::test::exact_scaled_dot(std::span<const TestType>(x), std::span<const TestType>(y)),
+        r, 2 * fplab::test::kScale));
   }
 }
 
@@ -237,8 +238,10 @@ void check_same_routes(const std::vector<T>& x) {
   const ExactSum b = all_at_once(x);
   using fplab::Direction;
   for (const auto& f : {fplab::kBinary64, fplab::kBinary32}) {
-    for (Direction d : {Direction::nearest_even, Direction::toward_zero, Direction::up, Direction::down}) {
-      CHECK(std::bit_cast<std::uint64_t>(a.round(f, d)) == std::bit_cast<std::uint64_t>(b.round(f, d)));
+    for (Direction d :
+         {Direction::nearest_even, Direction::toward_zero, Direction::up, Direction::down}) {
+      CHECK(std::bit_cast<std::uint64_t>(a.round(f, d)) ==
+            std::bit_cast<std::uint64_t>(b.round(f, d)));
     }
   }
   CHECK(a.sign() == b.sign());
@@ -246,8 +249,8 @@ void check_same_routes(const std::vector<T>& x) {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("exact add_all: one exponent filled to its limit, many times over", "[exact][large]",
-                   float, double) {
+TEMPLATE_TEST_CASE("exact add_all: one exponent filled to its limit, many times over",
+                   "[exact][large]", float, double) {
   using T = TestType;
   // The largest significand (all ones) on one exponent: each table entry
   // reaches its most, 2048 * (2^53 - 1) for doubles, block after block.
@@ -271,7 +274,8 @@ TEMPLATE_TEST_CASE("exact add_all: one exponent filled to its limit, many times 
   check_same_routes(big);
 }
 
-TEMPLATE_TEST_CASE("exact add_all: every exponent and sign at once", "[exact][large]", float, double) {
+TEMPLATE_TEST_CASE("exact add_all: every exponent and sign at once", "[exact][large]", float,
+                   double) {
   using T = TestType;
   std::mt19937_64 rng(2048);
   using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
@@ -297,8 +301,8 @@ TEMPLATE_TEST_CASE("exact add_all: every exponent and sign at once", "[exact][la
   REQUIRE(is_correctly_rounded(exact_scaled_sum(std::span<const T>(x)), exact_of(x)));
 }
 
-TEMPLATE_TEST_CASE("exact add_all: zeros, subnormals and specials anywhere in a block", "[exact][large]",
-                   float, double) {
+TEMPLATE_TEST_CASE("exact add_all: zeros, subnormals and specials anywhere in a block",
+                   "[exact][large]", float, double) {
   using T = TestType;
   const T inf = std::numeric_limits<T>::infinity();
   const T nan = std::numeric_limits<T>::quiet_NaN();
@@ -337,7 +341,8 @@ TEMPLATE_TEST_CASE("exact add_all: zeros, subnormals and specials anywhere in a 
   CHECK_FALSE(std::signbit(exact_of(zeros)));
 }
 
-TEMPLATE_TEST_CASE("exact add_all: split anywhere, mixed with add()", "[exact][large]", float, double) {
+TEMPLATE_TEST_CASE("exact add_all: split anywhere, mixed with add()", "[exact][large]", float,
+                   double) {
   using T = TestType;
   std::mt19937_64 rng(4097);
   const auto x = mixed<T>(rng, 20000);

@@ -1,9 +1,9 @@
 // The experiments' headline figures, the registry and the order enumerator.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
-#include <cstring>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -20,7 +20,8 @@ using namespace fplab;
 
 namespace {
 
-ExperimentRecord run_one(const std::string& id, std::vector<std::string> settings = {}, bool quick = true) {
+ExperimentRecord run_one(const std::string& id, std::vector<std::string> settings = {},
+                         bool quick = true) {
   const auto plan = plan_runs({id}, quick, settings);
   REQUIRE(plan.size() == 1);
   return run_experiment(plan.front(), quick, false);
@@ -64,7 +65,8 @@ std::map<std::uint64_t, std::uint64_t> brute_force(const Strategy& s, std::vecto
 TEST_CASE("registry: the six experiments, in claim order", "[experiments]") {
   std::vector<std::string> ids;
   for (const auto* e : registered_experiments()) ids.push_back(e->info.id);
-  const std::vector<std::string> mine{"associativity", "permutations", "groupings", "chunked", "spacing", "error-growth"};
+  const std::vector<std::string> mine{"associativity", "permutations", "groupings",
+                                      "chunked",       "spacing",      "error-growth"};
   std::vector<std::size_t> positions;
   for (const auto& id : mine) {
     const auto it = std::find(ids.begin(), ids.end(), id);
@@ -97,27 +99,36 @@ TEST_CASE("plan_runs: settings, quick defaults and one-line errors", "[experimen
   CHECK(message({"nosuch"}, {}) == "unknown experiment 'nosuch' (see 'fplab list')");
   CHECK(message({"permutations"}, {"nosuch=1"}) ==
         "unknown parameter 'nosuch' for experiment 'permutations' (see 'fplab list')");
-  CHECK(message({"permutations"}, {"shuffles=abc"}) == "permutations: parameter 'shuffles': 'abc' is not an integer");
+  CHECK(message({"permutations"}, {"shuffles=abc"}) ==
+        "permutations: parameter 'shuffles': 'abc' is not an integer");
   CHECK(message({"permutations"}, {"numbers=1,2,3,4,5,6,7,8,9,10,11,12,13"}) ==
         "permutations: parameter 'numbers': 13 items; at most 12");
   CHECK(message({"permutations"}, {"strategies=parallel(2)"}) ==
-        "permutations: parameter 'strategies': 'parallel(2)' cannot be enumerated (a thread-dependent or library "
+        "permutations: parameter 'strategies': 'parallel(2)' cannot be enumerated (a "
+        "thread-dependent or library "
         "order)");
-  CHECK(message({"chunked"}, {"strategies=nosuch"}).find("bad strategy 'nosuch'") != std::string::npos);
-  CHECK(message({"groupings"}, {"n=0"}) == "groupings: parameter 'n': '0' is out of range 1..10000000");
-  CHECK(message({"associativity"}, {"formats=fp99"}).find("parameter 'formats'") != std::string::npos);
-  CHECK(message({"spacing"}, {"bad"}) == "--set 'bad': expected name=value or experiment.name=value");
-  CHECK(message({"spacing"}, {"chunked.k=1"}) == "--set 'chunked.k=1': experiment 'chunked' is not being run");
+  CHECK(message({"chunked"}, {"strategies=nosuch"}).find("bad strategy 'nosuch'") !=
+        std::string::npos);
+  CHECK(message({"groupings"}, {"n=0"}) ==
+        "groupings: parameter 'n': '0' is out of range 1..10000000");
+  CHECK(message({"associativity"}, {"formats=fp99"}).find("parameter 'formats'") !=
+        std::string::npos);
+  CHECK(message({"spacing"}, {"bad"}) ==
+        "--set 'bad': expected name=value or experiment.name=value");
+  CHECK(message({"spacing"}, {"chunked.k=1"}) ==
+        "--set 'chunked.k=1': experiment 'chunked' is not being run");
 }
 
-TEST_CASE("orders: the enumerator agrees with brute force over fplab::sum", "[experiments][orders]") {
+TEST_CASE("orders: the enumerator agrees with brute force over fplab::sum",
+          "[experiments][orders]") {
   std::mt19937_64 g(3);
   std::vector<double> x;
-  for (int i = 0; i < 7; ++i) x.push_back(rnd::normal(g) * std::ldexp(1.0, static_cast<int>(rnd::below(g, 40)) - 20));
+  for (int i = 0; i < 7; ++i)
+    x.push_back(rnd::normal(g) * std::ldexp(1.0, static_cast<int>(rnd::below(g, 40)) - 20));
   const std::vector<float> xf(x.begin(), x.end());
-  for (const char* spelling : {"sequential", "pairwise", "pairwise(2)", "numpy", "numpy-buffered", "lanes(3)",
-                               "chunked(3,pairwise,pairwise)", "chunked(2,numpy,sequential)", "kahan", "neumaier",
-                               "exact"}) {
+  for (const char* spelling : {"sequential", "pairwise", "pairwise(2)", "numpy", "numpy-buffered",
+                               "lanes(3)", "chunked(3,pairwise,pairwise)",
+                               "chunked(2,numpy,sequential)", "kahan", "neumaier", "exact"}) {
     INFO(spelling);
     const Strategy s = parse_strategy(spelling);
     const auto program_check = [&](const auto& values) {
@@ -137,12 +148,14 @@ TEST_CASE("orders: the enumerator agrees with brute force over fplab::sum", "[ex
     program_check(xf);
     if (s.order != Order::kahan && s.order != Order::neumaier && s.order != Order::exact) {
       const auto p = ReductionProgram::of(s, x.size());
-      CHECK(Value::of(p.evaluate(std::span<const double>(x))) == Value::of(sum(s, std::span<const double>(x))));
+      CHECK(Value::of(p.evaluate(std::span<const double>(x))) ==
+            Value::of(sum(s, std::span<const double>(x))));
     }
   }
   CHECK_FALSE(enumerable(parse_strategy("omp-reduction(2)")));
-  CHECK_THROWS_AS(enumerate_orders<double>(parse_strategy("sequential"), std::vector<double>(13, 1.0)),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(
+      enumerate_orders<double>(parse_strategy("sequential"), std::vector<double>(13, 1.0)),
+      std::invalid_argument);
 }
 
 TEST_CASE("python replay: CPython's Mersenne Twister and shuffle", "[experiments][python]") {
@@ -154,8 +167,10 @@ TEST_CASE("python replay: CPython's Mersenne Twister and shuffle", "[experiments
   // random.seed(42); random.getrandbits(32)
   python::Random r2(42);
   CHECK(r2.getrandbits(32) == 2746317213U);
-  const std::vector<python::Number> xs{{false, 0, 0.1}, {true, 1, 0.0}, {false, 0, 1e-17}, {false, 0, -0.1}};
-  CHECK(python::builtin_sum(xs, python::SumVersion::cpython311) == (((0 + 0.1) + 1.0) + 1e-17) + -0.1);
+  const std::vector<python::Number> xs{
+      {false, 0, 0.1}, {true, 1, 0.0}, {false, 0, 1e-17}, {false, 0, -0.1}};
+  CHECK(python::builtin_sum(xs, python::SumVersion::cpython311) ==
+        (((0 + 0.1) + 1.0) + 1e-17) + -0.1);
 }
 
 TEST_CASE("A1 associativity: 0 and 0.1 in double, float32 and bf16", "[experiments][A1]") {
@@ -168,7 +183,8 @@ TEST_CASE("A1 associativity: 0 and 0.1 in double, float32 and bf16", "[experimen
   CHECK(r.verdict("A1")->status == Status::reproduced);
 }
 
-TEST_CASE("A2 permutations: 275 / 137 / 27 distinct totals, TML's 102 replayed", "[experiments][A2]") {
+TEST_CASE("A2 permutations: 275 / 137 / 27 distinct totals, TML's 102 replayed",
+          "[experiments][A2]") {
   const auto r = run_one("permutations", {"strategies=sequential,pairwise,kahan", "shuffles=1000"});
   CHECK(int_at(r, "exhaustive", "sequential float64", "distinct") == 275);
   CHECK(int_at(r, "exhaustive", "sequential float32", "distinct") == 137);
@@ -178,7 +194,8 @@ TEST_CASE("A2 permutations: 275 / 137 / 27 distinct totals, TML's 102 replayed",
   CHECK(int_at(r, "exhaustive", "sequential float64", "zeros") == 12604);
   CHECK(int_at(r, "exhaustive", "pairwise(1) float64", "zeros") == 28544);
   CHECK(int_at(r, "tml-replay", "CPython 3.12+ (compensated)", "distinct") == 102);
-  CHECK(text_at(r, "tml-replay", "CPython 3.12+ (compensated)", "max") == "0x1.8p-54");  // 8.326672684688674e-17
+  CHECK(text_at(r, "tml-replay", "CPython 3.12+ (compensated)", "max") ==
+        "0x1.8p-54");  // 8.326672684688674e-17
   // Debian 12's python3.11 running TML's script prints 258 unique results.
   CHECK(int_at(r, "tml-replay", "CPython 3.11 and older (plain)", "distinct") == 258);
   CHECK(r.table("hist-sequential-float64")->rows.size() == 275);
@@ -191,7 +208,8 @@ TEST_CASE("A2 permutations: 275 / 137 / 27 distinct totals, TML's 102 replayed",
 }
 
 TEST_CASE("A2 permutations: user numbers, n = 10, sampling only", "[experiments][A2]") {
-  auto r = run_one("permutations", {"numbers=1,2,3,4,5,6,7,8,9,0.1", "strategies=sequential", "dtypes=float32"});
+  auto r = run_one("permutations",
+                   {"numbers=1,2,3,4,5,6,7,8,9,0.1", "strategies=sequential", "dtypes=float32"});
   CHECK(int_at(r, "exhaustive", "sequential float32", "orders") == 3628800);
   CHECK(r.verdict("A2")->status == Status::differs);
   r = run_one("permutations", {"mode=sampling", "shuffles=10", "strategies=sequential"});
@@ -207,7 +225,8 @@ TEST_CASE("A3 groupings: the recipe's count, pinned", "[experiments][A3]") {
 }
 
 TEST_CASE("A4 chunked: the table digit for digit", "[experiments][A4]") {
-  const auto r = run_one("chunked", {"k=1,4", "lanes=8", "threads=1,2", "repeats=1", "strategies=sequential,exact"});
+  const auto r = run_one(
+      "chunked", {"k=1,4", "lanes=8", "threads=1,2", "repeats=1", "strategies=sequential,exact"});
   const Table* t = r.table("a4");
   REQUIRE(t != nullptr);
   const std::map<std::string, std::pair<std::string, std::string>> claimed{

@@ -19,7 +19,8 @@ std::filesystem::path temp_dir(const std::string& name) {
 
 TEST_CASE("fplab run: results.json, report, CSV and plots", "[cli][run]") {
   const auto dir = temp_dir("run");
-  const auto r = run_fplab("run associativity spacing groupings --quick --set seeds=2 --out " + dir.string());
+  const auto r =
+      run_fplab("run associativity spacing groupings --quick --set seeds=2 --out " + dir.string());
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(r.output.find("| A1 | associativity |") != std::string::npos);
@@ -36,7 +37,8 @@ TEST_CASE("fplab run: results.json, report, CSV and plots", "[cli][run]") {
   CHECK(std::filesystem::exists(dir / "csv" / "groupings-by-seed.csv"));
   CHECK(std::filesystem::exists(dir / "figures" / "groupings-by-seed.svg"));
   // The same run again: the same fingerprint.
-  const auto again = run_fplab("run associativity spacing groupings --quick --set seeds=2 --out " + dir.string() + "2");
+  const auto again = run_fplab("run associativity spacing groupings --quick --set seeds=2 --out " +
+                               dir.string() + "2");
   std::ifstream in2(dir.string() + "2/results.json");
   CHECK(nlohmann::json::parse(in2)["fingerprint"] == j["fingerprint"]);
 }
@@ -47,11 +49,16 @@ TEST_CASE("fplab run: bad input is one line on stderr and exit 2", "[cli][run]")
   std::ofstream(blocker) << "a file, not a folder";
   const std::vector<std::pair<std::string, std::string>> cases{
       {"run nosuch --quick", "fplab: error: unknown experiment 'nosuch' (see 'fplab list')\n"},
-      {"run permutations --set nosuch=1", "fplab: error: unknown parameter 'nosuch' for experiment 'permutations' (see 'fplab list')\n"},
-      {"run permutations --set shuffles=-3", "fplab: error: permutations: parameter 'shuffles': '-3' is out of range 1..100000000\n"},
+      {"run permutations --set nosuch=1",
+       "fplab: error: unknown parameter 'nosuch' for experiment 'permutations' (see 'fplab "
+       "list')\n"},
+      {"run permutations --set shuffles=-3",
+       "fplab: error: permutations: parameter 'shuffles': '-3' is out of range 1..100000000\n"},
       {"run permutations --set numbers=1,2,3,4,5,6,7,8,9,10,11,12,13",
        "fplab: error: permutations: parameter 'numbers': 13 items; at most 12\n"},
-      {"run groupings --set inner=fast", "fplab: error: groupings: parameter 'inner': 'fast' is not one of sequential, pairwise, numpy, kahan, neumaier\n"},
+      {"run groupings --set inner=fast",
+       "fplab: error: groupings: parameter 'inner': 'fast' is not one of sequential, pairwise, "
+       "numpy, kahan, neumaier\n"},
       {"run associativity --out " + (blocker / "sub").string(), ""},
   };
   for (const auto& [args, expected] : cases) {
@@ -73,7 +80,8 @@ TEST_CASE("fplab run: bad input is one line on stderr and exit 2", "[cli][run]")
 TEST_CASE("fplab list and run --help", "[cli][run]") {
   auto r = run_fplab("list");
   REQUIRE(r.exit_code == 0);
-  for (const char* id : {"associativity", "permutations", "groupings", "chunked", "spacing", "error-growth"}) {
+  for (const char* id :
+       {"associativity", "permutations", "groupings", "chunked", "spacing", "error-growth"}) {
     CHECK(r.output.find(std::string("  ") + id + " ") != std::string::npos);
   }
   CHECK(r.output.find("numbers") != std::string::npos);

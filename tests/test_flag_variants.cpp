@@ -51,7 +51,8 @@ TEST_CASE("flag variants: the list", "[variants]") {
   const auto all = fplab::flag_variants();
   REQUIRE(all.size() >= 6);
   CHECK(all[0].name == "strict");
-  for (const char* name : {"O0", "O3-march-native", "fp-contract-fast-fma", "associative-math", "fast-math"}) {
+  for (const char* name :
+       {"O0", "O3-march-native", "fp-contract-fast-fma", "associative-math", "fast-math"}) {
     bool found = false;
     for (const auto& v : all) found = found || v.name == name;
     CHECK(found);
@@ -59,7 +60,8 @@ TEST_CASE("flag variants: the list", "[variants]") {
   CHECK_THROWS_AS(all[0].sum_double("nosuch", nullptr, 0), std::invalid_argument);
 }
 
-TEMPLATE_TEST_CASE("strict builds agree with the library bit for bit", "[variants]", float, double) {
+TEMPLATE_TEST_CASE("strict builds agree with the library bit for bit", "[variants]", float,
+                   double) {
   using T = TestType;
   const auto x = data<T>(20001, 1);
   const auto y = data<T>(20001, 2);

@@ -1,5 +1,6 @@
 // The C++ forward pass against the torch reference (golden.safetensors next
 // to the model file), and what each reduction policy promises about bits.
+#include <omp.h>
 #include <algorithm>
 #include <bit>
 #include <catch2/catch.hpp>
@@ -7,7 +8,6 @@
 #include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
-#include <omp.h>
 #include <string>
 #include <vector>
 
@@ -28,7 +28,9 @@ const Model& trained() {
   return m;
 }
 
-SafeTensors golden() { return SafeTensors::read(trained().path().parent_path() / "golden.safetensors"); }
+SafeTensors golden() {
+  return SafeTensors::read(trained().path().parent_path() / "golden.safetensors");
+}
 
 bool same_bits(std::span<const float> a, std::span<const float> b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
@@ -40,8 +42,9 @@ std::vector<float> copy(std::span<const float> s) { return {s.begin(), s.end()};
 // `batch` sequences whose others hold other prompts of other lengths, then
 // `steps` greedy steps of the whole batch: row i < prompt.size() is the
 // prefill, later rows the decoded steps.
-std::vector<std::vector<float>> run_in_batch(const Model& m, Policy policy, const std::vector<Token>& prompt,
-                                             std::size_t batch, std::size_t steps) {
+std::vector<std::vector<float>> run_in_batch(const Model& m, Policy policy,
+                                             const std::vector<Token>& prompt, std::size_t batch,
+                                             std::size_t steps) {
   std::vector<std::vector<Token>> feed(batch);
   feed[0] = prompt;
   for (std::size_t b = 1; b < batch; ++b) {
@@ -54,7 +57,8 @@ std::vector<std::vector<float>> run_in_batch(const Model& m, Policy policy, cons
   const Logits& first = run.forward(feed);
   for (std::size_t i = 0; i < prompt.size(); ++i) rows.push_back(copy(first.row(0, i)));
   for (std::size_t s = 0; s < steps; ++s) {
-    for (std::size_t b = 0; b < batch; ++b) feed[b].assign(1, static_cast<Token>((s + b) % m.config().vocab_size));
+    for (std::size_t b = 0; b < batch; ++b)
+      feed[b].assign(1, static_cast<Token>((s + b) % m.config().vocab_size));
     rows.push_back(copy(run.forward(feed).last(0)));
   }
   return rows;
@@ -89,7 +93,8 @@ TEST_CASE("model: fp32 logits match torch's golden logits within 1e-4", "[model]
   }
 }
 
-TEST_CASE("model: greedy decoding with the KV cache reproduces torch's 40 tokens", "[model][golden]") {
+TEST_CASE("model: greedy decoding with the KV cache reproduces torch's 40 tokens",
+          "[model][golden]") {
   const Model& m = trained();
   const SafeTensors g = golden();
   const auto want = g.i32("greedy.0");
@@ -116,7 +121,8 @@ TEST_CASE("model: batch-invariant gives a row the same bits in batches of 1, 2, 
       const auto in_batch = run_in_batch(m, policy, prompt, batch, 3);
       REQUIRE(in_batch.size() == alone.size());
       std::size_t differing_rows = 0;
-      for (std::size_t i = 0; i < alone.size(); ++i) differing_rows += !same_bits(alone[i], in_batch[i]);
+      for (std::size_t i = 0; i < alone.size(); ++i)
+        differing_rows += !same_bits(alone[i], in_batch[i]);
       INFO(name(p) << " batch " << batch);
       CHECK(differing_rows == 0);
     }
@@ -137,13 +143,13 @@ TEST_CASE("model: batch-invariant decoding with the KV cache equals one teacher-
   for (std::size_t i = 0; i < text.size(); ++i) {
     const std::vector<std::vector<Token>> one{{text[i]}};
     const auto row = step.forward(one).last(0);
-    differing += !same_bits(row, std::span<const float>(expected).subspan(i * m.config().vocab_size, row.size()));
+    differing += !same_bits(
+        row, std::span<const float>(expected).subspan(i * m.config().vocab_size, row.size()));
   }
   CHECK(differing == 0);
 }
 
-TEST_CASE("model: split-k changes a row's bits with the batch size",
-          "[model][invariance]") {
+TEST_CASE("model: split-k changes a row's bits with the batch size", "[model][invariance]") {
   const Model& m = trained();
   const auto prompt = m.tokenizer().encode("And God said");
   const Policy policy{ReductionPolicy::split_k, PrecisionPolicy::fp32};
@@ -162,7 +168,8 @@ TEST_CASE("model: split-k changes a row's bits with the batch size",
   CHECK(max_diff < 1e-3);
 }
 
-TEST_CASE("model: 20 runs of the same prompt alone are bit-identical (claim B1)", "[model][invariance]") {
+TEST_CASE("model: 20 runs of the same prompt alone are bit-identical (claim B1)",
+          "[model][invariance]") {
   const Model& m = trained();
   const std::vector<std::vector<Token>> feed{m.tokenizer().encode("In the beginning")};
   for (ReductionPolicy r : kReductionPolicies) {
@@ -221,7 +228,7 @@ TEST_CASE("model: bf16 and fp16 logits are values of their format", "[model][pre
     }
     INFO(name(r) << ": max |bf16 - fp32| = " << max_bf);
     CHECK(bad == 0);
-    CHECK(max_bf > 0);   // bf16 really rounds
+    CHECK(max_bf > 0);    // bf16 really rounds
     CHECK(max_bf < 2.0);  // and is still the same model
   }
 }
@@ -229,20 +236,23 @@ TEST_CASE("model: bf16 and fp16 logits are values of their format", "[model][pre
 TEST_CASE("model: teacher-forced scoring matches single windows and top-2 gaps", "[model][score]") {
   const Model& m = trained();
   const auto text = m.tokenizer().encode(
-      "In the beginning God created the heaven and the earth. And the earth was without form, and void.");
+      "In the beginning God created the heaven and the earth. And the earth was without form, and "
+      "void.");
   const Policy policy{ReductionPolicy::batch_invariant, PrecisionPolicy::fp32};
   ScoreOptions opt;
   opt.window = 32;
   opt.batch = 2;
   std::vector<std::vector<float>> seen;
-  const auto scores = score_text(m, policy, text, opt, [&](std::size_t pos, std::span<const float> l) {
-    CHECK(pos == seen.size());
-    seen.push_back(copy(l));
-  });
+  const auto scores =
+      score_text(m, policy, text, opt, [&](std::size_t pos, std::span<const float> l) {
+        CHECK(pos == seen.size());
+        seen.push_back(copy(l));
+      });
   REQUIRE(scores.size() == text.size() - 1);
   // Position 40 is in window 1 (tokens 32..63): that window alone gives the same bits.
   Batch one(m, policy, 1);
-  const std::vector<std::vector<Token>> w1{std::vector<Token>(text.begin() + 32, text.begin() + 64)};
+  const std::vector<std::vector<Token>> w1{
+      std::vector<Token>(text.begin() + 32, text.begin() + 64)};
   CHECK(same_bits(one.forward(w1).row(0, 8), seen[40]));
   for (std::size_t i = 0; i < scores.size(); ++i) {
     CHECK(scores[i].target == text[i + 1]);

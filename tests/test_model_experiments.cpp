@@ -26,16 +26,22 @@ const fplab::Verdict* verdict(const fplab::ExperimentRecord& r, const std::strin
 
 }  // namespace
 
-TEST_CASE("batch-variance: repeats agree, batch-invariant moves nothing, the others do", "[model][experiments][B1][B2]") {
+TEST_CASE("batch-variance: repeats agree, batch-invariant moves nothing, the others do",
+          "[model][experiments][B1][B2]") {
   REQUIRE(std::filesystem::exists(fplab::model::model_path()));
   const auto r = run_quick("batch-variance");
   CHECK(r.table("repeats")->get("20", "identical")->as_int() == 20);
   for (const int b : {2, 4, 8, 16}) {
     INFO(b);
-    CHECK(r.table("batching")->get("batch-invariant batch " + std::to_string(b), "differing")->as_int() == 0);
-    CHECK(r.table("batching")->get("batch-invariant batch " + std::to_string(b), "max_change")->as_f64() == 0.0);
+    CHECK(r.table("batching")
+              ->get("batch-invariant batch " + std::to_string(b), "differing")
+              ->as_int() == 0);
+    CHECK(r.table("batching")
+              ->get("batch-invariant batch " + std::to_string(b), "max_change")
+              ->as_f64() == 0.0);
   }
-  for (const auto* v : {verdict(r, "B1"), verdict(r, "B2"), verdict(r, "B9")}) REQUIRE(v != nullptr);
+  for (const auto* v : {verdict(r, "B1"), verdict(r, "B2"), verdict(r, "B9")})
+    REQUIRE(v != nullptr);
   CHECK(verdict(r, "B1")->status == fplab::Status::reproduced);
 
   // Headline figures: Eigen moves 6 of the 63 logits by up to 2^-20 in
@@ -51,7 +57,8 @@ TEST_CASE("batch-variance: repeats agree, batch-invariant moves nothing, the oth
   CHECK(t->get("split-k batch 16", "max_change")->as_f64() == 0x1.8p-21);
 }
 
-TEST_CASE("top2-gaps, precision-flips, flip-prediction: verdicts and consistent figures", "[model][experiments]") {
+TEST_CASE("top2-gaps, precision-flips, flip-prediction: verdicts and consistent figures",
+          "[model][experiments]") {
   const auto g = run_quick("top2-gaps");
   REQUIRE(verdict(g, "B3") != nullptr);
   REQUIRE(verdict(g, "B4") != nullptr);
@@ -62,7 +69,8 @@ TEST_CASE("top2-gaps, precision-flips, flip-prediction: verdicts and consistent 
   CHECK(g.table("stats")->get("greedy", "min")->as_f64() == 0x1.eaccp-5);
   CHECK(g.table("stats")->get("greedy", "below_0.1")->as_f64() == 2.0 / 60.0);
   CHECK(g.table("stats")->get("teacher-forced", "min")->as_f64() == 0x1.44p-15);
-  CHECK(g.table("perturbations")->get("bf16 vs fp32, measured largest change", "size")->as_f64() == 0x1.1f64p-5);
+  CHECK(g.table("perturbations")->get("bf16 vs fp32, measured largest change", "size")->as_f64() ==
+        0x1.1f64p-5);
   CHECK(verdict(g, "B3")->status == fplab::Status::reproduced);
 
   const auto p = run_quick("precision-flips");

@@ -48,7 +48,8 @@ void for_each_isa(F body) {
   kernels::use_isa(before);
 }
 
-TEST_CASE("kernels::dot is reductions/ lanes(8) and chunked(S, lanes(8), sequential)", "[model][kernels]") {
+TEST_CASE("kernels::dot is reductions/ lanes(8) and chunked(S, lanes(8), sequential)",
+          "[model][kernels]") {
   for (std::size_t n : {0u, 1u, 3u, 7u, 8u, 9u, 15u, 16u, 31u, 32u, 100u, 128u, 384u}) {
     const auto x = data(n, 1 + static_cast<unsigned>(n));
     const auto y = data(n, 1000 + static_cast<unsigned>(n));
@@ -64,7 +65,8 @@ TEST_CASE("kernels::dot is reductions/ lanes(8) and chunked(S, lanes(8), sequent
   CHECK(dot_strategy(4).name() == "chunked(4,lanes(8),sequential)");
 }
 
-TEST_CASE("kernels::linear, dots and sum_squares compute every output in that order", "[model][kernels]") {
+TEST_CASE("kernels::linear, dots and sum_squares compute every output in that order",
+          "[model][kernels]") {
   // Shapes with ragged tile edges, and one big enough to use OpenMP.
   const std::vector<std::array<std::size_t, 3>> shapes{
       {1, 7, 16}, {3, 5, 40}, {5, 130, 128}, {7, 13, 12}, {70, 96, 384}};
@@ -97,8 +99,9 @@ TEST_CASE("kernels::linear, dots and sum_squares compute every output in that or
       std::vector<float> scores(N);
       kernels::dots(x.data(), w.data(), K, N, K, scores.data());
       for (std::size_t n = 0; n < N; ++n) {
-        CHECK(bits(scores[n]) == bits(fplab::dot(dot_strategy(1), std::span<const float>(x.data(), K),
-                                                 std::span<const float>(w.data() + n * K, K))));
+        CHECK(bits(scores[n]) ==
+              bits(fplab::dot(dot_strategy(1), std::span<const float>(x.data(), K),
+                              std::span<const float>(w.data() + n * K, K))));
       }
       std::vector<float> acc(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(K));
       kernels::axpy(x[1], x.data(), acc.data(), K);
@@ -107,7 +110,8 @@ TEST_CASE("kernels::linear, dots and sum_squares compute every output in that or
   });
 }
 
-TEST_CASE("split-k rule: more splits for smaller batches, a pure function of the shapes", "[model][split]") {
+TEST_CASE("split-k rule: more splits for smaller batches, a pure function of the shapes",
+          "[model][split]") {
   // The table in split_rule.hpp, for the bundled model's shapes.
   const std::size_t batches[] = {1, 2, 4, 8, 16};
   const std::size_t qkvo[] = {8, 8, 8, 4, 2};
@@ -155,8 +159,9 @@ TEST_CASE("KV partitions: fixed split size (claim B8) and fixed count", "[model]
 TEST_CASE("policies: names round trip, unknown names rejected", "[model][policy]") {
   for (auto p : kReductionPolicies) CHECK(parse_reduction_policy(name(p)) == p);
   for (auto p : kPrecisionPolicies) CHECK(parse_precision_policy(name(p)) == p);
-  CHECK_THROWS_WITH(parse_reduction_policy("splitk"),
-                    "unknown reduction policy 'splitk' (expected library, split-k or batch-invariant)");
+  CHECK_THROWS_WITH(
+      parse_reduction_policy("splitk"),
+      "unknown reduction policy 'splitk' (expected library, split-k or batch-invariant)");
   CHECK_THROWS_AS(parse_precision_policy("fp8"), std::invalid_argument);
 }
 
@@ -164,14 +169,14 @@ TEST_CASE("precision policy rounding: bf16 and fp16 nearest-even", "[model][prec
   // Claim A5: near 16 bf16 has spacing 0.125.
   CHECK(round_to(PrecisionPolicy::bf16, 16.05f) == 16.0f);
   CHECK(round_to(PrecisionPolicy::bf16, 16.07f) == 16.125f);
-  CHECK(round_to(PrecisionPolicy::bf16, 16.0625f) == 16.0f);    // tie -> even
-  CHECK(round_to(PrecisionPolicy::bf16, 16.1875f) == 16.25f);   // tie -> even
+  CHECK(round_to(PrecisionPolicy::bf16, 16.0625f) == 16.0f);   // tie -> even
+  CHECK(round_to(PrecisionPolicy::bf16, 16.1875f) == 16.25f);  // tie -> even
   CHECK(round_to(PrecisionPolicy::fp16, 0.1f) == 0x1.998p-4f);
   CHECK(round_to(PrecisionPolicy::fp16, 65504.0f) == 65504.0f);
   CHECK(round_to(PrecisionPolicy::fp16, 65519.0f) == 65504.0f);
   CHECK(std::isinf(round_to(PrecisionPolicy::fp16, 65520.0f)));
-  CHECK(round_to(PrecisionPolicy::fp16, 0x1p-25f) == 0.0f);         // tie -> even (0)
-  CHECK(round_to(PrecisionPolicy::fp16, 0x1.8p-25f) == 0x1p-24f);   // smallest subnormal
+  CHECK(round_to(PrecisionPolicy::fp16, 0x1p-25f) == 0.0f);        // tie -> even (0)
+  CHECK(round_to(PrecisionPolicy::fp16, 0x1.8p-25f) == 0x1p-24f);  // smallest subnormal
   CHECK(std::signbit(round_to(PrecisionPolicy::fp16, -0x1p-30f)));
   CHECK(round_to(PrecisionPolicy::fp32, 0.1f) == 0.1f);
   CHECK(std::isnan(round_to(PrecisionPolicy::bf16, std::numeric_limits<float>::quiet_NaN())));

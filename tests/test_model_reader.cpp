@@ -97,7 +97,8 @@ TEST_CASE("safetensors: damaged files give one-line errors", "[model][safetensor
   SECTION("header JSON of the wrong shape") {
     const std::string h = R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})";
     spit(bad, le64(h.size()) + h + std::string(4, '\0'));
-    CHECK_THAT(load_error(bad), Catch::Contains("data_offsets span 4 bytes, not what F32 [2] needs"));
+    CHECK_THAT(load_error(bad),
+               Catch::Contains("data_offsets span 4 bytes, not what F32 [2] needs"));
     const std::string h2 = R"({"x":{"dtype":"F33","shape":[1],"data_offsets":[0,4]}})";
     spit(bad, le64(h2.size()) + h2 + std::string(4, '\0'));
     CHECK_THAT(load_error(bad), Catch::Contains("unknown dtype 'F33'"));
@@ -106,7 +107,8 @@ TEST_CASE("safetensors: damaged files give one-line errors", "[model][safetensor
     CHECK_THAT(load_error(bad), Catch::Contains("negative entry"));
   }
   SECTION("a file that does not exist") {
-    CHECK_THAT(load_error(model_temp_dir() / "no-such-file.safetensors"), Catch::Contains("cannot open"));
+    CHECK_THAT(load_error(model_temp_dir() / "no-such-file.safetensors"),
+               Catch::Contains("cannot open"));
   }
 }
 
@@ -123,8 +125,10 @@ TEST_CASE("model: missing tensors, wrong shapes and dtypes are rejected", "[mode
       if (t.name == "model.layers.1.mlp.down_proj.weight") t.shape = {24, 16};  // transposed
     }
     const auto p = write_tiny_model("shape.safetensors", m);
-    CHECK_THAT(load_error(p),
-               Catch::EndsWith("tensor 'model.layers.1.mlp.down_proj.weight' has shape [24,16], expected [16,24]"));
+    CHECK_THAT(
+        load_error(p),
+        Catch::EndsWith(
+            "tensor 'model.layers.1.mlp.down_proj.weight' has shape [24,16], expected [16,24]"));
   }
   SECTION("wrong dtype") {
     auto m = tiny_model();
@@ -135,19 +139,22 @@ TEST_CASE("model: missing tensors, wrong shapes and dtypes are rejected", "[mode
       }
     }
     const auto p = write_tiny_model("dtype.safetensors", m);
-    CHECK_THAT(load_error(p), Catch::EndsWith("tensor 'model.norm.weight' has dtype I32, expected F32"));
+    CHECK_THAT(load_error(p),
+               Catch::EndsWith("tensor 'model.norm.weight' has dtype I32, expected F32"));
   }
   SECTION("bad config or vocabulary") {
     auto m = tiny_model();
     m.metadata["config"] = R"({"vocab_size":10,"d_model":16})";
-    CHECK_THAT(load_error(write_tiny_model("config.safetensors", m)), Catch::Contains("'n_layers' is missing"));
+    CHECK_THAT(load_error(write_tiny_model("config.safetensors", m)),
+               Catch::Contains("'n_layers' is missing"));
     m = tiny_model();
     m.metadata["vocab"] = R"(["a", "b"])";
     CHECK_THAT(load_error(write_tiny_model("vocab.safetensors", m)),
                Catch::Contains("vocabulary has 2 entries, config says 10"));
     m = tiny_model();
     m.metadata.erase("format");
-    CHECK_THAT(load_error(write_tiny_model("format.safetensors", m)), Catch::Contains("metadata 'format'"));
+    CHECK_THAT(load_error(write_tiny_model("format.safetensors", m)),
+               Catch::Contains("metadata 'format'"));
   }
 }
 

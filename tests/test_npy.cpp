@@ -37,7 +37,9 @@ TEST_CASE("npy: truncated, corrupt or unsupported files are rejected", "[npy]") 
   fplab::write_npy(good, std::span<const float>(x));
   const std::string bytes = slurp(good);
   const auto damaged = temp_file("damaged.npy");
-  const auto write = [&](const std::string& content) { std::ofstream(damaged, std::ios::binary) << content; };
+  const auto write = [&](const std::string& content) {
+    std::ofstream(damaged, std::ios::binary) << content;
+  };
 
   write(bytes.substr(0, bytes.size() - 1));
   CHECK_THROWS_WITH(fplab::read_npy(damaged), Catch::Contains("truncated"));
@@ -71,7 +73,8 @@ TEST_CASE("numbers parse exactly, straight to the target type", "[numbers]") {
   CHECK(std::isnan(fplab::parse_number<float>("nan")));
   // 1 + 2^-24 + 2^-60 written in decimal: rounds up as float directly,
   // but to 1 if it went through double first.
-  CHECK(fplab::parse_number<float>("1.00000005960464477539930054151") == std::nextafter(1.0f, 2.0f));
+  CHECK(fplab::parse_number<float>("1.00000005960464477539930054151") ==
+        std::nextafter(1.0f, 2.0f));
   for (const char* bad : {"", "abc", "1.0x", "--1", "0x", "1e99999"}) {
     INFO(bad);
     CHECK_THROWS_AS(fplab::parse_number<double>(bad), fplab::InputError);

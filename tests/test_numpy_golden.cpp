@@ -10,7 +10,8 @@
 
 namespace {
 
-const std::filesystem::path kGolden = std::filesystem::path(FPLAB_SOURCE_DIR) / "tests/golden/numpy";
+const std::filesystem::path kGolden =
+    std::filesystem::path(FPLAB_SOURCE_DIR) / "tests/golden/numpy";
 
 template <class T>
 void check_file(const nlohmann::json& cases, const std::string& file, const std::vector<T>& x) {
@@ -21,7 +22,8 @@ void check_file(const nlohmann::json& cases, const std::string& file, const std:
     if (c["file"] != file) continue;
     const auto n = c["n"].get<std::size_t>();
     const std::span<const T> prefix(x.data(), n);
-    const auto expected = static_cast<T>(fplab::parse_number<double>(c["numpy"].get<std::string>()));
+    const auto expected =
+        static_cast<T>(fplab::parse_number<double>(c["numpy"].get<std::string>()));
     const auto expected_buffered =
         static_cast<T>(fplab::parse_number<double>(c["numpy_buffered"].get<std::string>()));
     INFO(file << " n = " << n);

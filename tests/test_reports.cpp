@@ -1,8 +1,8 @@
 // results.json (schema, round trip, fingerprint), SHA-256, and the report
 // rendered from a stored results.json.
 #include <catch2/catch.hpp>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -47,7 +47,10 @@ Results sample() {
   e.claims = {{"Z1", "a claim", "a source"}};
   Table t{"values", "Values", "case"};
   t.add_column("x", "x", ".3e", true).add_column("n", "count").add_column("s", "label");
-  t.add_row("edge").set("x", Value::f64(-0.0)).set("n", Value::integer(-7)).set("s", Value::text("a, \"b\""));
+  t.add_row("edge")
+      .set("x", Value::f64(-0.0))
+      .set("n", Value::integer(-7))
+      .set("s", Value::text("a, \"b\""));
   t.add_row("nan").set("x", Value::f64(std::numeric_limits<double>::quiet_NaN()));
   t.add_row("inf").set("x", Value::f32(-std::numeric_limits<float>::infinity()));
   t.add_row("sub").set("x", Value::f64(std::ldexp(1.0, -1074))).set("n", Value::integer(INT64_MAX));
@@ -77,8 +80,10 @@ TEST_CASE("sha256: FIPS 180-4 example vectors", "[reports][sha256]") {
   CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   CHECK(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  CHECK(sha256_hex("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrs"
-                   "mnopqrstnopqrstu") == "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
+  CHECK(sha256_hex("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnop"
+                   "qklmnopqrlmnopqrs"
+                   "mnopqrstnopqrstu") ==
+        "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
   Sha256 h;  // one million 'a', fed in uneven pieces
   const std::string chunk(999, 'a');
   std::size_t fed = 0;
@@ -168,12 +173,13 @@ TEST_CASE("fplab report renders a stored results.json, plots included", "[report
   const std::string md = slurp(dir / "report.md");
   CHECK(md.find("| A1 | associativity |") != std::string::npos);
   CHECK(md.find("| A5 | spacing |") != std::string::npos);
-  CHECK(md.find("![Spacing of each format against magnitude](figures/spacing-spacing.svg)") != std::string::npos);
+  CHECK(md.find("![Spacing of each format against magnitude](figures/spacing-spacing.svg)") !=
+        std::string::npos);
   CHECK(std::filesystem::exists(dir / "figures" / "spacing-spacing.svg"));
   CHECK(std::filesystem::exists(dir / "csv" / "spacing-spacing.csv"));
   CHECK(std::filesystem::exists(dir / "results.json"));
   const std::string html = slurp(dir / "report.html");
-  CHECK(html.find("<svg") != std::string::npos);          // inlined, self-contained
+  CHECK(html.find("<svg") != std::string::npos);            // inlined, self-contained
   CHECK(html.find("src=\"figures/") == std::string::npos);  // no external images
   CHECK(html.find("reproduced") != std::string::npos);
   // The same fingerprint as the stored file.
@@ -189,7 +195,9 @@ TEST_CASE("without gnuplot: a warning, and the rest still written", "[reports][c
   const auto r2 = run_fplab("report " + stored + " --out " + dir.string());
   unsetenv("FPLAB_GNUPLOT");
   CHECK(r2.exit_code == 0);
-  CHECK(r2.output.find("fplab: warning: gnuplot ('/nonexistent/gnuplot') not found; plots skipped") != std::string::npos);
+  CHECK(
+      r2.output.find("fplab: warning: gnuplot ('/nonexistent/gnuplot') not found; plots skipped") !=
+      std::string::npos);
   CHECK(std::filesystem::exists(dir / "report.md"));
   CHECK(slurp(dir / "report.md").find("plot not rendered") != std::string::npos);
   CHECK(slurp(dir / "report.html").find("<svg") == std::string::npos);

@@ -91,7 +91,8 @@ Ref reference(const std::vector<float>& logits, const std::vector<Token>& histor
       if (c.top_k > 0 && static_cast<std::size_t>(c.top_k) < alive.size()) {
         auto v = sorted_desc(l, alive);
         alive.clear();
-        for (std::size_t i = 0; i < static_cast<std::size_t>(c.top_k); ++i) alive.push_back(v[i].second);
+        for (std::size_t i = 0; i < static_cast<std::size_t>(c.top_k); ++i)
+          alive.push_back(v[i].second);
         std::sort(alive.begin(), alive.end());
       }
     } else {  // top-p: softmax over the survivors summed in decreasing order
@@ -237,7 +238,8 @@ TEST_CASE("C1: T -> 0 gives the argmax", "[sampling][C1]") {
     const auto l = random_logits(g, 50, 5.0, trial % 2 == 0 ? 0.5 : 0.0);  // even trials: ties
     const Token best = s::argmax(std::span<const float>(l));
     // The lowest id among the maxima.
-    for (std::size_t i = 0; i < static_cast<std::size_t>(best); ++i) REQUIRE(l[i] < l[static_cast<std::size_t>(best)]);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(best); ++i)
+      REQUIRE(l[i] < l[static_cast<std::size_t>(best)]);
     for (const double t : {0.0, -1.0}) {
       s::SamplingConfig c;
       c.temperature = t;
@@ -271,7 +273,8 @@ TEST_CASE("C1: large T flattens toward uniform", "[sampling][C1]") {
   std::mt19937_64 g(4);
   const std::size_t n = 100;
   const auto l = random_logits(g, n, 10.0);
-  const double range = *std::max_element(l.begin(), l.end()) - *std::min_element(l.begin(), l.end());
+  const double range =
+      *std::max_element(l.begin(), l.end()) - *std::min_element(l.begin(), l.end());
   double prev = std::numeric_limits<double>::infinity();
   for (const double t : {1.0, 10.0, 100.0, 1e3, 1e4, 1e6, 1e9}) {
     const auto p = s::softmax(l, t);
@@ -404,8 +407,9 @@ TEST_CASE("Penalties: presence, frequency and CTRL repetition", "[sampling][pipe
   CHECK(got == std::vector<double>{1.0, -2.0, 0.5, 2.0});  // once per token, however often seen
 }
 
-TEST_CASE("Stage order: a penalty before temperature acts as alpha / T, top-p before T keeps the leader",
-          "[sampling][C5]") {
+TEST_CASE(
+    "Stage order: a penalty before temperature acts as alpha / T, top-p before T keeps the leader",
+    "[sampling][C5]") {
   const std::vector<float> l = {6.0f, 1.0f, 0.5f, 0.25f, 0.0f, -0.5f, -1.0f, 0.75f};
   const std::vector<Token> history = {0};
   s::SamplingConfig c;
@@ -455,7 +459,8 @@ std::vector<float> toy_logits(const std::vector<Token>& history, std::size_t voc
 std::vector<Token> toy_sample(const s::SamplingConfig& c, std::size_t steps) {
   std::vector<Token> out = {0};
   s::Generator gen(c.seed);
-  for (std::size_t i = 0; i < steps; ++i) out.push_back(s::sample_step(toy_logits(out, 30), out, c, gen).token);
+  for (std::size_t i = 0; i < steps; ++i)
+    out.push_back(s::sample_step(toy_logits(out, 30), out, c, gen).token);
   return out;
 }
 
@@ -540,14 +545,18 @@ TEST_CASE("Bad sampling parameters get a clear one-line error", "[sampling][erro
   c.order.pop_back();
   fails_with(c, "stage order");
 
-  REQUIRE_THROWS_WITH(s::parse_order("temperature,top-q"), Catch::Contains("unknown sampling stage 'top-q'"));
+  REQUIRE_THROWS_WITH(s::parse_order("temperature,top-q"),
+                      Catch::Contains("unknown sampling stage 'top-q'"));
   s::Generator gen(0);
   const std::vector<Token> bad_history = {3, 10};
-  REQUIRE_THROWS_WITH(s::sample_step(l, bad_history, s::SamplingConfig{.presence_penalty = 1.0}, gen),
-                      Catch::Contains("history token 10 is outside the vocabulary of 10"));
+  REQUIRE_THROWS_WITH(
+      s::sample_step(l, bad_history, s::SamplingConfig{.presence_penalty = 1.0}, gen),
+      Catch::Contains("history token 10 is outside the vocabulary of 10"));
   std::vector<float> with_nan = l;
   with_nan[4] = std::numeric_limits<float>::quiet_NaN();
-  REQUIRE_THROWS_WITH(s::sample_step(with_nan, {}, {}, gen), Catch::Contains("the logit of token 4 is nan"));
+  REQUIRE_THROWS_WITH(s::sample_step(with_nan, {}, {}, gen),
+                      Catch::Contains("the logit of token 4 is nan"));
   const std::vector<float> masked(3, -std::numeric_limits<float>::infinity());
-  REQUIRE_THROWS_WITH(s::sample_step(masked, {}, {}, gen), Catch::Contains("no token has a finite logit"));
+  REQUIRE_THROWS_WITH(s::sample_step(masked, {}, {}, gen),
+                      Catch::Contains("no token has a finite logit"));
 }

@@ -54,14 +54,16 @@ TEST_CASE("Batch-invariant sampling does not depend on the batch", "[sampling][s
   const auto configs = seeds(5, 1.5);
   const Policy bi{ReductionPolicy::batch_invariant, PrecisionPolicy::fp32};
   std::vector<std::vector<float>> together_rows, alone_rows;
-  const auto together = s::sample(m, bi, prompt, configs, 20, s::Batching::together,
-                                  [&](std::size_t, std::size_t, std::span<const float> l, const s::Step&) {
-                                    together_rows.emplace_back(l.begin(), l.end());
-                                  });
-  const auto alone = s::sample(m, bi, prompt, configs, 20, s::Batching::alone,
-                               [&](std::size_t, std::size_t, std::span<const float> l, const s::Step&) {
-                                 alone_rows.emplace_back(l.begin(), l.end());
-                               });
+  const auto together =
+      s::sample(m, bi, prompt, configs, 20, s::Batching::together,
+                [&](std::size_t, std::size_t, std::span<const float> l, const s::Step&) {
+                  together_rows.emplace_back(l.begin(), l.end());
+                });
+  const auto alone =
+      s::sample(m, bi, prompt, configs, 20, s::Batching::alone,
+                [&](std::size_t, std::size_t, std::span<const float> l, const s::Step&) {
+                  alone_rows.emplace_back(l.begin(), l.end());
+                });
   CHECK(together == alone);
   // Bit for bit, step by step (the callbacks come in another order).
   std::sort(together_rows.begin(), together_rows.end());
@@ -73,11 +75,12 @@ TEST_CASE("Greedy sampling is the argmax path and consumes the same draws", "[sa
   const Model& m = tiny();
   const auto prompt = m.tokenizer().encode("a");
   auto configs = seeds(3, 0.0);
-  const auto out = s::sample(m, Policy{}, prompt, configs, 15, s::Batching::together,
-                             [&](std::size_t, std::size_t, std::span<const float> l, const s::Step& st) {
-                               REQUIRE(st.token == s::argmax(l));
-                               REQUIRE(st.candidates.size() == 1);
-                             });
+  const auto out =
+      s::sample(m, Policy{}, prompt, configs, 15, s::Batching::together,
+                [&](std::size_t, std::size_t, std::span<const float> l, const s::Step& st) {
+                  REQUIRE(st.token == s::argmax(l));
+                  REQUIRE(st.candidates.size() == 1);
+                });
   CHECK(out[0] == out[1]);  // greedy ignores the seed
   CHECK(out[1] == out[2]);
 }
@@ -87,10 +90,12 @@ TEST_CASE("sample() rejects what it cannot do", "[sampling][errors]") {
   const auto prompt = m.tokenizer().encode("abc");
   auto c = seeds(1);
   REQUIRE_THROWS_WITH(s::sample(m, Policy{}, {}, c, 5), Catch::Contains("empty prompt"));
-  REQUIRE_THROWS_WITH(s::sample(m, Policy{}, prompt, c, 31), Catch::Contains("exceeds the context of 32"));
+  REQUIRE_THROWS_WITH(s::sample(m, Policy{}, prompt, c, 31),
+                      Catch::Contains("exceeds the context of 32"));
   CHECK_NOTHROW(s::sample(m, Policy{}, prompt, c, 30));
   c[0].top_k = 11;
-  REQUIRE_THROWS_WITH(s::sample(m, Policy{}, prompt, c, 5), Catch::Contains("vocabulary size 10, not 11"));
+  REQUIRE_THROWS_WITH(s::sample(m, Policy{}, prompt, c, 5),
+                      Catch::Contains("vocabulary size 10, not 11"));
 }
 
 TEST_CASE("repeated_ngram_share counts 4-grams that repeat an earlier one", "[sampling]") {
@@ -106,35 +111,43 @@ TEST_CASE("repeated_ngram_share counts 4-grams that repeat an earlier one", "[sa
 
 TEST_CASE("fplab generate: the same seed prints the same text", "[sampling][cli]") {
   const auto model = fplab::test::write_tiny_model("sampling-cli.safetensors").string();
-  const std::string args = "generate 'abc ' --model " + model + " -n 20 -t 1.2 --top-p 0.95 --seed 7";
+  const std::string args =
+      "generate 'abc ' --model " + model + " -n 20 -t 1.2 --top-p 0.95 --seed 7";
   const auto a = fplab::test::run_fplab(args);
   const auto b = fplab::test::run_fplab(args);
   REQUIRE(a.exit_code == 0);
   CHECK(a.output == b.output);
   CHECK(a.output.rfind("abc ", 0) == 0);
   CHECK(a.output.size() == 4 + 20 + 1);  // prompt, 20 characters, newline
-  const auto other = fplab::test::run_fplab("generate 'abc ' --model " + model + " -n 20 -t 1.2 --top-p 0.95 --seed 8");
+  const auto other = fplab::test::run_fplab("generate 'abc ' --model " + model +
+                                            " -n 20 -t 1.2 --top-p 0.95 --seed 8");
   CHECK(other.output != a.output);
-  const auto two = fplab::test::run_fplab("generate 'abc ' --model " + model + " -n 20 -t 1.2 --top-p 0.95 --seed 7 --samples 2");
+  const auto two = fplab::test::run_fplab("generate 'abc ' --model " + model +
+                                          " -n 20 -t 1.2 --top-p 0.95 --seed 7 --samples 2");
   REQUIRE(two.exit_code == 0);
   CHECK(two.output.find("--- seed 7\n" + a.output) == 0);
 }
 
 TEST_CASE("fplab generate: bad parameters give one-line errors", "[sampling][cli][errors]") {
   const auto model = fplab::test::write_tiny_model("sampling-cli-errors.safetensors").string();
-  const auto run = [&](const std::string& extra) { return fplab::test::run_fplab("generate abc --model " + model + " " + extra); };
+  const auto run = [&](const std::string& extra) {
+    return fplab::test::run_fplab("generate abc --model " + model + " " + extra);
+  };
   auto r = run("--top-p -0.5");
   CHECK(r.exit_code == 2);
   CHECK(r.output == "fplab: error: top_p must be in [0, 1] (1 = off), not -0.5\n");
   r = run("--top-k 11");
   CHECK(r.exit_code == 2);
-  CHECK(r.output == "fplab: error: top_k must be between 0 (off) and the vocabulary size 10, not 11\n");
+  CHECK(r.output ==
+        "fplab: error: top_k must be between 0 (off) and the vocabulary size 10, not 11\n");
   r = run("--temperature nan");
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("temperature") != std::string::npos);
   r = run("--order temperature,top-k");
   CHECK(r.exit_code == 2);
-  CHECK(r.output == "fplab: error: the stage order must name each of penalties, temperature, top-k, top-p once\n");
+  CHECK(r.output ==
+        "fplab: error: the stage order must name each of penalties, temperature, top-k, top-p "
+        "once\n");
   r = run("--policy fastest");
   CHECK(r.exit_code == 2);
   CHECK(r.output.rfind("fplab: error: ", 0) == 0);

@@ -11,7 +11,8 @@
 
 namespace {
 
-fplab::ExperimentRecord run_quick(const std::string& id, const std::vector<std::string>& settings = {}) {
+fplab::ExperimentRecord run_quick(const std::string& id,
+                                  const std::vector<std::string>& settings = {}) {
   const auto plan = fplab::plan_runs({id}, true, settings);
   REQUIRE(plan.size() == 1);
   return fplab::run_experiment(plan.front(), true, false);
@@ -29,7 +30,7 @@ TEST_CASE("The sampling experiments give a verdict on every C-claim", "[sampling
   REQUIRE(std::filesystem::exists(fplab::model::model_path()));
   const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
       {"temperature", {"C1", "C2"}}, {"nucleus", {"C3"}},         {"penalties", {"C4"}},
-      {"pipeline-order", {"C5"}},     {"seeded-sampling", {"C6"}},
+      {"pipeline-order", {"C5"}},    {"seeded-sampling", {"C6"}},
   };
   for (const auto& [id, claims] : expected) {
     INFO(id);
@@ -49,7 +50,8 @@ TEST_CASE("The sampling experiments give a verdict on every C-claim", "[sampling
   }
 }
 
-TEST_CASE("seeded-sampling: reruns agree, bf16 moves the distribution", "[sampling][experiments][C6]") {
+TEST_CASE("seeded-sampling: reruns agree, bf16 moves the distribution",
+          "[sampling][experiments][C6]") {
   const auto a = run_quick("seeded-sampling");
   const auto b = run_quick("seeded-sampling");
   CHECK(fingerprint_of(a) == fingerprint_of(b));
@@ -62,8 +64,11 @@ TEST_CASE("seeded-sampling: reruns agree, bf16 moves the distribution", "[sampli
   CHECK(cmp->get("split-k: alone vs in a batch of 4", "logit_diff")->as_f64() > 0.0);
 }
 
-TEST_CASE("The sampling experiments reject bad settings before running", "[sampling][experiments][errors]") {
+TEST_CASE("The sampling experiments reject bad settings before running",
+          "[sampling][experiments][errors]") {
   REQUIRE_THROWS_WITH(fplab::plan_runs({"nucleus"}, true, {"top_p=1.5"}), Catch::Contains("top_p"));
-  REQUIRE_THROWS_WITH(fplab::plan_runs({"seeded-sampling"}, true, {"samples=0"}), Catch::Contains("samples"));
-  REQUIRE_THROWS_WITH(run_quick("penalties", {"steps=50", "window=60"}), Catch::Contains("window must not exceed steps"));
+  REQUIRE_THROWS_WITH(fplab::plan_runs({"seeded-sampling"}, true, {"samples=0"}),
+                      Catch::Contains("samples"));
+  REQUIRE_THROWS_WITH(run_quick("penalties", {"steps=50", "window=60"}),
+                      Catch::Contains("window must not exceed steps"));
 }

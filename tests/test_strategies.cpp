@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
-#include <type_traits>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "reductions/strategy.hpp"
@@ -29,16 +29,30 @@ T sum_of(const char* spec, const std::vector<T>& x) {
   return fplab::sum(parse_strategy(spec), std::span<const T>(x));
 }
 
-const char* const kAll[] = {"sequential", "pairwise", "pairwise(8)", "numpy", "numpy-buffered",
-                            "chunked(4,numpy,sequential)", "chunked(7,pairwise,pairwise)",
-                            "lanes(1)", "lanes(8)", "lanes(13)", "parallel(1)", "parallel(2)",
-                            "parallel(3)", "omp-reduction(1)", "kahan", "neumaier", "exact",
+const char* const kAll[] = {"sequential",
+                            "pairwise",
+                            "pairwise(8)",
+                            "numpy",
+                            "numpy-buffered",
+                            "chunked(4,numpy,sequential)",
+                            "chunked(7,pairwise,pairwise)",
+                            "lanes(1)",
+                            "lanes(8)",
+                            "lanes(13)",
+                            "parallel(1)",
+                            "parallel(2)",
+                            "parallel(3)",
+                            "omp-reduction(1)",
+                            "kahan",
+                            "neumaier",
+                            "exact",
                             "eigen"};
 
 }  // namespace
 
 TEST_CASE("strategy names parse and print back", "[strategy]") {
-  for (const char* spec : kAll) CHECK(parse_strategy(spec).name() == parse_strategy(parse_strategy(spec).name()).name());
+  for (const char* spec : kAll)
+    CHECK(parse_strategy(spec).name() == parse_strategy(parse_strategy(spec).name()).name());
   CHECK(parse_strategy("pairwise").name() == "pairwise(1)");
   CHECK(parse_strategy("chunked(16, numpy, sequential)").name() == "chunked(16,numpy,sequential)");
   CHECK(parse_strategy("chunked(2,chunked(3,kahan,pairwise),sequential)").name() ==
@@ -69,8 +83,8 @@ TEMPLATE_TEST_CASE("A1: (0.1 + 1e20) - 1e20 is 0, exact is 0.1", "[strategy]", f
 TEMPLATE_TEST_CASE("orders match their definitions at small sizes", "[strategy]", float, double) {
   using T = TestType;
   // Values chosen so that most regroupings give different bits.
-  const std::vector<T> x{T(1e-3), T(1), T(-1e-3), T(3e-4), T(7), T(-2e-5), T(5e-7), T(-7),
-                         T(1.1), T(-0.9)};
+  const std::vector<T> x{T(1e-3),  T(1),    T(-1e-3), T(3e-4), T(7),
+                         T(-2e-5), T(5e-7), T(-7),    T(1.1),  T(-0.9)};
   const auto at = [&](std::size_t i) { return x[i]; };
   // pairwise(1) on 10: split 5|5, 5 splits 2|3, 3 splits 1|2.
   const auto p5 = [&](std::size_t b) {
@@ -95,7 +109,8 @@ TEMPLATE_TEST_CASE("orders match their definitions at small sizes", "[strategy]"
   CHECK(sum_of("numpy", small) == T(0) + loop);
 }
 
-TEMPLATE_TEST_CASE("lanes and numpy agree with plain loops across lengths", "[strategy]", float, double) {
+TEMPLATE_TEST_CASE("lanes and numpy agree with plain loops across lengths", "[strategy]", float,
+                   double) {
   // A scalar oracle checked at every length around the blocking edges.
   using T = TestType;
   const auto data = normals<T>(300, 3);
@@ -111,7 +126,8 @@ TEMPLATE_TEST_CASE("lanes and numpy agree with plain loops across lengths", "[st
         }
       }
       // Tree over the lanes: pairwise(1) of the accumulators.
-      const T expected = acc.empty() ? T(0) : fplab::sum(parse_strategy("pairwise"), std::span<const T>(acc));
+      const T expected =
+          acc.empty() ? T(0) : fplab::sum(parse_strategy("pairwise"), std::span<const T>(acc));
       INFO("n = " << n << ", lanes = " << lanes);
       CHECK(sum_of(("lanes(" + std::to_string(lanes) + ")").c_str(), x) == expected);
     }
@@ -150,7 +166,8 @@ TEMPLATE_TEST_CASE("IEEE specials flow through every order", "[strategy]", float
   CHECK(sum_of("exact", big) == max);
 }
 
-TEMPLATE_TEST_CASE("parallel(T) gives the same bits for the same T", "[strategy][openmp]", float, double) {
+TEMPLATE_TEST_CASE("parallel(T) gives the same bits for the same T", "[strategy][openmp]", float,
+                   double) {
   const auto x = normals<TestType>(1 << 18, 5);
   for (int threads = 1; threads <= 4; ++threads) {
     const auto spec = "parallel(" + std::to_string(threads) + ")";
@@ -174,8 +191,10 @@ TEMPLATE_TEST_CASE("dot products follow the same orders", "[strategy][dot]", flo
   // Sequential dot is the textbook loop with rounded products.
   T loop = T(0);
   for (std::size_t i = 0; i < x.size(); ++i) loop += x[i] * y[i];
-  CHECK(fplab::dot(parse_strategy("sequential"), std::span<const T>(x), std::span<const T>(y)) == loop);
-  CHECK_THROWS_AS(fplab::dot(parse_strategy("sequential"), std::span<const T>(x), std::span<const T>(ones).first(3)),
+  CHECK(fplab::dot(parse_strategy("sequential"), std::span<const T>(x), std::span<const T>(y)) ==
+        loop);
+  CHECK_THROWS_AS(fplab::dot(parse_strategy("sequential"), std::span<const T>(x),
+                             std::span<const T>(ones).first(3)),
                   std::invalid_argument);
 }
 
@@ -206,8 +225,8 @@ std::vector<T> with_specials(std::size_t n, unsigned seed) {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("fast paths give the generic code's bits at every length", "[strategy][simd]", float,
-                   double) {
+TEMPLATE_TEST_CASE("fast paths give the generic code's bits at every length", "[strategy][simd]",
+                   float, double) {
   // The SIMD paths (pairwise, lanes, numpy for native float/double) against
   // the literal recursion and loops, at lengths around their block sizes,
   // for sums, dot products and sub-ranges (chunked).

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake g++ clang-14 libomp-14-dev make git
+  cmake ninja-build ccache g++ clang-14 libomp-14-dev make git
   libeigen3-dev libboost-dev catch2 libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   gnuplot-nox
