@@ -4,17 +4,13 @@
 
 #include <filesystem>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <variant>
 #include <vector>
 
-namespace fplab {
+#include "io/input_error.hpp"
 
-// Every I/O and input problem is reported with this one-line message type.
-struct InputError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+namespace fplab {
 
 using NumberArray = std::variant<std::vector<float>, std::vector<double>>;
 
