@@ -1,11 +1,11 @@
 // SHA-256 (FIPS 180-4), for verifying shipped data files and for the
-// fingerprint of a results file. Small and dependency-free; tested against
-// the NIST example vectors.
+// fingerprint of a results file. OpenSSL's implementation (libcrypto's EVP
+// interface); tests/test_reports.cpp checks it against the NIST example
+// vectors.
 #pragma once
 
-#include <array>
 #include <cstddef>
-#include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -15,18 +15,20 @@ namespace fplab {
 class Sha256 {
  public:
   Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  Sha256(Sha256&&) noexcept;
+  Sha256& operator=(Sha256&&) noexcept;
+
   void update(std::span<const std::byte> data);
   void update(std::string_view text);
   // The digest as 64 lower-case hex digits. Finishes the hash: call once.
   [[nodiscard]] std::string hex_digest();
 
  private:
-  void block(const std::uint8_t* p);
-
-  std::array<std::uint32_t, 8> h_;
-  std::array<std::uint8_t, 64> buffer_{};
-  std::size_t buffered_ = 0;
-  std::uint64_t length_ = 0;  // bytes hashed so far
+  struct Context;  // OpenSSL's EVP_MD_CTX, kept out of this header
+  std::unique_ptr<Context> context_;
 };
 
 std::string sha256_hex(std::span<const std::byte> data);

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build ccache g++ clang-14 libomp-14-dev make git
   libeigen3-dev libboost-dev catch2 libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev libfmt-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libssl-dev
   gnuplot-nox
   python3 python3-numpy python3-torch libopenblas0-openmp
   bible-kjv bible-kjv-text
