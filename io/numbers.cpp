@@ -8,7 +8,49 @@
 
 #include "io/npy.hpp"
 
+#if defined(__EMSCRIPTEN__)
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#endif
+
 namespace fplab {
+
+namespace {
+
+#if defined(__EMSCRIPTEN__)
+// The WebAssembly build (classroom/) only: Debian 12's emscripten 3.1.6
+// ships a libc++ without floating-point std::from_chars. musl's strtof and
+// strtod round correctly (decimal and hex alike), which is all from_chars is
+// used for here; what strtod accepts beyond from_chars (leading space or
+// sign) is refused first.
+template <class T>
+std::from_chars_result from_chars(const char* first, const char* last, T& value,
+                                  std::chars_format format) {
+  const bool hex = format == std::chars_format::hex;
+  const std::string text = (hex ? "0x" : "") + std::string(first, last);
+  const std::size_t skip = hex ? 2 : 0;
+  if (text.size() == skip || std::isspace(static_cast<unsigned char>(text[skip])) != 0 ||
+      text[skip] == '+' || text[skip] == '-') {
+    return {first, std::errc::invalid_argument};
+  }
+  errno = 0;
+  char* end = nullptr;
+  if constexpr (sizeof(T) == 4) {
+    value = std::strtof(text.c_str(), &end);
+  } else {
+    value = std::strtod(text.c_str(), &end);
+  }
+  const auto used = end - text.c_str() - static_cast<std::ptrdiff_t>(skip);
+  if (used <= 0) return {first, std::errc::invalid_argument};
+  const bool out_of_range = errno == ERANGE && (value == 0 || value - value != 0);
+  return {first + used, out_of_range ? std::errc::result_out_of_range : std::errc{}};
+}
+#else
+using std::from_chars;
+#endif
+
+}  // namespace
 
 template <class T>
 T parse_number(std::string_view text) {
@@ -24,7 +66,7 @@ T parse_number(std::string_view text) {
     format = std::chars_format::hex;
   }
   T value{};
-  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value, format);
+  const auto [ptr, ec] = from_chars(s.data(), s.data() + s.size(), value, format);
   // Out of range still rounds correctly (to inf or 0) in from_chars' value
   // only for some libraries; reject rather than guess.
   if (s.empty() || ec == std::errc::invalid_argument || ptr != s.data() + s.size() ||

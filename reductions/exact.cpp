@@ -34,8 +34,10 @@ constexpr int kLowestExponent = -1074;
 constexpr std::size_t kTables = 2;
 constexpr std::size_t kDoublesPerTable = 2048;
 constexpr std::size_t kDoubleBlock = kTables * kDoublesPerTable;
-constexpr std::size_t kFloatsPerCall = kTables << 40;  // flushed once, at the end
-constexpr std::size_t kFloatBlock = 4096;              // checked for specials
+// Flushed once, at the end; 2^41 terms fit a table count. 64 bits wide so
+// that 32-bit targets (i686, wasm32) compile it too.
+constexpr std::uint64_t kFloatsPerCall = std::uint64_t{kTables} << 40;
+constexpr std::size_t kFloatBlock = 4096;  // checked for specials
 
 struct LargeDouble {
   std::array<std::uint64_t, 4096> table[kTables];   // index: sign and exponent bits
@@ -114,9 +116,9 @@ void ExactSum::add_doubles(const double* x, std::size_t n) {
 }
 
 void ExactSum::add_floats(const float* x, std::size_t n) {
-  if (n > kFloatsPerCall) {  // astronomically long: in parts, each flushed
+  if (std::uint64_t{n} > kFloatsPerCall) {  // astronomically long: in parts, each flushed
     for (std::size_t b = 0; b < n; b += kFloatsPerCall)
-      add_floats(x + b, std::min(kFloatsPerCall, n - b));
+      add_floats(x + b, static_cast<std::size_t>(std::min<std::uint64_t>(kFloatsPerCall, n - b)));
     return;
   }
   std::array<std::uint64_t, 512> table[kTables]{};  // index: sign and exponent bits

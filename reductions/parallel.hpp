@@ -43,8 +43,9 @@ typename A::value_type sum_parallel(std::size_t begin, std::size_t end, const Te
 // OpenMP's own reduction clause for native arithmetic; for an emulated one
 // the equivalent: per-thread sums combined in whatever order threads finish.
 template <Arithmetic A, class Terms>
-typename A::value_type sum_omp_reduction(std::size_t begin, std::size_t end, const Terms& term,
-                                         const A& a, std::size_t threads) {
+typename A::value_type sum_omp_reduction(
+    std::size_t begin, std::size_t end, const Terms& term, const A& a,
+    [[maybe_unused]] std::size_t threads) {  // unused without OpenMP
   using T = typename A::value_type;
   const auto b = static_cast<long>(begin);
   const auto e = static_cast<long>(end);

@@ -8,6 +8,7 @@ packages=(
   libeigen3-dev libboost-dev catch2 libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libssl-dev
   gnuplot-nox
+  emscripten chromium chromium-driver python3-selenium
   python3 python3-numpy python3-torch libopenblas0-openmp
   bible-kjv bible-kjv-text
 )
