@@ -257,10 +257,9 @@ Experiment make() {
       ParamSpec::integer("steps", "greedy steps per prompt", "100", "60", 1, 150),
       ParamSpec::int_list("batches", "batch sizes (copies of the prompt) compared with 1",
                           "2,4,8,16", "2,8", 2, 16),
-      ParamSpec::text_list("policies", "reduction policies", "split-k,batch-invariant,library",
+      ParamSpec::text_list("policies", "reduction policies", "split-k,batch-invariant",
                            "split-k,batch-invariant", {"library", "split-k", "batch-invariant"}),
-      ParamSpec::text_list("precisions", "precisions", "bf16,fp32", "bf16",
-                           {"fp32", "bf16", "fp16"}),
+      ParamSpec::text_list("precisions", "precisions", "bf16", "bf16", {"fp32", "bf16", "fp16"}),
   };
   e.run = run;
   return e;
