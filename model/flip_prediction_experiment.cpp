@@ -34,7 +34,7 @@ Observed observe(const std::vector<std::vector<Token>>& a, const std::vector<std
 }
 
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const Model& m = bundled_model();
+  const Model& m = experiment_model(p, out);
   const auto n_prompts = static_cast<std::size_t>(p.integer("prompts"));
   const auto steps = static_cast<std::size_t>(p.integer("steps"));
   const auto prompts = encode_prompts(m, n_prompts);
@@ -80,7 +80,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   ScoreOptions so;
   so.max_positions = static_cast<std::size_t>(p.integer("positions"));
   const auto sgaps = scored_gaps(score_text(
-      m, {ReductionPolicy::batch_invariant, PrecisionPolicy::fp32}, heldout_tokens(m), so));
+      m, {ReductionPolicy::batch_invariant, PrecisionPolicy::fp32}, heldout_tokens(m, out), so));
   ctx.finish_progress();
 
   Table t{"flips", "Expected vs observed greedy flips per 1,000 steps", "condition"};
@@ -135,22 +135,22 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
 }
 
 Experiment make() {
-  Experiment e;
-  e.info.id = "flip-prediction";
-  e.info.title = "Predicting greedy flips from gaps and perturbations";
-  e.info.description =
-      "Expected vs observed greedy flips per 1,000 steps for each policy and precision";
-  e.info.order = 330;
-  e.info.seed = 1;
-  e.info.params = {
-      ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2", 1, 12),
-      ParamSpec::integer("steps", "greedy steps per prompt", "60", "20", 1, 190),
-      ParamSpec::integer("positions", "teacher-forced positions of heldout.txt", "30000", "2000",
-                         100, 119999),
-  };
-  e.run = run;
-  return e;
+  return {
+      .info =
+          {.id = "flip-prediction",
+           .title = "Predicting greedy flips from gaps and perturbations",
+           .description = "Expected vs observed greedy flips per 1,000 steps for each policy "
+                          "and precision",
+           .order = 330,
+           .seed = 1,
+           .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2", 1, 12),
+                      ParamSpec::integer("steps", "greedy steps per prompt", "60", "20", 1, 190),
+                      ParamSpec::integer("positions", "teacher-forced positions of heldout.txt",
+                                         "30000", "2000", 100, 119999),
+                      model_param()}},
+      .run = run};
 }
+
 FPLAB_REGISTER_EXPERIMENT(make);
 
 }  // namespace

@@ -10,7 +10,7 @@ namespace fplab::model::experiments {
 namespace {
 
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const Model& m = bundled_model();
+  const Model& m = experiment_model(p, out);
   const auto n_prompts = static_cast<std::size_t>(p.integer("prompts"));
   const auto steps = static_cast<std::size_t>(p.integer("steps"));
   const auto prompts = encode_prompts(m, n_prompts);
@@ -80,7 +80,6 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
                   div_b, n_prompts, steps,
                   div_b > 0 ? fmt::format(", first at step {:.1f} on average", mb) : "", div_h,
                   n_prompts),
-      "6 of 8 answers diverge, first divergence at step 23 on average",
       (div_b > 0 && half) ? Status::reproduced : Status::differs,
       "reproduced when bf16 changes at least half of the greedy answers; the step depends on the "
       "model's "
@@ -88,25 +87,21 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
 }
 
 Experiment make() {
-  Experiment e;
-  e.info.id = "precision-flips";
-  e.info.title = "Greedy text in fp32 vs bf16 and fp16";
-  e.info.description =
-      "B5: how many greedy answers diverge between fp32 and bf16/fp16, and at which step";
-  e.info.order = 320;
-  e.info.seed = 1;
-  e.info.claims = {{"B5",
-                    "float32 vs bfloat16, same weights, greedy: 6 of 8 answers diverge, first "
-                    "divergence at step 23 "
-                    "on average",
-                    kChapter}};
-  e.info.params = {
-      ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2", 1, 12),
-      ParamSpec::integer("steps", "greedy steps per prompt", "120", "30", 1, 190),
-  };
-  e.run = run;
-  return e;
+  return {.info = {.id = "precision-flips",
+                   .title = "Greedy text in fp32 vs bf16 and fp16",
+                   .description = "B5: how many greedy answers diverge between fp32 and bf16/fp16, "
+                                  "and at which step",
+                   .order = 320,
+                   .seed = 1,
+                   .claims = {"B5"},
+                   .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2",
+                                                 1, 12),
+                              ParamSpec::integer("steps", "greedy steps per prompt", "120", "30", 1,
+                                                 190),
+                              model_param()}},
+          .run = run};
 }
+
 FPLAB_REGISTER_EXPERIMENT(make);
 
 }  // namespace

@@ -45,7 +45,7 @@ StepFigures figures(std::span<const float> logits, double top_p, std::size_t k) 
 }
 
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const model::Model& m = bundled_model();
+  const model::Model& m = experiment_model(p, out);
   const OneThread one_thread;
   const model::Policy policy{};
   const std::size_t V = m.config().vocab_size;
@@ -184,9 +184,6 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
           percent(c0.extra_mass, 2), percent(1 - o0.topk_mass), steps,
           out.table("summary")->get("open", "nucleus_min")->as_int(),
           out.table("summary")->get("open", "nucleus_max")->as_int()),
-      "top-p 0.9: 1 token on the confident prompt (leader 96.90 %), 467 (0.31 % of V) on the open "
-      "one; top-k 40 "
-      "admits 39 tokens worth 3.6 % on the confident prompt and discards 21 % on the open one",
       ok ? Status::reproduced : Status::differs,
       ok ? fmt::format(
                "The mechanism reproduces: the nucleus adapts (1 token where the leader holds more "
@@ -204,27 +201,24 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
 }
 
 Experiment make() {
-  Experiment e;
-  e.info.id = "nucleus";
-  e.info.title = "Top-p against top-k, step by step (C3)";
-  e.info.description =
-      "Per step: the top-p nucleus against a fixed top-k, and the mass each admits or discards";
-  e.info.order = 410;
-  e.info.seed = 0;
-  e.info.claims = {{"C3", kClaimC3, kChapter}};
-  e.info.params = {
-      ParamSpec::text("confident_prompt", "a prompt with one likely next character",
-                      std::string(kConfidentPrompt)),
-      ParamSpec::text("open_prompt", "a prompt with many likely next characters",
-                      std::string(kOpenPrompt)),
-      ParamSpec::real("top_p", "the nucleus mass", "0.9"),
-      ParamSpec::integer("top_k", "the fixed k", "5", "5", 1, 1e6),
-      ParamSpec::integer("steps", "greedy steps per prompt", "100", "20", 1, 200),
-  };
-  e.info.params[2].min = 0;
-  e.info.params[2].max = 1;
-  e.run = run;
-  return e;
+  return {
+      .info =
+          {.id = "nucleus",
+           .title = "Top-p against top-k, step by step (C3)",
+           .description = "Per step: the top-p nucleus against a fixed top-k, and the mass "
+                          "each admits or discards",
+           .order = 410,
+           .seed = 0,
+           .claims = {"C3"},
+           .params = {ParamSpec::text("confident_prompt", "a prompt with one likely next character",
+                                      std::string(kConfidentPrompt)),
+                      ParamSpec::text("open_prompt", "a prompt with many likely next characters",
+                                      std::string(kOpenPrompt)),
+                      ParamSpec::real("top_p", "the nucleus mass", "0.9").within(0, 1),
+                      ParamSpec::integer("top_k", "the fixed k", "5", "5", 1, 1e6),
+                      ParamSpec::integer("steps", "greedy steps per prompt", "100", "20", 1, 200),
+                      model_param()}},
+      .run = run};
 }
 
 FPLAB_REGISTER_EXPERIMENT(make);

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "experiments/experiment.hpp"
+#include "model/batch_variance.hpp"
+#include "model/bundled.hpp"
 #include "model/transformer.hpp"
 
 namespace {
@@ -55,6 +57,54 @@ TEST_CASE("batch-variance: repeats agree, batch-invariant moves nothing, the oth
   CHECK(t->get("split-k batch 8", "differing")->as_int() == 0);
   CHECK(t->get("split-k batch 16", "differing")->as_int() == 42);
   CHECK(t->get("split-k batch 16", "max_change")->as_f64() == 0x1.8p-21);
+}
+
+// The measuring functions on their own (issue 15: measure, then record):
+// plain structs, checked without the registry or a table.
+TEST_CASE("batch-variance's measurements: repeats and batch changes as data",
+          "[model][experiments][B1][B2]") {
+  using namespace fplab::model;
+  using namespace fplab::model::experiments;
+  const Model& m = bundled_model();
+  const auto prompt = m.tokenizer().encode(kPrompts[0]);
+  fplab::RunContext ctx("batch-variance", true, 1, false);
+  const Repeats r = measure_repeats(m, prompt, 3, ctx);
+  CHECK(r.runs == 3);
+  CHECK(r.identical == 3);
+
+  const std::vector<std::size_t> batches{2, 16};
+  const auto rows = measure_batching(m, prompt, batches);
+  REQUIRE(rows.size() == std::size(kReductionPolicies) * batches.size());
+  for (const auto& row : rows) {
+    INFO(name(row.policy) << " batch " << row.batch);
+    CHECK(row.share == static_cast<double>(row.change.differing) / 63.0);
+    if (row.policy == ReductionPolicy::batch_invariant) {
+      CHECK(row.change.differing == 0);
+      CHECK(row.change.max_change == 0.0);
+    }
+    if (row.policy == ReductionPolicy::library) {
+      // Negative control for the invariant policy: the same measurement
+      // does see Eigen's batch-dependent order.
+      CHECK(row.change.differing == 6);
+      CHECK(row.change.max_change == 0x1p-20);
+    }
+  }
+}
+
+TEST_CASE("model experiments record the model file and its sha256 as an input",
+          "[model][experiments]") {
+  const auto r = run_quick("batch-variance");
+  REQUIRE(r.inputs.size() == 1);
+  CHECK(r.inputs[0].role == "model");
+  CHECK(r.inputs[0].path == fplab::model::model_path().string());
+  CHECK(r.inputs[0].sha256.size() == 64);
+  CHECK(r.parameters.back().name == "seed");
+  CHECK(r.parameters[r.parameters.size() - 2].name == "model");
+  CHECK(r.parameters[r.parameters.size() - 2].value == "bundled");
+  // Another file is refused with a one-line error naming it.
+  const auto plan = fplab::plan_runs({"batch-variance"}, true, {"model=/nonexistent.safetensors"});
+  CHECK_THROWS_WITH(fplab::run_experiment(plan.front(), true, false),
+                    Catch::Contains("/nonexistent.safetensors"));
 }
 
 TEST_CASE("top2-gaps, precision-flips, flip-prediction: verdicts and consistent figures",
