@@ -2,6 +2,7 @@
 // bundled model: their headline figures, pinned. The pins hold for these
 // weights (model/data/kjv-char.safetensors, val loss 0.9972): retraining
 // changes them, and they are then re-read from `fplab run ... --quick`.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
@@ -10,6 +11,7 @@
 #include "experiments/experiment.hpp"
 #include "model/batch_variance.hpp"
 #include "model/bundled.hpp"
+#include "model/precision_flips.hpp"
 #include "model/transformer.hpp"
 
 namespace {
@@ -89,6 +91,34 @@ TEST_CASE("batch-variance's measurements: repeats and batch changes as data",
       CHECK(row.change.max_change == 0x1p-20);
     }
   }
+}
+
+TEST_CASE("precision-flips' measurement: answers and first differing steps as data",
+          "[model][experiments][B5]") {
+  using namespace fplab::model::experiments;
+  const auto& m = fplab::model::bundled_model();
+  fplab::RunContext ctx("precision-flips", true, 1, false);
+  const auto rows = measure_precision_flips(m, 2, 30, ctx);
+  REQUIRE(rows.size() == 2);
+  for (const auto& r : rows) {
+    REQUIRE(r.fp32.size() == 30);
+    REQUIRE(r.bf16.size() == 30);
+    REQUIRE(r.fp16.size() == 30);
+    // first == -1 exactly when the answers agree; else they differ there
+    // and agree before.
+    for (const auto& [other, first] : {std::pair{&r.bf16, r.bf16_first}, {&r.fp16, r.fp16_first}}) {
+      if (first < 0) {
+        CHECK(*other == r.fp32);
+      } else {
+        const auto f = static_cast<std::size_t>(first);
+        CHECK((*other)[f] != r.fp32[f]);
+        CHECK(std::equal(r.fp32.begin(), r.fp32.begin() + first, other->begin()));
+      }
+    }
+  }
+  // The quick run's figure: bf16 changes neither answer within 30 steps.
+  CHECK(rows[0].bf16_first == -1);
+  CHECK(rows[1].bf16_first == -1);
 }
 
 TEST_CASE("model experiments record the model file and its sha256 as an input",
