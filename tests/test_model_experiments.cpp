@@ -12,6 +12,7 @@
 #include "model/batch_variance.hpp"
 #include "model/bundled.hpp"
 #include "model/precision_flips.hpp"
+#include "model/top2_gaps.hpp"
 #include "model/transformer.hpp"
 
 namespace {
@@ -119,6 +120,30 @@ TEST_CASE("precision-flips' measurement: answers and first differing steps as da
   // The quick run's figure: bf16 changes neither answer within 30 steps.
   CHECK(rows[0].bf16_first == -1);
   CHECK(rows[1].bf16_first == -1);
+}
+
+TEST_CASE("top2-gaps' measurement: gaps and perturbation sizes as data",
+          "[model][experiments][B3][B4]") {
+  using namespace fplab::model::experiments;
+  const auto& m = fplab::model::bundled_model();
+  fplab::ExperimentRecord scratch;
+  const auto heldout = heldout_tokens(m, scratch);
+  REQUIRE(scratch.inputs.size() == 1);
+  CHECK(scratch.inputs[0].role == "heldout");
+  fplab::RunContext ctx("top2-gaps", true, 1, false);
+  const GapMeasurements g = measure_gaps(m, 3, 20, heldout, 5000, ctx);
+  CHECK(g.greedy.size() == 60);
+  CHECK(g.heldout.size() == 5000);
+  CHECK(std::is_sorted(g.greedy.begin(), g.greedy.end()));
+  CHECK(std::is_sorted(g.heldout.begin(), g.heldout.end()));
+  // The quick run's headline figures, straight from the struct.
+  CHECK(g.greedy.front() == 0x1.eaccp-5);
+  CHECK(g.heldout.front() == 0x1.44p-15);
+  CHECK(g.bf16_change == 0x1.1f64p-5);
+  CHECK(g.batching_flips == 0);
+  // The batching perturbation is real but far below the smallest gap.
+  CHECK(g.batch_change > 0.0);
+  CHECK(g.greedy.front() > 100 * g.batch_change);
 }
 
 TEST_CASE("model experiments record the model file and its sha256 as an input",
