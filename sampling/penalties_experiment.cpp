@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "experiments/experiment.hpp"
+#include "experiments/inputs.hpp"
 #include "io/numbers.hpp"
 #include "model/decode.hpp"
 #include "sampling/decode.hpp"
@@ -24,7 +25,8 @@ struct Penalty {
 };
 
 // The mean share of repeated 4-grams over `count` evenly spaced windows of
-// `length` characters of the held-out KJV text; -1 when it is not there.
+// `length` characters of the held-out KJV text beside the model (recorded
+// as the input "heldout"); -1 when it is not there.
 double natural_share(const model::Model& m, std::size_t length, std::size_t count,
                      std::size_t window) {
   const auto path = m.path().parent_path() / "heldout.txt";
@@ -118,6 +120,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       .set("share_window", Value::f64(s_win / static_cast<double>(n_samples)));
   const double nat_steps = natural_share(m, steps, 100, steps);
   const double nat_window = natural_share(m, steps, 100, window);
+  if (const auto heldout = m.path().parent_path() / "heldout.txt"; std::filesystem::exists(heldout))
+    record_input(out, "heldout", heldout);
   if (nat_steps >= 0) {
     rep.add_row("KJV held-out text (mean of 100 windows)")
         .set("share_steps", Value::f64(nat_steps))
