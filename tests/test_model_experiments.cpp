@@ -11,6 +11,7 @@
 #include "experiments/experiment.hpp"
 #include "model/batch_variance.hpp"
 #include "model/bundled.hpp"
+#include "model/flip_prediction.hpp"
 #include "model/precision_flips.hpp"
 #include "model/top2_gaps.hpp"
 #include "model/transformer.hpp"
@@ -144,6 +145,40 @@ TEST_CASE("top2-gaps' measurement: gaps and perturbation sizes as data",
   // The batching perturbation is real but far below the smallest gap.
   CHECK(g.batch_change > 0.0);
   CHECK(g.greedy.front() > 100 * g.batch_change);
+}
+
+TEST_CASE("flip-prediction's measurement: conditions, changes and flips as data",
+          "[model][experiments]") {
+  using namespace fplab::model::experiments;
+  const auto& m = fplab::model::bundled_model();
+  fplab::ExperimentRecord scratch;
+  const auto heldout = heldout_tokens(m, scratch);
+  fplab::RunContext ctx("flip-prediction", true, 1, false);
+  const FlipMeasurements fm = measure_flips(m, 2, 20, heldout, 2000, ctx);
+  REQUIRE(fm.conditions.size() == std::size(fplab::model::kReductionPolicies) + 2);
+  CHECK(fm.greedy.size() == 2 * 20);
+  CHECK(fm.heldout.size() == 2000);
+  for (const auto& c : fm.conditions) {
+    INFO(c.key);
+    CHECK(c.observed.flips >= 0);
+    CHECK(c.observed.flips <= 2);
+    CHECK(c.observed.steps <= 2 * 20);
+    CHECK(c.observed.steps >= c.observed.flips);
+    if (c.key.rfind("batch-invariant fp32", 0) == 0) {
+      // A fixed order: batching changes nothing, so nothing flips.
+      CHECK(c.delta == 0.0);
+      CHECK(c.observed.flips == 0);
+      CHECK(c.observed.steps == 40);
+    }
+    if (c.key.rfind("library fp32", 0) == 0) CHECK(c.delta > 0.0);  // negative control
+    if (c.key.rfind("bf16", 0) == 0) CHECK(c.delta > 0.0);
+  }
+  // observe(): a flip at step 3 counts the steps up to and including it.
+  const std::vector<std::vector<fplab::model::Token>> a{{1, 2, 3, 4, 5}}, b{{1, 2, 3, 9, 5}};
+  CHECK(observe(a, b, 5).flips == 1);
+  CHECK(observe(a, b, 5).steps == 4);
+  CHECK(observe(a, a, 5).flips == 0);
+  CHECK(observe(a, a, 5).steps == 5);
 }
 
 TEST_CASE("model experiments record the model file and its sha256 as an input",
