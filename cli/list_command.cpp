@@ -15,7 +15,7 @@ void add_list_command(CLI::App& app) {
         "default]):\n");
     for (const auto* e : registered_experiments()) {
       std::string claims;
-      for (const auto& c : e->info.claims) claims += (claims.empty() ? " [" : ", ") + c.id;
+      for (const auto& c : e->info.claims) claims += (claims.empty() ? " [" : ", ") + c;
       if (!claims.empty()) claims += "]";
       fmt::print("  {:<14} {}{}\n", e->info.id, e->info.description, claims);
       for (const auto& p : e->info.params) {

@@ -9,8 +9,10 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <map>
+#include <new>
 #include <random>
+#include <string_view>
+#include <vector>
 
 #include "experiments/experiment.hpp"
 #include "experiments/random.hpp"
@@ -21,13 +23,53 @@
 namespace fplab {
 namespace {
 
+// Inputs start on a 64-byte boundary in every run. The
+// fp-contract-fast-fma variant is built with -mfma (AVX): Eigen's sum then
+// peels terms until its pointer is 32-byte aligned, and malloc promises
+// only 16, so with a std::vector its association (and its last bit) moved
+// with the address, from run to run of one binary. With the address fixed
+// the cell is a function of the data and the flags alone, so it stays a
+// table value held to the baseline (rather than a measurement, which would
+// hide what the flags do).
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlignment{64};
+  CacheLineAllocator() = default;
+  template <class U>
+  explicit CacheLineAllocator(const CacheLineAllocator<U>& /*other*/) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
+  void deallocate(T* p, std::size_t /*n*/) { ::operator delete(p, kAlignment); }
+  friend bool operator==(const CacheLineAllocator&, const CacheLineAllocator&) { return true; }
+};
+template <class T>
+using AlignedVector = std::vector<T, CacheLineAllocator<T>>;
+
+// Mixed magnitudes and signs, so that any regrouping shows in the bits.
+struct DriftInputs {
+  AlignedVector<double> xd, yd;
+  AlignedVector<float> xf, yf;
+};
+
+DriftInputs make_inputs(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  DriftInputs in{AlignedVector<double>(n), AlignedVector<double>(n), {}, {}};
+  for (std::size_t i = 0; i < n; ++i) {
+    in.xd[i] = rnd::normal(rng) * std::ldexp(1.0, static_cast<int>(rnd::below(rng, 20)) - 10);
+    in.yd[i] = rnd::normal(rng);
+  }
+  in.xf.assign(in.xd.begin(), in.xd.end());
+  in.yf.assign(in.yd.begin(), in.yd.end());
+  return in;
+}
+
 bool runnable(const FlagVariant& v) {
   return v.name != "fp-contract-fast-fma" || __builtin_cpu_supports("fma") != 0;
 }
 
 template <class T>
 T run_variant(const FlagVariant& v, const std::string& op, const std::string& s,
-              const std::vector<T>& x, const std::vector<T>& y) {
+              const AlignedVector<T>& x, const AlignedVector<T>& y) {
   if constexpr (sizeof(T) == 4) {
     return op == "sum" ? v.sum_float(s, x.data(), x.size())
                        : v.dot_float(s, x.data(), y.data(), x.size());
@@ -37,126 +79,156 @@ T run_variant(const FlagVariant& v, const std::string& op, const std::string& s,
   }
 }
 
-struct Cell {
-  std::uint64_t ulps;
-  bool ran;
+// One (dtype, op, strategy) through every runnable variant.
+struct VariantResult {
+  const FlagVariant* variant;
+  Value value;
+  std::uint64_t ulps;  // from the strict build
+};
+struct DriftRow {
+  std::string key;  // "float32 sum pairwise"
+  std::string strategy;
+  std::vector<VariantResult> results;  // flag_variants() order, runnable ones only
+
+  [[nodiscard]] std::uint64_t ulps(std::string_view variant) const {
+    for (const auto& r : results) {
+      if (r.variant->name == variant) return r.ulps;
+    }
+    return 0;
+  }
 };
 
 template <class T>
-void measure(const std::string& dtype, const std::vector<T>& x, const std::vector<T>& y,
-             const std::vector<Strategy>& strategies, Table& values, Table& drift, Table& native,
-             std::map<std::string, std::uint64_t>& worst) {
+void measure(const std::string& dtype, const AlignedVector<T>& x, const AlignedVector<T>& y,
+             const std::vector<Strategy>& strategies, std::vector<DriftRow>& rows) {
   const auto variants = flag_variants();
   for (const std::string op : {"sum", "dot"}) {
     for (const auto& s : strategies) {
-      const std::string key = dtype + " " + op + " " + s.name();
-      auto& vrow = values.add_row(key);
-      auto& drow = drift.add_row(key);
-      auto& nrow = native.add_row(key);
+      DriftRow row{dtype + " " + op + " " + s.name(), s.name(), {}};
       const T strict = run_variant(variants[0], op, s.name(), x, y);
       for (const auto& v : variants) {
-        const std::string col(v.name);
         if (!runnable(v)) continue;
         const T r = run_variant(v, op, s.name(), x, y);
-        const auto ulps = static_cast<std::int64_t>(ulp_distance(r, strict));
-        if (v.cpu_dependent) {
-          nrow.set(col, Value::of(r)).set(col + " ulps", Value::integer(ulps));
-          continue;
-        }
-        vrow.set(col, Value::of(r));
-        if (&v != &variants[0]) drow.set(col, Value::integer(ulps));
-        auto& w = worst[s.name() + "|" + col];
-        w = std::max<std::uint64_t>(w, static_cast<std::uint64_t>(ulps));
+        row.results.push_back({&v, Value::of(r), ulp_distance(r, strict)});
       }
+      rows.push_back(std::move(row));
     }
   }
 }
 
+// Every strategy but omp-reduction (its order is the runtime's), float32
+// then float64, sum then dot.
+std::vector<DriftRow> measure_drift(const DriftInputs& in) {
+  std::vector<Strategy> strategies;
+  for (const auto& s : default_strategies()) {
+    if (s.order != Order::omp_reduction) strategies.push_back(s);
+  }
+  std::vector<DriftRow> rows;
+  measure("float32", in.xf, in.yf, strategies, rows);
+  measure("float64", in.xd, in.yd, strategies, rows);
+  return rows;
+}
+
+void record_drift(const std::vector<DriftRow>& rows, ExperimentRecord& out) {
+  Table values{"values", "Results of every variant (exact bits)", "dtype op strategy"};
+  Table drift{"drift", "Drift matrix: ulps from the strict build (0 = bit-identical)",
+              "dtype op strategy"};
+  Table native{"native", "-O3 -march=native (depends on the CPU; not held to a baseline)",
+               "dtype op strategy"};
+  values.in_report = false;
+  for (const auto& v : flag_variants()) {
+    if (!runnable(v)) {
+      out.add_note(fmt::format("variant {} skipped: this CPU lacks its instructions", v.name));
+      continue;
+    }
+    const std::string col(v.name);
+    if (v.cpu_dependent) {
+      native.add_column(col, col, "", true);
+      native.add_column(col + " ulps", "ulps");
+      continue;
+    }
+    values.add_column(col, col, "", true);
+    if (&v != &flag_variants()[0]) drift.add_column(col, col);
+  }
+  for (const auto& row : rows) {
+    auto& vrow = values.add_row(row.key);
+    auto& drow = drift.add_row(row.key);
+    auto& nrow = native.add_row(row.key);
+    for (const auto& r : row.results) {
+      const std::string col(r.variant->name);
+      const auto ulps = static_cast<std::int64_t>(r.ulps);
+      if (r.variant->cpu_dependent) {
+        nrow.set(col, r.value).set(col + " ulps", Value::integer(ulps));
+        continue;
+      }
+      vrow.set(col, r.value);
+      if (r.variant != &flag_variants()[0]) drow.set(col, Value::integer(ulps));
+    }
+  }
+  out.add_table(std::move(drift));
+  out.add_table(std::move(values));
+  out.add_measurement(std::move(native));
+}
+
+void record_flags(ExperimentRecord& out) {
+  Table flags{"flags", "The variants and their flags", "variant"};
+  flags.add_column("flags", "flags");
+  flags.add_column("cpu_dependent", "CPU-dependent");
+  for (const auto& v : flag_variants()) {
+    flags.add_row(std::string(v.name))
+        .set("flags", Value::text(v.flags.empty() ? "(compiler defaults)" : std::string(v.flags)))
+        .set("cpu_dependent", Value::text(v.cpu_dependent ? "yes" : "no"));
+  }
+  out.add_table(std::move(flags));
+}
+
+// The worst drift of `strategy` ("" for any) under `variant`.
+std::uint64_t worst(const std::vector<DriftRow>& rows, std::string_view strategy,
+                    std::string_view variant) {
+  std::uint64_t w = 0;
+  for (const auto& row : rows) {
+    if (strategy.empty() || row.strategy == strategy) w = std::max(w, row.ulps(variant));
+  }
+  return w;
+}
+
+void record_notes(const std::vector<DriftRow>& rows, ExperimentRecord& out) {
+  std::uint64_t exact_worst = 0;
+  for (const auto& row : rows) {
+    if (row.strategy != "exact") continue;
+    for (const auto& r : row.results) {
+      if (!r.variant->cpu_dependent) exact_worst = std::max(exact_worst, r.ulps);
+    }
+  }
+  out.add_note(fmt::format("strict vs O0: worst {} ulps over every strategy (must be 0).",
+                           worst(rows, "", "O0")));
+  out.add_note(fmt::format("exact: worst {} ulps under any flags (must be 0).", exact_worst));
+  out.add_note(fmt::format(
+      "sequential under -ffast-math: {} ulps; under -fassociative-math: {} ulps; "
+      "with FMA contraction: {} ulps (worst of sum and dot, float32 and float64).",
+      worst(rows, "sequential", "fast-math"), worst(rows, "sequential", "associative-math"),
+      worst(rows, "sequential", "fp-contract-fast-fma")));
+}
+
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const DriftInputs inputs = make_inputs(static_cast<std::size_t>(p.integer("n")), ctx.seed());
+  const std::vector<DriftRow> rows = measure_drift(inputs);
+  record_flags(out);
+  record_drift(rows, out);
+  record_notes(rows, out);
+}
+
 Experiment make() {
-  Experiment e;
-  e.info.id = "compiler-drift";
-  e.info.title = "Compiler flags: which orders drift, and by how much";
-  e.info.description =
-      "every strategy's sum and dot product through kernels built with -O0, -O3 -march=native, FMA "
-      "contraction, -fassociative-math, -ffast-math";
-  e.info.order = 900;
-  e.info.seed = 7;
-  e.info.params = {
-      ParamSpec::integer("n", "terms per sum / dot product", "100000", "10000", 1, 1e7),
-  };
-  e.run = [](const Params& p, RunContext& ctx, ExperimentRecord& out) {
-    const auto n = static_cast<std::size_t>(p.integer("n"));
-    std::mt19937_64 rng(ctx.seed());
-    // Mixed magnitudes and signs, so that any regrouping shows in the bits.
-    std::vector<double> xd(n), yd(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      xd[i] = rnd::normal(rng) * std::ldexp(1.0, static_cast<int>(rnd::below(rng, 20)) - 10);
-      yd[i] = rnd::normal(rng);
-    }
-    const std::vector<float> xf(xd.begin(), xd.end()), yf(yd.begin(), yd.end());
-
-    std::vector<Strategy> strategies;
-    for (const auto& s : default_strategies()) {
-      if (s.order != Order::omp_reduction) strategies.push_back(s);  // its order is the runtime's
-    }
-    Table values{"values", "Results of every variant (exact bits)", "dtype op strategy"};
-    Table drift{"drift", "Drift matrix: ulps from the strict build (0 = bit-identical)",
-                "dtype op strategy"};
-    Table native{"native", "-O3 -march=native (depends on the CPU; not held to a baseline)",
-                 "dtype op strategy"};
-    values.in_report = false;
-    for (const auto& v : flag_variants()) {
-      if (!runnable(v)) {
-        out.add_note(fmt::format("variant {} skipped: this CPU lacks its instructions", v.name));
-        continue;
-      }
-      const std::string col(v.name);
-      if (v.cpu_dependent) {
-        native.add_column(col, col, "", true);
-        native.add_column(col + " ulps", "ulps");
-        continue;
-      }
-      values.add_column(col, col, "", true);
-      if (&v != &flag_variants()[0]) drift.add_column(col, col);
-    }
-    std::map<std::string, std::uint64_t> worst;
-    measure("float32", xf, yf, strategies, values, drift, native, worst);
-    measure("float64", xd, yd, strategies, values, drift, native, worst);
-
-    Table flags{"flags", "The variants and their flags", "variant"};
-    flags.add_column("flags", "flags");
-    flags.add_column("cpu_dependent", "CPU-dependent");
-    for (const auto& v : flag_variants()) {
-      flags.add_row(std::string(v.name))
-          .set("flags", Value::text(v.flags.empty() ? "(compiler defaults)" : std::string(v.flags)))
-          .set("cpu_dependent", Value::text(v.cpu_dependent ? "yes" : "no"));
-    }
-    out.add_table(std::move(flags));
-    out.add_table(std::move(drift));
-    out.add_table(std::move(values));
-    out.add_measurement(std::move(native));
-
-    const auto w = [&](const std::string& s, const std::string& v) {
-      const auto it = worst.find(s + "|" + v);
-      return it == worst.end() ? std::uint64_t{0} : it->second;
-    };
-    std::uint64_t exact_worst = 0;
-    for (const auto& [k, u] : worst) {
-      if (k.rfind("exact|", 0) == 0) exact_worst = std::max(exact_worst, u);
-    }
-    out.add_note(fmt::format("strict vs O0: worst {} ulps over every strategy (must be 0).", [&] {
-      std::uint64_t m = 0;
-      for (const auto& s : strategies) m = std::max(m, w(s.name(), "O0"));
-      return m;
-    }()));
-    out.add_note(fmt::format("exact: worst {} ulps under any flags (must be 0).", exact_worst));
-    out.add_note(
-        fmt::format("sequential under -ffast-math: {} ulps; under -fassociative-math: {} ulps; "
-                    "with FMA contraction: {} ulps (worst of sum and dot, float32 and float64).",
-                    w("sequential", "fast-math"), w("sequential", "associative-math"),
-                    w("sequential", "fp-contract-fast-fma")));
-  };
-  return e;
+  return {.info = {.id = "compiler-drift",
+                   .title = "Compiler flags: which orders drift, and by how much",
+                   .description = "every strategy's sum and dot product through kernels built with "
+                                  "-O0, -O3 -march=native, FMA contraction, -fassociative-math, "
+                                  "-ffast-math",
+                   .order = 900,
+                   .seed = 7,
+                   .params = {ParamSpec::integer("n", "terms per sum / dot product", "100000",
+                                                 "10000", 1, 1e7)}},
+          .run = run};
 }
 
 FPLAB_REGISTER_EXPERIMENT(make);

@@ -133,22 +133,19 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
 }
 
 Experiment make() {
-  Experiment e;
-  e.info.id = "error-growth";
-  e.info.title = "Error growth against Higham's bounds";
-  e.info.description =
-      "Measured error of each strategy and its a-priori bound as n grows (log-log)";
-  e.info.order = 60;
-  e.info.seed = 7;
-  e.info.params = {
-      ParamSpec::integer("n_max", "largest n", "1e7", "1e5", 10, 1e8),
-      ParamSpec::integer("per_decade", "sizes per decade", "2", "2", 1, 10),
-      ParamSpec::strategy_list(
-          "strategies", "strategies to measure",
-          "sequential,pairwise,numpy,lanes(8),chunked(16,numpy,sequential),kahan"),
-  };
-  e.run = run;
-  return e;
+  return {
+      .info = {.id = "error-growth",
+               .title = "Error growth against Higham's bounds",
+               .description =
+                   "Measured error of each strategy and its a-priori bound as n grows (log-log)",
+               .order = 60,
+               .seed = 7,
+               .params = {ParamSpec::integer("n_max", "largest n", "1e7", "1e5", 10, 1e8),
+                          ParamSpec::integer("per_decade", "sizes per decade", "2", "2", 1, 10),
+                          ParamSpec::strategy_list("strategies", "strategies to measure",
+                                                   "sequential,pairwise,numpy,lanes(8),"
+                                                   "chunked(16,numpy,sequential),kahan")}},
+      .run = run};
 }
 
 FPLAB_REGISTER_EXPERIMENT(make);

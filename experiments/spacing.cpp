@@ -86,8 +86,6 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
       fmt::format("{} explicit bits; near 16: {}, {}, {} (spacing {}); largest rounding error {}",
                   kBF16.mantissa_bits(), to_decimal(nb.below), to_decimal(nb.above),
                   to_decimal(above), to_decimal(gap), to_decimal(err)),
-      "7 explicit bits; near 16: 16.0, 16.125, 16.25 (spacing 0.125); rounding moves a logit by up "
-      "to 0.0625",
       ok ? Status::reproduced : Status::differs,
       ok ? "bf16 has p = 8 significand bits (7 stored), so in [16, 32) the spacing is 2^(4-7) = "
            "0.125 and "
@@ -97,33 +95,29 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
          : "The bf16 figures near the probe differ (or the probe is not in [16, 16.125)).");
 }
 
+void check_formats(const ParamValue& v) {
+  for (const auto& name : std::get<std::vector<std::string>>(v)) (void)parse_format(name);
+}
+
 Experiment make() {
-  Experiment e;
-  e.info.id = "spacing";
-  e.info.title = "Spacing and rounding error of narrow formats";
-  e.info.description =
-      "Spacing and largest rounding error of fp32, tf32, bf16, fp16, fp8 at 2^-4 .. 2^7";
-  e.info.order = 50;
-  e.info.seed = 0;
-  e.info.claims = {{"A5",
-                    "bfloat16 keeps 7 explicit mantissa bits: near 16 the representable values are "
-                    "16.0, 16.125, "
-                    "16.25 (spacing 0.125), so rounding can move a logit by up to 0.0625",
-                    "a book chapter on sampling and determinism"}};
-  auto formats = ParamSpec::text_list("formats", "formats (see precision/format.hpp)",
-                                      "fp32,tf32,bf16,fp16,e4m3,e5m2");
-  formats.min_items = 1;
-  formats.check = [](const ParamValue& v) {
-    for (const auto& name : std::get<std::vector<std::string>>(v)) (void)parse_format(name);
-  };
-  e.info.params = {
-      formats,
-      ParamSpec::integer("min_exponent", "smallest magnitude 2^k", "-4", "-4", -126, 127),
-      ParamSpec::integer("max_exponent", "largest magnitude 2^k", "7", "7", -126, 127),
-      ParamSpec::real("probe", "the bf16 example's value", "16.07"),
-  };
-  e.run = run;
-  return e;
+  return {
+      .info = {.id = "spacing",
+               .title = "Spacing and rounding error of narrow formats",
+               .description = "Spacing and largest rounding error of fp32, tf32, bf16, fp16, fp8 "
+                              "at 2^-4 .. 2^7",
+               .order = 50,
+               .seed = 0,
+               .claims = {"A5"},
+               .params = {ParamSpec::text_list("formats", "formats (see precision/format.hpp)",
+                                               "fp32,tf32,bf16,fp16,e4m3,e5m2")
+                              .items(1)
+                              .checked(check_formats),
+                          ParamSpec::integer("min_exponent", "smallest magnitude 2^k", "-4", "-4",
+                                             -126, 127),
+                          ParamSpec::integer("max_exponent", "largest magnitude 2^k", "7", "7",
+                                             -126, 127),
+                          ParamSpec::real("probe", "the bf16 example's value", "16.07")}},
+      .run = run};
 }
 
 FPLAB_REGISTER_EXPERIMENT(make);

@@ -5,16 +5,36 @@
 
 #include <omp.h>
 
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
 #include "model/transformer.hpp"
 
 namespace fplab::model {
 
-// model_path()'s model ($FPLAB_MODEL or model/data/kjv-char.safetensors),
-// loaded on first use. Throws InputError when it cannot be read.
-inline const Model& bundled_model() {
-  static const Model m = Model::load();
-  return m;
+// The file a model spelling names: "bundled" is model_path() ($FPLAB_MODEL
+// when set, else model/data/kjv-char.safetensors); anything else is a path.
+inline std::filesystem::path model_file(const std::string& spec) {
+  return spec == "bundled" ? model_path() : std::filesystem::path(spec);
 }
+
+// The model model_file(spec) names, loaded on first use and kept for the
+// process (one copy per file). Throws InputError when it cannot be read.
+inline const Model& load_model(const std::string& spec) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<const Model>> loaded;
+  const std::filesystem::path file = model_file(spec);
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = loaded[file.string()];
+  if (!slot) slot = std::make_unique<const Model>(Model::load(file));
+  return *slot;
+}
+
+// model_path()'s model, loaded on first use.
+inline const Model& bundled_model() { return load_model("bundled"); }
 
 // While alive, OpenMP runs one thread (restored afterwards). Decoding pushes
 // a few rows at a time through a small model: sharing that between threads

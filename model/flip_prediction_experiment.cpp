@@ -8,15 +8,10 @@
 
 #include "experiments/experiment.hpp"
 #include "io/numbers.hpp"
+#include "model/flip_prediction.hpp"
 #include "model/model_experiments.hpp"
 
 namespace fplab::model::experiments {
-namespace {
-
-struct Observed {
-  std::int64_t flips = 0;
-  std::int64_t steps = 0;  // steps with the same history in both runs
-};
 
 Observed observe(const std::vector<std::vector<Token>>& a, const std::vector<std::vector<Token>>& b,
                  std::size_t steps) {
@@ -33,19 +28,15 @@ Observed observe(const std::vector<std::vector<Token>>& a, const std::vector<std
   return o;
 }
 
-void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const Model& m = bundled_model();
-  const auto n_prompts = static_cast<std::size_t>(p.integer("prompts"));
-  const auto steps = static_cast<std::size_t>(p.integer("steps"));
+FlipMeasurements measure_flips(const Model& m, std::size_t n_prompts, std::size_t steps,
+                               const std::vector<Token>& heldout, std::size_t positions,
+                               RunContext& ctx) {
   const auto prompts = encode_prompts(m, n_prompts);
   const std::vector<std::size_t> batches{2, 4, 8, 16};
-
-  struct Condition {
-    std::string key;
-    double delta = 0;
-    Observed obs;
-  };
-  std::vector<Condition> conds;
+  FlipMeasurements fm;
+  fm.prompts = n_prompts;
+  fm.steps = steps;
+  auto& conds = fm.conditions;
   GreedyResult ref;
   {
     const OneThread one;
@@ -76,13 +67,23 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       ctx.progress(conds.size(), 5, "decode");
     }
   }
-  const auto gaps = greedy_gaps(ref);
+  fm.greedy = greedy_gaps(ref);
   ScoreOptions so;
-  so.max_positions = static_cast<std::size_t>(p.integer("positions"));
-  const auto sgaps = scored_gaps(score_text(
-      m, {ReductionPolicy::batch_invariant, PrecisionPolicy::fp32}, heldout_tokens(m), so));
+  so.max_positions = positions;
+  fm.heldout = scored_gaps(
+      score_text(m, {ReductionPolicy::batch_invariant, PrecisionPolicy::fp32}, heldout, so));
   ctx.finish_progress();
+  return fm;
+}
 
+namespace {
+
+void record(const FlipMeasurements& fm, ExperimentRecord& out) {
+  const auto& conds = fm.conditions;
+  const auto& gaps = fm.greedy;
+  const auto& sgaps = fm.heldout;
+  const std::size_t n_prompts = fm.prompts;
+  const std::size_t steps = fm.steps;
   Table t{"flips", "Expected vs observed greedy flips per 1,000 steps", "condition"};
   t.add_column("delta", "perturbation (largest logit change)", ".3e", true);
   t.add_column("expected_greedy", "expected per 1,000 (greedy gaps)", ".3g");
@@ -103,11 +104,12 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
         .set("delta", Value::f64(c.delta))
         .set("expected_greedy", Value::f64(1000 * share_below(gaps, c.delta)))
         .set("expected_heldout", Value::f64(1000 * share_below(sgaps, c.delta)))
-        .set("flips", Value::integer(c.obs.flips))
-        .set("steps", Value::integer(c.obs.steps))
-        .set("observed", Value::f64(c.obs.steps > 0 ? 1000.0 * static_cast<double>(c.obs.flips) /
-                                                          static_cast<double>(c.obs.steps)
-                                                    : 0.0));
+        .set("flips", Value::integer(c.observed.flips))
+        .set("steps", Value::integer(c.observed.steps))
+        .set("observed",
+             Value::f64(c.observed.steps > 0 ? 1000.0 * static_cast<double>(c.observed.flips) /
+                                                   static_cast<double>(c.observed.steps)
+                                             : 0.0));
   }
   out.add_table(std::move(t));
 
@@ -134,23 +136,32 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
                         sgaps.size(), to_decimal(d), d > 0 && p1 > 0 ? p1 / (0.01 * d) : 0.0));
 }
 
-Experiment make() {
-  Experiment e;
-  e.info.id = "flip-prediction";
-  e.info.title = "Predicting greedy flips from gaps and perturbations";
-  e.info.description =
-      "Expected vs observed greedy flips per 1,000 steps for each policy and precision";
-  e.info.order = 330;
-  e.info.seed = 1;
-  e.info.params = {
-      ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2", 1, 12),
-      ParamSpec::integer("steps", "greedy steps per prompt", "60", "20", 1, 190),
-      ParamSpec::integer("positions", "teacher-forced positions of heldout.txt", "30000", "2000",
-                         100, 119999),
-  };
-  e.run = run;
-  return e;
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const Model& m = experiment_model(p, out);
+  const auto heldout = heldout_tokens(m, out);
+  record(measure_flips(m, static_cast<std::size_t>(p.integer("prompts")),
+                       static_cast<std::size_t>(p.integer("steps")), heldout,
+                       static_cast<std::size_t>(p.integer("positions")), ctx),
+         out);
 }
+
+Experiment make() {
+  return {
+      .info =
+          {.id = "flip-prediction",
+           .title = "Predicting greedy flips from gaps and perturbations",
+           .description = "Expected vs observed greedy flips per 1,000 steps for each policy "
+                          "and precision",
+           .order = 330,
+           .seed = 1,
+           .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2", 1, 12),
+                      ParamSpec::integer("steps", "greedy steps per prompt", "60", "20", 1, 190),
+                      ParamSpec::integer("positions", "teacher-forced positions of heldout.txt",
+                                         "30000", "2000", 100, 119999),
+                      model_param()}},
+      .run = run};
+}
+
 FPLAB_REGISTER_EXPERIMENT(make);
 
 }  // namespace

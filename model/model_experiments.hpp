@@ -16,14 +16,15 @@
 #include <string_view>
 #include <vector>
 
+#include "experiments/inputs.hpp"
+#include "experiments/param_spec.hpp"
+#include "experiments/params.hpp"
 #include "model/bundled.hpp"
 #include "model/decode.hpp"
 #include "model/policy.hpp"
 #include "model/transformer.hpp"
 
 namespace fplab::model::experiments {
-
-inline constexpr const char* kChapter = "chapter, Qwen2.5-0.5B-Instruct, CPU, float32";
 
 // Twelve prompts in the style of the training text (KJV); the fixed list
 // every model experiment draws its first N prompts from.
@@ -60,6 +61,22 @@ inline constexpr std::array<std::string_view, 15> kFillers = {
     "In my Father's house are many mansions",
     "And Jacob went out from Beersheba",
 };
+
+// The "model" parameter every model and sampling experiment has: which
+// model file it runs, the bundled one by default.
+inline ParamSpec model_param() {
+  return ParamSpec::text("model",
+                         "the model file (.safetensors; 'bundled': $FPLAB_MODEL or "
+                         "model/data/kjv-char.safetensors)",
+                         "bundled");
+}
+
+// The model the "model" parameter names, recorded as the input "model".
+inline const Model& experiment_model(const Params& p, ExperimentRecord& out) {
+  const Model& m = load_model(p.text("model"));
+  record_input(out, "model", m.path());
+  return m;
+}
 
 inline std::vector<std::vector<Token>> encode_prompts(const Model& m, std::size_t n) {
   if (n > kPrompts.size()) throw std::invalid_argument("at most 12 prompts");
@@ -105,10 +122,13 @@ inline double largest_batch_change(const Model& m, Policy policy, const std::vec
   return d;
 }
 
-inline std::vector<Token> heldout_tokens(const Model& m) {
+// heldout.txt beside the bundled model (model_path()), recorded as the
+// input "heldout".
+inline std::vector<Token> heldout_tokens(const Model& m, ExperimentRecord& out) {
   const auto path = model_path().parent_path() / "heldout.txt";
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::invalid_argument("cannot read " + path.string());
+  record_input(out, "heldout", path);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return m.tokenizer().encode(text);
 }

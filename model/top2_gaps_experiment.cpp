@@ -8,22 +8,23 @@
 #include "experiments/experiment.hpp"
 #include "io/numbers.hpp"
 #include "model/model_experiments.hpp"
+#include "model/top2_gaps.hpp"
 #include "precision/format.hpp"
 #include "precision/queries.hpp"
 
 namespace fplab::model::experiments {
-namespace {
 
-void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const Model& m = bundled_model();
-  const auto n_prompts = static_cast<std::size_t>(p.integer("prompts"));
-  const auto steps = static_cast<std::size_t>(p.integer("steps"));
-  const auto positions = static_cast<std::size_t>(p.integer("positions"));
+GapMeasurements measure_gaps(const Model& m, std::size_t n_prompts, std::size_t steps,
+                             const std::vector<Token>& heldout, std::size_t positions,
+                             RunContext& ctx) {
   const auto prompts = encode_prompts(m, n_prompts);
   const Policy bi{ReductionPolicy::batch_invariant, PrecisionPolicy::fp32};
   const Policy lib{ReductionPolicy::library, PrecisionPolicy::fp32};
   const Policy sk{ReductionPolicy::split_k, PrecisionPolicy::fp32};
   const Policy bf{ReductionPolicy::batch_invariant, PrecisionPolicy::bf16};
+  GapMeasurements g;
+  g.prompts = n_prompts;
+  g.steps = steps;
 
   GreedyResult greedy;
   std::vector<GreedyResult> lib_alone;
@@ -39,34 +40,32 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       lib_alone.push_back(greedy_decode(m, lib, std::span(&pr, 1), steps));
     ctx.progress(3, 4, "greedy");
   }
-  std::int64_t flips = 0;
   for (std::size_t i = 0; i < prompts.size(); ++i)
-    if (first_difference(lib_alone[i].tokens[0], lib_batch.tokens[i]) < steps) ++flips;
+    if (first_difference(lib_alone[i].tokens[0], lib_batch.tokens[i]) < steps) ++g.batching_flips;
 
-  const auto gaps = greedy_gaps(greedy);
-  const auto heldout = heldout_tokens(m);
+  g.greedy = greedy_gaps(greedy);
   ScoreOptions so;
   so.max_positions = positions;
-  const auto scores = score_text(m, bi, heldout, so);
-  const auto sgaps = scored_gaps(scores);
+  g.heldout = scored_gaps(score_text(m, bi, heldout, so));
   ctx.finish_progress();
 
   // Perturbation sizes.
   const std::vector<std::size_t> batches{2, 4, 8, 16};
-  const double batch_d = std::max(largest_batch_change(m, lib, prompts[0], batches),
-                                  largest_batch_change(m, sk, prompts[0], batches));
-  float top = 0;
+  g.batch_change = std::max(largest_batch_change(m, lib, prompts[0], batches),
+                            largest_batch_change(m, sk, prompts[0], batches));
   for (const auto& seq : greedy.steps)
-    for (const auto& s : seq) top = std::max(top, std::abs(s.first_logit));
-  const double bf16_round = max_rounding_error(static_cast<double>(top), kBF16);
-  double bf16_change = 0;
-  {
-    const auto a = last_logits(m, bi, prompts);
-    const auto b = last_logits(m, bf, prompts);
-    for (std::size_t i = 0; i < a.size(); ++i)
-      bf16_change = std::max(bf16_change, compare_logits(a[i], b[i]).max_change);
-  }
+    for (const auto& s : seq) g.top_logit = std::max(g.top_logit, std::abs(s.first_logit));
+  g.bf16_rounding = max_rounding_error(static_cast<double>(g.top_logit), kBF16);
+  const auto a = last_logits(m, bi, prompts);
+  const auto b = last_logits(m, bf, prompts);
+  for (std::size_t i = 0; i < a.size(); ++i)
+    g.bf16_change = std::max(g.bf16_change, compare_logits(a[i], b[i]).max_change);
+  return g;
+}
 
+namespace {
+
+void record_stats(const GapMeasurements& g, ExperimentRecord& out) {
   Table st{"stats", "Top-2 logit gaps", "source"};
   st.add_column("n", "gaps");
   st.add_column("min", "smallest", ".3e", true);
@@ -79,22 +78,22 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   st.caption = fmt::format(
       "Greedy: {} prompts x {} steps, batch-invariant fp32. Teacher-forced: the first {} "
       "positions of model/data/heldout.txt. Percentiles by nearest rank.",
-      n_prompts, steps, sgaps.size());
-  const auto stat_row = [&](const std::string& key, const std::vector<double>& g) {
+      g.prompts, g.steps, g.heldout.size());
+  for (const auto& [key, gaps] : {std::pair{"greedy", &g.greedy}, {"teacher-forced", &g.heldout}}) {
     st.add_row(key)
-        .set("n", Value::integer(static_cast<std::int64_t>(g.size())))
-        .set("min", Value::f64(g.empty() ? 0.0 : g.front()))
-        .set("p1", Value::f64(percentile(g, 1)))
-        .set("p5", Value::f64(percentile(g, 5)))
-        .set("p50", Value::f64(percentile(g, 50)))
-        .set("below_0.1", Value::f64(share_below(g, 0.1)))
-        .set("below_0.01", Value::f64(share_below(g, 0.01)))
-        .set("below_0.001", Value::f64(share_below(g, 0.001)));
-  };
-  stat_row("greedy", gaps);
-  stat_row("teacher-forced", sgaps);
+        .set("n", Value::integer(static_cast<std::int64_t>(gaps->size())))
+        .set("min", Value::f64(gaps->empty() ? 0.0 : gaps->front()))
+        .set("p1", Value::f64(percentile(*gaps, 1)))
+        .set("p5", Value::f64(percentile(*gaps, 5)))
+        .set("p50", Value::f64(percentile(*gaps, 50)))
+        .set("below_0.1", Value::f64(share_below(*gaps, 0.1)))
+        .set("below_0.01", Value::f64(share_below(*gaps, 0.01)))
+        .set("below_0.001", Value::f64(share_below(*gaps, 0.001)));
+  }
   out.add_table(std::move(st));
+}
 
+void record_perturbations(const GapMeasurements& g, ExperimentRecord& out) {
   Table pt{"perturbations", "Perturbation sizes against the gaps", "perturbation"};
   pt.add_column("size", "size", ".3e", true);
   pt.add_column("greedy_below", "share of greedy gaps below", ".4f");
@@ -102,15 +101,17 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const auto pert_row = [&](const std::string& key, double d) {
     pt.add_row(key)
         .set("size", Value::f64(d))
-        .set("greedy_below", Value::f64(share_below(gaps, d)))
-        .set("heldout_below", Value::f64(share_below(sgaps, d)));
+        .set("greedy_below", Value::f64(share_below(g.greedy, d)))
+        .set("heldout_below", Value::f64(share_below(g.heldout, d)));
   };
-  pert_row("batching, fp32 (largest change, library or split-k, batch 2-16)", batch_d);
-  pert_row("bf16 rounding at the top logit's magnitude", bf16_round);
-  pert_row("bf16 vs fp32, measured largest change", bf16_change);
-  pt.caption = fmt::format("Largest top logit over the greedy steps: {}.", to_decimal(top));
+  pert_row("batching, fp32 (largest change, library or split-k, batch 2-16)", g.batch_change);
+  pert_row("bf16 rounding at the top logit's magnitude", g.bf16_rounding);
+  pert_row("bf16 vs fp32, measured largest change", g.bf16_change);
+  pt.caption = fmt::format("Largest top logit over the greedy steps: {}.", to_decimal(g.top_logit));
   out.add_table(std::move(pt));
+}
 
+void record_cdf(const GapMeasurements& g, ExperimentRecord& out) {
   Table cdf{"cdf", "Share of gaps below x", "x"};
   cdf.add_column("x", "x", ".0e");
   cdf.add_column("greedy", "greedy steps", ".4f");
@@ -121,8 +122,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       const double x = mant * std::pow(10.0, e10);
       cdf.add_row(fmt::format("{:.0e}", x))
           .set("x", Value::f64(x))
-          .set("greedy", Value::f64(share_below(gaps, x)))
-          .set("heldout", Value::f64(share_below(sgaps, x)));
+          .set("greedy", Value::f64(share_below(g.greedy, x)))
+          .set("heldout", Value::f64(share_below(g.heldout, x)));
     }
   }
   out.add_table(std::move(cdf));
@@ -139,59 +140,64 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   f.caption = fmt::format(
       "Perturbation sizes: batching {}, bf16 rounding at the top logit {}, bf16-vs-fp32 measured "
       "{}.",
-      to_decimal(batch_d), to_decimal(bf16_round), to_decimal(bf16_change));
+      to_decimal(g.batch_change), to_decimal(g.bf16_rounding), to_decimal(g.bf16_change));
   out.add_note(f.caption);
   out.add_figure(std::move(f));
+}
 
-  const double min_gap = gaps.empty() ? 0.0 : gaps.front();
-  const double ratio = batch_d > 0 ? min_gap / batch_d : std::numeric_limits<double>::infinity();
+void record_verdicts(const GapMeasurements& g, ExperimentRecord& out) {
+  const double min_gap = g.greedy.empty() ? 0.0 : g.greedy.front();
+  const double ratio =
+      g.batch_change > 0 ? min_gap / g.batch_change : std::numeric_limits<double>::infinity();
   out.add_verdict(
       "B3",
       fmt::format("over {} greedy steps on {} prompts, smallest gap {} = {:.3g}x the batching "
                   "perturbation {}; fp32 batching flipped {} of {} prompts",
-                  gaps.size(), n_prompts, to_decimal(min_gap), ratio, to_decimal(batch_d), flips,
-                  n_prompts),
-      "smallest gap 2.5e-3 over 717 steps, 100x the batching perturbation: no flips in float32",
-      (flips == 0 && ratio >= 100) ? Status::reproduced : Status::differs,
+                  g.greedy.size(), g.prompts, to_decimal(min_gap), ratio,
+                  to_decimal(g.batch_change), g.batching_flips, g.prompts),
+      (g.batching_flips == 0 && ratio >= 100) ? Status::reproduced : Status::differs,
       "a flip needs a gap below the change of the top two logits; library policy decoded each "
-      "prompt "
-      "alone and all in one batch");
-  const double s01 = share_below(gaps, 0.1);
+      "prompt alone and all in one batch");
+  const double s01 = share_below(g.greedy, 0.1);
   out.add_verdict(
       "B4",
       fmt::format("{:.2f} % of {} greedy steps have a gap < 0.1 ({:.2f} % of held-out positions)",
-                  100 * s01, gaps.size(), 100 * share_below(sgaps, 0.1)),
-      "4.7 % of greedy steps",
+                  100 * s01, g.greedy.size(), 100 * share_below(g.heldout, 0.1)),
       (s01 >= 0.0235 && s01 <= 0.094) ? Status::reproduced : Status::differs,
       "reproduced when within a factor of 2 of 4.7 %: a character model of 63 tokens with |logits| "
       "~10 is not Qwen2.5's vocabulary");
 }
 
-Experiment make() {
-  Experiment e;
-  e.info.id = "top2-gaps";
-  e.info.title = "How close the top two logits come";
-  e.info.description =
-      "B3/B4: top-2 logit gaps in greedy decoding and on held-out text vs perturbation sizes";
-  e.info.order = 310;
-  e.info.seed = 1;
-  e.info.claims = {
-      {"B3",
-       "over 717 greedy steps on 12 prompts, the smallest top-2 logit gap is 2.5e-3, 100x the "
-       "batching "
-       "perturbation: no token flips in float32",
-       kChapter},
-      {"B4", "4.7 % of greedy steps have a top-2 gap below 0.1", kChapter},
-  };
-  e.info.params = {
-      ParamSpec::integer("prompts", "prompts (of the fixed 12)", "12", "3", 1, 12),
-      ParamSpec::integer("steps", "greedy steps per prompt", "60", "20", 1, 200),
-      ParamSpec::integer("positions", "teacher-forced positions of heldout.txt", "100000", "5000",
-                         100, 119999),
-  };
-  e.run = run;
-  return e;
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const Model& m = experiment_model(p, out);
+  const auto heldout = heldout_tokens(m, out);
+  const GapMeasurements g = measure_gaps(m, static_cast<std::size_t>(p.integer("prompts")),
+                                         static_cast<std::size_t>(p.integer("steps")), heldout,
+                                         static_cast<std::size_t>(p.integer("positions")), ctx);
+  record_stats(g, out);
+  record_perturbations(g, out);
+  record_cdf(g, out);
+  record_verdicts(g, out);
 }
+
+Experiment make() {
+  return {
+      .info =
+          {.id = "top2-gaps",
+           .title = "How close the top two logits come",
+           .description = "B3/B4: top-2 logit gaps in greedy decoding and on held-out text vs "
+                          "perturbation sizes",
+           .order = 310,
+           .seed = 1,
+           .claims = {"B3", "B4"},
+           .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "12", "3", 1, 12),
+                      ParamSpec::integer("steps", "greedy steps per prompt", "60", "20", 1, 200),
+                      ParamSpec::integer("positions", "teacher-forced positions of heldout.txt",
+                                         "100000", "5000", 100, 119999),
+                      model_param()}},
+      .run = run};
+}
+
 FPLAB_REGISTER_EXPERIMENT(make);
 
 }  // namespace

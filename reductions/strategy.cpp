@@ -4,6 +4,8 @@
 #include <charconv>
 #include <string>
 
+#include "io/split_top_level.hpp"
+
 namespace fplab {
 
 namespace {
@@ -75,20 +77,10 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Splits "a,b(c,d),e" at top-level commas.
+// Splits "a,b(c,d),e" at top-level commas, each piece trimmed.
 std::vector<std::string_view> split_args(std::string_view s) {
-  std::vector<std::string_view> out;
-  int depth = 0;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '(') ++depth;
-    if (s[i] == ')') --depth;
-    if (s[i] == ',' && depth == 0) {
-      out.push_back(trim(s.substr(start, i - start)));
-      start = i + 1;
-    }
-  }
-  out.push_back(trim(s.substr(start)));
+  std::vector<std::string_view> out = split_top_level(s);
+  for (auto& piece : out) piece = trim(piece);
   return out;
 }
 

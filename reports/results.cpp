@@ -185,6 +185,17 @@ void ExperimentRecord::add_verdict(const std::string& claim, std::string ours, s
   throw std::logic_error("experiment '" + id + "' has no claim '" + claim + "'");
 }
 
+void ExperimentRecord::add_verdict(const std::string& claim, std::string ours, Status status,
+                                   std::string reason) {
+  for (const auto& c : claims) {
+    if (c.id == claim) {
+      add_verdict(claim, std::move(ours), c.claimed, status, std::move(reason));
+      return;
+    }
+  }
+  throw std::logic_error("experiment '" + id + "' has no claim '" + claim + "'");
+}
+
 const Table* ExperimentRecord::table(std::string_view table_id) const {
   for (const auto* list : {&tables, &measurements}) {
     for (const auto& t : *list) {
@@ -236,6 +247,7 @@ std::string fingerprint(const Results& r) {
   };
   for (const auto& e : r.experiments) {
     for (const auto& p : e.parameters) line(e.id + "/parameters/" + p.name, p.type, p.value);
+    for (const auto& f : e.inputs) line(e.id + "/inputs/" + f.role, "sha256", f.sha256);
   }
   for (const auto& [path, v] : flatten(r)) line(path, to_string(v.type()), v.hex());
   for (const auto& e : r.experiments) {
@@ -410,6 +422,9 @@ json experiment_json(const ExperimentRecord& e) {
   json claims = json::array();
   for (const auto& c : e.claims)
     claims.push_back({{"id", c.id}, {"text", c.text}, {"source", c.source}});
+  json inputs = json::array();
+  for (const auto& f : e.inputs)
+    inputs.push_back({{"role", f.role}, {"path", f.path}, {"sha256", f.sha256}});
   json verdicts = json::array();
   for (const auto& v : e.verdicts) {
     verdicts.push_back({{"claim", v.claim},
@@ -447,6 +462,7 @@ json experiment_json(const ExperimentRecord& e) {
           {"quick", e.quick},
           {"parameters", params},
           {"claims", claims},
+          {"inputs", inputs},
           {"verdicts", verdicts},
           {"tables", tables},
           {"figures", figures},
@@ -466,6 +482,10 @@ ExperimentRecord experiment_from(const json& j) {
     e.parameters.push_back({str(p, "name"), str(p, "type"), str(p, "value")});
   for (const auto& c : field(j, "claims"))
     e.claims.push_back({str(c, "id"), str_or(c, "text"), str_or(c, "source")});
+  if (j.contains("inputs")) {
+    for (const auto& f : j["inputs"])
+      e.inputs.push_back({str(f, "role"), str_or(f, "path"), str(f, "sha256")});
+  }
   for (const auto& v : field(j, "verdicts")) {
     const std::string status = str(v, "status");
     if (status != "reproduced" && status != "differs")
@@ -507,8 +527,16 @@ ExperimentRecord experiment_from(const json& j) {
 json to_json(const Results& r) {
   json experiments = json::array();
   for (const auto& e : r.experiments) experiments.push_back(experiment_json(e));
+  // The context names every file read (path -> sha256), gathered from the
+  // experiments' inputs.
+  json context = context_json(r.context);
+  json files = json::object();
+  for (const auto& e : r.experiments) {
+    for (const auto& f : e.inputs) files[f.path] = f.sha256;
+  }
+  context["inputs"] = files;
   return {{"schema", kResultsSchemaName},  {"schema_version", r.schema_version},
-          {"fingerprint", fingerprint(r)}, {"context", context_json(r.context)},
+          {"fingerprint", fingerprint(r)}, {"context", context},
           {"experiments", experiments},    {"timing", {{"total_seconds", r.total_seconds}}}};
 }
 

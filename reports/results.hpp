@@ -143,6 +143,10 @@ struct ClaimRef {
   std::string id;      // "A1"
   std::string text;    // the claim as published
   std::string source;  // who published it
+  // The claimed figure (experiments/claims.cpp's table), for add_verdict's
+  // four-argument form; a verdict records it as `claimed`. Not written to
+  // results.json on its own (the verdicts carry it).
+  std::string claimed = {};
 };
 
 struct Verdict {
@@ -164,6 +168,16 @@ struct ParamRecord {
   std::string value;
 };
 
+// A file an experiment read (a data set, the model): its role in the
+// experiment ("model", "data"), where it was, and the sha256 of its bytes.
+// The fingerprint covers role and digest, not the path (which differs
+// between checkouts while the bytes do not).
+struct InputFile {
+  std::string role;
+  std::string path;
+  std::string sha256;
+};
+
 struct ExperimentRecord {
   std::string id;
   std::string title;
@@ -176,6 +190,7 @@ struct ExperimentRecord {
   std::vector<Table> tables;
   std::vector<Figure> figures;
   std::vector<std::string> notes;
+  std::vector<InputFile> inputs;    // files read, in the order read
   std::vector<Table> measurements;  // timings etc.: not part of the fingerprint
   double wall_seconds = 0.0;        // a timing: not part of the fingerprint
 
@@ -183,10 +198,13 @@ struct ExperimentRecord {
   Table& add_measurement(Table t);
   void add_figure(Figure f);
   void add_note(std::string note) { notes.push_back(std::move(note)); }
+  void add_input(InputFile f) { inputs.push_back(std::move(f)); }
   // A verdict on one of this experiment's claims; the claim's text and
   // source are copied from `claims`. Throws std::logic_error for an unknown id.
   void add_verdict(const std::string& claim, std::string ours, std::string claimed, Status status,
                    std::string reason);
+  // The same with the claimed figure taken from the claim's `claimed`.
+  void add_verdict(const std::string& claim, std::string ours, Status status, std::string reason);
   [[nodiscard]] const Table* table(std::string_view table_id) const;  // tables, then measurements
   [[nodiscard]] const Verdict* verdict(std::string_view claim) const;
 };
@@ -227,8 +245,9 @@ struct FlatValue {
 };
 std::vector<FlatValue> flatten(const Results& r);
 
-// sha256 over the parameters, every flattened result value (type and exact
-// bits) and every verdict's figures and status; see docs/results-format.md.
+// sha256 over the parameters, the inputs' digests, every flattened result
+// value (type and exact bits) and every verdict's figures and status; see
+// docs/results-format.md.
 std::string fingerprint(const Results& r);
 
 nlohmann::json to_json(const Results& r);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/bundled.hpp"
+#include "model/model_experiments.hpp"
 #include "model/policy.hpp"
 #include "model/transformer.hpp"
 #include "sampling/pipeline.hpp"
@@ -22,41 +23,10 @@ inline constexpr std::string_view kConfidentPrompt =
     "In the beginning God created the heaven and the eart";
 inline constexpr std::string_view kOpenPrompt = "And he said unto them, ";
 
-// The claims, as claims.md words them.
-inline constexpr const char* kChapter =
-    "a book chapter on sampling and determinism (Qwen2.5-0.5B-Instruct)";
-inline constexpr const char* kClaimC1 =
-    "temperature divides the logits before the softmax; scaling probabilities instead changes "
-    "nothing; "
-    "T -> 0 is argmax, large T flattens toward uniform; no temperature reorders the tokens";
-inline constexpr const char* kClaimC2 =
-    "at T = 2, on a one-answer factual prompt, 32,966 distinct tokens share the top 90 % of the "
-    "probability "
-    "mass (of a 151,936-token vocabulary)";
-inline constexpr const char* kClaimC3 =
-    "top-p = 0.9 keeps 1 token on a confident prompt (the leader holds 96.90 % at T = 1) and 467 "
-    "on an open "
-    "one; top-k = 40 admits 39 tokens worth 3.6 % on the confident prompt and discards 21 % of the "
-    "mass on "
-    "the open one";
-inline constexpr const char* kClaimC4 =
-    "greedy decoding of an open prompt loops: 87.6 % of 4-grams repeated over 140 steps (85.5 % "
-    "over 120); "
-    "over 120 steps a presence penalty of 0.5 changed 3 decisions, a frequency penalty of 0.5 "
-    "about four "
-    "times more, the CTRL repetition penalty 1.2 changed 35";
-inline constexpr const char* kClaimC5 =
-    "the pipeline runs penalties -> temperature -> top-k -> top-p -> renormalise -> draw; at T = 2 "
-    "applying "
-    "top-p before rather than after temperature leaves 1 candidate instead of 32,966; a presence "
-    "penalty "
-    "subtracted before dividing by T acts as alpha / T";
-inline constexpr const char* kClaimC6 =
-    "a fixed seed makes sampling byte-identical from run to run: it fixes the draw, not the "
-    "distribution";
-
 using model::bundled_model;
 using model::OneThread;
+using model::experiments::experiment_model;
+using model::experiments::model_param;
 
 // The logits after the last token of `prompt`, alone in a batch.
 inline std::vector<float> logits_after(const model::Model& m, model::Policy policy,

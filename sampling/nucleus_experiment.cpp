@@ -10,21 +10,11 @@
 #include "io/numbers.hpp"
 #include "model/decode.hpp"
 #include "sampling/experiment_support.hpp"
+#include "sampling/nucleus.hpp"
 
 namespace fplab::sampling {
-namespace {
 
-struct StepFigures {
-  std::size_t nucleus = 0;  // tokens top-p keeps
-  double nucleus_mass = 0;  // their probability
-  double leader = 0;        // the leader's probability
-  double topk_mass = 0;     // probability of the k best tokens
-  std::size_t extra = 0;    // tokens top-k admits beyond the nucleus
-  double extra_mass = 0;    // their probability
-  double cut_mass = 0;      // nucleus probability top-k throws away
-};
-
-StepFigures figures(std::span<const float> logits, double top_p, std::size_t k) {
+StepFigures step_figures(std::span<const float> logits, double top_p, std::size_t k) {
   StepFigures f;
   const auto p = softmax(logits, 1.0);
   std::vector<double> sorted(p);
@@ -44,37 +34,33 @@ StepFigures figures(std::span<const float> logits, double top_p, std::size_t k) 
   return f;
 }
 
-void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const model::Model& m = bundled_model();
+NucleusTrace measure_nucleus(const model::Model& m, const std::string& prompt, double top_p,
+                             std::size_t k, std::size_t steps) {
   const OneThread one_thread;
-  const model::Policy policy{};
-  const std::size_t V = m.config().vocab_size;
-  const double top_p = p.real("top_p");
-  const auto k = static_cast<std::size_t>(p.integer("top_k"));
-  if (k > V)
-    throw std::invalid_argument(fmt::format("top_k {} is larger than the vocabulary ({})", k, V));
-  const auto steps = static_cast<std::size_t>(p.integer("steps"));
-  const std::vector<std::pair<std::string, std::string>> prompts = {
-      {"confident", p.text("confident_prompt")}, {"open", p.text("open_prompt")}};
+  NucleusTrace t;
+  const std::vector<std::vector<Token>> feed{m.tokenizer().encode(prompt)};
+  const auto g = model::greedy_decode(m, model::Policy{}, feed, steps,
+                                      [&](std::size_t, std::size_t, std::span<const float> l) {
+                                        t.steps.push_back(step_figures(l, top_p, k));
+                                      });
+  t.continuation = m.tokenizer().decode(g.tokens[0]);
+  return t;
+}
 
-  // Each prompt's greedy continuation, and the logits before every step.
-  std::vector<std::vector<StepFigures>> per(prompts.size());
-  std::vector<std::string> continuation;
-  for (std::size_t i = 0; i < prompts.size(); ++i) {
-    const std::vector<std::vector<Token>> feed{m.tokenizer().encode(prompts[i].second)};
-    const auto g = model::greedy_decode(m, policy, feed, steps,
-                                        [&](std::size_t, std::size_t, std::span<const float> l) {
-                                          per[i].push_back(figures(l, top_p, k));
-                                        });
-    continuation.push_back(m.tokenizer().decode(g.tokens[0]));
-    ctx.progress(i + 1, prompts.size());
-  }
-  ctx.finish_progress();
+namespace {
 
+struct Prompt {
+  std::string key;  // "confident", "open"
+  NucleusTrace trace;
+};
+
+void record_per_step(const std::vector<Prompt>& prompts, double top_p, std::size_t k,
+                     std::size_t steps, ExperimentRecord& out) {
   Table t{"per-step",
           fmt::format("Per step: the top-p = {} nucleus against top-k = {}", to_decimal(top_p), k),
           "step"};
-  for (const auto& [key, text] : prompts) {
+  for (const auto& pr : prompts) {
+    const std::string& key = pr.key;
     t.add_column(key + "_nucleus", key + ": nucleus");
     t.add_column(key + "_nucleus_mass", key + ": its mass", ".4f");
     t.add_column(key + "_leader", key + ": leader's p", ".4f");
@@ -86,18 +72,15 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   t.add_column("top_k", "k");
   t.caption = fmt::format(
       "Greedy continuation of each prompt (batch-invariant, fp32, T = 1); at each step the logits "
-      "before the "
-      "step's token. Step 0 is the prompt itself. 'beyond the nucleus': tokens top-k admits that "
-      "top-p would "
-      "not (k > nucleus); 'cuts': the part of the nucleus top-k throws away (k < nucleus). "
-      "Continuations: "
-      "confident '{}', open '{}'.",
-      shown_text(continuation[0]), shown_text(continuation[1]));
+      "before the step's token. Step 0 is the prompt itself. 'beyond the nucleus': tokens top-k "
+      "admits that top-p would not (k > nucleus); 'cuts': the part of the nucleus top-k throws "
+      "away (k < nucleus). Continuations: confident '{}', open '{}'.",
+      shown_text(prompts[0].trace.continuation), shown_text(prompts[1].trace.continuation));
   for (std::size_t s = 0; s < steps; ++s) {
     Row& r = t.add_row(std::to_string(s));
-    for (std::size_t i = 0; i < prompts.size(); ++i) {
-      const auto& f = per[i][s];
-      const std::string& key = prompts[i].first;
+    for (const auto& pr : prompts) {
+      const auto& f = pr.trace.steps[s];
+      const std::string& key = pr.key;
       r.set(key + "_nucleus", Value::integer(static_cast<std::int64_t>(f.nucleus)))
           .set(key + "_nucleus_mass", Value::f64(f.nucleus_mass))
           .set(key + "_leader", Value::f64(f.leader))
@@ -122,7 +105,9 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       "Top-p adapts to each step's distribution; top-k admits the same number of tokens at every "
       "step.";
   out.add_figure(std::move(fig));
+}
 
+void record_summary(const std::vector<Prompt>& prompts, std::size_t k, ExperimentRecord& out) {
   Table sum{"summary", "Over all steps", "prompt"};
   sum.add_column("steps", "steps");
   sum.add_column("nucleus_min", "nucleus min");
@@ -134,8 +119,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   sum.add_column("extra_mass_mean", "mean mass admitted beyond the nucleus", ".4f");
   sum.add_column("cut_mass_mean", "mean nucleus mass cut", ".4f");
   sum.add_column("discard_mean", "mean mass top-k discards", ".4f");
-  for (std::size_t i = 0; i < prompts.size(); ++i) {
-    const auto& v = per[i];
+  for (const auto& pr : prompts) {
+    const auto& v = pr.trace.steps;
     std::vector<std::size_t> sizes;
     std::int64_t extra = 0, cuts = 0, ones = 0;
     double extra_mass = 0, cut_mass = 0, discard = 0;
@@ -150,7 +135,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     }
     std::sort(sizes.begin(), sizes.end());
     const double n = static_cast<double>(v.size());
-    sum.add_row(prompts[i].first)
+    sum.add_row(pr.key)
         .set("steps", Value::integer(static_cast<std::int64_t>(v.size())))
         .set("nucleus_min", Value::integer(static_cast<std::int64_t>(sizes.front())))
         .set("nucleus_median", Value::integer(static_cast<std::int64_t>(sizes[sizes.size() / 2])))
@@ -164,10 +149,15 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   }
   sum.caption = "Median: the upper median. Discarded mass: 1 - the top-k mass.";
   out.add_table(std::move(sum));
+}
 
-  // The verdict: the two prompts themselves (step 0), as the claim measures.
-  const auto& c0 = per[0][0];
-  const auto& o0 = per[1][0];
+// The verdict: the two prompts themselves (step 0), as the claim measures.
+void record_verdict(const std::vector<Prompt>& prompts, double top_p, std::size_t k,
+                    std::size_t steps, std::size_t V, ExperimentRecord& out) {
+  const auto& per0 = prompts[0].trace.steps;
+  const auto& per1 = prompts[1].trace.steps;
+  const auto& c0 = per0[0];
+  const auto& o0 = per1[0];
   const bool ok =
       c0.nucleus == 1 && o0.nucleus > k && k > 1 && c0.extra == k - 1 && o0.cut_mass > 0.05;
   out.add_verdict(
@@ -184,9 +174,6 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
           percent(c0.extra_mass, 2), percent(1 - o0.topk_mass), steps,
           out.table("summary")->get("open", "nucleus_min")->as_int(),
           out.table("summary")->get("open", "nucleus_max")->as_int()),
-      "top-p 0.9: 1 token on the confident prompt (leader 96.90 %), 467 (0.31 % of V) on the open "
-      "one; top-k 40 "
-      "admits 39 tokens worth 3.6 % on the confident prompt and discards 21 % on the open one",
       ok ? Status::reproduced : Status::differs,
       ok ? fmt::format(
                "The mechanism reproduces: the nucleus adapts (1 token where the leader holds more "
@@ -203,28 +190,46 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
            "summary table).");
 }
 
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const model::Model& m = experiment_model(p, out);
+  const std::size_t V = m.config().vocab_size;
+  const double top_p = p.real("top_p");
+  const auto k = static_cast<std::size_t>(p.integer("top_k"));
+  if (k > V)
+    throw std::invalid_argument(fmt::format("top_k {} is larger than the vocabulary ({})", k, V));
+  const auto steps = static_cast<std::size_t>(p.integer("steps"));
+
+  std::vector<Prompt> prompts;
+  for (const auto& key : {"confident", "open"}) {
+    prompts.push_back(
+        {key, measure_nucleus(m, p.text(std::string(key) + "_prompt"), top_p, k, steps)});
+    ctx.progress(prompts.size(), 2);
+  }
+  ctx.finish_progress();
+  record_per_step(prompts, top_p, k, steps, out);
+  record_summary(prompts, k, out);
+  record_verdict(prompts, top_p, k, steps, V, out);
+}
+
 Experiment make() {
-  Experiment e;
-  e.info.id = "nucleus";
-  e.info.title = "Top-p against top-k, step by step (C3)";
-  e.info.description =
-      "Per step: the top-p nucleus against a fixed top-k, and the mass each admits or discards";
-  e.info.order = 410;
-  e.info.seed = 0;
-  e.info.claims = {{"C3", kClaimC3, kChapter}};
-  e.info.params = {
-      ParamSpec::text("confident_prompt", "a prompt with one likely next character",
-                      std::string(kConfidentPrompt)),
-      ParamSpec::text("open_prompt", "a prompt with many likely next characters",
-                      std::string(kOpenPrompt)),
-      ParamSpec::real("top_p", "the nucleus mass", "0.9"),
-      ParamSpec::integer("top_k", "the fixed k", "5", "5", 1, 1e6),
-      ParamSpec::integer("steps", "greedy steps per prompt", "100", "20", 1, 200),
-  };
-  e.info.params[2].min = 0;
-  e.info.params[2].max = 1;
-  e.run = run;
-  return e;
+  return {
+      .info =
+          {.id = "nucleus",
+           .title = "Top-p against top-k, step by step (C3)",
+           .description = "Per step: the top-p nucleus against a fixed top-k, and the mass "
+                          "each admits or discards",
+           .order = 410,
+           .seed = 0,
+           .claims = {"C3"},
+           .params = {ParamSpec::text("confident_prompt", "a prompt with one likely next character",
+                                      std::string(kConfidentPrompt)),
+                      ParamSpec::text("open_prompt", "a prompt with many likely next characters",
+                                      std::string(kOpenPrompt)),
+                      ParamSpec::real("top_p", "the nucleus mass", "0.9").within(0, 1),
+                      ParamSpec::integer("top_k", "the fixed k", "5", "5", 1, 1e6),
+                      ParamSpec::integer("steps", "greedy steps per prompt", "100", "20", 1, 200),
+                      model_param()}},
+      .run = run};
 }
 
 FPLAB_REGISTER_EXPERIMENT(make);

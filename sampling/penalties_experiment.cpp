@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "experiments/experiment.hpp"
+#include "experiments/inputs.hpp"
 #include "io/numbers.hpp"
 #include "model/decode.hpp"
 #include "sampling/decode.hpp"
@@ -24,7 +25,8 @@ struct Penalty {
 };
 
 // The mean share of repeated 4-grams over `count` evenly spaced windows of
-// `length` characters of the held-out KJV text; -1 when it is not there.
+// `length` characters of the held-out KJV text beside the model (recorded
+// as the input "heldout"); -1 when it is not there.
 double natural_share(const model::Model& m, std::size_t length, std::size_t count,
                      std::size_t window) {
   const auto path = m.path().parent_path() / "heldout.txt";
@@ -44,7 +46,7 @@ double natural_share(const model::Model& m, std::size_t length, std::size_t coun
 }
 
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const model::Model& m = bundled_model();
+  const model::Model& m = experiment_model(p, out);
   const OneThread one_thread;
   const model::Policy policy{};
   const auto steps = static_cast<std::size_t>(p.integer("steps"));
@@ -118,6 +120,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       .set("share_window", Value::f64(s_win / static_cast<double>(n_samples)));
   const double nat_steps = natural_share(m, steps, 100, steps);
   const double nat_window = natural_share(m, steps, 100, window);
+  if (const auto heldout = m.path().parent_path() / "heldout.txt"; std::filesystem::exists(heldout))
+    record_input(out, "heldout", heldout);
   if (nat_steps >= 0) {
     rep.add_row("KJV held-out text (mean of 100 windows)")
         .set("share_steps", Value::f64(nat_steps))
@@ -201,9 +205,6 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
                   window, to_decimal(p.real("presence")), changed[0],
                   to_decimal(p.real("frequency")), changed[1], to_decimal(p.real("repetition")),
                   changed[2]),
-      "87.6 % of 4-grams repeated over 140 steps (85.5 % over 120); presence 0.5 changed 3 "
-      "decisions, frequency "
-      "0.5 about 12, repetition 1.2 changed 35",
       loops && ordered ? Status::reproduced : Status::differs,
       fmt::format(
           "{} {} A presence penalty hits every character already generated -- after a few words "
@@ -238,26 +239,25 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
 }
 
 Experiment make() {
-  Experiment e;
-  e.info.id = "penalties";
-  e.info.title = "Greedy loops and what penalties change (C4)";
-  e.info.description =
-      "Greedy degeneration (repeated 4-grams) and the decisions each penalty changes over 120 "
-      "steps";
-  e.info.order = 420;
-  e.info.seed = 0;
-  e.info.claims = {{"C4", kClaimC4, kChapter}};
-  e.info.params = {
-      ParamSpec::text("prompt", "the open prompt", std::string(kOpenPrompt)),
-      ParamSpec::integer("steps", "greedy steps", "140", "60", 4, 230),
-      ParamSpec::integer("window", "steps over which decisions are counted", "120", "50", 4, 230),
-      ParamSpec::real("presence", "presence penalty", "0.5"),
-      ParamSpec::real("frequency", "frequency penalty", "0.5"),
-      ParamSpec::real("repetition", "CTRL repetition penalty (> 0)", "1.2"),
-      ParamSpec::integer("samples", "seeded samples at T = 1 for comparison", "8", "4", 1, 256),
-  };
-  e.run = run;
-  return e;
+  return {
+      .info = {.id = "penalties",
+               .title = "Greedy loops and what penalties change (C4)",
+               .description = "Greedy degeneration (repeated 4-grams) and the decisions each "
+                              "penalty changes over 120 steps",
+               .order = 420,
+               .seed = 0,
+               .claims = {"C4"},
+               .params = {ParamSpec::text("prompt", "the open prompt", std::string(kOpenPrompt)),
+                          ParamSpec::integer("steps", "greedy steps", "140", "60", 4, 230),
+                          ParamSpec::integer("window", "steps over which decisions are counted",
+                                             "120", "50", 4, 230),
+                          ParamSpec::real("presence", "presence penalty", "0.5"),
+                          ParamSpec::real("frequency", "frequency penalty", "0.5"),
+                          ParamSpec::real("repetition", "CTRL repetition penalty (> 0)", "1.2"),
+                          ParamSpec::integer("samples", "seeded samples at T = 1 for comparison",
+                                             "8", "4", 1, 256),
+                          model_param()}},
+      .run = run};
 }
 
 FPLAB_REGISTER_EXPERIMENT(make);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "experiments/experiment.hpp"
 #include "io/numbers.hpp"
@@ -21,7 +22,7 @@ std::string order_key(const std::vector<Stage>& order) {
 }
 
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const model::Model& m = bundled_model();
+  const model::Model& m = experiment_model(p, out);
   const OneThread one_thread;
   const model::Policy policy{};
   const std::size_t V = m.config().vocab_size;
@@ -238,9 +239,6 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
           to_decimal(shift_before_at_t),
           shifts_exact ? "for every penalised token, to rounding" : "NOT within rounding",
           to_decimal(shift_after_at_t), outcomes[0].size(), outcomes[1].size()),
-      "penalties -> temperature -> top-k -> top-p -> renormalise -> draw; at T = 2 top-p before "
-      "temperature "
-      "leaves 1 candidate instead of 32,966; a presence penalty before T acts as alpha / T",
       ok ? Status::reproduced : Status::differs,
       ok ? "Top-p before temperature sees the confident T = 1 distribution, whose leader holds "
            "more than p, so "
@@ -257,37 +255,38 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
 }
 
 Experiment make() {
-  Experiment e;
-  e.info.id = "pipeline-order";
-  e.info.title = "The order of the sampling stages (C5)";
-  e.info.description =
-      "Top-p before/after temperature; a penalty before/after temperature; all 24 stage orders";
-  e.info.order = 430;
-  e.info.seed = 0;
-  e.info.claims = {{"C5", kClaimC5, kChapter}};
-  e.info.params = {
-      ParamSpec::text("confident_prompt", "a prompt with one likely next character",
-                      std::string(kConfidentPrompt)),
-      ParamSpec::text("open_prompt", "a prompt with many likely next characters",
-                      std::string(kOpenPrompt)),
-      ParamSpec::real("temperature", "the temperature of the verdict and the 24 orders", "2"),
-      ParamSpec::real_list("temperatures", "temperatures for the tables", "0.5,1,1.5,2,4"),
-      ParamSpec::real("top_p", "the nucleus mass", "0.9"),
-      ParamSpec::integer("top_k", "k for the 24 orders", "5", "5", 0, 1e6),
-      ParamSpec::real("presence", "presence penalty alpha", "0.5"),
-      ParamSpec::real("repetition", "CTRL repetition penalty theta", "1.2"),
-      ParamSpec::integer("history",
-                         "greedy steps after the open prompt used as the penalty history", "120",
-                         "40", 1, 200),
-  };
-  e.info.params[2].min = 0x1.0p-20;
-  e.info.params[3].min = 0x1.0p-20;
-  e.info.params[3].min_items = 1;
-  e.info.params[4].min = 0;
-  e.info.params[4].max = 1;
-  e.info.params[7].min = 0x1.0p-20;
-  e.run = run;
-  return e;
+  constexpr double kTiny = 0x1.0p-20;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  return {
+      .info = {.id = "pipeline-order",
+               .title = "The order of the sampling stages (C5)",
+               .description = "Top-p before/after temperature; a penalty before/after "
+                              "temperature; all 24 stage orders",
+               .order = 430,
+               .seed = 0,
+               .claims = {"C5"},
+               .params =
+                   {ParamSpec::text("confident_prompt", "a prompt with one likely next character",
+                                    std::string(kConfidentPrompt)),
+                    ParamSpec::text("open_prompt", "a prompt with many likely next characters",
+                                    std::string(kOpenPrompt)),
+                    ParamSpec::real("temperature",
+                                    "the temperature of the verdict and the 24 orders", "2")
+                        .within(kTiny, kInf),
+                    ParamSpec::real_list("temperatures", "temperatures for the tables",
+                                         "0.5,1,1.5,2,4")
+                        .within(kTiny, kInf)
+                        .items(1),
+                    ParamSpec::real("top_p", "the nucleus mass", "0.9").within(0, 1),
+                    ParamSpec::integer("top_k", "k for the 24 orders", "5", "5", 0, 1e6),
+                    ParamSpec::real("presence", "presence penalty alpha", "0.5"),
+                    ParamSpec::real("repetition", "CTRL repetition penalty theta", "1.2")
+                        .within(kTiny, kInf),
+                    ParamSpec::integer(
+                        "history", "greedy steps after the open prompt used as the penalty history",
+                        "120", "40", 1, 200),
+                    model_param()}},
+      .run = run};
 }
 
 FPLAB_REGISTER_EXPERIMENT(make);

@@ -90,7 +90,7 @@ struct Comparison {
 };
 
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const model::Model& m = bundled_model();
+  const model::Model& m = experiment_model(p, out);
   const OneThread one_thread;
   const auto n = static_cast<std::size_t>(p.integer("samples"));
   const auto steps = static_cast<std::size_t>(p.integer("steps"));
@@ -281,8 +281,6 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
           changed(5), n, first(5), median(5), changed(2), n, fig_of(2, "logit_diff"),
           fig_of(2, "flip_mean"), fig_of(2, "expected"), changed(3), n, fig_of(3, "expected"),
           changed(4), n, fig_of(4, "expected")),
-      "a fixed seed makes sampling byte-identical from run to run; it fixes the draw, not the "
-      "distribution",
       same_ok && moved_ok ? Status::reproduced : Status::differs,
       same_ok && moved_ok ? "The seed fixes the sequence of draws u exactly (mt19937_64, one draw "
                             "per step), so identical logits "
@@ -303,26 +301,23 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
 }
 
 Experiment make() {
-  Experiment e;
-  e.info.id = "seeded-sampling";
-  e.info.title = "What a seed fixes: the draw, not the distribution (C6)";
-  e.info.description =
-      "Same seeds: byte-identical text; then with logits moved by batch variance and bf16";
-  e.info.order = 440;
-  e.info.seed = 1;
-  e.info.claims = {{"C6", kClaimC6, kChapter}};
-  e.info.params = {
-      ParamSpec::text("prompt", "the prompt", std::string(kOpenPrompt)),
-      ParamSpec::integer("samples", "samples (seeds seed, seed+1, ...)", "16", "4", 1, 256),
-      ParamSpec::integer("steps", "tokens per sample", "150", "40", 1, 230),
-      ParamSpec::real("temperature", "temperature", "1"),
-      ParamSpec::integer("top_k", "top-k (0: off)", "0", "0", 0, 1e6),
-      ParamSpec::real("top_p", "top-p (1: off)", "1"),
-  };
-  e.info.params[5].min = 0;
-  e.info.params[5].max = 1;
-  e.run = run;
-  return e;
+  return {
+      .info = {.id = "seeded-sampling",
+               .title = "What a seed fixes: the draw, not the distribution (C6)",
+               .description = "Same seeds: byte-identical text; then with logits moved by batch "
+                              "variance and bf16",
+               .order = 440,
+               .seed = 1,
+               .claims = {"C6"},
+               .params = {ParamSpec::text("prompt", "the prompt", std::string(kOpenPrompt)),
+                          ParamSpec::integer("samples", "samples (seeds seed, seed+1, ...)", "16",
+                                             "4", 1, 256),
+                          ParamSpec::integer("steps", "tokens per sample", "150", "40", 1, 230),
+                          ParamSpec::real("temperature", "temperature", "1"),
+                          ParamSpec::integer("top_k", "top-k (0: off)", "0", "0", 0, 1e6),
+                          ParamSpec::real("top_p", "top-p (1: off)", "1").within(0, 1),
+                          model_param()}},
+      .run = run};
 }
 
 FPLAB_REGISTER_EXPERIMENT(make);

@@ -95,7 +95,7 @@ C1Figures c1_figures(const std::vector<float>& l, double t) {
 std::string t_key(double t) { return to_decimal(t); }
 
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const model::Model& m = bundled_model();
+  const model::Model& m = experiment_model(p, out);
   const OneThread one_thread;
   const model::Policy policy{};  // batch-invariant, fp32: the lab's reference
   const std::size_t V = m.config().vocab_size;
@@ -204,9 +204,6 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
           scaling_ok ? "rounding only" : "MORE than rounding", ranking_ok ? "yes" : "NO", seeds,
           argmax_ok ? "yes" : "NO", to_decimal(last_leader_conf), to_decimal(last_leader_open),
           dev_conf, dev_open),
-      "exact properties: temperature acts on logits, probability scaling is a no-op after "
-      "renormalisation, "
-      "T -> 0 is argmax, large T is uniform, no reordering",
       c1_ok ? Status::reproduced : Status::differs,
       c1_ok ? "Each property holds on the bundled model's logits as exactly as double arithmetic "
               "allows: the "
@@ -297,8 +294,6 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
                       prompts[0].text.size() - std::min<std::size_t>(12, prompts[0].text.size()))),
                   shown(m, lead), percent(lead1, 2), n90_2, V, percent(share), n90_1,
                   percent(lead2), t_text),
-      "32,966 of 151,936 tokens (21.7 %) share the top 90 % at T = 2 (the leader holds 96.90 % at "
-      "T = 1, C3)",
       c2_ok ? Status::reproduced : Status::differs,
       fmt::format("{}The mechanism is the same: softmax(l/2) is p^(1/2) renormalised, which lifts "
                   "every tail "
@@ -315,28 +310,28 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
 }
 
 Experiment make() {
-  Experiment e;
-  e.info.id = "temperature";
-  e.info.title = "Temperature: what dividing the logits does (C1, C2)";
-  e.info.description =
-      "C1's exact properties on the model's logits; tokens holding 50/90/99 % of the mass at T = "
-      "0.5..2";
-  e.info.order = 400;
-  e.info.seed = 0;
-  e.info.claims = {{"C1", kClaimC1, kChapter}, {"C2", kClaimC2, kChapter}};
-  e.info.params = {
-      ParamSpec::text("confident_prompt", "a prompt with one likely next character",
-                      std::string(kConfidentPrompt)),
-      ParamSpec::text("open_prompt", "a prompt with many likely next characters",
-                      std::string(kOpenPrompt)),
-      ParamSpec::real_list("temperatures", "temperatures for the mass table",
-                           "0.5,0.75,1,1.25,1.5,1.75,2"),
-      ParamSpec::integer("argmax_seeds", "seeds tried at T = 0 and T = -1", "100", "10", 1, 1e6),
-  };
-  e.info.params[2].min = 0x1.0p-20;
-  e.info.params[2].min_items = 1;
-  e.run = run;
-  return e;
+  return {
+      .info = {.id = "temperature",
+               .title = "Temperature: what dividing the logits does (C1, C2)",
+               .description = "C1's exact properties on the model's logits; tokens holding "
+                              "50/90/99 % of the mass at T = 0.5..2",
+               .order = 400,
+               .seed = 0,
+               .claims = {"C1", "C2"},
+               .params = {ParamSpec::text("confident_prompt",
+                                          "a prompt with one likely next character",
+                                          std::string(kConfidentPrompt)),
+                          ParamSpec::text("open_prompt",
+                                          "a prompt with many likely next characters",
+                                          std::string(kOpenPrompt)),
+                          ParamSpec::real_list("temperatures", "temperatures for the mass table",
+                                               "0.5,0.75,1,1.25,1.5,1.75,2")
+                              .within(0x1.0p-20, std::numeric_limits<double>::infinity())
+                              .items(1),
+                          ParamSpec::integer("argmax_seeds", "seeds tried at T = 0 and T = -1",
+                                             "100", "10", 1, 1e6),
+                          model_param()}},
+      .run = run};
 }
 
 FPLAB_REGISTER_EXPERIMENT(make);

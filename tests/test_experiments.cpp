@@ -74,7 +74,7 @@ TEST_CASE("registry: the six experiments, in claim order", "[experiments]") {
     positions.push_back(static_cast<std::size_t>(it - ids.begin()));
   }
   CHECK(std::is_sorted(positions.begin(), positions.end()));
-  CHECK(find_experiment("permutations")->info.claims.front().id == "A2");
+  CHECK(find_experiment("permutations")->info.claims.front() == "A2");
 }
 
 TEST_CASE("plan_runs: settings, quick defaults and one-line errors", "[experiments]") {

@@ -2,12 +2,18 @@
 // bundled model: their headline figures, pinned. The pins hold for these
 // weights (model/data/kjv-char.safetensors, val loss 0.9972): retraining
 // changes them, and they are then re-read from `fplab run ... --quick`.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "experiments/experiment.hpp"
+#include "model/batch_variance.hpp"
+#include "model/bundled.hpp"
+#include "model/flip_prediction.hpp"
+#include "model/precision_flips.hpp"
+#include "model/top2_gaps.hpp"
 #include "model/transformer.hpp"
 
 namespace {
@@ -55,6 +61,140 @@ TEST_CASE("batch-variance: repeats agree, batch-invariant moves nothing, the oth
   CHECK(t->get("split-k batch 8", "differing")->as_int() == 0);
   CHECK(t->get("split-k batch 16", "differing")->as_int() == 42);
   CHECK(t->get("split-k batch 16", "max_change")->as_f64() == 0x1.8p-21);
+}
+
+// The measuring functions on their own (issue 15: measure, then record):
+// plain structs, checked without the registry or a table.
+TEST_CASE("batch-variance's measurements: repeats and batch changes as data",
+          "[model][experiments][B1][B2]") {
+  using namespace fplab::model;
+  using namespace fplab::model::experiments;
+  const Model& m = bundled_model();
+  const auto prompt = m.tokenizer().encode(kPrompts[0]);
+  fplab::RunContext ctx("batch-variance", true, 1, false);
+  const Repeats r = measure_repeats(m, prompt, 3, ctx);
+  CHECK(r.runs == 3);
+  CHECK(r.identical == 3);
+
+  const std::vector<std::size_t> batches{2, 16};
+  const auto rows = measure_batching(m, prompt, batches);
+  REQUIRE(rows.size() == std::size(kReductionPolicies) * batches.size());
+  for (const auto& row : rows) {
+    INFO(name(row.policy) << " batch " << row.batch);
+    CHECK(row.share == static_cast<double>(row.change.differing) / 63.0);
+    if (row.policy == ReductionPolicy::batch_invariant) {
+      CHECK(row.change.differing == 0);
+      CHECK(row.change.max_change == 0.0);
+    }
+    if (row.policy == ReductionPolicy::library) {
+      // Negative control for the invariant policy: the same measurement
+      // does see Eigen's batch-dependent order.
+      CHECK(row.change.differing == 6);
+      CHECK(row.change.max_change == 0x1p-20);
+    }
+  }
+}
+
+TEST_CASE("precision-flips' measurement: answers and first differing steps as data",
+          "[model][experiments][B5]") {
+  using namespace fplab::model::experiments;
+  const auto& m = fplab::model::bundled_model();
+  fplab::RunContext ctx("precision-flips", true, 1, false);
+  const auto rows = measure_precision_flips(m, 2, 30, ctx);
+  REQUIRE(rows.size() == 2);
+  for (const auto& r : rows) {
+    REQUIRE(r.fp32.size() == 30);
+    REQUIRE(r.bf16.size() == 30);
+    REQUIRE(r.fp16.size() == 30);
+    // first == -1 exactly when the answers agree; else they differ there
+    // and agree before.
+    for (const auto& [other, first] : {std::pair{&r.bf16, r.bf16_first}, {&r.fp16, r.fp16_first}}) {
+      if (first < 0) {
+        CHECK(*other == r.fp32);
+      } else {
+        const auto f = static_cast<std::size_t>(first);
+        CHECK((*other)[f] != r.fp32[f]);
+        CHECK(std::equal(r.fp32.begin(), r.fp32.begin() + first, other->begin()));
+      }
+    }
+  }
+  // The quick run's figure: bf16 changes neither answer within 30 steps.
+  CHECK(rows[0].bf16_first == -1);
+  CHECK(rows[1].bf16_first == -1);
+}
+
+TEST_CASE("top2-gaps' measurement: gaps and perturbation sizes as data",
+          "[model][experiments][B3][B4]") {
+  using namespace fplab::model::experiments;
+  const auto& m = fplab::model::bundled_model();
+  fplab::ExperimentRecord scratch;
+  const auto heldout = heldout_tokens(m, scratch);
+  REQUIRE(scratch.inputs.size() == 1);
+  CHECK(scratch.inputs[0].role == "heldout");
+  fplab::RunContext ctx("top2-gaps", true, 1, false);
+  const GapMeasurements g = measure_gaps(m, 3, 20, heldout, 5000, ctx);
+  CHECK(g.greedy.size() == 60);
+  CHECK(g.heldout.size() == 5000);
+  CHECK(std::is_sorted(g.greedy.begin(), g.greedy.end()));
+  CHECK(std::is_sorted(g.heldout.begin(), g.heldout.end()));
+  // The quick run's headline figures, straight from the struct.
+  CHECK(g.greedy.front() == 0x1.eaccp-5);
+  CHECK(g.heldout.front() == 0x1.44p-15);
+  CHECK(g.bf16_change == 0x1.1f64p-5);
+  CHECK(g.batching_flips == 0);
+  // The batching perturbation is real but far below the smallest gap.
+  CHECK(g.batch_change > 0.0);
+  CHECK(g.greedy.front() > 100 * g.batch_change);
+}
+
+TEST_CASE("flip-prediction's measurement: conditions, changes and flips as data",
+          "[model][experiments]") {
+  using namespace fplab::model::experiments;
+  const auto& m = fplab::model::bundled_model();
+  fplab::ExperimentRecord scratch;
+  const auto heldout = heldout_tokens(m, scratch);
+  fplab::RunContext ctx("flip-prediction", true, 1, false);
+  const FlipMeasurements fm = measure_flips(m, 2, 20, heldout, 2000, ctx);
+  REQUIRE(fm.conditions.size() == std::size(fplab::model::kReductionPolicies) + 2);
+  CHECK(fm.greedy.size() == 2 * 20);
+  CHECK(fm.heldout.size() == 2000);
+  for (const auto& c : fm.conditions) {
+    INFO(c.key);
+    CHECK(c.observed.flips >= 0);
+    CHECK(c.observed.flips <= 2);
+    CHECK(c.observed.steps <= 2 * 20);
+    CHECK(c.observed.steps >= c.observed.flips);
+    if (c.key.rfind("batch-invariant fp32", 0) == 0) {
+      // A fixed order: batching changes nothing, so nothing flips.
+      CHECK(c.delta == 0.0);
+      CHECK(c.observed.flips == 0);
+      CHECK(c.observed.steps == 40);
+    }
+    if (c.key.rfind("library fp32", 0) == 0) CHECK(c.delta > 0.0);  // negative control
+    if (c.key.rfind("bf16", 0) == 0) CHECK(c.delta > 0.0);
+  }
+  // observe(): a flip at step 3 counts the steps up to and including it.
+  const std::vector<std::vector<fplab::model::Token>> a{{1, 2, 3, 4, 5}}, b{{1, 2, 3, 9, 5}};
+  CHECK(observe(a, b, 5).flips == 1);
+  CHECK(observe(a, b, 5).steps == 4);
+  CHECK(observe(a, a, 5).flips == 0);
+  CHECK(observe(a, a, 5).steps == 5);
+}
+
+TEST_CASE("model experiments record the model file and its sha256 as an input",
+          "[model][experiments]") {
+  const auto r = run_quick("batch-variance");
+  REQUIRE(r.inputs.size() == 1);
+  CHECK(r.inputs[0].role == "model");
+  CHECK(r.inputs[0].path == fplab::model::model_path().string());
+  CHECK(r.inputs[0].sha256.size() == 64);
+  CHECK(r.parameters.back().name == "seed");
+  CHECK(r.parameters[r.parameters.size() - 2].name == "model");
+  CHECK(r.parameters[r.parameters.size() - 2].value == "bundled");
+  // Another file is refused with a one-line error naming it.
+  const auto plan = fplab::plan_runs({"batch-variance"}, true, {"model=/nonexistent.safetensors"});
+  CHECK_THROWS_WITH(fplab::run_experiment(plan.front(), true, false),
+                    Catch::Contains("/nonexistent.safetensors"));
 }
 
 TEST_CASE("top2-gaps, precision-flips, flip-prediction: verdicts and consistent figures",

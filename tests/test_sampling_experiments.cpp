@@ -7,7 +7,10 @@
 #include <vector>
 
 #include "experiments/experiment.hpp"
+#include "model/bundled.hpp"
 #include "model/transformer.hpp"
+#include "sampling/experiment_support.hpp"
+#include "sampling/nucleus.hpp"
 
 namespace {
 
@@ -71,4 +74,26 @@ TEST_CASE("The sampling experiments reject bad settings before running",
                       Catch::Contains("samples"));
   REQUIRE_THROWS_WITH(run_quick("penalties", {"steps=50", "window=60"}),
                       Catch::Contains("window must not exceed steps"));
+}
+
+// nucleus's measuring function on its own (issue 15: measure, then record).
+TEST_CASE("nucleus's measurement: a confident prompt's one-token nucleus, as data",
+          "[sampling][experiments]") {
+  using namespace fplab::sampling;
+  const auto& m = fplab::model::bundled_model();
+  const NucleusTrace confident = measure_nucleus(m, std::string(kConfidentPrompt), 0.9, 5, 3);
+  REQUIRE(confident.steps.size() == 3);
+  CHECK(confident.continuation.size() == 3);
+  const StepFigures& c0 = confident.steps[0];
+  CHECK(c0.nucleus == 1);  // the leader holds more than 0.9
+  CHECK(c0.leader > 0.9);
+  CHECK(c0.nucleus_mass == c0.leader);
+  CHECK(c0.extra == 4);  // top-5 admits four tokens top-p would not
+  CHECK(c0.cut_mass == 0.0);
+  // Negative control: the open prompt's nucleus is wider than top-5, so
+  // top-k cuts it and admits nothing extra.
+  const NucleusTrace open = measure_nucleus(m, std::string(kOpenPrompt), 0.9, 5, 1);
+  CHECK(open.steps[0].nucleus > 5);
+  CHECK(open.steps[0].extra == 0);
+  CHECK(open.steps[0].cut_mass > 0.0);
 }
