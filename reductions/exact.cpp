@@ -5,6 +5,14 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "reductions/exact_blocks.hpp"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace fplab {
 
@@ -55,9 +63,146 @@ inline void add_scaled(std::int64_t* chunk, i128 v, int position) {
   chunk[index + 3] += static_cast<std::int64_t>(w >> 96);  // floor: keeps w's sign
 }
 
+// The fast blocks' floating-point environment: round to nearest (MXCSR.RC
+// = 00), no flush-to-zero (FTZ, bit 15) and no denormals-are-zero (DAZ,
+// bit 6). Elsewhere a plain double addition could round or lose a
+// subnormal, and the blocks would not be exact.
+bool fast_blocks_allowed() {
+#if defined(__x86_64__)
+  const unsigned csr = _mm_getcsr();
+  return (csr & 0x6000u) == 0 && (csr & 0x8000u) == 0 && (csr & 0x0040u) == 0;
+#else
+  return false;
+#endif
+}
+
+bool cpu_has_avx2() {
+#if defined(__x86_64__)
+  static const bool has = __builtin_cpu_supports("avx2") != 0;
+  return has;
+#else
+  return false;
+#endif
+}
+
+ExactPath resolve(ExactPath p) {
+  if (p == ExactPath::automatic) {
+#if defined(__x86_64__)
+    return cpu_has_avx2() ? ExactPath::avx2 : ExactPath::sse2;
+#else
+    return ExactPath::superaccumulator;
+#endif
+  }
+  if (!exact_path_available(p)) {
+    throw std::invalid_argument("exact: path '" + std::string(to_string(p)) +
+                                "' is not available on this CPU or build");
+  }
+  return p;
+}
+
+// After a failed block, this many more at most go straight to the large
+// accumulator (1, 3, 7, ... while blocks keep failing).
+constexpr std::size_t kMaxBlocksSkipped = 63;
+
 }  // namespace
 
-void ExactSum::add_doubles(const double* x, std::size_t n) {
+std::string_view to_string(ExactPath p) {
+  switch (p) {
+    case ExactPath::automatic:
+      return "automatic";
+    case ExactPath::superaccumulator:
+      return "superaccumulator";
+    case ExactPath::scalar:
+      return "scalar";
+    case ExactPath::sse2:
+      return "sse2";
+    case ExactPath::avx2:
+      return "avx2";
+  }
+  return "?";
+}
+
+bool exact_path_available(ExactPath p) {
+  switch (p) {
+    case ExactPath::automatic:
+    case ExactPath::superaccumulator:
+    case ExactPath::scalar:
+      return true;
+    case ExactPath::sse2:
+#if defined(__x86_64__)
+      return true;
+#else
+      return false;
+#endif
+    case ExactPath::avx2:
+      return cpu_has_avx2();
+  }
+  return false;
+}
+
+void ExactSum::add_floats(const float* x, std::size_t n, ExactPath path) {
+  path = resolve(path);
+  exact_blocks::FloatKernel kernel = exact_blocks::float_block_scalar;
+#if defined(__x86_64__)
+  if (path == ExactPath::sse2) kernel = exact_blocks::float_block_sse2;
+  if (path == ExactPath::avx2) kernel = exact_blocks::float_block_avx2;
+#endif
+  if (path == ExactPath::superaccumulator || !fast_blocks_allowed()) {
+    large_add_floats(x, n);
+    return;
+  }
+  constexpr std::size_t kBlock = exact_blocks::kBlock;
+  std::size_t skip = 0;
+  for (std::size_t i = 0; i < n;) {
+    const std::size_t len = std::min(kBlock, n - i);
+    double sum = 0;
+    if (kernel(x + i, len, sum)) {
+      add(sum);  // -0 exactly when every term was -0: add() keeps that rule
+      skip = 0;
+      i += len;
+      continue;
+    }
+    const std::size_t end = i + std::min(n - i, (skip + 1) * kBlock);
+    large_add_floats(x + i, end - i);
+    skip = std::min(2 * skip + 1, kMaxBlocksSkipped);
+    i = end;
+  }
+}
+
+void ExactSum::add_doubles(const double* x, std::size_t n, ExactPath path) {
+  path = resolve(path);
+  exact_blocks::DoubleKernel kernel = exact_blocks::double_block_scalar;
+#if defined(__x86_64__)
+  if (path == ExactPath::sse2) kernel = exact_blocks::double_block_sse2;
+  if (path == ExactPath::avx2) kernel = exact_blocks::double_block_avx2;
+#endif
+  if (path == ExactPath::superaccumulator || !fast_blocks_allowed() || n == 0) {
+    large_add_doubles(x, n);
+    return;
+  }
+  constexpr std::size_t kBlock = exact_blocks::kBlock;
+  const std::uint64_t first = std::bit_cast<std::uint64_t>(std::abs(x[0]));
+  int k = exact_blocks::split_exponent_for(first, first);  // a guess, checked per block
+  std::size_t skip = 0;
+  for (std::size_t i = 0; i < n;) {
+    const std::size_t len = std::min(kBlock, n - i);
+    double hi = 0;
+    double lo = 0;
+    if (kernel(x + i, len, k, hi, lo)) {
+      if (hi != 0) add(hi);  // hi is never -0; lo carries the signed-zero rule
+      add(lo);
+      skip = 0;
+      i += len;
+      continue;
+    }
+    const std::size_t end = i + std::min(n - i, (skip + 1) * kBlock);
+    large_add_doubles(x + i, end - i);
+    skip = std::min(2 * skip + 1, kMaxBlocksSkipped);
+    i = end;
+  }
+}
+
+void ExactSum::large_add_doubles(const double* x, std::size_t n) {
   // Tables kept all zero between calls: each flush clears what it read.
   thread_local LargeDouble large{};
   auto& t0 = large.table[0];
@@ -113,10 +258,10 @@ void ExactSum::add_doubles(const double* x, std::size_t n) {
   }
 }
 
-void ExactSum::add_floats(const float* x, std::size_t n) {
+void ExactSum::large_add_floats(const float* x, std::size_t n) {
   if (n > kFloatsPerCall) {  // astronomically long: in parts, each flushed
     for (std::size_t b = 0; b < n; b += kFloatsPerCall)
-      add_floats(x + b, std::min(kFloatsPerCall, n - b));
+      large_add_floats(x + b, std::min(kFloatsPerCall, n - b));
     return;
   }
   std::array<std::uint64_t, 512> table[kTables]{};  // index: sign and exponent bits
@@ -147,7 +292,7 @@ void ExactSum::add_floats(const float* x, std::size_t n) {
     }
     if (special_seen) {
       for (i = begin; i < end; ++i) {
-        if (special(std::bit_cast<std::uint32_t>(x[i]) >> 23)) add(static_cast<double>(x[i]));
+        if (special(std::bit_cast<std::uint32_t>(x[i]) >> 23)) add(x[i]);
       }
     }
   }
@@ -189,7 +334,29 @@ void ExactSum::add(double x) {
   if (biased == 0 && mant == 0) return;
   if (biased != 0) mant |= std::uint64_t{1} << kMantissaBits;
   // x = mant * 2^(position - 1074), position in [0, 2045].
-  const int position = (biased == 0 ? 1 : biased) - 1;
+  add_significand(negative, mant, (biased == 0 ? 1 : biased) - 1);
+}
+
+void ExactSum::add(float x) {
+  const auto bits = std::bit_cast<std::uint32_t>(x);
+  const bool negative = (bits >> 31) != 0;
+  const auto biased = static_cast<int>((bits >> 23) & 0xFFu);
+  std::uint64_t mant = bits & 0x7FFFFFu;
+  if (biased == 0xFF) {
+    add(mant != 0 ? std::numeric_limits<double>::quiet_NaN()
+                  : (negative ? -std::numeric_limits<double>::infinity()
+                              : std::numeric_limits<double>::infinity()));
+    return;
+  }
+  empty_ = false;
+  if (!(negative && biased == 0 && mant == 0)) only_negative_zeros_ = false;
+  if (biased == 0 && mant == 0) return;
+  if (biased != 0) mant |= std::uint64_t{1} << 23;
+  // x = mant * 2^(max(biased, 1) - 150): position max(biased, 1) + 924.
+  add_significand(negative, mant, (biased == 0 ? 1 : biased) + 924);
+}
+
+void ExactSum::add_significand(bool negative, std::uint64_t mant, int position) {
   const int index = position / kChunkBits;
   const int low = position % kChunkBits;
   const auto low_part = static_cast<std::int64_t>((mant << low) & kLowMask);
