@@ -63,6 +63,7 @@ inline void add_scaled(std::int64_t* chunk, i128 v, int position) {
   chunk[index + 3] += static_cast<std::int64_t>(w >> 96);  // floor: keeps w's sign
 }
 
+#if !defined(FPLAB_VARIANT)
 // The fast blocks' floating-point environment: round to nearest (MXCSR.RC
 // = 00), no flush-to-zero (FTZ, bit 15) and no denormals-are-zero (DAZ,
 // bit 6). Elsewhere a plain double addition could round or lose a
@@ -75,6 +76,7 @@ bool fast_blocks_allowed() {
   return false;
 #endif
 }
+#endif
 
 bool cpu_has_avx2() {
 #if defined(__x86_64__)
@@ -100,9 +102,11 @@ ExactPath resolve(ExactPath p) {
   return p;
 }
 
+#if !defined(FPLAB_VARIANT)
 // After a failed block, this many more at most go straight to the large
 // accumulator (1, 3, 7, ... while blocks keep failing).
 constexpr std::size_t kMaxBlocksSkipped = 63;
+#endif
 
 }  // namespace
 
@@ -140,6 +144,20 @@ bool exact_path_available(ExactPath p) {
   return false;
 }
 
+#if defined(FPLAB_VARIANT)
+// reductions/flag_variant_kernels.cpp compiles this file again under other
+// flags, -ffast-math among them, which may reassociate the fast blocks'
+// additions (and drop their NaN checks): there the large accumulator alone.
+void ExactSum::add_floats(const float* x, std::size_t n, ExactPath path) {
+  (void)resolve(path);
+  large_add_floats(x, n);
+}
+
+void ExactSum::add_doubles(const double* x, std::size_t n, ExactPath path) {
+  (void)resolve(path);
+  large_add_doubles(x, n);
+}
+#else
 void ExactSum::add_floats(const float* x, std::size_t n, ExactPath path) {
   path = resolve(path);
   exact_blocks::FloatKernel kernel = exact_blocks::float_block_scalar;
@@ -201,6 +219,8 @@ void ExactSum::add_doubles(const double* x, std::size_t n, ExactPath path) {
     i = end;
   }
 }
+
+#endif  // FPLAB_VARIANT
 
 void ExactSum::large_add_doubles(const double* x, std::size_t n) {
   // Tables kept all zero between calls: each flush clears what it read.
@@ -400,82 +420,71 @@ int ExactSum::sign() const {
   return 0;
 }
 
-double ExactSum::round(const BinaryFormat& f, Direction dir) const {
-  constexpr double inf = std::numeric_limits<double>::infinity();
-  if (nan_ || (pos_inf_ && neg_inf_)) return std::numeric_limits<double>::quiet_NaN();
-  if (pos_inf_) return inf;
-  if (neg_inf_) return -inf;
-
+ExactValue ExactSum::value() const {
+  ExactValue v;
+  if (nan_ || (pos_inf_ && neg_inf_)) {
+    v.kind = ExactValue::Kind::nan;
+    return v;
+  }
+  if (pos_inf_ || neg_inf_) {
+    v.kind = ExactValue::Kind::infinity;
+    v.negative = neg_inf_;
+    return v;
+  }
   ExactSum m = *this;
   m.propagate_carries();
   int top = kChunks - 1;
   while (top >= 0 && m.chunk_[top] == 0) --top;
-  if (top < 0) return (only_negative_zeros_ && !empty_) ? -0.0 : 0.0;
-  const bool negative = m.chunk_[top] < 0;
-  if (negative) {
+  if (top < 0) {
+    v.negative = only_negative_zeros_ && !empty_;
+    return v;  // a zero
+  }
+  v.kind = ExactValue::Kind::finite;
+  v.negative = m.chunk_[top] < 0;
+  if (v.negative) {
     for (auto& c : m.chunk_) c = -c;
     m.propagate_carries();
-    while (m.chunk_[top] == 0) --top;
   }
-
-  // The leading 128 bits as an integer `mant`, scaled by 2^scale; every
-  // lower bit only matters through `sticky`.
-  u128 mant = 0;
-  for (int i = top; i > top - 4; --i) {
-    mant = (mant << kChunkBits) | static_cast<std::uint64_t>(i >= 0 ? m.chunk_[i] : 0);
-  }
+  // The magnitude as 32-bit words (after the carries every chunk but the
+  // last is in [0, 2^32); the last may hold more, so it gets two words).
+  std::array<std::uint32_t, kChunks + 1> word{};
+  for (int i = 0; i < kChunks; ++i) word[i] = static_cast<std::uint32_t>(m.chunk_[i] & kLowMask);
+  word[kChunks] =
+      static_cast<std::uint32_t>(static_cast<std::uint64_t>(m.chunk_[kChunks - 1]) >> 32);
+  top = kChunks;
+  while (word[top] == 0) --top;
+  // The top five words (160 bits), then shifted so that the leading bit is
+  // bit 127 of the 128 kept; every lower bit only counts through `sticky`.
+  const auto at = [&](int i) { return i >= 0 ? std::uint64_t{word[i]} : 0; };
+  u128 head = 0;
+  for (int i = top; i > top - 4; --i) head = (head << kChunkBits) | at(i);
+  const std::uint64_t next = at(top - 4);
   bool sticky = false;
-  for (int i = top - 4; i >= 0; --i) sticky = sticky || m.chunk_[i] != 0;
-  const int scale = (top - 3) * kChunkBits + kLowestExponent;
-  const int lead = 127 - (std::countl_zero(static_cast<std::uint64_t>(mant >> 64)));
-  // |sum| in [2^exponent, 2^(exponent+1)).
-  const int exponent = lead + scale;
-
-  // Weight of the last bit kept: `precision` bits below the leading one,
-  // or the subnormal quantum.
-  int quantum = exponent - f.precision + 1;
-  if (f.subnormals) quantum = std::max(quantum, f.emin - f.precision + 1);
-  const int drop = quantum - scale;  // bits of `mant` below the quantum
-  u128 kept = 0;
-  bool half_bit = false;
-  bool below_half = sticky;
-  if (drop <= 0) {
-    kept = mant << (-drop);
-  } else if (drop <= 128) {
-    kept = drop == 128 ? 0 : mant >> drop;
-    const u128 rest = drop == 128 ? mant : mant & ((u128{1} << drop) - 1);
-    const u128 half = u128{1} << (drop - 1);
-    half_bit = (rest & half) != 0;
-    below_half = below_half || (rest & (half - 1)) != 0;
+  for (int i = top - 5; i >= 0; --i) sticky = sticky || word[i] != 0;
+  const int shift = std::countl_zero(word[top]);  // 0 .. 31
+  if (shift > 0) {
+    head = (head << shift) | (next >> (kChunkBits - shift));
+    sticky = sticky || (next & ((std::uint64_t{1} << (kChunkBits - shift)) - 1)) != 0;
   } else {
-    below_half = true;  // the whole value is far below half a quantum
+    sticky = sticky || next != 0;
   }
-  const bool inexact = half_bit || below_half;
-  bool up = false;
-  switch (dir) {
-    case Direction::nearest_even:
-      up = half_bit && (below_half || (kept & 1) != 0);
-      break;
-    case Direction::toward_zero:
-      break;
-    case Direction::up:
-      up = inexact && !negative;
-      break;
-    case Direction::down:
-      up = inexact && negative;
-      break;
+  v.high = static_cast<std::uint64_t>(head >> 64);
+  v.low = static_cast<std::uint64_t>(head);
+  v.exponent = (top - 3) * kChunkBits + kLowestExponent - shift;
+  v.sticky = sticky;
+  return v;
+}
+
+double round_exact(const ExactSum& e, const RoundingOptions& o) {
+  const ExactValue v = e.value();
+  if (o.rounding != Rounding::stochastic || o.via_float || v.kind != ExactValue::Kind::finite) {
+    return round(v, o);
   }
-  if (up) ++kept;
-  // Overflow: beyond the largest finite value after rounding.
-  const double largest = std::ldexp(std::ldexp(1.0, f.precision) - 1.0, f.emax - f.precision + 1);
-  double magnitude = kept == 0 ? 0.0 : std::ldexp(static_cast<double>(kept), quantum);
-  if (!f.subnormals && magnitude < std::ldexp(1.0, f.emin)) magnitude = 0.0;  // flush
-  if (magnitude > largest) {
-    const bool to_inf = dir == Direction::nearest_even || (dir == Direction::up && !negative) ||
-                        (dir == Direction::down && negative);
-    magnitude = to_inf ? inf : largest;
-  }
-  return negative ? -magnitude : magnitude;
+  const double hi = round(v, RoundingOptions{kFP64});
+  if (!std::isfinite(hi)) return round(v, o, hi, 0.0);  // beyond binary64: an overflow
+  ExactSum rest = e;
+  rest.add(-hi);
+  return round(v, o, hi, round(rest.value(), RoundingOptions{kFP64}));
 }
 
 }  // namespace fplab

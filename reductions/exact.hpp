@@ -31,6 +31,8 @@
 // the target format's range rounds to infinity as IEEE rounding says (an
 // ordered sum may overflow earlier, or not at all). An exact sum of zero is
 // +0, except -0 when every term is -0 (what IEEE addition gives in any order).
+// ExactSum rounds nothing itself: value() is the exact sum, and
+// precision/rounding.hpp rounds it (to_double, to_float, round_exact).
 #pragma once
 
 #include <array>
@@ -40,6 +42,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "precision/rounding.hpp"
 #include "reductions/arithmetic.hpp"
 
 namespace fplab {
@@ -56,23 +59,6 @@ std::string_view to_string(ExactPath p);
 // Whether this build and this CPU can run the path (automatic,
 // superaccumulator and scalar always can; the fast paths only on x86-64).
 bool exact_path_available(ExactPath p);
-
-// How the final result is rounded. Only exact results need all four; the
-// emulated formats in precision/ have their own, richer enum.
-enum class Direction { nearest_even, toward_zero, up, down };
-
-// A binary floating-point format for rounding an exact value:
-// `precision` significand bits (implicit bit included), normal exponents
-// emin..emax, gradual underflow below emin when `subnormals`.
-struct BinaryFormat {
-  int precision;
-  int emin;
-  int emax;
-  bool subnormals = true;
-};
-
-inline constexpr BinaryFormat kBinary64{53, -1022, 1023};
-inline constexpr BinaryFormat kBinary32{24, -126, 127};
 
 class ExactSum {
  public:
@@ -100,12 +86,17 @@ class ExactSum {
     }
   }
 
-  // The exact value rounded to `format` (a value representable in it,
-  // returned as a double; infinities on overflow as the direction says).
-  [[nodiscard]] double round(const BinaryFormat& format,
-                             Direction dir = Direction::nearest_even) const;
-  [[nodiscard]] double to_double() const { return round(kBinary64); }
-  [[nodiscard]] float to_float() const { return static_cast<float>(round(kBinary32)); }
+  // The exact sum itself, to be rounded by precision/rounding.hpp's round():
+  // a NaN (any NaN term, or +inf with -inf), an infinity (of the infinite
+  // terms' sign), a zero (-0 only when every term was -0, as IEEE addition
+  // gives in any order; +0 for no terms), or the leading 128 bits of the
+  // finite sum with a sticky bit for the rest.
+  [[nodiscard]] ExactValue value() const;
+  // The correctly rounded (to nearest even) double and float.
+  [[nodiscard]] double to_double() const { return fplab::round(value(), RoundingOptions{kFP64}); }
+  [[nodiscard]] float to_float() const {
+    return static_cast<float>(fplab::round(value(), RoundingOptions{kFP32}));
+  }
 
   // -1, 0 or +1: the sign of the exact sum (0 also for NaN).
   [[nodiscard]] int sign() const;
@@ -133,6 +124,12 @@ class ExactSum {
   bool only_negative_zeros_ = true;  // true while every term seen is -0
   bool empty_ = true;
 };
+
+// The exact sum rounded once to the format, in any mode. Stochastic
+// rounding needs the sum's double-double as the key of its random bits
+// (precision/rounding.hpp): the double nearest to it, and the rest (one
+// exact subtraction in the superaccumulator) rounded to nearest.
+double round_exact(const ExactSum& e, const RoundingOptions& o);
 
 template <class T>
 T Native<T>::round_exact(const ExactSum& e) const {

@@ -45,10 +45,10 @@ std::vector<ExactPath> available_paths() {
 // direction (as bits: NaN compares unequal to itself), and the sign.
 std::vector<std::uint64_t> observe(const ExactSum& e) {
   std::vector<std::uint64_t> out;
-  for (const auto& f : {fplab::kBinary64, fplab::kBinary32}) {
-    for (auto d : {fplab::Direction::nearest_even, fplab::Direction::toward_zero,
-                   fplab::Direction::up, fplab::Direction::down}) {
-      out.push_back(std::bit_cast<std::uint64_t>(e.round(f, d)));
+  for (const auto& f : {fplab::kFP64, fplab::kFP32}) {
+    for (auto r : {fplab::Rounding::nearest_even, fplab::Rounding::toward_zero, fplab::Rounding::up,
+                   fplab::Rounding::down}) {
+      out.push_back(std::bit_cast<std::uint64_t>(fplab::round(e.value(), {f, r})));
     }
   }
   out.push_back(static_cast<std::uint64_t>(e.sign() + 1));
