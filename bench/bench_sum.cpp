@@ -23,6 +23,7 @@
 
 #include "bench/bench_context.hpp"
 #include "bench/bench_emulated.hpp"
+#include "bench/bench_exact.hpp"
 #include "bench/bench_forward.hpp"
 #include "bench/bench_matmul.hpp"
 #if FPLAB_BENCH_ORDERS
@@ -162,6 +163,7 @@ int main(int argc, char** argv) {
   fplab::bench::add_context();
   register_all<float>("float");
   register_all<double>("double");
+  fplab::bench::register_exact_benchmarks();
   fplab::bench::register_emulated_benchmarks();
 #if FPLAB_BENCH_ORDERS
   fplab::bench::register_order_benchmarks();

@@ -14,6 +14,7 @@
 #include "precision/format.hpp"
 #include "precision/queries.hpp"
 #include "precision/rounding.hpp"
+#include "reductions/exact.hpp"
 
 namespace fplab::cli {
 

@@ -10,7 +10,7 @@
 // Values are carried as doubles. add, sub and mul round their exact result
 // once to the accumulator format (with its rounding mode, including
 // stochastic rounding); round_exact rounds an exact sum once, through
-// ExactSum::round with the format's BinaryFormat and Direction. A dot product
+// ExactSum::value() and precision/rounding.hpp's round(). A dot product
 // rounds each product x[i]*y[i] to the accumulator format, then adds.
 #pragma once
 
@@ -19,6 +19,7 @@
 
 #include "precision/rounding.hpp"
 #include "reductions/arithmetic.hpp"
+#include "reductions/exact.hpp"
 
 namespace fplab {
 

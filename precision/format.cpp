@@ -45,13 +45,13 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_spaces(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) s.remove_suffix(1);
   return s;
 }
 
-[[noreturn]] void fail(std::string_view text, const std::string& why) {
+[[noreturn]] void format_error(std::string_view text, const std::string& why) {
   throw std::invalid_argument("format '" + std::string(text) + "': " + why);
 }
 
@@ -59,7 +59,7 @@ int parse_int(std::string_view whole, std::string_view key, std::string_view val
   int out = 0;
   const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
   if (value.empty() || ec != std::errc{} || ptr != value.data() + value.size()) {
-    fail(whole, std::string(key) + "=" + std::string(value) + " is not an integer");
+    format_error(whole, std::string(key) + "=" + std::string(value) + " is not an integer");
   }
   return out;
 }
@@ -103,8 +103,8 @@ void validate(const Format& f) {
 }
 
 Format parse_format(std::string_view text) {
-  const std::string spec = lower(trim(text));
-  if (spec.empty()) fail(text, "empty");
+  const std::string spec = lower(trim_spaces(text));
+  if (spec.empty()) format_error(text, "empty");
   Format f{};
   Format base{};
   bool named = false;
@@ -115,16 +115,17 @@ Format parse_format(std::string_view text) {
   bool first = true;
   while (!rest.empty() || first) {
     const auto comma = rest.find(',');
-    const std::string_view item = trim(rest.substr(0, comma));
+    const std::string_view item = trim_spaces(rest.substr(0, comma));
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-    if (item.empty()) fail(text, "empty item");
+    if (item.empty()) format_error(text, "empty item");
     const auto eq = item.find('=');
     if (eq == std::string_view::npos) {
-      if (!first) fail(text, "'" + std::string(item) + "' is not key=value");
+      if (!first) format_error(text, "'" + std::string(item) + "' is not key=value");
       const auto* alias = std::find_if(kAliases.begin(), kAliases.end(),
                                        [&](const Alias& a) { return a.spelling == item; });
       if (alias == kAliases.end()) {
-        fail(text, "unknown format (try fp32, bf16, fp16, tf32, e4m3, e5m2 or p=11,emax=15)");
+        format_error(text,
+                     "unknown format (try fp32, bf16, fp16, tf32, e4m3, e5m2 or p=11,emax=15)");
       }
       f = *alias->format;
       base = f;
@@ -133,8 +134,8 @@ Format parse_format(std::string_view text) {
       continue;
     }
     first = false;
-    const std::string_view key = trim(item.substr(0, eq));
-    const std::string_view value = trim(item.substr(eq + 1));
+    const std::string_view key = trim_spaces(item.substr(0, eq));
+    const std::string_view value = trim_spaces(item.substr(eq + 1));
     if (key == "p" || key == "precision") {
       f.precision = parse_int(text, key, value);
       have_p = true;
@@ -150,7 +151,7 @@ Format parse_format(std::string_view text) {
       } else if (value == "off" || value == "no" || value == "false" || value == "ftz") {
         f.subnormals = Subnormals::flushed;
       } else {
-        fail(text, "subnormals must be on or off");
+        format_error(text, "subnormals must be on or off");
       }
     } else if (key == "specials") {
       if (value == "ieee") {
@@ -158,7 +159,7 @@ Format parse_format(std::string_view text) {
       } else if (value == "fn") {
         f.specials = Specials::fn;
       } else {
-        fail(text, "specials must be ieee or fn");
+        format_error(text, "specials must be ieee or fn");
       }
     } else if (key == "overflow") {
       if (value == "inf" || value == "infinity" || value == "nan") {
@@ -166,17 +167,17 @@ Format parse_format(std::string_view text) {
       } else if (value == "saturate" || value == "sat") {
         f.overflow = Overflow::saturate;
       } else {
-        fail(text, "overflow must be inf or saturate");
+        format_error(text, "overflow must be inf or saturate");
       }
     } else {
-      fail(text, "unknown key '" + std::string(key) + "'");
+      format_error(text, "unknown key '" + std::string(key) + "'");
     }
   }
   if (!named) {
-    if (!have_p || !have_emax) fail(text, "give a name or both p= and emax=");
+    if (!have_p || !have_emax) format_error(text, "give a name or both p= and emax=");
     if (!have_emin) f.emin = 1 - f.emax;
   } else if (have_p || have_emax) {
-    fail(text, "p= and emax= only without a name");
+    format_error(text, "p= and emax= only without a name");
   }
   f.name = {};
   validate(f);

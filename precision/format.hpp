@@ -34,7 +34,7 @@ enum class Subnormals {
   flushed,    // none: a result is rounded to p bits as if the exponent range
               // had no lower end, then flushed to a zero of its sign when its
               // magnitude is below 2^emin (FTZ after rounding, as
-              // ExactSum::round does with BinaryFormat::subnormals = false)
+              // every rounding in precision/rounding.hpp does)
 };
 
 // What the all-ones exponent field encodes.

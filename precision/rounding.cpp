@@ -1,4 +1,5 @@
-// One rounding of an exact value to a Format.
+// One rounding of an exact value to a Format: the one rounding engine of
+// fplab (ExactSum's results are rounded here too, through ExactValue).
 //
 // Every entry point turns the exact value into (sign, n, exp, sticky): its
 // magnitude is (n + eps) * 2^exp with n a 128-bit integer, 0 <= eps < 1 and
@@ -25,7 +26,7 @@ __extension__ typedef unsigned __int128 u128;  // NOLINT(modernize-use-using)
 
 constexpr std::uint64_t kSignBit = std::uint64_t{1} << 63;
 constexpr std::uint64_t kQuietBit = std::uint64_t{1} << 51;
-constexpr std::uint64_t kMantissaMask = (std::uint64_t{1} << 52) - 1;
+constexpr std::uint64_t kDoubleMantissa = (std::uint64_t{1} << 52) - 1;
 constexpr std::uint64_t kExponentMask = std::uint64_t{0x7FF} << 52;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -95,7 +96,7 @@ double with_sign(bool negative, double magnitude) { return negative ? -magnitude
 double nan_result(double x, const Params& P) {
   const auto bits = std::bit_cast<std::uint64_t>(x);
   if (P.fn) return std::bit_cast<double>((bits & kSignBit) | kExponentMask | kQuietBit);
-  const std::uint64_t kept = bits & kMantissaMask & ~((std::uint64_t{1} << (53 - P.p)) - 1);
+  const std::uint64_t kept = bits & kDoubleMantissa & ~((std::uint64_t{1} << (53 - P.p)) - 1);
   return std::bit_cast<double>((bits & (kSignBit | kExponentMask)) | kept | kQuietBit);
 }
 
@@ -138,7 +139,7 @@ struct Exact {
 Exact exact_of(double x) {
   const auto bits = std::bit_cast<std::uint64_t>(x);
   const auto biased = static_cast<int>((bits >> 52) & 0x7FF);
-  std::uint64_t mant = bits & kMantissaMask;
+  std::uint64_t mant = bits & kDoubleMantissa;
   if (biased != 0) mant |= std::uint64_t{1} << 52;
   return {(bits & kSignBit) != 0, mant, (biased == 0 ? 1 : biased) - 1075, false};
 }
@@ -268,7 +269,7 @@ double round_special(double x, const Params& P) {
 double round_double(double x, const Params& P, const RoundingOptions& o) {
   const auto bits = std::bit_cast<std::uint64_t>(x);
   const auto biased = static_cast<int>((bits >> 52) & 0x7FF);
-  std::uint64_t m = bits & kMantissaMask;
+  std::uint64_t m = bits & kDoubleMantissa;
   if (biased == 0x7FF) return round_special(x, P);
   if (biased == 0 && m == 0) return x;
   int exp = -1074;  // x = m * 2^exp
@@ -422,57 +423,32 @@ double round_product(double a, double b, const RoundingOptions& o) {
   return round_value(x, P, o, hi, lo);
 }
 
-BinaryFormat to_binary_format(const Format& f) {
-  return BinaryFormat{f.precision, f.emin, f.emax, f.subnormals == Subnormals::supported};
-}
-
-Direction to_direction(Rounding r) {
-  switch (r) {
-    case Rounding::toward_zero:
-      return Direction::toward_zero;
-    case Rounding::up:
-      return Direction::up;
-    case Rounding::down:
-      return Direction::down;
-    case Rounding::nearest_even:
-    case Rounding::stochastic:
+double round(const ExactValue& v, const RoundingOptions& o, double key_hi, double key_lo) {
+  const Params P(o.format);
+  switch (v.kind) {
+    case ExactValue::Kind::nan:
+      return nan_result(std::numeric_limits<double>::quiet_NaN(), P);
+    case ExactValue::Kind::infinity:
+      return infinity_result(v.negative, P);
+    case ExactValue::Kind::zero:
+      return with_sign(v.negative, 0.0);
+    case ExactValue::Kind::finite:
       break;
   }
-  return Direction::nearest_even;
-}
-
-double round_exact(const ExactSum& e, const RoundingOptions& o) {
-  const Params P(o.format);
-  if (o.via_float) return round_double(static_cast<double>(e.to_float()), P, single_rounding(o));
-  if (o.rounding != Rounding::stochastic) {
-    const double r = e.round(to_binary_format(o.format), to_direction(o.rounding));
-    if (!std::isfinite(r)) return round_special(r, P);
-    // Only an fn format has values here beyond its largest: ExactSum rounded
-    // to the IEEE format with the same exponents, one value longer on top.
-    if (std::abs(r) > P.max()) return overflow_result(r < 0, o.rounding, P);
-    return r;
+  const Exact x{v.negative, (u128{v.high} << 64) | v.low, v.exponent, v.sticky};
+  if (o.via_float) {
+    const double f = round_value(x, fp32_params(), fp32_nearest(), key_hi, key_lo);
+    return round_double(f, P, single_rounding(o));
   }
-  // Stochastic: the exact value as hi + lo + lo2 (+ sticky), each rounded
-  // toward zero, then the same rule as every other stochastic rounding.
-  const double nearest = e.round(kBinary64);
-  // NaN, an infinite term or a sum beyond binary64 (an overflow in any format).
-  if (!std::isfinite(nearest)) return round_special(nearest, P);
-  if (nearest == 0.0) return nearest;  // the exact sum is zero (its sign as ExactSum says)
-  ExactSum rest = e;
-  rest.add(-nearest);
-  const double nearest_lo = rest.round(kBinary64);
-  const double h1 = e.round(kBinary64, Direction::toward_zero);
-  ExactSum r = e;
-  r.add(-h1);
-  if (r.sign() == 0) return round_value(exact_of(h1), P, o, nearest, nearest_lo);
-  if (std::abs(h1) == std::numeric_limits<double>::max()) {
-    return overflow_result(h1 < 0, o.rounding, P);  // beyond binary64
+  if (o.rounding == Rounding::stochastic) {
+    // Beyond the largest double (its key_hi infinite or its neighbour
+    // toward zero the largest double): the format's infinity, in every format.
+    const int e_v = v.exponent + 127;  // 2^e_v <= |v| < 2^(e_v+1)
+    const bool top_ones = (v.high >> 11) == (std::uint64_t{1} << 53) - 1;
+    const bool below = (v.high & 0x7FFu) != 0 || v.low != 0 || v.sticky;
+    if (e_v > 1023 || (e_v == 1023 && top_ones && below)) return infinity_result(v.negative, P);
   }
-  const double h2 = r.round(kBinary64, Direction::toward_zero);
-  r.add(-h2);
-  const double h3 = r.round(kBinary64, Direction::toward_zero);
-  r.add(-h3);
-  return round_value(exact_of(h1, h2, h3, r.sign() != 0), P, o, nearest, nearest_lo);
+  return round_value(x, P, o, key_hi, key_lo);
 }
 
 }  // namespace fplab

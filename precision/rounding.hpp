@@ -24,7 +24,6 @@
 #include <string_view>
 
 #include "precision/format.hpp"
-#include "reductions/exact.hpp"
 
 namespace fplab {
 
@@ -73,16 +72,30 @@ void round_all(std::span<const double> x, std::span<double> out, const RoundingO
 double round_sum(double a, double b, const RoundingOptions& o);
 double round_product(double a, double b, const RoundingOptions& o);
 
-// The exact sum rounded once to the format. The four deterministic modes use
-// ExactSum::round(BinaryFormat, Direction) itself; stochastic rounding
-// decomposes the exact value and rounds it with the same rule as round().
-double round_exact(const ExactSum& e, const RoundingOptions& o);
+// An exact real value, as ExactSum::value() gives it: for a finite nonzero
+// value, |v| = (significand + eps) * 2^exponent with significand = high *
+// 2^64 + low, its top bit (bit 63 of high) set, 0 <= eps < 1, and eps > 0
+// exactly when `sticky`. A zero has its sign; an infinity its sign; a NaN
+// neither.
+struct ExactValue {
+  enum class Kind { zero, finite, infinity, nan };
+  Kind kind = Kind::zero;
+  bool negative = false;
+  std::uint64_t high = 0;
+  std::uint64_t low = 0;
+  int exponent = 0;
+  bool sticky = false;
+};
 
-// ExactSum's description of a format and direction (nearest_even for
-// stochastic, which ExactSum does not have). An E4M3-like Specials::fn
-// format becomes the IEEE format of the same exponents, whose top binade is
-// one value longer: round_exact maps those values to the overflow result.
-BinaryFormat to_binary_format(const Format& f);
-Direction to_direction(Rounding r);
+// The exact value rounded once to the format (as round() above: NaN is the
+// format's NaN, an infinity its infinity or as Format::overflow says, a
+// zero keeps its sign). For stochastic rounding, key_hi + key_lo is the
+// value's double-double (key_hi the double nearest to it, key_lo the rest,
+// rounded to nearest): the input of the random bits, as for every other
+// stochastically rounded value; a value beyond the largest double gives the
+// format's infinity, as it would through key_hi. The other modes ignore the
+// key. Throws std::invalid_argument if the format is not valid.
+double round(const ExactValue& v, const RoundingOptions& o, double key_hi = 0.0,
+             double key_lo = 0.0);
 
 }  // namespace fplab

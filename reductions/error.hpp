@@ -81,7 +81,7 @@ template <class T>
 double sum_of_magnitudes(std::span<const T> x) {
   ExactSum m;
   for (T v : x) m.add(std::abs(v));
-  return m.round(kBinary64, Direction::up);
+  return round(m.value(), RoundingOptions{kFP64, Rounding::up});
 }
 
 // A-priori bounds on |computed - exact| (Higham, ch. 4), for T's precision:

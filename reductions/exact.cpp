@@ -5,6 +5,14 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "reductions/exact_blocks.hpp"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace fplab {
 
@@ -57,9 +65,166 @@ inline void add_scaled(std::int64_t* chunk, i128 v, int position) {
   chunk[index + 3] += static_cast<std::int64_t>(w >> 96);  // floor: keeps w's sign
 }
 
+#if !defined(FPLAB_VARIANT)
+// The fast blocks' floating-point environment: round to nearest (MXCSR.RC
+// = 00), no flush-to-zero (FTZ, bit 15) and no denormals-are-zero (DAZ,
+// bit 6). Elsewhere a plain double addition could round or lose a
+// subnormal, and the blocks would not be exact.
+bool fast_blocks_allowed() {
+#if defined(__x86_64__)
+  const unsigned csr = _mm_getcsr();
+  return (csr & 0x6000u) == 0 && (csr & 0x8000u) == 0 && (csr & 0x0040u) == 0;
+#else
+  return false;
+#endif
+}
+#endif
+
+bool cpu_has_avx2() {
+#if defined(__x86_64__)
+  static const bool has = __builtin_cpu_supports("avx2") != 0;
+  return has;
+#else
+  return false;
+#endif
+}
+
+ExactPath resolve(ExactPath p) {
+  if (p == ExactPath::automatic) {
+#if defined(__x86_64__)
+    return cpu_has_avx2() ? ExactPath::avx2 : ExactPath::sse2;
+#else
+    return ExactPath::superaccumulator;
+#endif
+  }
+  if (!exact_path_available(p)) {
+    throw std::invalid_argument("exact: path '" + std::string(to_string(p)) +
+                                "' is not available on this CPU or build");
+  }
+  return p;
+}
+
+#if !defined(FPLAB_VARIANT)
+// After a failed block, this many more at most go straight to the large
+// accumulator (1, 3, 7, ... while blocks keep failing).
+constexpr std::size_t kMaxBlocksSkipped = 63;
+#endif
+
 }  // namespace
 
-void ExactSum::add_doubles(const double* x, std::size_t n) {
+std::string_view to_string(ExactPath p) {
+  switch (p) {
+    case ExactPath::automatic:
+      return "automatic";
+    case ExactPath::superaccumulator:
+      return "superaccumulator";
+    case ExactPath::scalar:
+      return "scalar";
+    case ExactPath::sse2:
+      return "sse2";
+    case ExactPath::avx2:
+      return "avx2";
+  }
+  return "?";
+}
+
+bool exact_path_available(ExactPath p) {
+  switch (p) {
+    case ExactPath::automatic:
+    case ExactPath::superaccumulator:
+    case ExactPath::scalar:
+      return true;
+    case ExactPath::sse2:
+#if defined(__x86_64__)
+      return true;
+#else
+      return false;
+#endif
+    case ExactPath::avx2:
+      return cpu_has_avx2();
+  }
+  return false;
+}
+
+#if defined(FPLAB_VARIANT)
+// reductions/flag_variant_kernels.cpp compiles this file again under other
+// flags, -ffast-math among them, which may reassociate the fast blocks'
+// additions (and drop their NaN checks): there the large accumulator alone.
+void ExactSum::add_floats(const float* x, std::size_t n, ExactPath path) {
+  (void)resolve(path);
+  large_add_floats(x, n);
+}
+
+void ExactSum::add_doubles(const double* x, std::size_t n, ExactPath path) {
+  (void)resolve(path);
+  large_add_doubles(x, n);
+}
+#else
+void ExactSum::add_floats(const float* x, std::size_t n, ExactPath path) {
+  path = resolve(path);
+  exact_blocks::FloatKernel kernel = exact_blocks::float_block_scalar;
+#if defined(__x86_64__)
+  if (path == ExactPath::sse2) kernel = exact_blocks::float_block_sse2;
+  if (path == ExactPath::avx2) kernel = exact_blocks::float_block_avx2;
+#endif
+  if (path == ExactPath::superaccumulator || !fast_blocks_allowed()) {
+    large_add_floats(x, n);
+    return;
+  }
+  constexpr std::size_t kBlock = exact_blocks::kBlock;
+  std::size_t skip = 0;
+  for (std::size_t i = 0; i < n;) {
+    const std::size_t len = std::min(kBlock, n - i);
+    double sum = 0;
+    if (kernel(x + i, len, sum)) {
+      add(sum);  // -0 exactly when every term was -0: add() keeps that rule
+      skip = 0;
+      i += len;
+      continue;
+    }
+    const std::size_t end = i + std::min(n - i, (skip + 1) * kBlock);
+    large_add_floats(x + i, end - i);
+    skip = std::min(2 * skip + 1, kMaxBlocksSkipped);
+    i = end;
+  }
+}
+
+void ExactSum::add_doubles(const double* x, std::size_t n, ExactPath path) {
+  path = resolve(path);
+  exact_blocks::DoubleKernel kernel = exact_blocks::double_block_scalar;
+#if defined(__x86_64__)
+  if (path == ExactPath::sse2) kernel = exact_blocks::double_block_sse2;
+  if (path == ExactPath::avx2) kernel = exact_blocks::double_block_avx2;
+#endif
+  if (path == ExactPath::superaccumulator || !fast_blocks_allowed() || n == 0) {
+    large_add_doubles(x, n);
+    return;
+  }
+  constexpr std::size_t kBlock = exact_blocks::kBlock;
+  const std::uint64_t first = std::bit_cast<std::uint64_t>(std::abs(x[0]));
+  int k = exact_blocks::split_exponent_for(first, first);  // a guess, checked per block
+  std::size_t skip = 0;
+  for (std::size_t i = 0; i < n;) {
+    const std::size_t len = std::min(kBlock, n - i);
+    double hi = 0;
+    double lo = 0;
+    if (kernel(x + i, len, k, hi, lo)) {
+      if (hi != 0) add(hi);  // hi is never -0; lo carries the signed-zero rule
+      add(lo);
+      skip = 0;
+      i += len;
+      continue;
+    }
+    const std::size_t end = i + std::min(n - i, (skip + 1) * kBlock);
+    large_add_doubles(x + i, end - i);
+    skip = std::min(2 * skip + 1, kMaxBlocksSkipped);
+    i = end;
+  }
+}
+
+#endif  // FPLAB_VARIANT
+
+void ExactSum::large_add_doubles(const double* x, std::size_t n) {
   // Tables kept all zero between calls: each flush clears what it read.
   thread_local LargeDouble large{};
   auto& t0 = large.table[0];
@@ -115,10 +280,11 @@ void ExactSum::add_doubles(const double* x, std::size_t n) {
   }
 }
 
-void ExactSum::add_floats(const float* x, std::size_t n) {
+void ExactSum::large_add_floats(const float* x, std::size_t n) {
   if (std::uint64_t{n} > kFloatsPerCall) {  // astronomically long: in parts, each flushed
     for (std::size_t b = 0; b < n; b += kFloatsPerCall)
-      add_floats(x + b, static_cast<std::size_t>(std::min<std::uint64_t>(kFloatsPerCall, n - b)));
+      large_add_floats(x + b,
+                       static_cast<std::size_t>(std::min<std::uint64_t>(kFloatsPerCall, n - b)));
     return;
   }
   std::array<std::uint64_t, 512> table[kTables]{};  // index: sign and exponent bits
@@ -149,7 +315,7 @@ void ExactSum::add_floats(const float* x, std::size_t n) {
     }
     if (special_seen) {
       for (i = begin; i < end; ++i) {
-        if (special(std::bit_cast<std::uint32_t>(x[i]) >> 23)) add(static_cast<double>(x[i]));
+        if (special(std::bit_cast<std::uint32_t>(x[i]) >> 23)) add(x[i]);
       }
     }
   }
@@ -191,7 +357,29 @@ void ExactSum::add(double x) {
   if (biased == 0 && mant == 0) return;
   if (biased != 0) mant |= std::uint64_t{1} << kMantissaBits;
   // x = mant * 2^(position - 1074), position in [0, 2045].
-  const int position = (biased == 0 ? 1 : biased) - 1;
+  add_significand(negative, mant, (biased == 0 ? 1 : biased) - 1);
+}
+
+void ExactSum::add(float x) {
+  const auto bits = std::bit_cast<std::uint32_t>(x);
+  const bool negative = (bits >> 31) != 0;
+  const auto biased = static_cast<int>((bits >> 23) & 0xFFu);
+  std::uint64_t mant = bits & 0x7FFFFFu;
+  if (biased == 0xFF) {
+    add(mant != 0 ? std::numeric_limits<double>::quiet_NaN()
+                  : (negative ? -std::numeric_limits<double>::infinity()
+                              : std::numeric_limits<double>::infinity()));
+    return;
+  }
+  empty_ = false;
+  if (!(negative && biased == 0 && mant == 0)) only_negative_zeros_ = false;
+  if (biased == 0 && mant == 0) return;
+  if (biased != 0) mant |= std::uint64_t{1} << 23;
+  // x = mant * 2^(max(biased, 1) - 150): position max(biased, 1) + 924.
+  add_significand(negative, mant, (biased == 0 ? 1 : biased) + 924);
+}
+
+void ExactSum::add_significand(bool negative, std::uint64_t mant, int position) {
   const int index = position / kChunkBits;
   const int low = position % kChunkBits;
   const auto low_part = static_cast<std::int64_t>((mant << low) & kLowMask);
@@ -235,82 +423,71 @@ int ExactSum::sign() const {
   return 0;
 }
 
-double ExactSum::round(const BinaryFormat& f, Direction dir) const {
-  constexpr double inf = std::numeric_limits<double>::infinity();
-  if (nan_ || (pos_inf_ && neg_inf_)) return std::numeric_limits<double>::quiet_NaN();
-  if (pos_inf_) return inf;
-  if (neg_inf_) return -inf;
-
+ExactValue ExactSum::value() const {
+  ExactValue v;
+  if (nan_ || (pos_inf_ && neg_inf_)) {
+    v.kind = ExactValue::Kind::nan;
+    return v;
+  }
+  if (pos_inf_ || neg_inf_) {
+    v.kind = ExactValue::Kind::infinity;
+    v.negative = neg_inf_;
+    return v;
+  }
   ExactSum m = *this;
   m.propagate_carries();
   int top = kChunks - 1;
   while (top >= 0 && m.chunk_[top] == 0) --top;
-  if (top < 0) return (only_negative_zeros_ && !empty_) ? -0.0 : 0.0;
-  const bool negative = m.chunk_[top] < 0;
-  if (negative) {
+  if (top < 0) {
+    v.negative = only_negative_zeros_ && !empty_;
+    return v;  // a zero
+  }
+  v.kind = ExactValue::Kind::finite;
+  v.negative = m.chunk_[top] < 0;
+  if (v.negative) {
     for (auto& c : m.chunk_) c = -c;
     m.propagate_carries();
-    while (m.chunk_[top] == 0) --top;
   }
-
-  // The leading 128 bits as an integer `mant`, scaled by 2^scale; every
-  // lower bit only matters through `sticky`.
-  u128 mant = 0;
-  for (int i = top; i > top - 4; --i) {
-    mant = (mant << kChunkBits) | static_cast<std::uint64_t>(i >= 0 ? m.chunk_[i] : 0);
-  }
+  // The magnitude as 32-bit words (after the carries every chunk but the
+  // last is in [0, 2^32); the last may hold more, so it gets two words).
+  std::array<std::uint32_t, kChunks + 1> word{};
+  for (int i = 0; i < kChunks; ++i) word[i] = static_cast<std::uint32_t>(m.chunk_[i] & kLowMask);
+  word[kChunks] =
+      static_cast<std::uint32_t>(static_cast<std::uint64_t>(m.chunk_[kChunks - 1]) >> 32);
+  top = kChunks;
+  while (word[top] == 0) --top;
+  // The top five words (160 bits), then shifted so that the leading bit is
+  // bit 127 of the 128 kept; every lower bit only counts through `sticky`.
+  const auto at = [&](int i) { return i >= 0 ? std::uint64_t{word[i]} : 0; };
+  u128 head = 0;
+  for (int i = top; i > top - 4; --i) head = (head << kChunkBits) | at(i);
+  const std::uint64_t next = at(top - 4);
   bool sticky = false;
-  for (int i = top - 4; i >= 0; --i) sticky = sticky || m.chunk_[i] != 0;
-  const int scale = (top - 3) * kChunkBits + kLowestExponent;
-  const int lead = 127 - (std::countl_zero(static_cast<std::uint64_t>(mant >> 64)));
-  // |sum| in [2^exponent, 2^(exponent+1)).
-  const int exponent = lead + scale;
-
-  // Weight of the last bit kept: `precision` bits below the leading one,
-  // or the subnormal quantum.
-  int quantum = exponent - f.precision + 1;
-  if (f.subnormals) quantum = std::max(quantum, f.emin - f.precision + 1);
-  const int drop = quantum - scale;  // bits of `mant` below the quantum
-  u128 kept = 0;
-  bool half_bit = false;
-  bool below_half = sticky;
-  if (drop <= 0) {
-    kept = mant << (-drop);
-  } else if (drop <= 128) {
-    kept = drop == 128 ? 0 : mant >> drop;
-    const u128 rest = drop == 128 ? mant : mant & ((u128{1} << drop) - 1);
-    const u128 half = u128{1} << (drop - 1);
-    half_bit = (rest & half) != 0;
-    below_half = below_half || (rest & (half - 1)) != 0;
+  for (int i = top - 5; i >= 0; --i) sticky = sticky || word[i] != 0;
+  const int shift = std::countl_zero(word[top]);  // 0 .. 31
+  if (shift > 0) {
+    head = (head << shift) | (next >> (kChunkBits - shift));
+    sticky = sticky || (next & ((std::uint64_t{1} << (kChunkBits - shift)) - 1)) != 0;
   } else {
-    below_half = true;  // the whole value is far below half a quantum
+    sticky = sticky || next != 0;
   }
-  const bool inexact = half_bit || below_half;
-  bool up = false;
-  switch (dir) {
-    case Direction::nearest_even:
-      up = half_bit && (below_half || (kept & 1) != 0);
-      break;
-    case Direction::toward_zero:
-      break;
-    case Direction::up:
-      up = inexact && !negative;
-      break;
-    case Direction::down:
-      up = inexact && negative;
-      break;
+  v.high = static_cast<std::uint64_t>(head >> 64);
+  v.low = static_cast<std::uint64_t>(head);
+  v.exponent = (top - 3) * kChunkBits + kLowestExponent - shift;
+  v.sticky = sticky;
+  return v;
+}
+
+double round_exact(const ExactSum& e, const RoundingOptions& o) {
+  const ExactValue v = e.value();
+  if (o.rounding != Rounding::stochastic || o.via_float || v.kind != ExactValue::Kind::finite) {
+    return round(v, o);
   }
-  if (up) ++kept;
-  // Overflow: beyond the largest finite value after rounding.
-  const double largest = std::ldexp(std::ldexp(1.0, f.precision) - 1.0, f.emax - f.precision + 1);
-  double magnitude = kept == 0 ? 0.0 : std::ldexp(static_cast<double>(kept), quantum);
-  if (!f.subnormals && magnitude < std::ldexp(1.0, f.emin)) magnitude = 0.0;  // flush
-  if (magnitude > largest) {
-    const bool to_inf = dir == Direction::nearest_even || (dir == Direction::up && !negative) ||
-                        (dir == Direction::down && negative);
-    magnitude = to_inf ? inf : largest;
-  }
-  return negative ? -magnitude : magnitude;
+  const double hi = round(v, RoundingOptions{kFP64});
+  if (!std::isfinite(hi)) return round(v, o, hi, 0.0);  // beyond binary64: an overflow
+  ExactSum rest = e;
+  rest.add(-hi);
+  return round(v, o, hi, round(rest.value(), RoundingOptions{kFP64}));
 }
 
 }  // namespace fplab

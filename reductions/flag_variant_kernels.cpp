@@ -13,6 +13,9 @@
 #include "reductions/eigen_sum.cpp"
 #include "reductions/exact.cpp"
 #include "reductions/strategy.cpp"
+// exact's results are rounded by precision/ (the one rounding engine).
+#include "precision/format.cpp"
+#include "precision/rounding.cpp"
 #undef Eigen
 #undef fplab
 

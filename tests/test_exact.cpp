@@ -179,16 +179,19 @@ TEST_CASE("exact: directed rounding of the final result", "[exact]") {
   ExactSum acc;
   acc.add(1.0);
   acc.add(std::ldexp(1.0, -60));
-  using fplab::Direction;
-  CHECK(acc.round(fplab::kBinary64, Direction::nearest_even) == 1.0);
-  CHECK(acc.round(fplab::kBinary64, Direction::toward_zero) == 1.0);
-  CHECK(acc.round(fplab::kBinary64, Direction::down) == 1.0);
-  CHECK(acc.round(fplab::kBinary64, Direction::up) == std::nextafter(1.0, 2.0));
+  using fplab::Rounding;
+  const auto fp64 = [](const ExactSum& e, Rounding r) {
+    return fplab::round(e.value(), fplab::RoundingOptions{fplab::kFP64, r});
+  };
+  CHECK(fp64(acc, Rounding::nearest_even) == 1.0);
+  CHECK(fp64(acc, Rounding::toward_zero) == 1.0);
+  CHECK(fp64(acc, Rounding::down) == 1.0);
+  CHECK(fp64(acc, Rounding::up) == std::nextafter(1.0, 2.0));
   ExactSum neg;
   neg.add(-1.0);
   neg.add(-std::ldexp(1.0, -60));
-  CHECK(neg.round(fplab::kBinary64, Direction::down) == -std::nextafter(1.0, 2.0));
-  CHECK(neg.round(fplab::kBinary64, Direction::up) == -1.0);
+  CHECK(fp64(neg, Rounding::down) == -std::nextafter(1.0, 2.0));
+  CHECK(fp64(neg, Rounding::up) == -1.0);
   CHECK(neg.sign() == -1);
 }
 
@@ -236,12 +239,13 @@ template <class T>
 void check_same_routes(const std::vector<T>& x) {
   const ExactSum a = one_by_one(x);
   const ExactSum b = all_at_once(x);
-  using fplab::Direction;
-  for (const auto& f : {fplab::kBinary64, fplab::kBinary32}) {
-    for (Direction d :
-         {Direction::nearest_even, Direction::toward_zero, Direction::up, Direction::down}) {
-      CHECK(std::bit_cast<std::uint64_t>(a.round(f, d)) ==
-            std::bit_cast<std::uint64_t>(b.round(f, d)));
+  using fplab::Rounding;
+  for (const auto& f : {fplab::kFP64, fplab::kFP32}) {
+    for (Rounding r :
+         {Rounding::nearest_even, Rounding::toward_zero, Rounding::up, Rounding::down}) {
+      const fplab::RoundingOptions o{f, r};
+      CHECK(std::bit_cast<std::uint64_t>(fplab::round(a.value(), o)) ==
+            std::bit_cast<std::uint64_t>(fplab::round(b.value(), o)));
     }
   }
   CHECK(a.sign() == b.sign());

@@ -36,7 +36,7 @@ struct EigenBf16 {
   double sub(double a, double b) const { return bf(static_cast<float>(a) - static_cast<float>(b)); }
   double mul(double a, double b) const { return bf(static_cast<float>(a) * static_cast<float>(b)); }
   double round_exact(const fplab::ExactSum& e) const {
-    return e.round(fplab::BinaryFormat{8, -126, 127});
+    return fplab::round(e.value(), fplab::RoundingOptions{fplab::kBF16});
   }
 };
 
