@@ -231,7 +231,8 @@ int main(int argc, char** argv) {
 #ifndef FPLAB_PROBE_KERNELS_ONLY
     add_inputs(e, source / "tests/golden/arrays", out);
 #else
-    // The arrays are still read (io/ has no __int128) and written back.
+    // The arrays are still read (io/ has no __int128); without ExactSum
+    // there is no exact sum to record, and they are not written back.
     std::vector<fplab::Array> all;
     for (const char* f : {"grid_big.npy", "half_big.npy", "tensors_a.safetensors"}) {
       for (auto& a : fplab::read_arrays(source / "tests/golden/arrays" / f)) all.push_back(a);
