@@ -10,7 +10,7 @@
 #
 # ci:   x86-64, i686 (x87), aarch64 and s390x (qemu-user): one entry per
 #       cause, within CI's budget. full: also x86-64-v3, i686 with SSE2 (the
-#       control for x87), g++ 11 and clang 13/15/16. Each entry prints its
+#       control for x87) and clang 13/15/16 (g++ 11: see entries_full). Each entry prints its
 #       build and run time. Exit status: 0 when every assertion of
 #       tools/platform_drift.py holds, 1 when one does not, 2 on a failed
 #       build or run.
@@ -43,11 +43,12 @@ entries_ci=(
   "aarch64|aarch64-linux-gnu|-|"
   "s390x|s390x-linux-gnu|-|"
 )
+# g++ 11 is left out: reductions/pairwise.hpp uses __builtin_shufflevector,
+# which GCC has from version 12 on (g++-11 stops with "not declared").
 entries_full=(
   "${entries_ci[@]}"
   "x86-64-v3|-|g++|-march=x86-64-v3"
   "i686-sse2|i686-linux-gnu|-|-msse2;-mfpmath=sse"
-  "g++-11|-|g++-11|"
   "clang-13|-|clang++-13|"
   "clang-15|-|clang++-15|"
   "clang-16|-|clang++-16|"
