@@ -4,14 +4,12 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
-#include <iterator>
+#include <limits>
 #include <regex>
 
 namespace fplab {
 
 namespace {
-
-static_assert(std::endian::native == std::endian::little, "fplab assumes a little-endian host");
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kMagicLen = 6;
@@ -27,17 +25,94 @@ std::string dict_value(const std::string& header, const std::string& key) {
   return m[1].str();
 }
 
-template <class T>
-std::vector<T> decode(const std::filesystem::path& path, const std::string& data,
-                      std::size_t offset, std::size_t count) {
-  if ((data.size() - offset) / sizeof(T) < count) {
-    fail(path, "truncated: header promises " + std::to_string(count) + " values, file holds " +
-                   std::to_string((data.size() - offset) / sizeof(T)));
+// "(2, 3)", "(5,)", "()" -> dimensions; false on anything else.
+bool parse_shape(const std::string& text, std::vector<std::size_t>& shape) {
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')') return false;
+  const std::string inner = text.substr(1, text.size() - 2);
+  std::size_t i = 0;
+  const auto skip_space = [&] {
+    while (i < inner.size() && (inner[i] == ' ' || inner[i] == '\t')) ++i;
+  };
+  skip_space();
+  while (i < inner.size()) {
+    std::size_t value = 0;
+    const std::size_t start = i;
+    while (i < inner.size() && inner[i] >= '0' && inner[i] <= '9') {
+      const auto digit = static_cast<std::size_t>(inner[i] - '0');
+      if (value > (std::numeric_limits<std::size_t>::max() - digit) / 10) return false;
+      value = value * 10 + digit;
+      ++i;
+    }
+    if (i == start) return false;
+    shape.push_back(value);
+    skip_space();
+    if (i == inner.size()) break;
+    if (inner[i] != ',') return false;
+    ++i;
+    skip_space();
   }
-  if ((data.size() - offset) != count * sizeof(T)) fail(path, "trailing bytes after the data");
-  std::vector<T> out(count);
-  if (count != 0) std::memcpy(out.data(), data.data() + offset, count * sizeof(T));
-  return out;
+  // "(5)" is not what numpy writes for 1-D, but it means the same.
+  return true;
+}
+
+struct Descr {
+  ElementType type;
+  bool big_endian;
+};
+
+bool parse_descr(const std::string& descr, const NpyReadOptions& options, Descr& out,
+                 std::string& why) {
+  // descr is quoted: "'<f4'".
+  const std::string d = descr.size() >= 2 ? descr.substr(1, descr.size() - 2) : descr;
+  if (d == "<V2" || d == "|V2") {
+    if (!options.void2_as_bfloat16) {
+      why = "dtype '" + d +
+            "' is a 2-byte void type (how np.save writes ml_dtypes' bfloat16); "
+            "pass --bfloat16-void to read it as bfloat16";
+      return false;
+    }
+    out = {ElementType::bfloat16, false};
+    return true;
+  }
+  if (d.size() == 3 && (d[0] == '<' || d[0] == '>' || d[0] == '=') && d[1] == 'f') {
+    // '=' is native order; np.save never writes it, but a hand-made file may.
+    const bool big = d[0] == '>' || (d[0] == '=' && std::endian::native == std::endian::big);
+    if (d[2] == '2') out = {ElementType::float16, big};
+    if (d[2] == '4') out = {ElementType::float32, big};
+    if (d[2] == '8') out = {ElementType::float64, big};
+    if (d[2] == '2' || d[2] == '4' || d[2] == '8') return true;
+  }
+  why = "unsupported dtype '" + d +
+        "' (need float64 '<f8', float32 '<f4', float16 '<f2' in either byte order, or "
+        "bfloat16 '<V2' with --bfloat16-void)";
+  return false;
+}
+
+// Element i of `data` (width bytes, the given byte order) as an integer.
+std::uint64_t load(const unsigned char* p, std::size_t width, bool big_endian) {
+  std::uint64_t v = 0;
+  for (std::size_t k = 0; k < width; ++k) {
+    const std::size_t byte = big_endian ? k : width - 1 - k;
+    v = (v << 8) | p[byte];
+  }
+  return v;
+}
+
+// Fortran (column-major) element order to C (row-major).
+std::vector<std::uint64_t> fortran_to_c(const std::vector<std::uint64_t>& f,
+                                        const std::vector<std::size_t>& shape) {
+  std::vector<std::uint64_t> c(f.size());
+  std::vector<std::size_t> index(shape.size(), 0);
+  for (std::size_t linear = 0; linear < f.size(); ++linear) {
+    std::size_t offset = 0;
+    for (std::size_t d = shape.size(); d-- > 0;) offset = offset * shape[d] + index[d];
+    c[linear] = f[offset];
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      if (++index[d] < shape[d]) break;
+      index[d] = 0;
+    }
+  }
+  return c;
 }
 
 template <class T>
@@ -57,57 +132,119 @@ void write(const std::filesystem::path& path, std::span<const T> x, const char* 
   const char len_bytes[2] = {static_cast<char>(len & 0xFF), static_cast<char>(len >> 8)};
   out.write(len_bytes, 2);
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out.write(reinterpret_cast<const char*>(x.data()), static_cast<std::streamsize>(x.size_bytes()));
+  // Little-endian bytes whatever the host's order.
+  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  std::string data(x.size_bytes(), '\0');
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const auto bits = std::bit_cast<Bits>(x[i]);
+    for (std::size_t k = 0; k < sizeof(T); ++k) {
+      data[i * sizeof(T) + k] = static_cast<char>((bits >> (8 * k)) & 0xFF);
+    }
+  }
+  out.write(data.data(), static_cast<std::streamsize>(data.size()));
   if (!out) throw InputError(path.string() + ": write failed");
 }
 
 }  // namespace
 
-NumberArray read_npy(const std::filesystem::path& path) {
+Array read_npy_array(const std::filesystem::path& path, const NpyReadOptions& options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, "cannot open");
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (data.size() < kMagicLen + 4 || data.compare(0, kMagicLen, kMagic, kMagicLen) != 0) {
+  in.seekg(0, std::ios::end);
+  const auto end = in.tellg();
+  if (end < 0) fail(path, "cannot read");
+  const auto file_size = static_cast<std::uint64_t>(end);
+  in.seekg(0);
+
+  unsigned char prefix[12] = {};
+  const std::size_t prefix_len = file_size < 12 ? static_cast<std::size_t>(file_size) : 12;
+  in.read(reinterpret_cast<char*>(prefix), static_cast<std::streamsize>(prefix_len));
+  if (prefix_len < kMagicLen + 4 || std::memcmp(prefix, kMagic, kMagicLen) != 0) {
     fail(path, "not a .npy file (bad magic)");
   }
-  const int major = static_cast<unsigned char>(data[kMagicLen]);
-  std::size_t header_len = 0;
-  std::size_t offset = 0;
-  const auto byte = [&](std::size_t i) {
-    return static_cast<std::size_t>(static_cast<unsigned char>(data[i]));
-  };
+  const int major = prefix[kMagicLen];
+  std::uint64_t header_len = 0;
+  std::uint64_t offset = 0;
   if (major == 1) {
-    header_len = byte(8) | (byte(9) << 8);
+    header_len = prefix[8] | (std::uint64_t{prefix[9]} << 8);
     offset = 10;
   } else if (major == 2 || major == 3) {
-    if (data.size() < 12) fail(path, "truncated header");
-    header_len = byte(8) | (byte(9) << 8) | (byte(10) << 16) | (byte(11) << 24);
+    if (prefix_len < 12) fail(path, "truncated header");
+    header_len = prefix[8] | (std::uint64_t{prefix[9]} << 8) | (std::uint64_t{prefix[10]} << 16) |
+                 (std::uint64_t{prefix[11]} << 24);
     offset = 12;
   } else {
     fail(path, "unsupported .npy version " + std::to_string(major));
   }
-  if (data.size() < offset + header_len) fail(path, "truncated header");
-  const std::string header = data.substr(offset, header_len);
+  if (file_size < offset + header_len) fail(path, "truncated header");
+  std::string header(static_cast<std::size_t>(header_len), '\0');
+  in.seekg(static_cast<std::streamoff>(offset));
+  in.read(header.data(), static_cast<std::streamsize>(header_len));
+  if (!in) fail(path, "cannot read the header");
   offset += header_len;
 
   const std::string descr = dict_value(header, "descr");
   const std::string fortran = dict_value(header, "fortran_order");
-  const std::string shape = dict_value(header, "shape");
-  if (descr.empty() || fortran.empty() || shape.empty()) fail(path, "malformed header");
-  if (fortran != "False") fail(path, "Fortran-ordered arrays are not supported");
-  // Shape "(n,)" or "(n)"; "()" is a 0-d scalar, which we do not take.
-  static const std::regex one_dim(R"(\(\s*(\d+)\s*,?\s*\))");
-  std::smatch m;
-  if (!std::regex_match(shape, m, one_dim)) fail(path, "expected a 1-D array, shape is " + shape);
-  std::size_t count = 0;
-  try {
-    count = std::stoull(m[1].str());
-  } catch (const std::exception&) {
-    fail(path, "shape too large: " + shape);
+  const std::string shape_text = dict_value(header, "shape");
+  if (descr.empty() || fortran.empty() || shape_text.empty()) fail(path, "malformed header");
+  Descr d{};
+  std::string why;
+  if (!parse_descr(descr, options, d, why)) fail(path, why);
+  Array a;
+  a.type = d.type;
+  if (!parse_shape(shape_text, a.shape)) fail(path, "malformed shape " + shape_text);
+
+  // Check the size the header promises against the file before reading.
+  const std::size_t width = element_bits(d.type) / 8;
+  std::uint64_t count = 1;
+  for (std::size_t dim : a.shape) {
+    if (dim != 0 && count > std::numeric_limits<std::uint64_t>::max() / width / dim) {
+      fail(path, "shape " + shape_text + " is too large");
+    }
+    count *= dim;
   }
-  if (descr == "'<f4'") return decode<float>(path, data, offset, count);
-  if (descr == "'<f8'") return decode<double>(path, data, offset, count);
-  fail(path, "unsupported dtype " + descr + " (need little-endian float32 '<f4' or float64 '<f8')");
+  const std::uint64_t data_bytes = file_size - offset;
+  if (data_bytes / width < count) {
+    fail(path, "truncated: header promises " + std::to_string(count) + " values of " +
+                   std::to_string(width) + " bytes, file holds " + std::to_string(data_bytes) +
+                   " bytes of data");
+  }
+  if (data_bytes != count * width) fail(path, "trailing bytes after the data");
+
+  std::vector<unsigned char> raw(static_cast<std::size_t>(data_bytes));
+  if (!raw.empty()) {
+    in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
+    if (!in) fail(path, "cannot read the data");
+  }
+  a.bits.resize(static_cast<std::size_t>(count));
+  for (std::size_t i = 0; i < a.bits.size(); ++i) {
+    a.bits[i] = load(raw.data() + i * width, width, d.big_endian);
+  }
+  if (fortran == "True" && a.shape.size() > 1) {
+    a.bits = fortran_to_c(a.bits, a.shape);
+  } else if (fortran != "True" && fortran != "False") {
+    fail(path, "malformed fortran_order " + fortran);
+  }
+  return a;
+}
+
+NumberArray read_npy(const std::filesystem::path& path) {
+  const Array a = read_npy_array(path);
+  if (a.shape.size() != 1) fail(path, "expected a 1-D array, shape is " + a.shape_text());
+  if (a.type == ElementType::float32) {
+    std::vector<float> out(a.size());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      out[i] = std::bit_cast<float>(static_cast<std::uint32_t>(a.bits[i]));
+    }
+    return out;
+  }
+  if (a.type == ElementType::float64) {
+    std::vector<double> out(a.size());
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::bit_cast<double>(a.bits[i]);
+    return out;
+  }
+  fail(path, "unsupported dtype " + std::string(element_type_name(a.type)) +
+                 " here (need float32 or float64)");
 }
 
 void write_npy(const std::filesystem::path& path, std::span<const float> x) {

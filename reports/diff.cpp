@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -231,6 +232,67 @@ std::string kind_text(const ValueChange& c) {
 }
 }  // namespace
 
+std::vector<TableChangeSummary> summarize_by_table(const DiffReport& d) {
+  std::vector<TableChangeSummary> out;
+  std::map<std::string, std::size_t> index;
+  for (const auto& c : d.changes) {
+    // <experiment>/<table>/<row>/<column>: the first two components.
+    const auto first = c.path.find('/');
+    const auto second = first == std::string::npos ? first : c.path.find('/', first + 1);
+    const std::string table = c.path.substr(0, second);
+    auto [it, inserted] = index.emplace(table, out.size());
+    if (inserted) out.push_back({table});
+    auto& s = out[it->second];
+    ++s.changed;
+    s.untolerated += c.tolerated ? 0 : 1;
+    if (c.kind == ValueChange::Kind::changed && c.a->is_float() &&
+        c.ulps != std::numeric_limits<std::uint64_t>::max()) {
+      s.max_ulps = std::max(s.max_ulps, c.ulps);
+    }
+  }
+  return out;
+}
+
+std::string format_diff_markdown(const DiffReport& d, std::size_t limit) {
+  std::string out = fmt::format(
+      "### fplab diff: {}\n\n",
+      d.exit_code() == 0
+          ? (d.changes.empty() && d.verdict_changes.empty() ? "✅ identical" : "✅ within tolerance")
+          : fmt::format("❌ drift ({} beyond tolerance)", d.untolerated()));
+  out += fmt::format("{} values compared, {} identical, {} changed. Fingerprints `{}` / `{}`.\n",
+                     d.values_compared, d.values_identical, d.changes.size(),
+                     d.fingerprint_a.substr(0, 12), d.fingerprint_b.substr(0, 12));
+  const auto tables = summarize_by_table(d);
+  if (!tables.empty()) {
+    out += "\n| table | changed | beyond tolerance | max ulps |\n|---|---:|---:|---:|\n";
+    for (const auto& t : tables) {
+      out +=
+          fmt::format("| `{}` | {} | {} | {} |\n", t.table, t.changed, t.untolerated, t.max_ulps);
+    }
+  }
+  std::size_t shown = 0;
+  std::string rows;
+  for (const auto& c : d.changes) {
+    if (c.tolerated || shown >= limit) continue;
+    ++shown;
+    rows += fmt::format("| `{}` | `{}` | `{}` | {} |\n", c.path, describe(c.a), describe(c.b),
+                        kind_text(c));
+  }
+  if (!rows.empty()) {
+    out +=
+        "\n<details><summary>values beyond tolerance</summary>\n\n"
+        "| path | A | B | difference |\n|---|---|---|---|\n" +
+        rows;
+    if (d.untolerated() > shown) out += fmt::format("\n... and {} more\n", d.untolerated() - shown);
+    out += "\n</details>\n";
+  }
+  for (const auto& v : d.verdict_changes) {
+    out += fmt::format("\n- verdict `{}/{}`: {} → {}{}\n", v.experiment, v.claim, v.a, v.b,
+                       v.tolerated ? " (tolerated)" : "");
+  }
+  return out;
+}
+
 std::string format_diff(const DiffReport& d, std::size_t limit) {
   std::string out;
   const std::size_t tolerated = d.changes.size() + d.verdict_changes.size() - d.untolerated();
@@ -239,6 +301,13 @@ std::string format_diff(const DiffReport& d, std::size_t limit) {
       "{} values compared: {} identical, {} changed ({} within tolerance), {} verdict change{}\n",
       d.values_compared, d.values_identical, d.changes.size(), tolerated, d.verdict_changes.size(),
       d.verdict_changes.size() == 1 ? "" : "s");
+  if (d.changes.size() > limit) {
+    out += fmt::format("\n{:<60} {:>8} {:>8} {:>10}\n", "table", "changed", "beyond", "max ulps");
+    for (const auto& t : summarize_by_table(d)) {
+      out +=
+          fmt::format("{:<60} {:>8} {:>8} {:>10}\n", t.table, t.changed, t.untolerated, t.max_ulps);
+    }
+  }
   if (!d.changes.empty()) {
     out += fmt::format("\n{:<70} {:>26} {:>26} {}\n", "path", "A", "B", "difference");
     std::size_t shown = 0;

@@ -75,8 +75,21 @@ struct DiffReport {
 DiffReport diff_results(const Results& a, const Results& b,
                         const std::vector<ToleranceRule>& tolerances = {});
 
-// The report as a human-readable table (at most `limit` changed values).
+// Changed values per <experiment>/<table>: for a large diff, where it moved.
+struct TableChangeSummary {
+  std::string table;  // "<experiment>/<table>"
+  std::size_t changed = 0;
+  std::size_t untolerated = 0;
+  std::uint64_t max_ulps = 0;  // over float changes of one type (NaN excluded)
+};
+std::vector<TableChangeSummary> summarize_by_table(const DiffReport& d);
+
+// The report as a human-readable table (at most `limit` changed values);
+// when more values changed than are listed, the per-table summary first.
 std::string format_diff(const DiffReport& d, std::size_t limit = 50);
+// The same for a pull-request comment: verdict line, per-table summary,
+// the first `limit` untolerated changes.
+std::string format_diff_markdown(const DiffReport& d, std::size_t limit = 20);
 nlohmann::json diff_to_json(const DiffReport& d);
 
 }  // namespace fplab

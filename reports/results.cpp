@@ -282,53 +282,75 @@ json value_json(const Value& v) {
   throw std::invalid_argument("results.json: " + why);
 }
 
-const json& field(const json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key)) bad(std::string("missing field '") + key + "'");
+// Readers take `where`, the object being read ("experiment 'x' table 'y'"),
+// so that every error names the object and the field.
+std::string in(const std::string& where) { return where.empty() ? "" : where + ": "; }
+
+const json& field(const json& j, const char* key, const std::string& where = {}) {
+  if (!j.is_object()) bad(in(where) + "not a JSON object");
+  if (!j.contains(key)) bad(in(where) + "missing field '" + key + "'");
   return j.at(key);
 }
 
-std::string str(const json& j, const char* key) {
-  const json& f = field(j, key);
-  if (!f.is_string()) bad(std::string("field '") + key + "' is not a string");
+std::string str(const json& j, const char* key, const std::string& where = {}) {
+  const json& f = field(j, key, where);
+  if (!f.is_string()) bad(in(where) + "field '" + key + "' is not a string");
   return f.get<std::string>();
 }
 
 std::string str_or(const json& j, const char* key, const std::string& fallback = {}) {
-  return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : fallback;
+  return j.is_object() && j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>()
+                                                                   : fallback;
 }
 
+// An optional array field: absent or null is empty; anything else but an
+// array is an error naming it.
+const json& array_or_empty(const json& j, const char* key, const std::string& where) {
+  static const json empty = json::array();
+  if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) return empty;
+  if (!j.at(key).is_array()) bad(in(where) + "field '" + key + "' is not an array");
+  return j.at(key);
+}
+
+// A float needs "hex" or "decimal" (any valid spelling: "0x1.8p+0" and
+// Python's "0x1.8000000000000p+0" are the same number); with both, they
+// must be the same number.
 template <class T>
-T float_from(const json& j) {
-  const std::string hex = str(j, "hex");
-  const std::string dec = str(j, "decimal");
+T float_from(const json& j, const std::string& where) {
+  const bool has_hex = j.contains("hex");
+  const bool has_dec = j.contains("decimal");
+  if (!has_hex && !has_dec) bad(in(where) + "a float needs 'hex' or 'decimal'");
   T a{};
   T b{};
   try {
-    a = parse_number<T>(hex);
-    b = parse_number<T>(dec);
+    if (has_hex) a = parse_number<T>(str(j, "hex", where));
+    if (has_dec) b = parse_number<T>(str(j, "decimal", where));
   } catch (const InputError& e) {
-    bad(e.what());
+    bad(in(where) + e.what());
   }
+  if (!has_hex) return b;
+  if (!has_dec) return a;
   if (Value::f64(static_cast<double>(a)) != Value::f64(static_cast<double>(b)) &&
       !(std::isnan(a) && std::isnan(b))) {
-    bad("hex " + hex + " and decimal " + dec + " are different numbers");
+    bad(in(where) + "hex " + str(j, "hex") + " and decimal " + str(j, "decimal") +
+        " are different numbers");
   }
   return a;
 }
 
-Value value_from(const json& j) {
-  const std::string type = str(j, "type");
-  if (type == "float32") return Value::f32(float_from<float>(j));
-  if (type == "float64") return Value::f64(float_from<double>(j));
+Value value_from(const json& j, const std::string& where) {
+  const std::string type = str(j, "type", where);
+  if (type == "float32") return Value::f32(float_from<float>(j, where));
+  if (type == "float64") return Value::f64(float_from<double>(j, where));
   if (type == "int") {
-    const json& v = field(j, "value");
-    if (!v.is_number_integer()) bad("int value is not an integer");
+    const json& v = field(j, "value", where);
+    if (!v.is_number_integer()) bad(in(where) + "int value is not an integer");
     return Value::integer(v.get<std::int64_t>());
   }
   if (type == "text") {
-    return Value::text(str(j, "value"));
+    return Value::text(str(j, "value", where));
   }
-  bad("unknown value type '" + type + "'");
+  bad(in(where) + "unknown value type '" + type + "' (float32, float64, int, text)");
 }
 
 json table_json(const Table& t) {
@@ -348,26 +370,35 @@ json table_json(const Table& t) {
           {"rows", rows}};
 }
 
-Table table_from(const json& j) {
+Table table_from(const json& j, const std::string& experiment) {
   Table t;
-  t.id = str(j, "id");
+  t.id = str(j, "id", experiment + " table");
+  const std::string where = experiment + " table '" + t.id + "'";
   t.title = str_or(j, "title");
   t.key_title = str_or(j, "key_title", "key");
   t.caption = str_or(j, "caption");
   t.in_report = j.value("in_report", true);
-  for (const auto& c : field(j, "columns")) {
-    t.columns.push_back(
-        {str(c, "id"), str_or(c, "title"), str_or(c, "format"), c.value("show_hex", false)});
+  for (const auto& c : array_or_empty(j, "columns", where)) {
+    t.columns.push_back({str(c, "id", where + " column"), str_or(c, "title"), str_or(c, "format"),
+                         c.value("show_hex", false)});
   }
-  for (const auto& r : field(j, "rows")) {
-    Row row{str(r, "key"), {}};
-    for (const auto& [k, v] : field(r, "cells").items()) row.cells.emplace(k, value_from(v));
+  const bool infer_columns = !j.contains("columns");
+  for (const auto& r : field(j, "rows", where)) {
+    Row row{str(r, "key", where + " row"), {}};
+    const std::string row_where = where + " row '" + row.key + "'";
+    const json& cells = field(r, "cells", row_where);
+    if (!cells.is_object()) bad(row_where + ": field 'cells' is not an object");
+    for (const auto& [k, v] : cells.items()) {
+      row.cells.emplace(k, value_from(v, row_where + " cell '" + k + "'"));
+      // Without "columns", every cell name is a column, in order of appearance.
+      if (infer_columns && t.column(k) == nullptr) t.columns.push_back({k, k, "", false});
+    }
     t.rows.push_back(std::move(row));
   }
   try {
     validate(t);
   } catch (const std::logic_error& e) {
-    bad(e.what());
+    bad(where + ": " + e.what());
   }
   return t;
 }
@@ -473,52 +504,66 @@ json experiment_json(const ExperimentRecord& e) {
 
 ExperimentRecord experiment_from(const json& j) {
   ExperimentRecord e;
-  e.id = str(j, "id");
-  e.title = str_or(j, "title");
+  e.id = str(j, "id", "experiment");
+  const std::string where = "experiment '" + e.id + "'";
+  e.title = str_or(j, "title", e.id);
   e.description = str_or(j, "description");
-  e.seed = field(j, "seed").get<std::uint64_t>();
-  e.quick = j.value("quick", false);
-  for (const auto& p : field(j, "parameters"))
-    e.parameters.push_back({str(p, "name"), str(p, "type"), str(p, "value")});
-  for (const auto& c : field(j, "claims"))
-    e.claims.push_back({str(c, "id"), str_or(c, "text"), str_or(c, "source")});
-  if (j.contains("inputs")) {
-    for (const auto& f : j["inputs"])
-      e.inputs.push_back({str(f, "role"), str_or(f, "path"), str(f, "sha256")});
+  if (j.contains("seed")) {
+    if (!j["seed"].is_number_unsigned()) bad(where + ": field 'seed' is not an unsigned integer");
+    e.seed = j["seed"].get<std::uint64_t>();
   }
-  for (const auto& v : field(j, "verdicts")) {
-    const std::string status = str(v, "status");
+  e.quick = j.value("quick", false);
+  for (const auto& p : array_or_empty(j, "parameters", where)) {
+    const std::string pw = where + " parameter";
+    e.parameters.push_back({str(p, "name", pw), str(p, "type", pw), str(p, "value", pw)});
+  }
+  for (const auto& c : array_or_empty(j, "claims", where))
+    e.claims.push_back({str(c, "id", where + " claim"), str_or(c, "text"), str_or(c, "source")});
+  for (const auto& f : array_or_empty(j, "inputs", where)) {
+    const std::string iw = where + " input";
+    e.inputs.push_back({str(f, "role", iw), str_or(f, "path"), str(f, "sha256", iw)});
+  }
+  for (const auto& v : array_or_empty(j, "verdicts", where)) {
+    const std::string vw = where + " verdict '" + str_or(v, "claim") + "'";
+    const std::string status = str(v, "status", vw);
     if (status != "reproduced" && status != "differs")
-      bad("unknown verdict status '" + status + "'");
-    e.verdicts.push_back({str(v, "claim"), str_or(v, "claim_text"), str_or(v, "source"),
-                          str(v, "ours"), str(v, "claimed"),
+      bad(vw + ": unknown verdict status '" + status + "' (reproduced, differs)");
+    e.verdicts.push_back({str(v, "claim", vw), str_or(v, "claim_text"), str_or(v, "source"),
+                          str(v, "ours", vw), str(v, "claimed", vw),
                           status == "reproduced" ? Status::reproduced : Status::differs,
                           str_or(v, "reason")});
   }
-  for (const auto& t : field(j, "tables")) e.tables.push_back(table_from(t));
-  if (j.contains("measurements")) {
-    for (const auto& t : j["measurements"]) e.measurements.push_back(table_from(t));
+  // Tables are the point of an experiment: required (an empty list is fine).
+  const json& tables = field(j, "tables", where);
+  if (!tables.is_array()) bad(where + ": field 'tables' is not an array");
+  for (const auto& t : tables) e.tables.push_back(table_from(t, where));
+  for (const auto& t : array_or_empty(j, "measurements", where)) {
+    e.measurements.push_back(table_from(t, where + " measurement"));
   }
-  for (const auto& f : field(j, "figures")) {
+  for (const auto& f : array_or_empty(j, "figures", where)) {
     Figure fig;
-    fig.id = str(f, "id");
+    fig.id = str(f, "id", where + " figure");
+    const std::string fw = where + " figure '" + fig.id + "'";
     fig.title = str_or(f, "title");
-    fig.table = str(f, "table");
+    fig.table = str(f, "table", fw);
     fig.x = str_or(f, "x");
     fig.xlabel = str_or(f, "xlabel");
     fig.ylabel = str_or(f, "ylabel");
     fig.logx = f.value("logx", false);
     fig.logy = f.value("logy", false);
     fig.caption = str_or(f, "caption");
-    for (const auto& s : field(f, "series"))
-      fig.series.push_back(
-          {str(s, "column"), str_or(s, "title"), str_or(s, "style", "linespoints")});
+    for (const auto& s : array_or_empty(f, "series", fw))
+      fig.series.push_back({str(s, "column", fw + " series"), str_or(s, "title"),
+                            str_or(s, "style", "linespoints")});
     e.figures.push_back(std::move(fig));
   }
-  if (j.contains("notes")) {
-    for (const auto& n : j["notes"]) e.notes.push_back(n.get<std::string>());
+  for (const auto& n : array_or_empty(j, "notes", where)) {
+    if (!n.is_string()) bad(where + ": a note is not a string");
+    e.notes.push_back(n.get<std::string>());
   }
-  if (j.contains("timing")) e.wall_seconds = j["timing"].value("wall_seconds", 0.0);
+  if (j.contains("timing") && j["timing"].is_object()) {
+    e.wall_seconds = j["timing"].value("wall_seconds", 0.0);
+  }
   return e;
 }
 
@@ -549,11 +594,27 @@ Results results_from_json(const json& j) {
           std::to_string(kResultsSchemaVersion) + ")");
     }
     Results r;
-    r.context = context_from(field(j, "context"));
-    for (const auto& e : field(j, "experiments")) r.experiments.push_back(experiment_from(e));
-    if (j.contains("timing")) r.total_seconds = j["timing"].value("total_seconds", 0.0);
-    const std::string stored = str(j, "fingerprint");
-    if (stored != fingerprint(r)) bad("fingerprint " + stored + " does not match the contents");
+    // A foreign producer may leave out the context (it describes the machine).
+    if (j.contains("context") && !j["context"].is_null()) {
+      if (!j["context"].is_object()) bad("field 'context' is not an object");
+      r.context = context_from(j["context"]);
+    }
+    const json& experiments = field(j, "experiments");
+    if (!experiments.is_array()) bad("field 'experiments' is not an array");
+    for (const auto& e : experiments) r.experiments.push_back(experiment_from(e));
+    if (j.contains("timing") && j["timing"].is_object()) {
+      r.total_seconds = j["timing"].value("total_seconds", 0.0);
+    }
+    // The fingerprint is optional: fplab computes it. When present it must
+    // match, over the canonical form of every value (so the spelling of a
+    // hex float does not matter, its bits do).
+    if (j.contains("fingerprint")) {
+      const std::string stored = str(j, "fingerprint");
+      if (stored != fingerprint(r)) {
+        bad("fingerprint " + stored + " does not match the contents (" + fingerprint(r) +
+            "); if the file was edited on purpose, delete its \"fingerprint\" field");
+      }
+    }
     return r;
   } catch (const json::exception& e) {
     bad(e.what());

@@ -11,6 +11,9 @@ packages=(
   emscripten chromium chromium-driver python3-selenium
   python3 python3-numpy python3-torch libopenblas0-openmp
   bible-kjv bible-kjv-text
+  # platforms/: cross compilers, qemu-user, the other compilers Debian 12 ships
+  g++-i686-linux-gnu g++-aarch64-linux-gnu g++-s390x-linux-gnu qemu-user
+  g++-11 clang-13 clang-15 clang-16
 )
 
 missing=()

@@ -1,0 +1,62 @@
+// An array of floating-point numbers as people have them on disk: float64,
+// float32, float16 or bfloat16, any shape, kept as the exact bit pattern of
+// every element so that nothing is rounded or reinterpreted on the way in.
+//
+// read_arrays() is the one entry point that picks the reader from the file:
+//   *.npy          one array (io/npy.hpp), named ""
+//   *.safetensors  every tensor, by name, sorted (io/safetensors_arrays.hpp)
+//   anything else  text columns of numbers (io/text_columns.hpp)
+// Errors are fplab::InputError with a one-line message naming the file.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/input_error.hpp"
+
+namespace fplab {
+
+enum class ElementType { float16, bfloat16, float32, float64 };
+
+std::string_view element_type_name(ElementType t);  // "float16", "bfloat16", ...
+std::size_t element_bits(ElementType t);            // 16, 16, 32, 64
+
+// The element's value, exactly (every one of the four formats widens to
+// double without rounding; NaN payloads are not preserved).
+double element_to_double(ElementType t, std::uint64_t bits);
+
+// numpy.testing's integer_repr: the bits read as sign-magnitude and mapped
+// onto one line of integers, so -0 and +0 are both 0 and adjacent floats
+// differ by 1 (numpy/testing/_private/utils.py, _integer_repr).
+std::int64_t element_integer_repr(ElementType t, std::uint64_t bits);
+
+bool element_is_nan(ElementType t, std::uint64_t bits);
+bool element_is_inf(ElementType t, std::uint64_t bits);
+
+struct Array {
+  std::string name;  // tensor or column name; "" for a lone .npy array
+  ElementType type = ElementType::float64;
+  std::vector<std::size_t> shape;   // row-major (C order); {} is a scalar
+  std::vector<std::uint64_t> bits;  // one IEEE bit pattern per element
+
+  [[nodiscard]] std::size_t size() const { return bits.size(); }
+  [[nodiscard]] std::string shape_text() const;  // "(2, 3)", "(5,)", "()"
+};
+
+struct ArrayReadOptions {
+  // Text files hold decimal or hex numbers, rounded once to this type.
+  ElementType text_type = ElementType::float64;
+  // A .npy with descr '<V2' or '|V2' (2-byte void) is read as bfloat16:
+  // that is how np.save writes ml_dtypes' bfloat16 arrays. Without this
+  // flag such a file is refused, since a void type may be anything.
+  bool void2_as_bfloat16 = false;
+};
+
+std::vector<Array> read_arrays(const std::filesystem::path& path,
+                               const ArrayReadOptions& options = {});
+
+}  // namespace fplab

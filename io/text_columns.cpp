@@ -1,0 +1,96 @@
+#include "io/text_columns.hpp"
+
+#include <bit>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "io/numbers.hpp"
+
+namespace fplab {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return {};
+  const auto e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+std::vector<std::string> fields(const std::string& line) {
+  std::vector<std::string> out;
+  if (line.find(',') != std::string::npos) {
+    std::stringstream ss(line);
+    std::string f;
+    while (std::getline(ss, f, ',')) out.push_back(trim(f));
+    if (!line.empty() && line.back() == ',') out.emplace_back();
+  } else {
+    std::istringstream words(line);
+    std::string w;
+    while (words >> w) out.push_back(w);
+  }
+  return out;
+}
+
+bool is_number(const std::string& s) {
+  try {
+    (void)parse_number<double>(s);
+    return true;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+std::vector<Array> read_text_columns(const std::filesystem::path& path, ElementType type) {
+  if (type != ElementType::float32 && type != ElementType::float64) {
+    throw InputError(path.string() + ": text numbers are read as float32 or float64");
+  }
+  std::ifstream in(path);
+  if (!in) throw InputError(path.string() + ": cannot open");
+  std::vector<Array> columns;
+  bool first_row = true;
+  std::string line;
+  for (std::size_t line_no = 1; std::getline(in, line); ++line_no) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    if (trim(line).empty()) continue;
+    const auto row = fields(line);
+    const std::string where = path.string() + ":" + std::to_string(line_no) + ": ";
+    if (first_row) {
+      first_row = false;
+      columns.resize(row.size());
+      bool header = false;
+      for (const auto& f : row) header = header || !is_number(f);
+      for (std::size_t c = 0; c < row.size(); ++c) {
+        columns[c].type = type;
+        columns[c].name = header ? row[c] : "column " + std::to_string(c + 1);
+        if (header && row[c].empty()) throw InputError(where + "empty column name");
+      }
+      if (header) continue;
+    }
+    if (row.size() != columns.size()) {
+      throw InputError(where + std::to_string(row.size()) + " fields, expected " +
+                       std::to_string(columns.size()));
+    }
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      try {
+        if (type == ElementType::float32) {
+          columns[c].bits.push_back(std::bit_cast<std::uint32_t>(parse_number<float>(row[c])));
+        } else {
+          columns[c].bits.push_back(std::bit_cast<std::uint64_t>(parse_number<double>(row[c])));
+        }
+      } catch (const InputError& e) {
+        throw InputError(where + "column '" + columns[c].name + "': " + e.what());
+      }
+    }
+  }
+  if (in.bad()) throw InputError(path.string() + ": read error");
+  if (columns.empty()) throw InputError(path.string() + ": no numbers");
+  for (auto& c : columns) c.shape = {c.bits.size()};
+  if (columns.size() == 1 && columns[0].name == "column 1") columns[0].name = "";
+  return columns;
+}
+
+}  // namespace fplab

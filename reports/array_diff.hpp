@@ -1,0 +1,113 @@
+// fplab diff on people's own arrays: two .npy files, two .safetensors files
+// (tensor by tensor, matched by name) or two text/CSV files of numbers
+// (column by column), compared element by element.
+//
+// For every element pair (A is the baseline):
+//   ulps      numpy.testing.nulp_diff's count: |integer_repr(a) -
+//             integer_repr(b)| with the sign-magnitude mapping of
+//             io/array.hpp, so +0 and -0 are 0 ulps apart and +-inf are one
+//             past the largest finite value. Counted exactly as an unsigned
+//             64-bit integer, where nulp_diff subtracts in the array's own
+//             integer type (wrapping for far-apart values of opposite sign)
+//             and returns the count as a float of the array's type (rounding
+//             counts above 2^11 for float16, 2^24 for float32, 2^53 for
+//             float64). Both agree wherever nulp_diff's result is exact.
+//   relative  |b - a| / |a|, evaluated in double (inf when a is 0 and b is
+//             not; 0 when both are zero).
+// Listed separately, with their index and both values:
+//   NaN mismatch          one side NaN, the other not (no ulps count: numpy
+//                         would count against its canonical NaN's bits)
+//   NaN payload           both NaN with other bits (0 ulps, as nulp_diff)
+//   Inf mismatch          one side +-inf, the other not the same inf
+//   signed-zero mismatch  +0 against -0 (0 ulps, but not the same bits)
+//
+// Tolerance: by default every element must be bit-identical. With --ulps N
+// and/or --rel X an element is within tolerance when its ulps <= N or its
+// relative error <= X (either suffices); NaN and Inf mismatches never are.
+//
+// Shape, dtype or name mismatches are errors (InputError, exit 2). Names
+// must match, except that an unnamed array (a .npy file, a one-column text
+// file without a header) matches the other side's single array.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/array.hpp"
+
+namespace fplab {
+
+struct ArrayTolerance {
+  std::optional<std::uint64_t> max_ulps;
+  std::optional<double> max_relative;
+  [[nodiscard]] bool bit_identical_required() const { return !max_ulps && !max_relative; }
+  [[nodiscard]] std::string describe() const;
+};
+
+struct ElementMismatch {
+  enum class Kind { nan, nan_payload, inf, signed_zero, largest_ulps };
+  Kind kind = Kind::nan;
+  std::string tensor;
+  std::string index;  // "[2, 5]"
+  std::string a;      // "decimal (hex)"
+  std::string b;
+  std::uint64_t ulps = 0;
+};
+
+struct TensorDiff {
+  std::string name_a;
+  std::string name_b;
+  ElementType type = ElementType::float64;
+  std::string shape;
+  std::size_t elements = 0;
+  std::size_t bit_identical = 0;
+  std::size_t beyond_tolerance = 0;
+  std::uint64_t max_ulps = 0;  // over every pair but NaN mismatches
+  double max_relative = 0.0;   // idem
+  std::size_t nan_mismatches = 0;
+  std::size_t nan_payloads = 0;
+  std::size_t inf_mismatches = 0;
+  std::size_t signed_zero_mismatches = 0;
+  // histogram[k]: pairs with ulps in [2^(k-1), 2^k - 1]; histogram[0] = 0 ulps.
+  std::vector<std::size_t> histogram = std::vector<std::size_t>(65, 0);
+  std::vector<ElementMismatch> listed;  // the first few of each kind, and the largest
+};
+
+struct ArrayDiffReport {
+  std::string file_a;
+  std::string file_b;
+  ArrayTolerance tolerance;
+  std::vector<TensorDiff> tensors;
+  [[nodiscard]] std::size_t elements() const;
+  [[nodiscard]] std::size_t bit_identical() const;
+  [[nodiscard]] std::size_t beyond_tolerance() const;
+  [[nodiscard]] std::uint64_t max_ulps() const;
+  [[nodiscard]] double max_relative() const;
+  // 0: every element within tolerance; 1: not.
+  [[nodiscard]] int exit_code() const { return beyond_tolerance() == 0 ? 0 : 1; }
+};
+
+// The ulps count above for one pair of elements of type t (not for NaNs).
+std::uint64_t nulp_count(ElementType t, std::uint64_t a_bits, std::uint64_t b_bits);
+
+// "0", "1", "2-3", "4-7", ... for histogram bucket k.
+std::string ulps_bucket_label(std::size_t k);
+
+// Throws InputError on a name, shape or dtype mismatch. `listed_per_kind`
+// caps the mismatches kept per tensor and kind.
+ArrayDiffReport diff_arrays(const std::string& file_a, const std::vector<Array>& a,
+                            const std::string& file_b, const std::vector<Array>& b,
+                            const ArrayTolerance& tolerance, std::size_t listed_per_kind = 10);
+
+// Plain text: one row per tensor that is not bit-identical (and a count of
+// those that are), the histogram, the listed mismatches (at most `limit`).
+std::string format_array_diff(const ArrayDiffReport& d, std::size_t limit = 50);
+// The same as a Markdown summary for a pull-request comment.
+std::string format_array_diff_markdown(const ArrayDiffReport& d, std::size_t limit = 50);
+nlohmann::json array_diff_to_json(const ArrayDiffReport& d);
+
+}  // namespace fplab

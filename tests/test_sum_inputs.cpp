@@ -1,0 +1,101 @@
+// `fplab sum` on inputs as people have them: a lone file argument, N-D
+// arrays with --axis (against numpy's np.sum(axis=k), tools/make_array_golden.py),
+// float16, big-endian, bfloat16 from safetensors and '<V2' .npy.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+#include "io/numbers.hpp"
+
+using fplab::test::run_fplab;
+
+namespace {
+
+const std::filesystem::path kGolden =
+    std::filesystem::path(FPLAB_SOURCE_DIR) / "tests/golden/arrays";
+
+nlohmann::json golden() {
+  std::ifstream in(kGolden / "golden.json");
+  return nlohmann::json::parse(in);
+}
+
+nlohmann::json sum_json(const std::string& args) {
+  const auto r = run_fplab("sum --json " + args);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(r.output);
+}
+
+}  // namespace
+
+TEST_CASE("fplab sum FILE: a lone existing file is read without --file", "[sum]") {
+  const auto with_flag = sum_json("-s exact -f " + (kGolden / "grid_c.npy").string());
+  const auto without = sum_json("-s exact " + (kGolden / "grid_c.npy").string());
+  CHECK(with_flag == without);
+  CHECK(without["n"] == 60);
+  // Not a file: still numbers, and a bad one is an error naming it.
+  const auto r = run_fplab("sum no-such-file.npy");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("'no-such-file.npy' is not a number"));
+}
+
+TEST_CASE("fplab sum --axis sums every slice as numpy's np.sum(axis=k) does", "[sum][golden]") {
+  const auto g = golden();
+  // numpy adds along a non-contiguous axis slice by slice, left to right,
+  // and a contiguous axis of 5 (< 8) with a plain loop: sequential order.
+  for (int axis = 0; axis < 3; ++axis) {
+    INFO("axis " << axis);
+    for (const char* file : {"grid_c.npy", "grid_fortran.npy", "grid_big.npy"}) {
+      INFO(file);
+      const auto j = sum_json("-s sequential --axis " + std::to_string(axis) + " " +
+                              (kGolden / file).string());
+      const auto& want = g["grid_axis_sums"][std::to_string(axis)];
+      REQUIRE(j.size() == want.size());
+      for (std::size_t i = 0; i < j.size(); ++i) {
+        CHECK(j[i]["strategies"][0]["total"]["hex"] ==
+              fplab::to_hex(fplab::parse_number<double>(want[i].get<std::string>())));
+      }
+    }
+  }
+  const auto j = sum_json("-s exact --axis 1 " + (kGolden / "grid_c.npy").string());
+  CHECK(j[0]["slice"] == "[0, :, 0]");
+  CHECK(j[0]["n"] == 4);
+  REQUIRE(j.size() == 15);
+  CHECK(j[14]["slice"] == "[2, :, 4]");
+  const auto r = run_fplab("sum --axis 3 " + (kGolden / "grid_c.npy").string());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("--axis 3 out of range for shape (3, 4, 5)"));
+}
+
+TEST_CASE("fplab sum: float16 either byte order, bfloat16 safetensors and '<V2'", "[sum]") {
+  const auto little = sum_json("-s exact " + (kGolden / "half.npy").string());
+  const auto big = sum_json("-s exact " + (kGolden / "half_big.npy").string());
+  CHECK(little == big);
+  CHECK(little["input_dtype"] == "float16");
+  CHECK(little["dtype"] == "float32");
+  // The exact sum of numpy's float16 values, widened: check it against the
+  // golden values summed in double (37 halves: exact in double).
+  const auto g = golden();
+  double exact = 0.0;
+  for (const auto& v : g["half"]) exact += fplab::parse_number<double>(v.get<std::string>());
+  CHECK(little["exact"]["hex"] == fplab::to_hex(static_cast<float>(exact)));
+
+  const auto st = sum_json("-s exact " + (kGolden / "pair_bfloat16_a.safetensors").string());
+  CHECK(st["input_dtype"] == "bfloat16");
+  const auto v2 =
+      sum_json("-s exact --bfloat16-void " + (kGolden / "pair_bfloat16_a.npy").string());
+  CHECK(st == v2);
+  auto r = run_fplab("sum " + (kGolden / "pair_bfloat16_a.npy").string());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("--bfloat16-void"));
+  r = run_fplab("sum " + (kGolden / "tensors_a.safetensors").string());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("--tensor") && Catch::Contains("layer.0.bias"));
+  const auto t =
+      sum_json("-s exact --tensor layer.0.weight " + (kGolden / "tensors_a.safetensors").string());
+  CHECK(t["n"] == 24);
+  CHECK(t["dtype"] == "float32");
+  CHECK(t.find("input_dtype") == t.end());
+}
