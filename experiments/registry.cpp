@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "experiments/experiment.hpp"
+#include "experiments/stop_request.hpp"
 #include "io/npy.hpp"
 #include "io/numbers.hpp"
 #include "reductions/strategy.hpp"
@@ -333,6 +334,7 @@ std::vector<ParamRecord> Params::records() const {
 // ---- progress --------------------------------------------------------------------
 
 void RunContext::progress(std::uint64_t done, std::uint64_t total, std::string_view what) {
+  stop_if_requested();  // experiments/stop_request.hpp: SIGINT/SIGTERM stop here
   if (!show_progress_ || total == 0) return;
   const int percent =
       static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total));
