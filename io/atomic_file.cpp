@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -97,7 +98,7 @@ void StagedFiles::write(const fs::path& final_path, std::string_view bytes) {
 fs::path StagedFiles::reserve(const fs::path& final_path) {
   fs::path temporary;
   const int fd = create_temporary(final_path, temporary);
-  entries_.push_back({temporary, final_path});
+  entries_.push_back({temporary, final_path, true});
   if (::close(fd) != 0) fail(final_path, "cannot write", errno);
   return temporary;
 }
@@ -124,16 +125,29 @@ std::vector<fs::path> StagedFiles::final_paths() const {
 void StagedFiles::commit() {
   // Files filled by another program (reserve) reach the disk before their rename too.
   for (const auto& e : entries_) {
+    if (!e.filled_elsewhere) continue;
     const int fd = ::open(e.temporary.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) fail(e.final_path, "cannot write", errno);
     sync_and_close(fd, e.final_path);
   }
+  std::vector<fs::path> folders;
   while (!entries_.empty()) {
     const Entry e = entries_.front();
     if (std::rename(e.temporary.c_str(), e.final_path.c_str()) != 0) {
       fail(e.final_path, "cannot write", errno);
     }
     entries_.erase(entries_.begin());
+    const fs::path folder = e.final_path.has_parent_path() ? e.final_path.parent_path() : ".";
+    if (std::find(folders.begin(), folders.end(), folder) == folders.end())
+      folders.push_back(folder);
+  }
+  // The renames themselves reach the disk with their folders (best effort:
+  // the files are complete under their final names already).
+  for (const auto& folder : folders) {
+    const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) continue;
+    ::fsync(fd);
+    ::close(fd);
   }
 }
 

@@ -60,6 +60,7 @@ class StagedFiles {
   struct Entry {
     std::filesystem::path temporary;
     std::filesystem::path final_path;
+    bool filled_elsewhere = false;  // reserve(): flushed to disk by commit()
   };
   std::vector<Entry> entries_;
 };
