@@ -3,13 +3,16 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "experiments/experiment.hpp"
+#include "experiments/stop_request.hpp"
 #include "reports/report.hpp"
 
 namespace fplab::cli {
@@ -32,6 +35,68 @@ std::string command_line(const RunOptions& o) {
   return s;
 }
 
+// ---- stopping on SIGINT / SIGTERM (experiments/stop_request.hpp) -----------
+
+// What the stop action reports: set by the run before each experiment.
+struct Progress {
+  std::string out;
+  std::vector<std::string> finished;
+  std::string current;
+  std::size_t planned = 0;
+};
+Progress& progress_state() {
+  static Progress p;
+  return p;
+}
+
+const char* signal_name(int signal) {
+  return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "a signal";
+}
+
+std::string stop_message(int signal, const std::string& during) {
+  const auto& p = progress_state();
+  std::string done;
+  for (const auto& id : p.finished) done += (done.empty() ? "" : ", ") + id;
+  return fmt::format(
+      "fplab: stopped by {} during {}: {} of {} experiments finished{}; nothing written, {} left "
+      "as it was\n",
+      signal_name(signal), during, p.finished.size(), p.planned,
+      done.empty() ? "" : " (" + done + ")", p.out);
+}
+
+// Called at a progress point, possibly inside an OpenMP region: report and
+// exit at once (no results are written yet, so nothing to remove).
+[[noreturn]] void stop_during_experiment(int signal) {
+  std::fflush(stdout);
+  const std::string message = stop_message(signal, progress_state().current);
+  std::fputs(message.c_str(), stderr);
+  std::fflush(stderr);
+  std::_Exit(128 + signal);
+}
+
+extern "C" void record_stop_signal(int signal) {
+  stop_signal_received.store(signal, std::memory_order_relaxed);
+}
+
+// SIGINT and SIGTERM ask for a stop at the next progress point; a second
+// one kills at once (SA_RESETHAND). A SIGINT ignored by the parent (a
+// background job) stays ignored. SIGXFSZ ignored: a file size limit is a
+// write error like a full disk.
+void install_stop_handlers() {
+  stop_action.store(&stop_during_experiment);
+  struct sigaction action {};
+  action.sa_handler = record_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND | SA_RESTART;
+  for (const int signal : {SIGINT, SIGTERM}) {
+    struct sigaction old {};
+    sigaction(signal, nullptr, &old);
+    if (signal == SIGINT && old.sa_handler == SIG_IGN) continue;
+    sigaction(signal, &action, nullptr);
+  }
+  std::signal(SIGXFSZ, SIG_IGN);
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
@@ -52,12 +117,18 @@ void add_run_command(CLI::App& app) {
     const auto plan = plan_runs(opts->ids, opts->quick, opts->settings);
     ensure_writable_dir(opts->out);
     const bool tty = isatty(STDERR_FILENO) != 0;
+    auto& state = progress_state();
+    state.out = opts->out;
+    state.planned = plan.size();
+    install_stop_handlers();
 
     Results results;
     std::map<std::string, std::uint64_t> seeds;
     const auto start = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < plan.size(); ++i) {
       const auto& info = plan[i].experiment->info;
+      state.current = info.id;
+      stop_if_requested();
       if (tty) {
         std::fprintf(stderr, "fplab: [%zu/%zu] %s: %s\n", i + 1, plan.size(), info.id.c_str(),
                      info.title.c_str());
@@ -71,15 +142,26 @@ void add_run_command(CLI::App& app) {
       fmt::print("{:<14} {:>7.2f} s  {} tables{}\n", rec.id, rec.wall_seconds, rec.tables.size(),
                  verdicts);
       std::fflush(stdout);
+      state.finished.push_back(rec.id);
     }
     results.total_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     results.context = collect_context(command_line(*opts), opts->quick, seeds);
-    const auto written = write_report(results, opts->out);
+    state.current = "the report";
+    stop_if_requested();
+    // Everything is written under temporary names first; a stop requested
+    // meanwhile removes them (the StagedReport's destructor) and renames nothing.
+    StagedReport staged = stage_report(results, opts->out);
+    if (const int signal = stop_signal_received.load(); signal != 0) {
+      std::fputs(stop_message(signal, "the report").c_str(), stderr);
+      throw ExitStatus{128 + signal};
+    }
+    const std::size_t files = staged.files.final_paths().size();
+    staged.files.commit();
     fmt::print(
         "\n{}\nfingerprint {}\nwrote {}/results.json, report.md, report.html, {} files in all "
         "({:.1f} s)\n",
-        claims_summary_markdown(results), fingerprint(results), opts->out, written.files.size(),
+        claims_summary_markdown(results), fingerprint(results), opts->out, files,
         results.total_seconds);
   });
 }

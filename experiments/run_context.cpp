@@ -2,9 +2,12 @@
 
 #include <cstdio>
 
+#include "experiments/stop_request.hpp"
+
 namespace fplab {
 
 void RunContext::progress(std::uint64_t done, std::uint64_t total, std::string_view what) {
+  stop_if_requested();  // experiments/stop_request.hpp: SIGINT/SIGTERM stop here
   if (!show_progress_ || total == 0) return;
   const int percent =
       static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total));

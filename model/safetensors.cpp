@@ -109,9 +109,9 @@ SafeTensors SafeTensors::read(const std::filesystem::path& path) {
   in.read(header.data(), static_cast<std::streamsize>(header_len));
   SafeTensors st;
   st.path_ = path;
-  st.data_.resize(static_cast<std::size_t>(size - 8 - header_len));
-  in.read(reinterpret_cast<char*>(st.data_.data()), static_cast<std::streamsize>(st.data_.size()));
-  if (!in) fail(path, "cannot read the file");
+  // The data section is read only once the header's offsets fit in it: a
+  // header that claims more than the file holds allocates nothing.
+  const auto data_size = static_cast<std::size_t>(size - 8 - header_len);
 
   const auto j = nlohmann::json::parse(header, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) fail(path, "header is not valid JSON");
@@ -149,9 +149,9 @@ SafeTensors SafeTensors::read(const std::filesystem::path& path) {
     if (!to_size((*off)[0], info.begin) || !to_size((*off)[1], info.end) || info.begin > info.end) {
       fail(path, where + "bad data_offsets");
     }
-    if (info.end > st.data_.size()) {
+    if (info.end > data_size) {
       fail(path, where + "data ends at byte " + std::to_string(info.end) + " of a " +
-                     std::to_string(st.data_.size()) + "-byte data section (file truncated?)");
+                     std::to_string(data_size) + "-byte data section (file truncated?)");
     }
     std::size_t bytes = 0;
     if (!checked_numel(info.shape, known->size, bytes) || bytes != info.end - info.begin) {
@@ -160,6 +160,9 @@ SafeTensors SafeTensors::read(const std::filesystem::path& path) {
     }
     st.tensors_.emplace(key, std::move(info));
   }
+  st.data_.resize(data_size);
+  in.read(reinterpret_cast<char*>(st.data_.data()), static_cast<std::streamsize>(data_size));
+  if (!in) fail(path, "cannot read the file");
   return st;
 }
 

@@ -75,7 +75,10 @@ inline void make_block_plan(PairwiseBlockPlan& p, std::size_t q, std::size_t lea
 // The blocks of a window of m terms: their offsets, and their indices
 // ordered by size (the `small` ones of q0 terms first, then those of q0 + 1).
 struct PairwiseWindowPlan {
-  std::size_t m = 0, depth = 0;  // what it is the plan of: m terms, blocks at `depth`
+  // What it is the plan of: m terms, blocks at `depth`, sorted by whether
+  // they hold q0 terms (q0 comes from the whole range, not from m: two
+  // ranges can share a window size m and differ in q0).
+  std::size_t m = 0, depth = 0, q0 = 0;
   std::size_t small = 0;
   std::array<std::uint32_t, 64> offset{};
   std::array<std::uint8_t, 64> by_size{};
@@ -85,6 +88,7 @@ inline void make_window_plan(PairwiseWindowPlan& p, std::size_t m, std::size_t d
                              std::size_t q0) {
   p.m = m;
   p.depth = depth;
+  p.q0 = q0;
   std::array<std::uint8_t, 64> size{};
   std::size_t count = 0;
   const auto walk = [&](const auto& self, std::size_t off, std::size_t len, std::size_t d) -> void {
@@ -256,7 +260,7 @@ class PairwiseSimd {
   const PairwiseWindowPlan& window_plan(std::size_t m) const {
     thread_local PairwiseWindowPlan cache[2];
     for (auto& c : cache) {
-      if (c.m == m && c.depth == in_window_) return c;
+      if (c.m == m && c.depth == in_window_ && c.q0 == q0_) return c;
     }
     auto& c = cache[m % 2];
     make_window_plan(c, m, in_window_, q0_);

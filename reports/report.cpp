@@ -2,74 +2,31 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
-#include "io/npy.hpp"
+#include "io/atomic_file.hpp"
+#include "io/input_error.hpp"
+#include "reports/report_document.hpp"
 
 namespace fplab {
 
 namespace fs = std::filesystem;
+using report::figure_file;
+using report::table_file;
 
 namespace {
-
-// ---- cells ------------------------------------------------------------------
-
-std::string display(const Value& v, const Column& c) {
-  if (v.is_float() && !c.format.empty() && std::isfinite(v.to_double())) {
-    return fmt::format(fmt::runtime("{:" + c.format + "}"), v.to_double());
-  }
-  return v.decimal();
-}
-
-std::string cell_text(const Row& r, const Column& c) {
-  const Value* v = r.get(c.id);
-  return v == nullptr ? std::string() : display(*v, c);
-}
-
-std::string cell_hex(const Row& r, const Column& c) {
-  const Value* v = r.get(c.id);
-  return v == nullptr || !v->is_float() ? std::string() : v->hex();
-}
-
-std::string md_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '|')
-      out += "\\|";
-    else if (ch == '\n')
-      out += ' ';
-    else
-      out += ch;
-  }
-  return out;
-}
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
-}
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -88,126 +45,6 @@ bool column_has_floats(const Table& t, const Column& c) {
   return false;
 }
 
-std::string figure_file(const ExperimentRecord& e, const Figure& f) {
-  return e.id + "-" + f.id + ".svg";
-}
-std::string table_file(const ExperimentRecord& e, const Table& t) {
-  return e.id + "-" + t.id + ".csv";
-}
-
-std::string verdict_word(Status s) {
-  return s == Status::reproduced ? "reproduced" : "**differs**";
-}
-
-// ---- Markdown -----------------------------------------------------------------
-
-std::string md_table(const Table& t) {
-  std::ostringstream out;
-  std::vector<std::string> head{t.key_title};
-  for (const auto& c : t.columns) {
-    head.push_back(c.title.empty() ? c.id : c.title);
-    if (c.show_hex) head.emplace_back("hex");
-  }
-  out << "|";
-  for (const auto& h : head) out << " " << md_escape(h) << " |";
-  out << "\n|";
-  for (std::size_t i = 0; i < head.size(); ++i) out << (i == 0 ? "---|" : "---:|");
-  out << "\n";
-  for (const auto& r : t.rows) {
-    out << "| " << md_escape(r.key) << " |";
-    for (const auto& c : t.columns) {
-      out << " " << md_escape(cell_text(r, c)) << " |";
-      if (c.show_hex) out << " `" << cell_hex(r, c) << "` |";
-    }
-    out << "\n";
-  }
-  return out.str();
-}
-
-std::string params_text(const ExperimentRecord& e) {
-  std::string out;
-  for (const auto& p : e.parameters) {
-    if (!out.empty()) out += ", ";
-    out += p.name + "=" + p.value;
-  }
-  return out;
-}
-
-std::string render_markdown(const Results& r, bool plots) {
-  std::ostringstream out;
-  out << "# fplab report\n\n";
-  const auto& c = r.context;
-  out << "fplab " << c.fplab_version << ", " << c.compiler_id << " " << c.compiler_version << " ("
-      << c.build_type << ", `" << c.fp_flags << "`), " << c.openmp_runtime << " with "
-      << c.openmp_max_threads << " threads, " << c.cpu_model << ", git " << c.git_commit
-      << (c.git_dirty ? " (dirty)" : "") << (c.quick ? ". **Quick run** (small sizes)." : ".")
-      << "\n\nFingerprint of the results: `" << fingerprint(r) << "`\n\n";
-  out << "## Claims\n\n" << claims_summary_markdown(r) << "\n";
-  for (const auto& e : r.experiments) {
-    out << "## " << e.title << " (`" << e.id << "`)\n\n";
-    if (!e.description.empty()) out << e.description << "\n\n";
-    out << "Parameters: " << params_text(e) << ".\n\n";
-    for (const auto& v : e.verdicts) {
-      out << "**" << v.claim << "** (" << v.source << "): " << v.claim_text << "\n\n"
-          << "- claimed: " << v.claimed << "\n- ours: " << v.ours
-          << "\n- verdict: " << verdict_word(v.status) << ". " << v.reason << "\n\n";
-    }
-    for (const auto& t : e.tables) {
-      out << "### " << t.title << "\n\n";
-      if (t.in_report) {
-        out << md_table(t) << "\n";
-      } else {
-        out << t.rows.size() << " rows: ";
-      }
-      if (!t.caption.empty()) out << t.caption << "\n\n";
-      out << "CSV: [csv/" << table_file(e, t) << "](csv/" << table_file(e, t) << ")\n\n";
-    }
-    for (const auto& f : e.figures) {
-      out << "### " << f.title << "\n\n";
-      if (plots) {
-        out << "![" << md_escape(f.title) << "](figures/" << figure_file(e, f) << ")\n\n";
-      } else {
-        out << "(plot not rendered: gnuplot was not available; data in table `" << f.table
-            << "`)\n\n";
-      }
-      if (!f.caption.empty()) out << f.caption << "\n\n";
-    }
-    for (const auto& t : e.measurements) {
-      out << "### " << t.title << " (measured; varies from run to run)\n\n" << md_table(t) << "\n";
-      if (!t.caption.empty()) out << t.caption << "\n\n";
-    }
-    for (const auto& n : e.notes) out << "- " << n << "\n";
-    if (!e.notes.empty()) out << "\n";
-    out << "Wall time: " << fmt::format("{:.2f}", e.wall_seconds) << " s.\n\n";
-  }
-  return out.str();
-}
-
-// ---- HTML --------------------------------------------------------------------------
-
-std::string html_table(const Table& t) {
-  std::ostringstream out;
-  out << "<table>\n<thead><tr><th>" << html_escape(t.key_title) << "</th>";
-  for (const auto& c : t.columns) {
-    out << "<th>" << html_escape(c.title.empty() ? c.id : c.title) << "</th>";
-    if (c.show_hex) out << "<th>hex</th>";
-  }
-  out << "</tr></thead>\n<tbody>\n";
-  for (const auto& r : t.rows) {
-    out << "<tr><td class=\"key\">" << html_escape(r.key) << "</td>";
-    for (const auto& c : t.columns) {
-      const std::string hex = cell_hex(r, c);
-      out << "<td" << (hex.empty() ? "" : " title=\"" + html_escape(hex) + "\"") << ">"
-          << html_escape(cell_text(r, c)) << "</td>";
-      if (c.show_hex) out << "<td><code>" << html_escape(hex) << "</code></td>";
-    }
-    out << "</tr>\n";
-  }
-  out << "</tbody></table>\n";
-  if (!t.caption.empty()) out << "<p class=\"caption\">" << html_escape(t.caption) << "</p>\n";
-  return out.str();
-}
-
 std::string inline_svg(const fs::path& file) {
   std::ifstream in(file);
   if (!in) return {};
@@ -216,92 +53,6 @@ std::string inline_svg(const fs::path& file) {
   std::string svg = buf.str();
   const auto start = svg.find("<svg");
   return start == std::string::npos ? std::string() : svg.substr(start);
-}
-
-std::string render_html(const Results& r, const fs::path& dir, bool plots) {
-  std::ostringstream out;
-  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-         "<title>fplab report</title>\n<style>\n"
-         "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 "
-         "1em;color:#222}\n"
-         "table{border-collapse:collapse;margin:0.5em 0 1em}\n"
-         "th,td{border:1px solid #ccc;padding:0.25em "
-         "0.6em;text-align:right;font-variant-numeric:tabular-nums}\n"
-         "th{background:#f3f3f3}td.key{text-align:left}\ncode{font-size:0.9em}\n"
-         ".reproduced{color:#17692b;font-weight:bold}.differs{color:#a33;font-weight:bold}\n"
-         ".caption,.context{color:#555;font-size:0.92em}.verdict{border-left:4px solid "
-         "#ccc;padding-left:0.8em}\n"
-         "figure{margin:1em 0}svg{max-width:100%;height:auto}\n"
-         "</style>\n</head>\n<body>\n<h1>fplab report</h1>\n";
-  const auto& c = r.context;
-  out << "<p class=\"context\">fplab " << html_escape(c.fplab_version) << ", "
-      << html_escape(c.compiler_id + " " + c.compiler_version) << " (" << html_escape(c.build_type)
-      << ", <code>" << html_escape(c.fp_flags) << "</code>), " << html_escape(c.openmp_runtime)
-      << " with " << c.openmp_max_threads << " threads, " << html_escape(c.cpu_model) << ", git "
-      << html_escape(c.git_commit) << (c.git_dirty ? " (dirty)" : "")
-      << (c.quick ? ". <b>Quick run</b> (small sizes)." : ".") << "<br>Fingerprint: <code>"
-      << fingerprint(r) << "</code></p>\n";
-  out << "<h2>Claims</h2>\n<table>\n<thead><tr><th>claim</th><th>experiment</th><th>claimed</"
-         "th><th>ours</th>"
-         "<th>verdict</th></tr></thead>\n<tbody>\n";
-  for (const auto& e : r.experiments) {
-    for (const auto& v : e.verdicts) {
-      out << "<tr><td class=\"key\">" << html_escape(v.claim)
-          << "</td><td class=\"key\"><a href=\"#" << e.id << "\">" << html_escape(e.id)
-          << "</a></td><td class=\"key\">" << html_escape(v.claimed) << "</td><td class=\"key\">"
-          << html_escape(v.ours) << "</td><td class=\"key " << to_string(v.status) << "\">"
-          << to_string(v.status) << "</td></tr>\n";
-    }
-  }
-  out << "</tbody></table>\n";
-  for (const auto& e : r.experiments) {
-    out << "<h2 id=\"" << e.id << "\">" << html_escape(e.title) << " (<code>" << e.id
-        << "</code>)</h2>\n";
-    if (!e.description.empty()) out << "<p>" << html_escape(e.description) << "</p>\n";
-    out << "<p class=\"context\">Parameters: " << html_escape(params_text(e)) << ".</p>\n";
-    for (const auto& v : e.verdicts) {
-      out << "<div class=\"verdict\"><p><b>" << html_escape(v.claim) << "</b> ("
-          << html_escape(v.source) << "): " << html_escape(v.claim_text)
-          << "</p><ul><li>claimed: " << html_escape(v.claimed)
-          << "</li><li>ours: " << html_escape(v.ours) << "</li><li>verdict: <span class=\""
-          << to_string(v.status) << "\">" << to_string(v.status) << "</span>. "
-          << html_escape(v.reason) << "</li></ul></div>\n";
-    }
-    for (const auto& t : e.tables) {
-      out << "<h3>" << html_escape(t.title) << "</h3>\n";
-      if (t.in_report) {
-        out << html_table(t);
-      } else {
-        out << "<p class=\"caption\">" << t.rows.size() << " rows, in the CSV file csv/"
-            << html_escape(table_file(e, t))
-            << (t.caption.empty() ? "" : ". " + html_escape(t.caption)) << "</p>\n";
-      }
-    }
-    for (const auto& f : e.figures) {
-      out << "<figure>\n";
-      const std::string svg =
-          plots ? inline_svg(dir / "figures" / figure_file(e, f)) : std::string();
-      if (svg.empty()) {
-        out << "<p>(plot not rendered: gnuplot was not available)</p>\n";
-      } else {
-        out << svg << "\n";
-      }
-      out << "<figcaption>" << html_escape(f.title)
-          << (f.caption.empty() ? "" : ". " + html_escape(f.caption))
-          << "</figcaption>\n</figure>\n";
-    }
-    for (const auto& t : e.measurements) {
-      out << "<h3>" << html_escape(t.title) << " (measured; varies from run to run)</h3>\n"
-          << html_table(t);
-    }
-    if (!e.notes.empty()) {
-      out << "<ul>\n";
-      for (const auto& n : e.notes) out << "<li>" << html_escape(n) << "</li>\n";
-      out << "</ul>\n";
-    }
-  }
-  out << "</body>\n</html>\n";
-  return out.str();
 }
 
 // ---- gnuplot -------------------------------------------------------------------------
@@ -315,46 +66,78 @@ std::string gp_quote(const std::string& s) {
   return out + '"';
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char ch : s) {
-    if (ch == '\'') {
-      out += "'\\''";
-    } else {
-      out += ch;
-    }
-  }
-  return out + "'";
-}
-
 std::string gnuplot_program() {
   const char* env = std::getenv("FPLAB_GNUPLOT");
   return env != nullptr && *env != '\0' ? env : "gnuplot";
 }
 
-bool gnuplot_available(const std::string& program) {
-  return std::system(("command -v " + shell_quote(program) + " >/dev/null 2>&1").c_str()) == 0;
+// Runs `program script` (posix_spawnp: found on the PATH, no shell, so no
+// quoting) with its output discarded and waits for it. Returns 0 when it
+// exited with status 0, -1 when it ran and failed, or the errno of a start
+// that failed (ENOENT: no such program).
+int run_gnuplot(const std::string& program, const fs::path& script) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::string program_arg = program;
+  std::string script_arg = script.string();
+  std::array<char*, 3> argv{program_arg.data(), script_arg.data(), nullptr};
+  pid_t pid = 0;
+  const int started = posix_spawnp(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (started != 0) return started;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError(path.string() + ": cannot open for writing");
-  out << text;
-  if (!out) throw InputError(path.string() + ": write failed");
+// Stages figures/*.gp and figures/*.svg: each SVG drawn by gnuplot into its
+// temporary from a scratch copy of the script that names that temporary.
+// Returns false (with a warning, nothing staged) when gnuplot is missing or
+// fails on any figure.
+bool stage_plots(const Results& r, const fs::path& dir, StagedFiles& out) {
+  bool any_figures = false;
+  for (const auto& e : r.experiments) any_figures = any_figures || !e.figures.empty();
+  if (!any_figures) return false;
+  const std::string program = gnuplot_program();
+  StagedFiles plots;
+  StagedFiles scratch;  // never committed: removed on return
+  fs::create_directories(dir / "figures");
+  for (const auto& e : r.experiments) {
+    for (const auto& f : e.figures) {
+      const fs::path svg = dir / "figures" / figure_file(e, f);
+      fs::path script = svg;
+      script.replace_extension(".gp");
+      plots.write(script, gnuplot_script(e, f, svg.string()));
+      const fs::path svg_temporary = plots.reserve(svg);
+      const fs::path run_script = dir / "figures" / ("run-" + script.filename().string());
+      scratch.write(run_script, gnuplot_script(e, f, svg_temporary.string()));
+      const int status = run_gnuplot(program, scratch.temporary_for(run_script));
+      if (status == ENOENT || status == EACCES) {
+        std::fprintf(stderr,
+                     "fplab: warning: gnuplot ('%s') not found; plots skipped, the rest written\n",
+                     program.c_str());
+        return false;
+      }
+      std::error_code ec;
+      if (status != 0 || fs::file_size(svg_temporary, ec) == 0 || ec) {
+        std::fprintf(stderr, "fplab: warning: gnuplot failed on %s; plots skipped\n",
+                     script.c_str());
+        return false;
+      }
+    }
+  }
+  out.append(std::move(plots));
+  return true;
 }
 
 }  // namespace
 
 std::string claims_summary_markdown(const Results& r) {
-  std::ostringstream out;
-  out << "| claim | experiment | claimed | ours | verdict |\n|---|---|---|---|---|\n";
-  for (const auto& e : r.experiments) {
-    for (const auto& v : e.verdicts) {
-      out << "| " << md_escape(v.claim) << " | " << md_escape(e.id) << " | " << md_escape(v.claimed)
-          << " | " << md_escape(v.ours) << " | " << verdict_word(v.status) << " |\n";
-    }
-  }
-  return out.str();
+  return report::render_markdown(report::claims_grid(r));
 }
 
 std::string table_csv(const Table& t) {
@@ -370,7 +153,7 @@ std::string table_csv(const Table& t) {
     for (const auto& c : t.columns) {
       const Value* v = r.get(c.id);
       out << "," << (v == nullptr ? std::string() : csv_field(v->decimal()));
-      if (column_has_floats(t, c)) out << "," << cell_hex(r, c);
+      if (column_has_floats(t, c)) out << "," << (v != nullptr && v->is_float() ? v->hex() : "");
     }
     out << "\n";
   }
@@ -450,59 +233,35 @@ void ensure_writable_dir(const fs::path& dir) {
   fs::remove(probe, ec);
 }
 
-ReportOutput write_report(const Results& r, const fs::path& dir, bool write_json) {
+StagedReport stage_report(const Results& r, const fs::path& dir, bool write_json) {
   ensure_writable_dir(dir);
-  ReportOutput result;
-  if (write_json) {
-    write_results_json(r, (dir / "results.json").string());
-    result.files.push_back(dir / "results.json");
-  }
+  StagedReport staged;
   fs::create_directories(dir / "csv");
   for (const auto& e : r.experiments) {
     for (const auto* list : {&e.tables, &e.measurements}) {
-      for (const auto& t : *list) {
-        write_file(dir / "csv" / table_file(e, t), table_csv(t));
-        result.files.push_back(dir / "csv" / table_file(e, t));
-      }
+      for (const auto& t : *list) staged.files.write(dir / "csv" / table_file(e, t), table_csv(t));
     }
   }
+  staged.plots_rendered = stage_plots(r, dir, staged.files);
+  // One walk over the records; report.md and report.html are two prints of it.
+  const report::Document document = report::build_document(r, staged.plots_rendered);
+  staged.files.write(dir / "report.md", report::render_markdown(document));
+  // The SVGs are inlined from their temporaries: nothing is final yet.
+  const auto svg_text = [&](const std::string& relative) {
+    return inline_svg(staged.files.temporary_for(dir / relative));
+  };
+  staged.files.write(dir / "report.html", report::render_html(document, svg_text));
+  // Last: a results.json under its final name marks a complete report.
+  if (write_json) staged.files.write(dir / "results.json", results_json_text(r));
+  return staged;
+}
 
-  bool any_figures = false;
-  for (const auto& e : r.experiments) any_figures = any_figures || !e.figures.empty();
-  const std::string program = gnuplot_program();
-  result.plots_rendered = any_figures && gnuplot_available(program);
-  if (any_figures && !result.plots_rendered) {
-    std::fprintf(stderr,
-                 "fplab: warning: gnuplot ('%s') not found; plots skipped, the rest written\n",
-                 program.c_str());
-  }
-  if (result.plots_rendered) {
-    fs::create_directories(dir / "figures");
-    for (const auto& e : r.experiments) {
-      for (const auto& f : e.figures) {
-        const fs::path svg = dir / "figures" / figure_file(e, f);
-        fs::path script = svg;
-        script.replace_extension(".gp");
-        write_file(script, gnuplot_script(e, f, svg.string()));
-        result.files.push_back(script);
-        const int status = std::system(
-            (shell_quote(program) + " " + shell_quote(script.string()) + " >/dev/null 2>&1")
-                .c_str());
-        if (status != 0 || !fs::exists(svg)) {
-          std::fprintf(stderr, "fplab: warning: gnuplot failed on %s; plots skipped\n",
-                       script.c_str());
-          result.plots_rendered = false;
-          break;
-        }
-        result.files.push_back(svg);
-      }
-      if (!result.plots_rendered) break;
-    }
-  }
-  write_file(dir / "report.md", render_markdown(r, result.plots_rendered));
-  result.files.push_back(dir / "report.md");
-  write_file(dir / "report.html", render_html(r, dir, result.plots_rendered));
-  result.files.push_back(dir / "report.html");
+ReportOutput write_report(const Results& r, const fs::path& dir, bool write_json) {
+  StagedReport staged = stage_report(r, dir, write_json);
+  ReportOutput result;
+  result.files = staged.files.final_paths();
+  result.plots_rendered = staged.plots_rendered;
+  staged.files.commit();
   return result;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "io/atomic_file.hpp"
 #include "reports/results.hpp"
 
 namespace fplab {
@@ -35,11 +36,26 @@ struct ReportOutput {
   bool plots_rendered = false;               // false when gnuplot is missing or failed
 };
 
-// Writes into `dir`: results.json, report.md, report.html, csv/*.csv,
-// figures/*.svg (and the .gp scripts that drew them). The gnuplot program
-// is $FPLAB_GNUPLOT, else `gnuplot` on the PATH; without it the plots are
-// skipped with a warning on stderr and everything else is still written.
-// `write_json` false: keep an existing results.json (for `fplab report`).
+// A report written under temporary names in `dir`, not yet in place:
+// files.commit() renames it (results.json last); destroying it uncommitted
+// removes every temporary and leaves `dir` as it was.
+struct StagedReport {
+  StagedFiles files;
+  bool plots_rendered = false;
+};
+
+// Stages, in this order: csv/*.csv, figures/*.gp and figures/*.svg,
+// report.md, report.html (the SVGs inlined: self-contained) and, with
+// `write_json`, results.json. The gnuplot program is $FPLAB_GNUPLOT, else
+// `gnuplot` on the PATH, started with posix_spawnp (no shell); without it
+// the plots are skipped with a warning on stderr and the rest is staged.
+// Throws InputError (one line, the path and the reason) when a file cannot
+// be written: a full disk, an unwritable folder.
+StagedReport stage_report(const Results& r, const std::filesystem::path& dir,
+                          bool write_json = true);
+
+// stage_report, then commit. `write_json` false: keep an existing
+// results.json (for `fplab report`).
 ReportOutput write_report(const Results& r, const std::filesystem::path& dir,
                           bool write_json = true);
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "io/atomic_file.hpp"
 #include "io/npy.hpp"
 #include "io/numbers.hpp"
 #include "io/sha256.hpp"
@@ -621,11 +622,10 @@ Results results_from_json(const json& j) {
   }
 }
 
+std::string results_json_text(const Results& r) { return to_json(r).dump(1) + "\n"; }
+
 void write_results_json(const Results& r, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw InputError(path + ": cannot open for writing");
-  out << to_json(r).dump(1) << "\n";
-  if (!out) throw InputError(path + ": write failed");
+  write_file_atomically(path, results_json_text(r));
 }
 
 Results read_results_json(const std::string& path) {

@@ -255,6 +255,9 @@ nlohmann::json to_json(const Results& r);
 // or an unsupported schema version.
 Results results_from_json(const nlohmann::json& j);
 
+// The text of results.json; written through a temporary and a rename
+// (io/atomic_file.hpp).
+std::string results_json_text(const Results& r);
 void write_results_json(const Results& r, const std::string& path);
 Results read_results_json(const std::string& path);
 

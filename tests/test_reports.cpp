@@ -7,6 +7,7 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 #include "cli_runner.hpp"
@@ -201,4 +202,85 @@ TEST_CASE("without gnuplot: a warning, and the rest still written", "[reports][c
   CHECK(std::filesystem::exists(dir / "report.md"));
   CHECK(slurp(dir / "report.md").find("plot not rendered") != std::string::npos);
   CHECK(slurp(dir / "report.html").find("<svg") == std::string::npos);
+}
+
+namespace {
+
+// What a reader sees in a report: section titles, figure titles, CSV links
+// and wall times, in order; from report.md or from report.html.
+struct Outline {
+  std::vector<std::string> sections, figures, csv, wall_times;
+  bool operator==(const Outline&) const = default;
+};
+
+std::vector<std::string> all_matches(const std::string& text, const std::regex& re) {
+  std::vector<std::string> out;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
+       ++it) {
+    out.push_back((*it)[1].str());
+  }
+  return out;
+}
+
+std::string strip_markup(std::string s) {
+  s = std::regex_replace(s, std::regex("<[^>]*>|`"), "");
+  for (const auto& [entity, ch] : std::vector<std::pair<std::string, std::string>>{
+           {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&amp;", "&"}}) {
+    s = std::regex_replace(s, std::regex(entity), ch);
+  }
+  return s;
+}
+
+Outline markdown_outline(const std::string& md) {
+  Outline o;
+  for (auto& s : all_matches(md, std::regex("(?:^|\n)#+ ([^\n]*)")))
+    o.sections.push_back(strip_markup(s));
+  o.figures = all_matches(md, std::regex("!\\[([^\\]]*)\\]\\(figures/"));
+  o.csv = all_matches(md, std::regex("\\]\\(csv/([^)]*)\\)"));
+  o.wall_times = all_matches(md, std::regex("Wall time: ([0-9.]+) s\\."));
+  return o;
+}
+
+Outline html_outline(const std::string& html) {
+  Outline o;
+  for (auto& s : all_matches(html, std::regex("<h[1-6][^>]*>(.*?)</h[1-6]>")))
+    o.sections.push_back(strip_markup(s));
+  for (auto& s : all_matches(html, std::regex("<figcaption>(.*?)</figcaption>")))
+    o.figures.push_back(strip_markup(s));
+  o.csv = all_matches(html, std::regex("href=\"csv/([^\"]*)\""));
+  o.wall_times = all_matches(html, std::regex("Wall time: ([0-9.]+) s\\."));
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("report.md and report.html carry the same sections, figures, CSV links and times",
+          "[reports][cli]") {
+  const std::string stored = std::string(FPLAB_SOURCE_DIR) + "/tests/golden/reports/results.json";
+  const auto dir = temp_dir("outline");
+  REQUIRE(run_fplab("report " + stored + " --out " + dir.string()).exit_code == 0);
+  const std::string md = slurp(dir / "report.md");
+  const std::string html = slurp(dir / "report.html");
+  const Outline from_md = markdown_outline(md);
+  const Outline from_html = html_outline(html);
+  std::ifstream in(stored);
+  const auto j = nlohmann::json::parse(in);
+  std::size_t tables = 0, figures = 0;
+  for (const auto& e : j["experiments"]) {
+    tables += e["tables"].size() + e["measurements"].size();
+    figures += e["figures"].size();
+  }
+  // Every experiment's wall time, every table's CSV, every figure, in both.
+  CHECK(from_md.wall_times.size() == j["experiments"].size());
+  CHECK(from_md.csv.size() == tables);
+  CHECK(from_md.figures.size() == figures);
+  CHECK(from_md.sections.size() > j["experiments"].size());
+  CHECK(from_md.sections == from_html.sections);
+  CHECK(from_md.figures == from_html.figures);
+  CHECK(from_md.csv == from_html.csv);
+  CHECK(from_md.wall_times == from_html.wall_times);
+  // Negative control: the comparison sees one wall time gone from the HTML.
+  const auto at = html.find("Wall time: ");
+  REQUIRE(at != std::string::npos);
+  CHECK_FALSE(html_outline(std::string(html).erase(at, 11)) == from_md);
 }

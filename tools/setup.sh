@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build ccache g++ clang-14 libomp-14-dev make git
+  libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes (fuzz and asan presets)
   libeigen3-dev libboost-dev catch2 libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libssl-dev
   gnuplot-nox
