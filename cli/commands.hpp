@@ -13,6 +13,7 @@ void add_report_command(CLI::App& app);    // cli/report_command.cpp
 void add_diff_command(CLI::App& app);      // cli/diff_command.cpp
 void add_summary_command(CLI::App& app);   // cli/summary_command.cpp
 void add_generate_command(CLI::App& app);  // cli/generate_command.cpp
+void add_collective_command(CLI::App& app);  // cli/collective_command.cpp
 
 // Thrown by a command that finished its work but must exit non-zero with a
 // meaning of its own (fplab diff: 1 = drift); main returns `code`.

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   fplab::cli::add_diff_command(app);
   fplab::cli::add_summary_command(app);
   fplab::cli::add_generate_command(app);
+  fplab::cli::add_collective_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

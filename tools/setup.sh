@@ -10,6 +10,7 @@ packages=(
   gnuplot-nox
   python3 python3-numpy python3-torch libopenblas0-openmp
   bible-kjv bible-kjv-text
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

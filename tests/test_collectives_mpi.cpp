@@ -1,0 +1,238 @@
+// collectives/ against real Open MPI: every ompi-* order model equals what
+// `mpirun` returns on every rank, bit for bit, and the exact MPI_Op gives
+// the correctly rounded sum; plus the fault cases (mpirun missing, a rank
+// killed, a rank hung). The ranks are the `fplab` program itself
+// (FPLAB_MPI_PROGRAM), oversubscribed on the 2 cores.
+#include <signal.h>
+#include <sys/types.h>
+
+#include <bit>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli_runner.hpp"
+#include "collectives/algorithm.hpp"
+#include "collectives/allreduce_model.hpp"
+#include "collectives/mpi_allreduce.hpp"
+#include "collectives/npy_matrix.hpp"
+
+using namespace fplab;
+
+namespace {
+
+void use_fplab_for_ranks() { ::setenv("FPLAB_MPI_PROGRAM", FPLAB_BINARY, 1); }
+
+template <class T>
+Matrix<T> seeded(std::size_t p, std::size_t m, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  Matrix<T> x{p, m, std::vector<T>(p * m)};
+  for (auto& v : x.values) {
+    const double u = static_cast<double>(g() >> 11) * 0x1p-53 * 2 - 1;
+    v = static_cast<T>(std::ldexp(u, static_cast<int>(g() % 17) - 8));
+  }
+  return x;
+}
+
+template <class T>
+bool same_bits(std::span<const T> a, const std::vector<T>& b) {
+  using B = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::bit_cast<B>(a[i]) != std::bit_cast<B>(b[i])) return false;
+  }
+  return true;
+}
+
+const std::vector<Collective> kOmpi{
+    Collective::ompi_linear, Collective::ompi_nonoverlapping, Collective::ompi_recursive_doubling,
+    Collective::ompi_ring,   Collective::ompi_segmented_ring, Collective::ompi_rabenseifner,
+    Collective::ompi_default};
+
+bool process_gone(pid_t pid) {
+  if (::kill(pid, 0) != 0) return true;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+}  // namespace
+
+TEST_CASE("collectives mpi: every ompi-* order equals Open MPI bit for bit, P = 2..5",
+          "[collectives][mpi]") {
+  use_fplab_for_ranks();
+  std::vector<MpiReduction> reductions;
+  for (Collective c : kOmpi) reductions.push_back(mpi_reduction_for(c));
+  reductions.push_back({true, 0});  // the exact op under the fixed rules
+  reductions.push_back({true, 4});  // ... and under the ring
+  for (std::size_t p = 2; p <= 5; ++p) {
+    std::vector<NumberMatrix> inputs;
+    for (std::size_t m : {std::size_t{1}, std::size_t{2}, std::size_t{7}, p - 1, p, p + 1,
+                          std::size_t{1000}, std::size_t{1037}, std::size_t{65536}}) {
+      inputs.emplace_back(seeded<float>(p, m, 1000 * p + m));
+      inputs.emplace_back(seeded<double>(p, m, 2000 * p + m));
+    }
+    const auto outputs = mpi_allreduce_many(inputs, reductions);
+    REQUIRE(outputs.size() == inputs.size());
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      std::visit(
+          [&](const auto& out) {
+            using T = typename std::decay_t<decltype(out.values)>::value_type;
+            const auto& data = std::get<Matrix<T>>(inputs[k]);
+            for (std::size_t r = 0; r < reductions.size(); ++r) {
+              const Collective c = r < kOmpi.size() ? kOmpi[r] : Collective::exact;
+              const auto model = allreduce_model<T>(c, data.values, p);
+              for (std::size_t rank = 0; rank < p; ++rank) {
+                INFO(name(c) << " (" << reductions[r].spelling() << ") P = " << p
+                             << " m = " << data.cols << " " << (sizeof(T) == 4 ? "f32" : "f64")
+                             << " rank " << rank);
+                CHECK(same_bits<T>(out.at(r, rank), model));
+              }
+            }
+          },
+          outputs[k]);
+    }
+  }
+}
+
+TEST_CASE("collectives mpi: the orders do differ (negative control), and --mca pins the same",
+          "[collectives][mpi]") {
+  use_fplab_for_ranks();
+  const auto x = seeded<float>(5, 1000, 77);
+  // Models of linear, nonoverlapping and ring differ at P = 5 ...
+  const auto linear = allreduce_model<float>(Collective::ompi_linear, x.values, 5);
+  const auto ring = allreduce_model<float>(Collective::ompi_ring, x.values, 5);
+  const auto rd = allreduce_model<float>(Collective::ompi_recursive_doubling, x.values, 5);
+  CHECK_FALSE(same_bits<float>(linear, ring));
+  CHECK_FALSE(same_bits<float>(ring, rd));
+  // ... and one job per algorithm pinned only by --mca (a single reduction)
+  // gives what the MPI_T route of the test above gives.
+  for (Collective c :
+       {Collective::ompi_linear, Collective::ompi_ring, Collective::ompi_recursive_doubling}) {
+    const MpiReduction r = mpi_reduction_for(c);
+    const auto out = mpi_allreduce<float>(x, std::span<const MpiReduction>(&r, 1));
+    for (std::size_t rank = 0; rank < 5; ++rank) {
+      CHECK(same_bits<float>(out.at(0, rank), allreduce_model<float>(c, x.values, 5)));
+    }
+  }
+}
+
+TEST_CASE("collectives mpi: fplab collective --mpi --json agrees", "[collectives][mpi]") {
+  const auto dir = std::filesystem::temp_directory_path() / "fplab-test-collective-cli";
+  std::filesystem::create_directories(dir);
+  const auto x = seeded<double>(3, 5, 9);
+  write_npy_matrix<double>(dir / "x.npy", 3, 5, x.values);
+  const std::string file = (dir / "x.npy").string();
+  const auto r = test::run_fplab("collective --algorithm ompi-linear --ranks 3 --file " + file +
+                                 " --json --mpi");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("\"agree\":true") != std::string::npos);
+  CHECK(r.output.find("\"algorithm\":\"ompi-linear\"") != std::string::npos);
+  const auto e =
+      test::run_fplab("collective --algorithm exact --ranks 3 --file " + file + " --json --mpi");
+  REQUIRE(e.exit_code == 0);
+  CHECK(e.output.find("\"agree\":true") != std::string::npos);
+  // Bad input: one line, exit 2.
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--algorithm ompi-ring --ranks 4 --file " + file, "3 rows, but --ranks is 4"},
+           {"--algorithm ompi-rings --ranks 3 --file " + file, "unknown collective algorithm"},
+           {"--algorithm ompi-ring --ranks 65 --file " + file, "--ranks 65: outside 1..64"},
+           {"--algorithm nccl-ring --ranks 3 --mpi --file " + file, "no Open MPI counterpart"}}) {
+    const auto bad = test::run_fplab("collective " + args);
+    INFO(args);
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.output.find(message) != std::string::npos);
+    CHECK(std::count(bad.output.begin(), bad.output.end(), '\n') == 1);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("collectives mpi: mpirun missing is a one-line error, exit 2", "[collectives][mpi]") {
+  const auto dir = std::filesystem::temp_directory_path() / "fplab-test-collective-nompi";
+  std::filesystem::create_directories(dir);
+  const auto x = seeded<float>(2, 3, 9);
+  write_npy_matrix<float>(dir / "x.npy", 2, 3, x.values);
+  // fplab's own PATH without mpirun (popen's /bin/sh and fplab are absolute).
+  const std::string saved = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+  ::setenv("PATH", "/nonexistent", 1);
+  const auto r = test::run_fplab("collective --algorithm ompi-ring --ranks 2 --mpi --file " +
+                                 (dir / "x.npy").string());
+  ::setenv("PATH", saved.c_str(), 1);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("fplab: error: mpirun not found on PATH (install openmpi-bin)\n") !=
+        std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("collectives mpi: a killed rank ends the job with an error, no results",
+          "[collectives][mpi]") {
+  use_fplab_for_ranks();
+  const auto dir = std::filesystem::temp_directory_path() / "fplab-test-collective-kill";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  MpiRunOptions options;
+  options.timeout_seconds = 60;  // far above the few seconds it takes
+  options.hang_rank = 1;
+  options.pid_file = dir / "rank1.pid";
+  std::thread killer([&] {
+    for (int i = 0; i < 3000 && !std::filesystem::exists(options.pid_file); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::ifstream in(options.pid_file);
+    pid_t pid = 0;
+    if (in >> pid && pid > 0) ::kill(pid, SIGKILL);
+  });
+  const auto x = seeded<float>(3, 100, 1);
+  std::string message;
+  try {
+    const MpiReduction r{false, 4};
+    (void)mpi_allreduce<float>(x, std::span<const MpiReduction>(&r, 1), options);
+  } catch (const MpiError& e) {
+    message = e.what();
+  }
+  killer.join();
+  CHECK(message.find("mpirun failed") != std::string::npos);
+  CHECK(message.find("timed out") == std::string::npos);  // ended by the death, not the clock
+  CHECK(message.find('\n') == std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("collectives mpi: a hung rank is ended by the timeout", "[collectives][mpi]") {
+  use_fplab_for_ranks();
+  const auto dir = std::filesystem::temp_directory_path() / "fplab-test-collective-hang";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  MpiRunOptions options;
+  options.timeout_seconds = 4;
+  options.hang_rank = 0;
+  options.pid_file = dir / "rank0.pid";
+  const auto x = seeded<double>(2, 10, 1);
+  std::string message;
+  try {
+    const MpiReduction r{false, 3};
+    (void)mpi_allreduce<double>(x, std::span<const MpiReduction>(&r, 1), options);
+  } catch (const MpiError& e) {
+    message = e.what();
+  }
+  CHECK(message == "MPI job timed out after 4 s (a rank hung?); mpirun and its ranks were killed");
+  std::ifstream in(options.pid_file);
+  pid_t pid = 0;
+  REQUIRE(in >> pid);
+  bool gone = false;
+  for (int i = 0; i < 300 && !gone; ++i) {
+    gone = process_gone(pid);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(gone);
+  std::filesystem::remove_all(dir);
+}
