@@ -181,6 +181,9 @@ void add_collective_command(CLI::App& app) {
       ->required();
   worker->add_option("--out", w->out, "prefix: rank 0 writes file k's results to PREFIX.k.bin")
       ->required();
+  worker->add_flag("--split-rows", w->split_rows,
+                   "K >= P rows: rank r holds a contiguous block of rows (its partial sums "
+                   "reduced), instead of one row per rank");
   worker->add_option("--hang-rank", w->hang_rank,
                      "fault injection for tests: this rank writes its pid and hangs");
   worker->add_option("--pid-file", w->pid_file, "where --hang-rank writes its pid");

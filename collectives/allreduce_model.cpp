@@ -238,6 +238,31 @@ std::vector<T> allreduce_model(Collective algorithm, std::span<const T> data, st
 template std::vector<float> allreduce_model(Collective, std::span<const float>, std::size_t);
 template std::vector<double> allreduce_model(Collective, std::span<const double>, std::size_t);
 
+std::pair<std::size_t, std::size_t> row_block(std::size_t rows, std::size_t ranks, std::size_t r) {
+  return {r * rows / ranks, (r + 1) * rows / ranks};
+}
+
+template <class T>
+std::vector<T> row_block_partials(std::span<const T> global, std::size_t rows, std::size_t ranks) {
+  if (rows == 0 || global.size() % rows != 0 || ranks == 0 || ranks > rows) {
+    throw std::invalid_argument("row_block_partials: need 1 <= ranks <= rows and whole rows");
+  }
+  const std::size_t m = global.size() / rows;
+  std::vector<T> out(ranks * m);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const auto [first, last] = row_block(rows, ranks, r);
+    for (std::size_t j = 0; j < m; ++j) {
+      T s = global[first * m + j];
+      for (std::size_t i = first + 1; i < last; ++i) s = s + global[i * m + j];
+      out[r * m + j] = s;
+    }
+  }
+  return out;
+}
+
+template std::vector<float> row_block_partials(std::span<const float>, std::size_t, std::size_t);
+template std::vector<double> row_block_partials(std::span<const double>, std::size_t, std::size_t);
+
 std::string allreduce_expression(Collective algorithm, std::size_t ranks, std::size_t m,
                                  std::size_t j, std::size_t type_size) {
   check_shape(ranks, m);

@@ -54,6 +54,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/algorithm.hpp"
@@ -65,6 +66,16 @@ namespace fplab {
 // m = 0, or a size that is not ranks * m.
 template <class T>
 std::vector<T> allreduce_model(Collective algorithm, std::span<const T> data, std::size_t ranks);
+
+// Tensor-parallel style contributions: a K x m global array split over P
+// <= K ranks by contiguous rows (rank r holds rows floor(r K / P) ..
+// floor((r+1) K / P) - 1), each rank's m partial sums taken left to right
+// from its first row in T. Returns the P x m contributions. (What
+// `fplab mpi-allreduce --split-rows` feeds MPI_SUM on each rank.)
+template <class T>
+std::vector<T> row_block_partials(std::span<const T> global, std::size_t rows, std::size_t ranks);
+// The rows rank r holds under that split: [first, last).
+std::pair<std::size_t, std::size_t> row_block(std::size_t rows, std::size_t ranks, std::size_t r);
 
 // Element j's association as text, "((x3 + x2) + x1) + x0", for an
 // all-reduce of m elements of `type_size` bytes (4 or 8). `exact` gives

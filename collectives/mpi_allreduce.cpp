@@ -94,7 +94,7 @@ std::vector<MpiOutput> mpi_allreduce_many(std::span<const NumberMatrix> inputs,
   }
   const auto prefix = dir.path() / "output";
   MpiJob job;
-  job.ranks = rows(inputs[0]);
+  job.ranks = options.split_over_ranks != 0 ? options.split_over_ranks : rows(inputs[0]);
   job.timeout_seconds = options.timeout_seconds;
   job.mca.emplace_back("coll_tuned_use_dynamic_rules", "1");
   if (reductions.size() == 1 && reductions[0].algorithm > 0) {
@@ -110,6 +110,7 @@ std::vector<MpiOutput> mpi_allreduce_many(std::span<const NumberMatrix> inputs,
                  list,
                  "--out",
                  prefix.string()};
+  if (options.split_over_ranks != 0) job.command.emplace_back("--split-rows");
   if (options.hang_rank >= 0) {
     job.command.insert(job.command.end(), {"--hang-rank", std::to_string(options.hang_rank),
                                            "--pid-file", options.pid_file.string()});
@@ -121,7 +122,7 @@ std::vector<MpiOutput> mpi_allreduce_many(std::span<const NumberMatrix> inputs,
         [&](const auto& m) {
           using T = typename std::decay_t<decltype(m.values)>::value_type;
           out.emplace_back(
-              read_mpi_output<T>(mpi_output_path(prefix, k), m.rows, m.cols, reductions));
+              read_mpi_output<T>(mpi_output_path(prefix, k), job.ranks, m.cols, reductions));
         },
         inputs[k]);
   }

@@ -44,6 +44,11 @@ MpiReduction mpi_reduction_for(Collective c);
 
 struct MpiRunOptions {
   double timeout_seconds = 120;
+  // 0: one row per rank (P = the rows). Otherwise P ranks, each holding a
+  // contiguous block of the K rows (row_block): MPI_SUM reduces the block's
+  // left-to-right partial sums (row_block_partials), the exact op the
+  // block's exact sum (its rows merged as ExactLimbs, never rounded).
+  std::size_t split_over_ranks = 0;
   // Fault injection for the tests: rank `hang_rank` writes its pid to
   // `pid_file` and then hangs before reducing.
   int hang_rank = -1;

@@ -126,8 +126,8 @@ void run_mpi_job(const MpiJob& job) {
   const int rc = ::posix_spawnp(&pid, "mpirun", &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  if (rc == ENOENT) throw MpiError("mpirun not found on PATH (install openmpi-bin)");
-  if (rc != 0) throw MpiError(std::string("cannot start mpirun: ") + std::strerror(rc));
+  if (rc == ENOENT) throw MpiUnavailable("mpirun not found on PATH (install openmpi-bin)");
+  if (rc != 0) throw MpiUnavailable(std::string("cannot start mpirun: ") + std::strerror(rc));
 
   const auto start = std::chrono::steady_clock::now();
   int status = 0;

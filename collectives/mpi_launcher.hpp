@@ -26,6 +26,11 @@ namespace fplab {
 struct MpiError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// mpirun could not be started at all (not installed, not executable): the
+// job never ran, so a caller may report it as "not run" and go on.
+struct MpiUnavailable : MpiError {
+  using MpiError::MpiError;
+};
 
 struct MpiJob {
   std::size_t ranks = 1;

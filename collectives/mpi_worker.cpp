@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "collectives/allreduce_model.hpp"
 #include "collectives/exact_limbs.hpp"
 #include "collectives/mpi_allreduce.hpp"
 #include "collectives/npy_matrix.hpp"
@@ -48,8 +49,17 @@ void exact_op(void* in, void* inout, int* len, MPI_Datatype*) {
   for (int i = 0; i < *len; ++i) b[i].merge(a[i]);
 }
 
+// What this rank contributes: its row, or with --split-rows its block of
+// rows (summed left to right for MPI_SUM, merged exactly for the exact op).
 template <class T>
-std::vector<T> reduce(const MpiReduction& r, std::span<const T> row, int rank) {
+struct Contribution {
+  std::span<const T> rows;  // first row of the block, `count` rows of m
+  std::size_t count = 1, m = 0;
+};
+
+template <class T>
+std::vector<T> reduce(const MpiReduction& r, const Contribution<T>& mine, int rank) {
+  const std::span<const T> row = mine.rows.subspan(0, mine.m);
   pin_algorithm(r.algorithm, rank);
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);  // a new coll/tuned module reads the pin
@@ -58,6 +68,9 @@ std::vector<T> reduce(const MpiReduction& r, std::span<const T> row, int rank) {
   if (!r.exact_op) {
     const MPI_Datatype type = std::is_same_v<T, float> ? MPI_FLOAT : MPI_DOUBLE;
     std::vector<T> send(row.begin(), row.end());
+    for (std::size_t i = 1; i < mine.count; ++i) {
+      for (std::size_t j = 0; j < mine.m; ++j) send[j] = send[j] + mine.rows[i * mine.m + j];
+    }
     if (MPI_Allreduce(send.data(), out.data(), m, type, MPI_SUM, comm) != MPI_SUCCESS) {
       abort_job(rank, "MPI_Allreduce failed");
     }
@@ -70,6 +83,11 @@ std::vector<T> reduce(const MpiReduction& r, std::span<const T> row, int rank) {
     std::vector<ExactLimbs<T>> send, recv(row.size());
     send.reserve(row.size());
     for (T v : row) send.push_back(ExactLimbs<T>::of(v));
+    for (std::size_t i = 1; i < mine.count; ++i) {
+      for (std::size_t j = 0; j < mine.m; ++j) {
+        send[j].merge(ExactLimbs<T>::of(mine.rows[i * mine.m + j]));
+      }
+    }
     if (MPI_Allreduce(send.data(), recv.data(), m, type, op, comm) != MPI_SUCCESS) {
       abort_job(rank, "MPI_Allreduce (exact op) failed");
     }
@@ -93,29 +111,35 @@ void hang_forever(const std::filesystem::path& pid_file) {
 template <class T>
 void run(const Matrix<T>& data, const std::vector<MpiReduction>& reductions,
          const MpiWorkerArgs& args, std::size_t file, int rank, int size) {
-  if (data.rows != static_cast<std::size_t>(size)) {
+  if (args.split_rows ? data.rows < static_cast<std::size_t>(size)
+                      : data.rows != static_cast<std::size_t>(size)) {
     abort_job(rank, args.files[file].string() + " has " + std::to_string(data.rows) + " rows for " +
                         std::to_string(size) + " ranks");
   }
   if (data.cols == 0 || data.cols > (1u << 30)) abort_job(rank, "m outside 1..2^30");
   if (rank == args.hang_rank) hang_forever(args.pid_file);
-  const std::span<const T> row(data.values.data() + static_cast<std::size_t>(rank) * data.cols,
-                               data.cols);
+  const auto [first, last] = args.split_rows ? row_block(data.rows, static_cast<std::size_t>(size),
+                                                         static_cast<std::size_t>(rank))
+                                             : std::pair<std::size_t, std::size_t>(rank, rank + 1);
+  const Contribution<T> mine{
+      std::span<const T>(data.values).subspan(first * data.cols, (last - first) * data.cols),
+      last - first, data.cols};
   const MPI_Datatype type = std::is_same_v<T, float> ? MPI_FLOAT : MPI_DOUBLE;
-  std::vector<T> gathered(rank == 0 ? data.values.size() * reductions.size() : 0);
+  const std::size_t block = static_cast<std::size_t>(size) * data.cols;  // one reduction
+  std::vector<T> gathered(rank == 0 ? block * reductions.size() : 0);
   for (std::size_t k = 0; k < reductions.size(); ++k) {
-    const std::vector<T> mine = reduce<T>(reductions[k], row, rank);
-    T* target = rank == 0 ? gathered.data() + k * data.values.size() : nullptr;
-    MPI_Gather(mine.data(), static_cast<int>(data.cols), type, target, static_cast<int>(data.cols),
-               type, 0, MPI_COMM_WORLD);
+    const std::vector<T> result = reduce<T>(reductions[k], mine, rank);
+    T* target = rank == 0 ? gathered.data() + k * block : nullptr;
+    MPI_Gather(result.data(), static_cast<int>(data.cols), type, target,
+               static_cast<int>(data.cols), type, 0, MPI_COMM_WORLD);
   }
   if (rank != 0) return;
   const auto final_path = mpi_output_path(args.out, file);
   const auto tmp = final_path.string() + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary);
-    out << mpi_output_header(sizeof(T) == 4 ? "f32" : "f64", data.rows, data.cols,
-                             reductions.size());
+    out << mpi_output_header(sizeof(T) == 4 ? "f32" : "f64", static_cast<std::size_t>(size),
+                             data.cols, reductions.size());
     out.write(reinterpret_cast<const char*>(gathered.data()),
               static_cast<std::streamsize>(gathered.size() * sizeof(T)));
     out << "end\n";

@@ -21,6 +21,7 @@ struct MpiWorkerArgs {
   std::vector<std::filesystem::path> files;  // each P x m, reduced in turn
   std::vector<std::string> reductions;       // MpiReduction spellings
   std::filesystem::path out;                 // prefix: input k's results go to PREFIX.k.bin
+  bool split_rows = false;                   // K >= P rows split in contiguous blocks (row_block)
   int hang_rank = -1;                        // fault injection (tests): this rank hangs
   std::filesystem::path pid_file;
 };
