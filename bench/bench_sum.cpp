@@ -25,9 +25,8 @@
 #include "bench/bench_emulated.hpp"
 #include "bench/bench_forward.hpp"
 #include "bench/bench_matmul.hpp"
-#if FPLAB_BENCH_ORDERS
+#include "bench/bench_collective.hpp"
 #include "bench/bench_orders.hpp"
-#endif
 #include "reductions/error.hpp"
 #include "reductions/strategy.hpp"
 
@@ -163,9 +162,8 @@ int main(int argc, char** argv) {
   register_all<float>("float");
   register_all<double>("double");
   fplab::bench::register_emulated_benchmarks();
-#if FPLAB_BENCH_ORDERS
   fplab::bench::register_order_benchmarks();
-#endif
+  fplab::bench::register_collective_benchmarks();
   fplab::bench::register_matmul_benchmarks();
   fplab::bench::register_forward_benchmarks();
   benchmark::RunSpecifiedBenchmarks();

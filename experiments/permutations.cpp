@@ -9,7 +9,7 @@
 #include <set>
 
 #include "experiments/experiment.hpp"
-#include "experiments/orders.hpp"
+#include "reductions/orders.hpp"
 #include "experiments/python_replay.hpp"
 #include "experiments/random.hpp"
 #include "io/numbers.hpp"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "experiments/experiment.hpp"
-#include "experiments/orders.hpp"
+#include "reductions/orders.hpp"
 #include "experiments/python_replay.hpp"
 #include "experiments/random.hpp"
 #include "io/npy.hpp"

@@ -1,4 +1,4 @@
-#include "experiments/orders.hpp"
+#include "reductions/orders.hpp"
 
 #include <omp.h>
 
@@ -29,6 +29,11 @@ struct Sym {
   double constant = 0.0;
   Sym() = default;
   Sym(double c) : constant(c) {}  // NOLINT: T(0) in the strategies
+  // reduce() instantiates every order for any value type; the non-tree ones
+  // (exact's generic branch) would convert. tree_order() keeps them out.
+  [[noreturn]] operator double() const {  // NOLINT
+    throw std::invalid_argument("not a tree of additions");
+  }
 };
 
 struct Recorder {
@@ -54,38 +59,21 @@ struct Recorder {
   Sym round_exact(const ExactSum&) const { fail(); }
 };
 
-Sym build(const Strategy& s, std::size_t begin, std::size_t end, const SumTerms<Sym>& t,
-          const Recorder& a) {
+// The orders that are one fixed binary tree of additions, which reduce()
+// can run over symbols to record it.
+bool tree_order(const Strategy& s) {
   switch (s.order) {
     case Order::sequential:
-      return sum_sequential(begin, end, t, a, Sym(0.0));
     case Order::pairwise:
-      return sum_pairwise(begin, end, t, a, s.param);
     case Order::numpy:
-      return sum_numpy(begin, end, t, a);
     case Order::numpy_buffered:
-      return sum_numpy_buffered(begin, end, t, a);
     case Order::lanes:
-      return sum_lanes(begin, end, t, a, s.param);
-    case Order::chunked: {
-      // As fplab::reduce does it: K chunks by the inner strategy, then combined.
-      const std::size_t n = end - begin;
-      std::vector<Sym> partial(s.param);
-      for (std::size_t k = 0; k < s.param; ++k) {
-        partial[k] = build(s.inner.front(), begin + split_point(n, s.param, k),
-                           begin + split_point(n, s.param, k + 1), t, a);
-      }
-      const SumTerms<Sym> parts{partial.data()};
-      return s.combine == Combine::sequential ? sum_from_first(0, s.param, parts, a)
-                                              : sum_pairwise(0, s.param, parts, a, 1);
-    }
+      return true;
+    case Order::chunked:
+      return tree_order(s.inner.front());
     default:
-      break;
+      return false;
   }
-  throw std::invalid_argument(
-      "'" + s.name() +
-      "' is not a fixed tree of additions (enumerable: sequential, pairwise, numpy, "
-      "numpy-buffered, lanes, chunked of those, kahan, neumaier, exact)");
 }
 
 constexpr std::size_t kMaxStack = 16;
@@ -372,7 +360,15 @@ ReductionProgram ReductionProgram::of(const Strategy& s, std::size_t n) {
   std::vector<Sym> leaves(n);
   for (std::size_t i = 0; i < n; ++i) leaves[i].node = static_cast<std::int64_t>(i);
   const Recorder rec{&tape};
-  const Sym root = build(s, 0, n, SumTerms<Sym>{leaves.data()}, rec);
+  if (!tree_order(s)) {
+    throw std::invalid_argument(
+        "'" + s.name() +
+        "' is not a fixed tree of additions (enumerable: sequential, pairwise, numpy, "
+        "numpy-buffered, lanes, chunked of those, kahan, neumaier, exact)");
+  }
+  // The strategy's own walk (fplab::reduce) over symbols records its tree:
+  // one dispatch for summing and for enumerating.
+  const Sym root = reduce(s, 0, n, SumTerms<Sym>{leaves.data()}, rec);
 
   ReductionProgram p;
   p.inputs_ = n;
