@@ -21,11 +21,11 @@
 #include <utility>
 #include <vector>
 
+#include "bench/bench_collective.hpp"
 #include "bench/bench_context.hpp"
 #include "bench/bench_emulated.hpp"
 #include "bench/bench_forward.hpp"
 #include "bench/bench_matmul.hpp"
-#include "bench/bench_collective.hpp"
 #include "bench/bench_orders.hpp"
 #include "reductions/error.hpp"
 #include "reductions/strategy.hpp"
