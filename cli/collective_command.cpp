@@ -18,6 +18,7 @@
 #include "collectives/algorithm.hpp"
 #include "collectives/allreduce_model.hpp"
 #include "collectives/mpi_allreduce.hpp"
+#include "collectives/mpi_enumerate_worker.hpp"
 #include "collectives/mpi_worker.hpp"
 #include "collectives/npy_matrix.hpp"
 #include "io/numbers.hpp"
@@ -189,6 +190,28 @@ void add_collective_command(CLI::App& app) {
   worker->add_option("--pid-file", w->pid_file, "where --hang-rank writes its pid");
   worker->callback([w] {
     const int status = run_mpi_allreduce_worker(*w);
+    if (status != 0) throw ExitStatus{status};
+  });
+
+  auto e = std::make_shared<MpiEnumerateWorkerArgs>();
+  auto* enumerate = app.add_subcommand(
+      "mpi-enumerate",
+      "The rank side of a distributed order enumeration: run under mpirun -np P (the "
+      "permutations experiment with ranks=P starts it)");
+  enumerate
+      ->add_option("--numbers", e->numbers, "comma-separated numbers (exact hex %a or decimal)")
+      ->delimiter(',')
+      ->required();
+  enumerate->add_option("--strategy", e->strategies, "an enumerable strategy (repeat for more)")
+      ->required();
+  enumerate->add_option("--dtype", e->dtypes, "float64 or float32 (repeat for more)")->required();
+  enumerate->add_option("--threads", e->threads, "OpenMP threads per rank (0: OpenMP's default)")
+      ->check(CLI::Range(0, 1024));
+  enumerate->add_option("--out", e->out, "the results file rank 0 writes")->required();
+  enumerate->add_option("--fail-rank", e->fail_rank,
+                        "fault injection for tests: this rank exits mid-job (status 3)");
+  enumerate->callback([e] {
+    const int status = run_mpi_enumerate_worker(*e);
     if (status != 0) throw ExitStatus{status};
   });
 }

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <algorithm>
 #include <bit>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -23,7 +24,10 @@
 #include "collectives/algorithm.hpp"
 #include "collectives/allreduce_model.hpp"
 #include "collectives/mpi_allreduce.hpp"
+#include "collectives/mpi_enumerate.hpp"
 #include "collectives/npy_matrix.hpp"
+#include "reductions/orders.hpp"
+#include "reductions/strategy.hpp"
 
 using namespace fplab;
 
@@ -278,4 +282,130 @@ TEST_CASE("collectives mpi: a failed MPI job leaves no results.json", "[collecti
   CHECK(r.output.find("fplab: error: MPI job timed out after 0.001 s") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "results.json"));
   std::filesystem::remove_all(dir);
+}
+
+// ---- the distributed enumeration (collectives/mpi_enumerate.hpp) --------------------
+
+TEST_CASE("collectives mpi: orders enumerated across P = 2..4 ranks, the counts of one process",
+          "[collectives][mpi]") {
+  use_fplab_for_ranks();
+  std::mt19937_64 g(11);
+  std::vector<double> x;
+  for (int i = 0; i < 7; ++i) {
+    const double u = static_cast<double>(g() >> 11) * 0x1p-53 * 2 - 1;
+    x.push_back(std::ldexp(u, static_cast<int>(g() % 21) - 10));
+  }
+  const std::vector<float> xf(x.begin(), x.end());
+  MpiEnumerateRequest request;
+  request.numbers = x;
+  request.strategies = {"sequential", "pairwise", "chunked(2,sequential,sequential)",
+                        "kahan",      "neumaier", "exact"};
+  request.dtypes = {"float64", "float32"};
+  request.threads = 1;
+  request.timeout_seconds = 60;
+  for (std::size_t p : {2, 3, 4}) {
+    request.ranks = p;
+    INFO("P = " << p);
+    const auto rows = mpi_enumerate(request);
+    REQUIRE(rows.size() == 12);
+    std::size_t k = 0;
+    for (const auto& name : request.strategies) {
+      const Strategy s = parse_strategy(name);
+      for (const auto& dtype : request.dtypes) {
+        const auto& row = rows[k++];
+        INFO(name << " " << dtype);
+        CHECK(row.strategy == s.name());
+        CHECK(row.dtype == dtype);
+        CHECK(row.rank_seconds.size() == p);
+        CHECK(row.rank_cpu_seconds.size() == p);
+        auto expected = dtype == "float64" ? histogram_bits(enumerate_orders<double>(s, x, 2))
+                                           : histogram_bits(enumerate_orders<float>(s, xf, 2));
+        std::sort(expected.begin(), expected.end());
+        CHECK(row.bits == expected);
+        std::uint64_t orders = 0;
+        for (const auto& [b, c] : row.bits) orders += c;
+        CHECK(orders == 5040);
+      }
+    }
+  }
+  // Negative control: other numbers, other totals.
+  request.numbers.back() *= 3;
+  request.ranks = 2;
+  const auto other = mpi_enumerate(request);
+  CHECK(other[0].bits !=
+        histogram_bits(enumerate_orders<double>(parse_strategy("sequential"), x, 2)));
+}
+
+TEST_CASE("collectives mpi: permutations with ranks=P through fplab run, 13 numbers accepted",
+          "[collectives][mpi]") {
+  const auto dir = std::filesystem::temp_directory_path() / "fplab-test-permutations-ranks";
+  std::filesystem::remove_all(dir);
+  const std::string common =
+      "run permutations --set mode=exhaustive --set strategies=sequential,pairwise,kahan "
+      "--set numbers=1e-10,1e-5,1e-2,1,-1e-10,-1e-5,-1e-2,-1,3e-3 ";
+  auto r = test::run_fplab(common + "--out " + (dir / "one").string());
+  REQUIRE(r.exit_code == 0);
+  r = test::run_fplab(common + "--set ranks=3 --out " + (dir / "three").string());
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("permutations: 9! = 362880 orders x 6 rows on 3 MPI ranks") !=
+        std::string::npos);
+  CHECK(r.output.find("expected about ") != std::string::npos);
+  // Every value of the two runs' tables is the same (timings are measurements, not compared).
+  r = test::run_fplab("diff " + (dir / "one" / "results.json").string() + " " +
+                      (dir / "three" / "results.json").string());
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("result: identical") != std::string::npos);
+  std::ifstream in(dir / "three" / "results.json");
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(json.find("\"exhaustive-ranks\"") != std::string::npos);
+  // 13 numbers: accepted across ranks (one cheap strategy: exact), refused in one process.
+  const std::string thirteen =
+      "run permutations --set mode=exhaustive --set strategies=exact --set dtypes=float64 "
+      "--set numbers=1,2,3,4,5,6,7,8,9,10,11,12,13 ";
+  r = test::run_fplab(thirteen + "--out " + (dir / "13").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("at most 12 in one process; set ranks=P") != std::string::npos);
+  r = test::run_fplab(thirteen + "--set ranks=2 --out " + (dir / "13").string());
+  CHECK(r.exit_code == 0);
+  std::ifstream in13(dir / "13" / "results.json");
+  const std::string json13((std::istreambuf_iterator<char>(in13)),
+                           std::istreambuf_iterator<char>());
+  CHECK(json13.find("6227020800") != std::string::npos);  // 13! orders
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("collectives mpi: a rank dying mid-enumeration ends the job, no results",
+          "[collectives][mpi]") {
+  use_fplab_for_ranks();
+  MpiEnumerateRequest request;
+  request.numbers = {1, 2, 3, 4, 5, 6};
+  request.strategies = {"sequential"};
+  request.dtypes = {"float64"};
+  request.ranks = 3;
+  request.threads = 1;
+  request.timeout_seconds = 60;
+  request.fail_rank = 1;
+  std::string message;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    (void)mpi_enumerate(request);
+  } catch (const MpiError& e) {
+    message = e.what();
+  }
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  CHECK(message.find("mpirun failed") != std::string::npos);
+  CHECK(message.find('\n') == std::string::npos);
+  CHECK(took.count() < 30);
+  // mpirun missing: MpiUnavailable, one line.
+  request.fail_rank = -1;
+  const std::string saved = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+  ::setenv("PATH", "/nonexistent", 1);
+  std::string missing;
+  try {
+    (void)mpi_enumerate(request);
+  } catch (const MpiUnavailable& e) {
+    missing = e.what();
+  }
+  ::setenv("PATH", saved.c_str(), 1);
+  CHECK(missing == "mpirun not found on PATH (install openmpi-bin)");
 }
