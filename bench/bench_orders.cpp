@@ -1,4 +1,4 @@
-// Exhaustive order enumeration (experiments/orders.hpp): all n! orders of n
+// Exhaustive order enumeration (reductions/orders.hpp): all n! orders of n
 // numbers under a strategy, n = 8 .. 11 (and 12 for sequential), on every
 // OpenMP thread. Names: orders/<type>/<strategy>/n:<n>/repeats:1/real_time.
 // items_per_second is orders per wall-clock second; process_cpu_s is the
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "bench/bench_orders.hpp"
-#include "experiments/orders.hpp"
+#include "reductions/orders.hpp"
 #include "reductions/strategy.hpp"
 
 namespace fplab::bench {

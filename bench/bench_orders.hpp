@@ -1,5 +1,5 @@
-// The order-enumeration benchmarks (bench_orders.cpp), built when
-// experiments/ provides enumerate_orders (FPLAB_BENCH_ORDERS).
+// The order-enumeration benchmarks (bench_orders.cpp) of
+// reductions/orders.hpp.
 #pragma once
 
 namespace fplab::bench {

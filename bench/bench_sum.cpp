@@ -21,14 +21,13 @@
 #include <utility>
 #include <vector>
 
+#include "bench/bench_collective.hpp"
 #include "bench/bench_context.hpp"
 #include "bench/bench_emulated.hpp"
 #include "bench/bench_exact.hpp"
 #include "bench/bench_forward.hpp"
 #include "bench/bench_matmul.hpp"
-#if FPLAB_BENCH_ORDERS
 #include "bench/bench_orders.hpp"
-#endif
 #include "reductions/error.hpp"
 #include "reductions/strategy.hpp"
 
@@ -165,9 +164,8 @@ int main(int argc, char** argv) {
   register_all<double>("double");
   fplab::bench::register_exact_benchmarks();
   fplab::bench::register_emulated_benchmarks();
-#if FPLAB_BENCH_ORDERS
   fplab::bench::register_order_benchmarks();
-#endif
+  fplab::bench::register_collective_benchmarks();
   fplab::bench::register_matmul_benchmarks();
   fplab::bench::register_forward_benchmarks();
   benchmark::RunSpecifiedBenchmarks();

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   fplab::cli::add_summary_command(app);
   fplab::cli::add_generate_command(app);
   fplab::cli::add_pack_command(app);
+  fplab::cli::add_collective_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -5,14 +5,18 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
+#include <thread>
 
+#include "collectives/mpi_enumerate.hpp"
 #include "experiments/experiment.hpp"
-#include "experiments/orders.hpp"
 #include "experiments/python_replay.hpp"
 #include "experiments/random.hpp"
+#include "io/input_error.hpp"
 #include "io/numbers.hpp"
+#include "reductions/orders.hpp"
 #include "reductions/strategy.hpp"
 
 namespace fplab {
@@ -32,17 +36,140 @@ struct Counts {
   std::uint64_t zeros;
 };
 
+// One row's histogram and how long it took.
 template <class T>
-Counts exhaustive_row(const Strategy& s, const std::string& dtype, std::span<const double> numbers,
-                      RunContext& ctx, Table& summary, std::vector<Table>& histograms,
-                      std::vector<Figure>& figures, bool histogram, Table& timings) {
+struct Enumerated {
+  OrderHistogram<T> histogram;
+  double seconds = 0;
+};
+
+template <class T>
+Enumerated<T> enumerate_here(const Strategy& s, const std::string& dtype,
+                             std::span<const double> numbers, RunContext& ctx) {
   std::vector<T> x(numbers.begin(), numbers.end());
   const auto start = std::chrono::steady_clock::now();
-  const auto h = enumerate_orders<T>(
-      s, std::span<const T>(x), 0,
-      [&](std::uint64_t d, std::uint64_t t) { ctx.progress(d, t, s.name() + " " + dtype); });
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto h = enumerate_orders<T>(s, std::span<const T>(x), 0, [&](std::uint64_t d, std::uint64_t t) {
+    ctx.progress(d, t, s.name() + " " + dtype);
+  });
+  return {std::move(h),
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+}
+
+// ---- across MPI ranks (ranks >= 1) ------------------------------------------------
+
+// Orders per second on one core, measured now on one share of 9! orders
+// (all of them for n <= 9) of this row, one thread.
+double orders_per_core_second(const Strategy& s, const std::string& dtype,
+                              std::span<const double> numbers) {
+  const std::size_t n = numbers.size();
+  const std::size_t prefix = n > 9 ? n - 9 : 0;
+  OrderShare one{0, 1, prefix};
+  if (prefix != 0)
+    one.parts = static_cast<std::size_t>(order_share_orders(n, {0, 1, prefix}) / 362880);
+  const auto time = [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<T> x(numbers.begin(), numbers.end());
+    const auto start = std::chrono::steady_clock::now();
+    const auto h = enumerate_order_share<T>(s, std::span<const T>(x), one, 1);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return static_cast<double>(h.orders) / std::max(seconds, 1e-9);
+  };
+  return dtype == "float32" ? time(0.0f) : time(0.0);
+}
+
+struct Distributed {
+  std::vector<MpiEnumerateRow> rows;  // strategy-major, dtype-minor
+  std::size_t ranks = 0;
+  int threads = 0;           // OpenMP threads per rank
+  double rate = 0;           // orders per second per core, the slowest row, measured before
+  double expected = 0;       // seconds, printed before the job started
+  double wall = 0;           // the whole job, mpirun's start included
+  double cpu = 0;            // every rank's enumeration CPU time, summed
+  std::uint64_t orders = 0;  // n! times the rows
+};
+
+Distributed enumerate_distributed(const std::vector<Strategy>& strategies,
+                                  const std::vector<std::string>& dtypes,
+                                  std::span<const double> numbers, std::size_t ranks,
+                                  int rank_threads) {
+  Distributed d;
+  d.ranks = ranks;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  d.threads =
+      rank_threads > 0 ? rank_threads : static_cast<int>(std::max<std::size_t>(1, cores / ranks));
+  const std::size_t n = numbers.size();
+  const std::uint64_t per_row = order_share_orders(n, {});
+  double core_seconds = 0;
+  for (const auto& s : strategies) {
+    for (const auto& dtype : dtypes) {
+      const double rate = orders_per_core_second(s, dtype, numbers);
+      d.rate = d.rate == 0 ? rate : std::min(d.rate, rate);
+      core_seconds += static_cast<double>(per_row) / rate;
+      d.orders += per_row;
+    }
+  }
+  const double used = static_cast<double>(std::min<std::size_t>(ranks * d.threads, cores));
+  d.expected = core_seconds / used;
+  fmt::print(stderr,
+             "permutations: {}! = {} orders x {} rows on {} MPI ranks x {} threads ({} cores "
+             "here): expected about {:.0f} s ({:.3g} orders/s per core, measured now)\n",
+             n, per_row, d.orders / per_row, ranks, d.threads, cores, d.expected, d.rate);
+  std::fflush(stderr);
+  MpiEnumerateRequest request;
+  request.numbers.assign(numbers.begin(), numbers.end());
+  for (const auto& s : strategies) request.strategies.push_back(s.name());
+  request.dtypes = dtypes;
+  request.ranks = ranks;
+  request.threads = d.threads;
+  request.timeout_seconds = std::max(600.0, 20 * d.expected);  // a hung rank ends it
+  const auto start = std::chrono::steady_clock::now();
+  d.rows = mpi_enumerate(request);
+  d.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const auto& r : d.rows) {
+    for (double c : r.rank_cpu_seconds) d.cpu += c;
+  }
+  return d;
+}
+
+template <class T>
+Enumerated<T> from_distributed(const MpiEnumerateRow& row) {
+  Enumerated<T> e{histogram_from_bits<T>(row.bits), 0};
+  for (double t : row.rank_seconds) e.seconds = std::max(e.seconds, t);
+  return e;
+}
+
+Table distributed_table(const Distributed& d) {
+  Table t{"exhaustive-ranks", "Across MPI ranks: each rank's share", "order, precision, rank"};
+  t.add_column("seconds", "wall seconds", ".3f")
+      .add_column("cpu", "CPU seconds", ".3f")
+      .add_column("rate", "orders per CPU second", ".4g");
+  for (const auto& r : d.rows) {
+    const double row_orders = static_cast<double>(d.orders) / static_cast<double>(d.rows.size());
+    for (std::size_t k = 0; k < r.rank_seconds.size(); ++k) {
+      t.add_row(fmt::format("{} {} rank {}", r.strategy, r.dtype, k))
+          .set("seconds", Value::f64(r.rank_seconds[k]))
+          .set("cpu", Value::f64(r.rank_cpu_seconds[k]))
+          .set("rate", Value::f64(row_orders / static_cast<double>(r.rank_seconds.size()) /
+                                  std::max(r.rank_cpu_seconds[k], 1e-9)));
+    }
+  }
+  t.caption = fmt::format(
+      "{} ranks x {} OpenMP threads; expected {:.1f} s before the start ({:.4g} orders/s per "
+      "core), took {:.1f} s wall (mpirun's start included), {:.1f} CPU seconds in all ranks: "
+      "{:.4g} orders per CPU second. Each rank's share holds 1/P of the orders (to one prefix "
+      "task).",
+      d.ranks, d.threads, d.expected, d.rate, d.wall, d.cpu, static_cast<double>(d.orders) / d.cpu);
+  return t;
+}
+
+template <class T>
+Counts exhaustive_row(const Strategy& s, const std::string& dtype, std::span<const double> numbers,
+                      const Enumerated<T>& e, Table& summary, std::vector<Table>& histograms,
+                      std::vector<Figure>& figures, bool histogram, Table& timings) {
+  std::vector<T> x(numbers.begin(), numbers.end());
+  const auto& h = e.histogram;
+  const double seconds = e.seconds;
   const T correct = exact_sum(std::span<const T>(x));
   std::uint64_t n_correct = 0;
   for (const auto& [v, c] : h.totals) {
@@ -158,6 +285,13 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   std::sort(sorted.begin(), sorted.end());
   std::sort(tml_numbers.begin(), tml_numbers.end());
   const bool tml = sorted == tml_numbers;
+  const auto ranks = p.integer("ranks");
+  if (mode != "sampling" && ranks == 0 && numbers.size() > kMaxEnumeratedInputs) {
+    throw InputError(fmt::format(
+        "permutations: {} numbers: at most {} in one process; set ranks=P to enumerate them "
+        "across P MPI ranks (up to {} numbers)",
+        numbers.size(), kMaxEnumeratedInputs, kMaxDistributedInputs));
+  }
 
   std::map<std::string, Counts> exhaustive;
   if (mode != "sampling") {
@@ -180,15 +314,28 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     std::vector<Table> histograms;
     std::vector<Figure> figures;
     timings.add_column("seconds", "seconds", ".3f");
+    std::optional<Distributed> distributed;
+    std::size_t next_row = 0;
+    if (ranks > 0) {
+      distributed =
+          enumerate_distributed(strategies, dtypes, numbers, static_cast<std::size_t>(ranks),
+                                static_cast<int>(p.integer("rank_threads")));
+    }
     for (const auto& s : strategies) {
       for (const auto& dtype : dtypes) {
         const bool hist = (s.order == Order::sequential ||
                            (s.order == Order::pairwise && s.param == 1 && dtype == "float64"));
-        const Counts c = dtype == "float32"
-                             ? exhaustive_row<float>(s, dtype, numbers, ctx, summary, histograms,
-                                                     figures, hist, timings)
-                             : exhaustive_row<double>(s, dtype, numbers, ctx, summary, histograms,
-                                                      figures, hist, timings);
+        const MpiEnumerateRow* row = distributed ? &distributed->rows.at(next_row++) : nullptr;
+        const Counts c =
+            dtype == "float32"
+                ? exhaustive_row<float>(s, dtype, numbers,
+                                        row ? from_distributed<float>(*row)
+                                            : enumerate_here<float>(s, dtype, numbers, ctx),
+                                        summary, histograms, figures, hist, timings)
+                : exhaustive_row<double>(s, dtype, numbers,
+                                         row ? from_distributed<double>(*row)
+                                             : enumerate_here<double>(s, dtype, numbers, ctx),
+                                         summary, histograms, figures, hist, timings);
         exhaustive[s.name() + " " + dtype] = c;
       }
     }
@@ -196,6 +343,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     for (auto& t : histograms) out.add_table(std::move(t));
     for (auto& f : figures) out.add_figure(std::move(f));
     out.add_measurement(std::move(timings));
+    if (distributed) out.add_measurement(distributed_table(*distributed));
   }
   if (mode != "exhaustive") {
     Table t{"sampled",
@@ -322,9 +470,10 @@ Experiment make() {
            .claims = {"A2"},
            .params =
                {ParamSpec::real_list("numbers",
-                                     "the numbers to order (at most 12: 12! = 479,001,600 orders)",
+                                     "the numbers to order (at most 12 in one process: 12! = "
+                                     "479,001,600 orders; 16 with ranks)",
                                      kTmlNumbers)
-                    .items(1, kMaxEnumeratedInputs),
+                    .items(1, kMaxDistributedInputs),
                 ParamSpec::strategy_list(
                     "strategies",
                     "strategies to enumerate (tree-shaped or compensated; see 'fplab list')",
@@ -340,7 +489,16 @@ Experiment make() {
                 ParamSpec::integer("tml_shuffles", "shuffles in the replay of TML's script",
                                    "10000", "10000", 1, 1e8),
                 ParamSpec::integer("tml_seed", "random.seed() of the replay of TML's script", "42",
-                                   "42", 0, 4294967295.0)}},
+                                   "42", 0, 4294967295.0),
+                ParamSpec::integer("ranks",
+                                   "exhaustive mode across this many MPI ranks (fplab starts "
+                                   "mpirun -np ranks; up to 16 numbers); 0: in this process (up "
+                                   "to 12)",
+                                   "0", "0", 0, 4096),
+                ParamSpec::integer("rank_threads",
+                                   "OpenMP threads in each MPI rank (with ranks); 0: this "
+                                   "machine's cores / ranks, at least 1",
+                                   "0", "0", 0, 1024)}},
       .run = run};
 }
 

@@ -10,10 +10,11 @@
 #include <vector>
 
 #include "experiments/experiment.hpp"
-#include "experiments/orders.hpp"
 #include "experiments/python_replay.hpp"
 #include "experiments/random.hpp"
+#include "io/input_error.hpp"
 #include "io/npy.hpp"
+#include "reductions/orders.hpp"
 #include "reductions/strategy.hpp"
 
 using namespace fplab;
@@ -101,8 +102,8 @@ TEST_CASE("plan_runs: settings, quick defaults and one-line errors", "[experimen
         "unknown parameter 'nosuch' for experiment 'permutations' (see 'fplab list')");
   CHECK(message({"permutations"}, {"shuffles=abc"}) ==
         "permutations: parameter 'shuffles': 'abc' is not an integer");
-  CHECK(message({"permutations"}, {"numbers=1,2,3,4,5,6,7,8,9,10,11,12,13"}) ==
-        "permutations: parameter 'numbers': 13 items; at most 12");
+  CHECK(message({"permutations"}, {"numbers=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"}) ==
+        "permutations: parameter 'numbers': 17 items; at most 16");
   CHECK(message({"permutations"}, {"strategies=parallel(2)"}) ==
         "permutations: parameter 'strategies': 'parallel(2)' cannot be enumerated (a "
         "thread-dependent or library "
@@ -156,6 +157,80 @@ TEST_CASE("orders: the enumerator agrees with brute force over fplab::sum",
   CHECK_THROWS_AS(
       enumerate_orders<double>(parse_strategy("sequential"), std::vector<double>(13, 1.0)),
       std::invalid_argument);
+}
+
+TEST_CASE("orders: shares of the walk merge into the whole, by bit pattern",
+          "[experiments][orders]") {
+  std::mt19937_64 g(5);
+  std::vector<double> x;
+  for (int i = 0; i < 8; ++i)
+    x.push_back(rnd::normal(g) * std::ldexp(1.0, static_cast<int>(rnd::below(g, 30)) - 15));
+  const std::vector<float> xf(x.begin(), x.end());
+  for (const char* spelling : {"sequential", "pairwise", "lanes(3)", "kahan", "exact"}) {
+    INFO(spelling);
+    const Strategy s = parse_strategy(spelling);
+    const auto check = [&](const auto& values) {
+      using T = typename std::decay_t<decltype(values)>::value_type;
+      const std::span<const T> v(values);
+      const auto whole = enumerate_orders<T>(s, v, 2);
+      for (std::size_t parts : {1, 2, 3, 4, 7, 500}) {
+        for (std::size_t prefix : {0, 1, 3, 7}) {
+          INFO("parts " << parts << " prefix " << prefix);
+          std::vector<std::pair<std::uint64_t, std::uint64_t>> all;
+          std::uint64_t orders = 0, distinct_summed = 0;
+          for (std::size_t part = 0; part < parts; ++part) {
+            const OrderShare share{part, parts, prefix};
+            const auto h = enumerate_order_share<T>(s, v, share, 1);
+            CHECK(h.orders == order_share_orders(v.size(), share));
+            orders += h.orders;
+            distinct_summed += h.distinct();
+            const auto b = histogram_bits(h);
+            all.insert(all.end(), b.begin(), b.end());
+          }
+          CHECK(orders == 40320);
+          const auto merged = histogram_from_bits<T>(all);
+          CHECK(histogram_bits(merged) == histogram_bits(whole));
+          // Why a union: adding each share's distinct count overcounts.
+          if (parts > 1 && s.order != Order::exact) CHECK(distinct_summed > whole.distinct());
+        }
+      }
+      // Negative control: one share alone is not the whole.
+      const auto half = enumerate_order_share<T>(s, v, OrderShare{0, 2, 0}, 1);
+      CHECK(half.orders == 20160);
+      CHECK(histogram_bits(half) != histogram_bits(whole));
+    };
+    check(x);
+    check(xf);
+  }
+  // Up to 16 numbers in a share (here one task of 9! orders of 13), 12 in one process.
+  const std::vector<double> thirteen(13, 1.0);
+  const OrderShare one{0, 13 * 12 * 11 * 10, 4};
+  const auto h = enumerate_order_share<double>(parse_strategy("sequential"), thirteen, one, 1);
+  CHECK(h.orders == 362880);
+  CHECK(h.distinct() == 1);
+  CHECK_THROWS_AS(enumerate_orders<double>(parse_strategy("sequential"), thirteen),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(enumerate_order_share<double>(parse_strategy("sequential"),
+                                                std::vector<double>(17, 1.0), one),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(enumerate_order_share<double>(parse_strategy("sequential"), thirteen, {2, 2, 0}),
+                  std::invalid_argument);
+}
+
+TEST_CASE("permutations: more than 12 numbers need ranks", "[experiments][A2]") {
+  std::string message;
+  try {
+    (void)run_one("permutations", {"numbers=1,2,3,4,5,6,7,8,9,10,11,12,13", "mode=exhaustive"});
+  } catch (const InputError& e) {
+    message = e.what();
+  }
+  CHECK(message ==
+        "permutations: 13 numbers: at most 12 in one process; set ranks=P to enumerate them "
+        "across P MPI ranks (up to 16 numbers)");
+  // Sampling needs no enumeration: 13 numbers run in one process.
+  const auto r = run_one("permutations", {"numbers=1,2,3,4,5,6,7,8,9,10,11,12,13", "mode=sampling",
+                                          "shuffles=10", "strategies=sequential"});
+  CHECK(r.table("sampled") != nullptr);
 }
 
 TEST_CASE("python replay: CPython's Mersenne Twister and shuffle", "[experiments][python]") {

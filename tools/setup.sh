@@ -15,6 +15,7 @@ packages=(
   # platforms/: cross compilers, qemu-user, the other compilers Debian 12 ships
   g++-i686-linux-gnu g++-aarch64-linux-gnu g++-s390x-linux-gnu qemu-user
   g++-11 clang-13 clang-15 clang-16
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -13,7 +13,8 @@
 // strategies (kahan, neumaier) are walked the same way with their running
 // (sum, compensation) pair as the state. The walk is split over OpenMP
 // threads on the first two slots; each thread counts totals by their bit
-// pattern in its own hash table, merged at the end.
+// pattern in its own hash table, merged at the end. The walk can also be
+// split into shares (OrderShare) that separate processes enumerate.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,8 @@
 namespace fplab {
 
 inline constexpr std::size_t kMaxEnumeratedInputs = 12;  // 12! = 479,001,600 orders
+// Split over MPI ranks (collectives/mpi_enumerate.hpp): 16! = 2.1e13 orders.
+inline constexpr std::size_t kMaxDistributedInputs = 16;
 
 class ReductionProgram {
  public:
@@ -77,6 +80,38 @@ using ProgressFn = std::function<void(std::uint64_t done, std::uint64_t total)>;
 template <class T>
 OrderHistogram<T> enumerate_orders(const Strategy& s, std::span<const T> values, int threads = 0,
                                    const ProgressFn& progress = {});
+
+// One share of the walk, for splitting it over processes. The walk's tasks
+// are the orders' prefixes of `prefix` slots (n! / (n - prefix)! of them,
+// numbered in the walk's own order); share `part` of `parts` takes tasks
+// part, part + parts, part + 2 parts, ... Every order belongs to exactly one
+// share, so the shares' histograms, merged by bit pattern
+// (histogram_from_bits), are the whole walk's. prefix 0: chosen from n and
+// parts (2 slots, more until there are 64 tasks per part).
+struct OrderShare {
+  std::size_t part = 0;
+  std::size_t parts = 1;
+  std::size_t prefix = 0;
+};
+std::size_t order_share_prefix(std::size_t n, const OrderShare& share);
+// How many of the n! orders the share holds.
+std::uint64_t order_share_orders(std::size_t n, const OrderShare& share);
+
+// The orders of one share (n <= kMaxDistributedInputs), OpenMP inside it.
+// Throws std::invalid_argument for a share that does not exist.
+template <class T>
+OrderHistogram<T> enumerate_order_share(const Strategy& s, std::span<const T> values,
+                                        const OrderShare& share, int threads = 0,
+                                        const ProgressFn& progress = {});
+
+// (bit pattern, orders) pairs in any order, repeats allowed: the histogram
+// of their union, the orders of equal bit patterns added. histogram_bits is
+// the way back.
+template <class T>
+OrderHistogram<T> histogram_from_bits(
+    std::span<const std::pair<std::uint64_t, std::uint64_t>> bits);
+template <class T>
+std::vector<std::pair<std::uint64_t, std::uint64_t>> histogram_bits(const OrderHistogram<T>& h);
 
 // Whether enumerate_orders supports `s`.
 bool enumerable(const Strategy& s);

@@ -1,4 +1,4 @@
-#include "experiments/orders.hpp"
+#include "reductions/orders.hpp"
 
 #include <omp.h>
 
@@ -29,6 +29,11 @@ struct Sym {
   double constant = 0.0;
   Sym() = default;
   Sym(double c) : constant(c) {}  // NOLINT: T(0) in the strategies
+  // reduce() instantiates every order for any value type; the non-tree ones
+  // (exact's generic branch) would convert. tree_order() keeps them out.
+  [[noreturn]] operator double() const {  // NOLINT
+    throw std::invalid_argument("not a tree of additions");
+  }
 };
 
 struct Recorder {
@@ -54,38 +59,21 @@ struct Recorder {
   Sym round_exact(const ExactSum&) const { fail(); }
 };
 
-Sym build(const Strategy& s, std::size_t begin, std::size_t end, const SumTerms<Sym>& t,
-          const Recorder& a) {
+// The orders that are one fixed binary tree of additions, which reduce()
+// can run over symbols to record it.
+bool tree_order(const Strategy& s) {
   switch (s.order) {
     case Order::sequential:
-      return sum_sequential(begin, end, t, a, Sym(0.0));
     case Order::pairwise:
-      return sum_pairwise(begin, end, t, a, s.param);
     case Order::numpy:
-      return sum_numpy(begin, end, t, a);
     case Order::numpy_buffered:
-      return sum_numpy_buffered(begin, end, t, a);
     case Order::lanes:
-      return sum_lanes(begin, end, t, a, s.param);
-    case Order::chunked: {
-      // As fplab::reduce does it: K chunks by the inner strategy, then combined.
-      const std::size_t n = end - begin;
-      std::vector<Sym> partial(s.param);
-      for (std::size_t k = 0; k < s.param; ++k) {
-        partial[k] = build(s.inner.front(), begin + split_point(n, s.param, k),
-                           begin + split_point(n, s.param, k + 1), t, a);
-      }
-      const SumTerms<Sym> parts{partial.data()};
-      return s.combine == Combine::sequential ? sum_from_first(0, s.param, parts, a)
-                                              : sum_pairwise(0, s.param, parts, a, 1);
-    }
+      return true;
+    case Order::chunked:
+      return tree_order(s.inner.front());
     default:
-      break;
+      return false;
   }
-  throw std::invalid_argument(
-      "'" + s.name() +
-      "' is not a fixed tree of additions (enumerable: sequential, pairwise, numpy, "
-      "numpy-buffered, lanes, chunked of those, kahan, neumaier, exact)");
 }
 
 constexpr std::size_t kMaxStack = 16;
@@ -279,8 +267,8 @@ struct Walker {
   using State = typename Machine::State;
   const Machine& m;
   std::size_t n;
-  std::array<T, kMaxEnumeratedInputs> a{};
-  std::array<State, kMaxEnumeratedInputs + 1> st{};
+  std::array<T, kMaxDistributedInputs> a{};
+  std::array<State, kMaxDistributedInputs + 1> st{};
   BitsCounter& counter;
   State leaf{};
 
@@ -301,67 +289,67 @@ struct Walker {
   }
 };
 
-template <class T, class Machine>
-OrderHistogram<T> run_walk(const Machine& m, std::span<const T> values, int threads,
-                           const ProgressFn& progress) {
-  const std::size_t n = values.size();
-  if (n == 0 || n > kMaxEnumeratedInputs) {
-    throw std::invalid_argument("enumerating orders needs 1 to " +
-                                std::to_string(kMaxEnumeratedInputs) + " numbers, not " +
-                                std::to_string(n));
-  }
-  std::vector<BitsCounter> counters;
-  if (n <= 2) {
-    counters.resize(1);
-    Walker<T, Machine> w{m, n, {}, {}, counters[0]};
-    std::copy(values.begin(), values.end(), w.a.begin());
-    m.start(w.st[0]);
-    w.walk(0);
-  } else {
-    const int team = threads > 0 ? threads : omp_get_max_threads();
-    counters.resize(static_cast<std::size_t>(team));
-    const auto tasks = static_cast<long>(n * (n - 1));
-    std::atomic<long> done{0};
-#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
-    for (long task = 0; task < tasks; ++task) {
-      const auto i = static_cast<std::size_t>(task) / (n - 1);
-      auto j = static_cast<std::size_t>(task) % (n - 1);
-      if (j >= i) ++j;  // the second slot's value: any index but i
-      Walker<T, Machine> w{m, n, {}, {}, counters[static_cast<std::size_t>(omp_get_thread_num())]};
-      std::copy(values.begin(), values.end(), w.a.begin());
-      std::swap(w.a[0], w.a[i]);
-      const std::size_t at = j == 0 ? i : j;  // where values[j] is now
-      std::swap(w.a[1], w.a[at]);
-      m.start(w.st[0]);
-      w.st[1] = w.st[0];
-      m.feed(w.st[1], 0, w.a[0]);
-      w.st[2] = w.st[1];
-      m.feed(w.st[2], 1, w.a[1]);
-      w.walk(2);
-      const long finished = ++done;
-      if (progress && omp_get_thread_num() == 0) {
-        progress(static_cast<std::uint64_t>(finished), static_cast<std::uint64_t>(tasks));
-      }
-    }
-  }
-  std::map<std::uint64_t, std::uint64_t> merged;
-  for (const auto& c : counters)
-    c.for_each([&](std::uint64_t k, std::uint64_t v) { merged[k] += v; });
-  OrderHistogram<T> h;
-  for (const auto& [k, v] : merged) {
-    h.totals.emplace_back(from_bits<T>(k), v);
-    h.orders += v;
-  }
-  std::sort(h.totals.begin(), h.totals.end(),
-            [](const auto& x, const auto& y) { return line(x.first) < line(y.first); });
-  return h;
+// n! / (n - k)!: the prefixes of length k.
+std::uint64_t falling_factorial(std::size_t n, std::size_t k) {
+  std::uint64_t f = 1;
+  for (std::size_t i = 0; i < k; ++i) f *= n - i;
+  return f;
 }
 
-template <class T>
-std::uint64_t factorial(std::size_t n) {
-  std::uint64_t f = 1;
-  for (std::size_t i = 2; i <= n; ++i) f *= i;
-  return f;
+std::uint64_t share_size(std::uint64_t tasks, const OrderShare& share) {
+  return tasks > share.part ? (tasks - share.part - 1) / share.parts + 1 : 0;
+}
+
+void check_share(std::size_t n, const OrderShare& share, std::size_t limit) {
+  if (n == 0 || n > limit) {
+    throw std::invalid_argument("enumerating orders needs 1 to " + std::to_string(limit) +
+                                " numbers, not " + std::to_string(n));
+  }
+  if (share.parts == 0 || share.part >= share.parts) {
+    throw std::invalid_argument("order share " + std::to_string(share.part) + " of " +
+                                std::to_string(share.parts) + " does not exist");
+  }
+  if (share.prefix >= n && n > 0 && share.prefix != 0) {
+    throw std::invalid_argument("order share: a prefix of " + std::to_string(share.prefix) +
+                                " slots leaves nothing to walk in " + std::to_string(n));
+  }
+}
+
+template <class T, class Machine>
+OrderHistogram<T> run_walk(const Machine& m, std::span<const T> values, const OrderShare& share,
+                           int threads, const ProgressFn& progress) {
+  const std::size_t n = values.size();
+  const std::size_t prefix = order_share_prefix(n, share);
+  const std::uint64_t tasks = falling_factorial(n, prefix);
+  const std::uint64_t mine = share_size(tasks, share);
+  const int team = mine <= 1 ? 1 : threads > 0 ? threads : omp_get_max_threads();
+  std::vector<BitsCounter> counters(static_cast<std::size_t>(team));
+  std::atomic<std::uint64_t> done{0};
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
+  for (std::uint64_t j = 0; j < mine; ++j) {
+    // Task t's prefix, as the walk's own swaps would leave it: digit l of
+    // t (mixed radix n, n-1, ...) picks the value swapped into slot l.
+    std::uint64_t t = share.part + j * share.parts;
+    Walker<T, Machine> w{m, n, {}, {}, counters[static_cast<std::size_t>(omp_get_thread_num())]};
+    std::copy(values.begin(), values.end(), w.a.begin());
+    m.start(w.st[0]);
+    std::uint64_t radix = tasks;
+    for (std::size_t l = 0; l < prefix; ++l) {
+      radix /= n - l;
+      const auto digit = static_cast<std::size_t>(t / radix);
+      t %= radix;
+      std::swap(w.a[l], w.a[l + digit]);
+      Machine::copy(w.st[l + 1], w.st[l]);
+      m.feed(w.st[l + 1], l, w.a[l]);
+    }
+    w.walk(prefix);
+    const std::uint64_t finished = ++done;
+    if (progress && omp_get_thread_num() == 0) progress(finished, mine);
+  }
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> bits;
+  for (const auto& c : counters)
+    c.for_each([&](std::uint64_t k, std::uint64_t v) { bits.emplace_back(k, v); });
+  return histogram_from_bits<T>(bits);
 }
 
 }  // namespace
@@ -372,7 +360,15 @@ ReductionProgram ReductionProgram::of(const Strategy& s, std::size_t n) {
   std::vector<Sym> leaves(n);
   for (std::size_t i = 0; i < n; ++i) leaves[i].node = static_cast<std::int64_t>(i);
   const Recorder rec{&tape};
-  const Sym root = build(s, 0, n, SumTerms<Sym>{leaves.data()}, rec);
+  if (!tree_order(s)) {
+    throw std::invalid_argument(
+        "'" + s.name() +
+        "' is not a fixed tree of additions (enumerable: sequential, pairwise, numpy, "
+        "numpy-buffered, lanes, chunked of those, kahan, neumaier, exact)");
+  }
+  // The strategy's own walk (fplab::reduce) over symbols records its tree:
+  // one dispatch for summing and for enumerating.
+  const Sym root = reduce(s, 0, n, SumTerms<Sym>{leaves.data()}, rec);
 
   ReductionProgram p;
   p.inputs_ = n;
@@ -459,26 +455,83 @@ bool enumerable(const Strategy& s) {
   }
 }
 
+std::size_t order_share_prefix(std::size_t n, const OrderShare& share) {
+  if (share.prefix != 0) return share.prefix;
+  if (n <= 2) return 0;
+  std::size_t k = 2;
+  while (k + 1 < n && falling_factorial(n, k) < 64 * share.parts) ++k;
+  return k;
+}
+
+std::uint64_t order_share_orders(std::size_t n, const OrderShare& share) {
+  const std::size_t k = order_share_prefix(n, share);
+  return share_size(falling_factorial(n, k), share) * falling_factorial(n - k, n - k);
+}
+
+template <class T>
+OrderHistogram<T> histogram_from_bits(
+    std::span<const std::pair<std::uint64_t, std::uint64_t>> bits) {
+  std::map<std::uint64_t, std::uint64_t> merged;
+  for (const auto& [k, v] : bits) merged[k] += v;
+  OrderHistogram<T> h;
+  for (const auto& [k, v] : merged) {
+    h.totals.emplace_back(from_bits<T>(k), v);
+    h.orders += v;
+  }
+  std::sort(h.totals.begin(), h.totals.end(),
+            [](const auto& x, const auto& y) { return line(x.first) < line(y.first); });
+  return h;
+}
+
+template <class T>
+std::vector<std::pair<std::uint64_t, std::uint64_t>> histogram_bits(const OrderHistogram<T>& h) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  out.reserve(h.totals.size());
+  for (const auto& [v, c] : h.totals) out.emplace_back(bits_of(v), c);
+  return out;
+}
+
+template <class T>
+OrderHistogram<T> enumerate_order_share(const Strategy& s, std::span<const T> values,
+                                        const OrderShare& share, int threads,
+                                        const ProgressFn& progress) {
+  check_share(values.size(), share, kMaxDistributedInputs);
+  if (s.order == Order::exact) {  // one total whatever the order
+    OrderHistogram<T> h;
+    h.orders = order_share_orders(values.size(), share);
+    if (h.orders != 0) h.totals.emplace_back(exact_sum(values), h.orders);
+    return h;
+  }
+  if (s.order == Order::kahan) return run_walk(KahanMachine<T>{}, values, share, threads, progress);
+  if (s.order == Order::neumaier) {
+    return run_walk(NeumaierMachine<T>{}, values, share, threads, progress);
+  }
+  const TreeMachine<T> m(ReductionProgram::of(s, values.size()));
+  return run_walk(m, values, share, threads, progress);
+}
+
 template <class T>
 OrderHistogram<T> enumerate_orders(const Strategy& s, std::span<const T> values, int threads,
                                    const ProgressFn& progress) {
-  if (values.size() > kMaxEnumeratedInputs || values.empty()) {
-    throw std::invalid_argument("enumerating orders needs 1 to " +
-                                std::to_string(kMaxEnumeratedInputs) + " numbers, not " +
-                                std::to_string(values.size()));
-  }
-  if (s.order == Order::exact) {  // one total whatever the order
-    OrderHistogram<T> h;
-    h.orders = factorial<T>(values.size());
-    h.totals.emplace_back(exact_sum(values), h.orders);
-    return h;
-  }
-  if (s.order == Order::kahan) return run_walk(KahanMachine<T>{}, values, threads, progress);
-  if (s.order == Order::neumaier) return run_walk(NeumaierMachine<T>{}, values, threads, progress);
-  const TreeMachine<T> m(ReductionProgram::of(s, values.size()));
-  return run_walk(m, values, threads, progress);
+  check_share(values.size(), OrderShare{}, kMaxEnumeratedInputs);
+  return enumerate_order_share(s, values, OrderShare{}, threads, progress);
 }
 
+template OrderHistogram<float> enumerate_order_share<float>(const Strategy&, std::span<const float>,
+                                                            const OrderShare&, int,
+                                                            const ProgressFn&);
+template OrderHistogram<double> enumerate_order_share<double>(const Strategy&,
+                                                              std::span<const double>,
+                                                              const OrderShare&, int,
+                                                              const ProgressFn&);
+template OrderHistogram<float> histogram_from_bits<float>(
+    std::span<const std::pair<std::uint64_t, std::uint64_t>>);
+template OrderHistogram<double> histogram_from_bits<double>(
+    std::span<const std::pair<std::uint64_t, std::uint64_t>>);
+template std::vector<std::pair<std::uint64_t, std::uint64_t>> histogram_bits<float>(
+    const OrderHistogram<float>&);
+template std::vector<std::pair<std::uint64_t, std::uint64_t>> histogram_bits<double>(
+    const OrderHistogram<double>&);
 template OrderHistogram<float> enumerate_orders<float>(const Strategy&, std::span<const float>, int,
                                                        const ProgressFn&);
 template OrderHistogram<double> enumerate_orders<double>(const Strategy&, std::span<const double>,

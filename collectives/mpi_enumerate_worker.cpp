@@ -1,0 +1,127 @@
+#include "collectives/mpi_enumerate_worker.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+#include <span>
+#include <stdexcept>
+
+#include "collectives/mpi_enumerate.hpp"
+#include "reductions/orders.hpp"
+#include "reductions/strategy.hpp"
+
+namespace fplab {
+
+namespace {
+
+[[noreturn]] void abort_job(int rank, const std::string& why) {
+  std::fprintf(stderr, "fplab mpi-enumerate (rank %d): %s\n", rank, why.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+  std::_Exit(2);
+}
+
+double cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+double parse_number(const std::string& text) {
+  char* end = nullptr;
+  const double x = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) {
+    throw std::invalid_argument("'" + text + "' is not a number");
+  }
+  return x;
+}
+
+template <class T>
+MpiEnumerateRow enumerate_row(const Strategy& s, const std::vector<double>& numbers,
+                              const MpiEnumerateWorkerArgs& args, int rank, int size) {
+  const std::vector<T> x(numbers.begin(), numbers.end());
+  const auto wall0 = std::chrono::steady_clock::now();
+  const double cpu0 = cpu_seconds();
+  const auto h = enumerate_order_share<T>(
+      s, std::span<const T>(x),
+      OrderShare{static_cast<std::size_t>(rank), static_cast<std::size_t>(size), 0}, args.threads);
+  const double times[2] = {
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count(),
+      cpu_seconds() - cpu0};
+  if (rank == args.fail_rank) std::_Exit(3);  // a rank that dies: no MPI_Abort, no message
+  std::vector<std::uint64_t> mine;
+  for (const auto& [b, c] : histogram_bits(h)) mine.insert(mine.end(), {b, c});
+
+  // Rank 0 gathers every rank's pairs and times.
+  const int count = static_cast<int>(mine.size());
+  std::vector<int> counts(rank == 0 ? size : 0), offsets(rank == 0 ? size : 0);
+  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::vector<double> all_times(rank == 0 ? 2 * size : 0);
+  MPI_Gather(times, 2, MPI_DOUBLE, all_times.data(), 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  std::size_t total = 0;
+  for (int k = 0; k < static_cast<int>(counts.size()); ++k) {
+    offsets[k] = static_cast<int>(total);
+    total += static_cast<std::size_t>(counts[k]);
+  }
+  std::vector<std::uint64_t> gathered(total);
+  MPI_Gatherv(mine.data(), count, MPI_UINT64_T, gathered.data(), counts.data(), offsets.data(),
+              MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  MpiEnumerateRow row{s.name(), sizeof(T) == 4 ? "float32" : "float64", {}, {}, {}};
+  if (rank != 0) return row;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs;
+  for (std::size_t i = 0; i + 1 < gathered.size(); i += 2) {
+    pairs.emplace_back(gathered[i], gathered[i + 1]);
+  }
+  // The union: one entry per bit pattern over all ranks.
+  row.bits = histogram_bits(histogram_from_bits<T>(pairs));
+  std::sort(row.bits.begin(), row.bits.end());
+  for (int k = 0; k < size; ++k) {
+    row.rank_seconds.push_back(all_times[2 * k]);
+    row.rank_cpu_seconds.push_back(all_times[2 * k + 1]);
+  }
+  return row;
+}
+
+}  // namespace
+
+int run_mpi_enumerate_worker(const MpiEnumerateWorkerArgs& args) {
+  MPI_Init(nullptr, nullptr);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  try {
+    std::vector<double> numbers;
+    for (const auto& t : args.numbers) numbers.push_back(parse_number(t));
+    if (numbers.empty() || numbers.size() > kMaxDistributedInputs) {
+      throw std::invalid_argument("1 to " + std::to_string(kMaxDistributedInputs) +
+                                  " numbers, not " + std::to_string(numbers.size()));
+    }
+    if (args.strategies.empty() || args.dtypes.empty()) {
+      throw std::invalid_argument("no strategies or no dtypes given");
+    }
+    std::vector<MpiEnumerateRow> rows;
+    for (const auto& name : args.strategies) {
+      const Strategy s = parse_strategy(name);
+      for (const auto& dtype : args.dtypes) {
+        if (dtype == "float64") {
+          rows.push_back(enumerate_row<double>(s, numbers, args, rank, size));
+        } else if (dtype == "float32") {
+          rows.push_back(enumerate_row<float>(s, numbers, args, rank, size));
+        } else {
+          throw std::invalid_argument("dtype '" + dtype + "': float64 or float32");
+        }
+      }
+    }
+    if (rank == 0) write_mpi_enumerate_output(args.out, rows, static_cast<std::size_t>(size));
+  } catch (const std::exception& e) {
+    abort_job(rank, e.what());
+  }
+  MPI_Finalize();
+  return 0;
+}
+
+}  // namespace fplab

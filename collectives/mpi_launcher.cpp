@@ -1,0 +1,159 @@
+#include "collectives/mpi_launcher.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <system_error>
+#include <thread>
+
+extern char** environ;
+
+namespace fplab {
+
+namespace {
+
+// Why mpirun failed, in one line: Open MPI's own sentence when it has one.
+std::string failure_line(const std::filesystem::path& log) {
+  std::ifstream in(log);
+  std::string line, first, noticed;
+  while (std::getline(in, line)) {
+    const auto b = line.find_first_not_of(" \t");
+    if (b == std::string::npos) continue;
+    line = line.substr(b);
+    if (line.find_first_not_of("-=*") == std::string::npos) continue;  // rules
+    if (first.empty()) first = line;
+    if (noticed.empty() && (line.find("noticed that") != std::string::npos ||
+                            line.find("exited on signal") != std::string::npos)) {
+      noticed = line;
+      // Open MPI wraps its sentence: take the next line too.
+      if (std::getline(in, line) && line.find_first_not_of(" \t-") != std::string::npos) {
+        noticed += " " + line.substr(line.find_first_not_of(" \t"));
+      }
+    }
+  }
+  std::string out = noticed.empty() ? first : noticed;
+  if (out.size() > 300) out = out.substr(0, 300) + "...";
+  return out.empty() ? "no output" : out;
+}
+
+void kill_group(pid_t pid) {
+  ::kill(-pid, SIGTERM);
+  for (int i = 0; i < 200; ++i) {  // 2 s for mpirun to end its ranks
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      ::kill(-pid, SIGKILL);  // stragglers in the group
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(-pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+}
+
+}  // namespace
+
+std::vector<std::string> mpirun_argv(const MpiJob& job) {
+  std::vector<std::string> argv{"mpirun", "--oversubscribe", "-np", std::to_string(job.ranks)};
+  for (const auto& [name, value] : job.mca) {
+    argv.insert(argv.end(), {"--mca", name, value});
+  }
+  argv.insert(argv.end(), job.command.begin(), job.command.end());
+  return argv;
+}
+
+std::filesystem::path mpi_rank_program() {
+  if (const char* p = std::getenv("FPLAB_MPI_PROGRAM"); p != nullptr && *p != '\0') return p;
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw MpiError("cannot find the fplab program (/proc/self/exe): " + ec.message());
+  return self;
+}
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string templ =
+      std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/fplab-mpi-XXXXXX";
+  if (::mkdtemp(templ.data()) == nullptr) {
+    throw MpiError("cannot create a temporary directory in " + templ + ": " + std::strerror(errno));
+  }
+  path_ = templ;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+void run_mpi_job(const MpiJob& job) {
+  const std::vector<std::string> args = mpirun_argv(job);
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+
+  std::vector<std::string> env_store;
+  for (char** e = environ; *e != nullptr; ++e) env_store.emplace_back(*e);
+  if (::geteuid() == 0) {
+    env_store.emplace_back("OMPI_ALLOW_RUN_AS_ROOT=1");
+    env_store.emplace_back("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1");
+  }
+  std::vector<char*> envp;
+  for (auto& e : env_store) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  TempDir logs;
+  const auto log = logs.path() / "mpirun.log";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);  // its own group: a timeout ends every rank
+
+  pid_t pid = 0;
+  const int rc = ::posix_spawnp(&pid, "mpirun", &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc == ENOENT) throw MpiUnavailable("mpirun not found on PATH (install openmpi-bin)");
+  if (rc != 0) throw MpiUnavailable(std::string("cannot start mpirun: ") + std::strerror(rc));
+
+  const auto start = std::chrono::steady_clock::now();
+  int status = 0;
+  for (;;) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) throw MpiError("waiting for mpirun failed");
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    if (elapsed.count() > job.timeout_seconds) {
+      kill_group(pid);
+      char text[64];
+      std::snprintf(text, sizeof text, "%g", job.timeout_seconds);
+      throw MpiError(std::string("MPI job timed out after ") + text +
+                     " s (a rank hung?); mpirun and its ranks were killed");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ::kill(-pid, SIGKILL);  // nothing of the job outlives it
+  if (WIFSIGNALED(status)) {
+    throw MpiError("mpirun killed by signal " + std::to_string(WTERMSIG(status)) + ": " +
+                   failure_line(log));
+  }
+  if (WEXITSTATUS(status) != 0) {
+    throw MpiError("mpirun failed (exit " + std::to_string(WEXITSTATUS(status)) +
+                   "): " + failure_line(log));
+  }
+}
+
+}  // namespace fplab
