@@ -11,6 +11,7 @@
 #include "model/transformer.hpp"
 #include "sampling/experiment_support.hpp"
 #include "sampling/nucleus.hpp"
+#include "sampling/temperature.hpp"
 
 namespace {
 
@@ -96,4 +97,35 @@ TEST_CASE("nucleus's measurement: a confident prompt's one-token nucleus, as dat
   CHECK(open.steps[0].nucleus > 5);
   CHECK(open.steps[0].extra == 0);
   CHECK(open.steps[0].cut_mass > 0.0);
+}
+
+// temperature's measuring functions on their own (issue 15: measure, then
+// record).
+TEST_CASE("temperature's measurements: C1's properties and C2's counts, as data",
+          "[sampling][experiments]") {
+  using namespace fplab::sampling;
+  const auto& m = fplab::model::bundled_model();
+  const fplab::model::OneThread one_thread;
+  const auto conf =
+      logits_after(m, fplab::model::Policy{}, m.tokenizer().encode(std::string(kConfidentPrompt)));
+  const C1Figures at1 = c1_figures(conf, 1.0);
+  CHECK(at1.same_ranking);
+  CHECK(at1.prob_order);
+  CHECK(at1.identity_ratio < 1);
+  CHECK(at1.logit_scaling_abs == 0.0);  // T = 1 leaves softmax(l) as it is
+  // Negative control: T = 2 moves the probabilities and lowers the leader.
+  const C1Figures at2 = c1_figures(conf, 2.0);
+  CHECK(at2.logit_scaling_abs > 0.01);
+  CHECK(at2.leader < at1.leader);
+  CHECK(argmax_at_nonpositive_t(conf, 4));
+
+  const MassFigures m1 = mass_figures(conf, 1.0);
+  CHECK(m1.n50 <= m1.n90);
+  CHECK(m1.n90 <= m1.n99);
+  CHECK(m1.leader == at1.leader);
+  const C2Figures c2 = c2_figures(conf);
+  CHECK(c2.n90_t1 == m1.n90);
+  CHECK(c2.n90_t2 > c2.n90_t1);  // T = 2 widens the confident prompt's nucleus
+  CHECK(c2.leader_p_t2 < c2.leader_p_t1);
+  CHECK(c2.leader_p_t1 == m1.leader);
 }
