@@ -11,6 +11,7 @@
 #include "model/transformer.hpp"
 #include "sampling/experiment_support.hpp"
 #include "sampling/nucleus.hpp"
+#include "sampling/seeded_sampling.hpp"
 #include "sampling/temperature.hpp"
 
 namespace {
@@ -128,4 +129,41 @@ TEST_CASE("temperature's measurements: C1's properties and C2's counts, as data"
   CHECK(c2.n90_t2 > c2.n90_t1);  // T = 2 widens the confident prompt's nucleus
   CHECK(c2.leader_p_t2 < c2.leader_p_t1);
   CHECK(c2.leader_p_t1 == m1.leader);
+}
+
+// seeded-sampling's measuring functions on their own.
+TEST_CASE("seeded-sampling's measurements: a rerun is identical, bf16 moves the logits, as data",
+          "[sampling][experiments][C6]") {
+  using namespace fplab::sampling;
+  using fplab::model::Policy;
+  using fplab::model::PrecisionPolicy;
+  using fplab::model::ReductionPolicy;
+  const std::vector<double> a{0.25, 0.75};
+  CHECK(flip_probability(a, a) == 0.0);
+  CHECK(flip_probability({1.0, 0.0}, {0.0, 1.0}) == 1.0);
+  CHECK(edge_distance(a, 0.5) == 0.25);  // token 1's interval [0.25, 1)
+
+  const auto& m = fplab::model::bundled_model();
+  const fplab::model::OneThread one_thread;
+  const auto prompt = m.tokenizer().encode(std::string(kOpenPrompt));
+  std::vector<SamplingConfig> configs(2);
+  for (std::size_t i = 0; i < configs.size(); ++i) configs[i].seed = 1 + i;
+  const Policy bi{ReductionPolicy::batch_invariant, PrecisionPolicy::fp32};
+  const Policy bf{ReductionPolicy::batch_invariant, PrecisionPolicy::bf16};
+  const auto one = decode_samples(m, bi, Batching::together, prompt, configs, 8, "one");
+  const auto two = decode_samples(m, bi, Batching::together, prompt, configs, 8, "two");
+  REQUIRE(one.tokens.size() == 2);
+  CHECK(one.digest == two.digest);
+  const RunComparison same = compare_runs(one, two, 8);
+  CHECK(same.identical == 2);
+  CHECK(same.firsts.empty());
+  CHECK(same.flip_mean == 0.0);
+  CHECK(same.logits_differ == 0);
+  // Negative control: bf16 moves the step-0 logits, so the CDFs differ.
+  const auto low = decode_samples(m, bf, Batching::together, prompt, configs, 8, "bf16");
+  const RunComparison moved = compare_runs(one, low, 8);
+  CHECK(moved.logits_differ > 0);
+  CHECK(moved.logit_diff > 0.0);
+  CHECK(moved.flip_mean > 0.0);
+  CHECK(moved.identical + static_cast<std::int64_t>(moved.firsts.size()) == 2);
 }
