@@ -11,6 +11,7 @@
 #include "model/transformer.hpp"
 #include "sampling/experiment_support.hpp"
 #include "sampling/nucleus.hpp"
+#include "sampling/pipeline_order.hpp"
 #include "sampling/seeded_sampling.hpp"
 #include "sampling/temperature.hpp"
 
@@ -166,4 +167,38 @@ TEST_CASE("seeded-sampling's measurements: a rerun is identical, bf16 moves the 
   CHECK(moved.logit_diff > 0.0);
   CHECK(moved.flip_mean > 0.0);
   CHECK(moved.identical + static_cast<std::int64_t>(moved.firsts.size()) == 2);
+}
+
+// pipeline-order's measuring functions on their own.
+TEST_CASE("pipeline-order's measurements: top-p and a penalty before or after T, as data",
+          "[sampling][experiments][C5]") {
+  using namespace fplab::sampling;
+  const auto& m = fplab::model::bundled_model();
+  const fplab::model::OneThread one_thread;
+  const auto conf =
+      logits_after(m, fplab::model::Policy{}, m.tokenizer().encode(std::string(kConfidentPrompt)));
+  // At T = 1 the order of top-p and temperature cannot matter; at T = 2 it
+  // does: before T, top-p sees the confident leader alone.
+  const TopPCounts at1 = top_p_counts(conf, 1.0, 0.9);
+  CHECK(at1.before == at1.after);
+  const TopPCounts at2 = top_p_counts(conf, 2.0, 0.9);
+  CHECK(at2.before == 1);
+  CHECK(at2.after > 1);
+
+  const std::vector<Token> history{3, 7, 7, 11};
+  const PenaltyOrderFigures half = penalty_order_figures(conf, history, 2.0, 0.5, 1.2, 0.9);
+  CHECK(half.exact);
+  CHECK(half.shift_before == 0.25);  // alpha / T, exact for T a power of two
+  CHECK(half.shift_after == 0.5);    // alpha
+  CHECK(half.dev_before == 0.0);
+  const PenaltyOrderFigures one = penalty_order_figures(conf, history, 1.0, 0.5, 1.2, 0.9);
+  CHECK(one.shift_before == one.shift_after);  // negative control: T = 1, no difference
+
+  const auto orders = all_stage_orders();
+  REQUIRE(orders.size() == 24);
+  CHECK(orders.front() == default_order());
+  for (std::size_t i = 1; i < orders.size(); ++i) CHECK(orders[i] != orders.front());
+  const OrderOutcome standard = order_outcome(conf, history, orders.front(), 2.0, 5, 0.9, 0.5);
+  CHECK(standard.tokens.size() == standard.probs.size());
+  CHECK(standard.tokens.size() <= 5);
 }
