@@ -11,6 +11,7 @@
 #include "model/transformer.hpp"
 #include "sampling/experiment_support.hpp"
 #include "sampling/nucleus.hpp"
+#include "sampling/penalties.hpp"
 #include "sampling/pipeline_order.hpp"
 #include "sampling/seeded_sampling.hpp"
 #include "sampling/temperature.hpp"
@@ -201,4 +202,37 @@ TEST_CASE("pipeline-order's measurements: top-p and a penalty before or after T,
   const OrderOutcome standard = order_outcome(conf, history, orders.front(), 2.0, 5, 0.9, 0.5);
   CHECK(standard.tokens.size() == standard.probs.size());
   CHECK(standard.tokens.size() <= 5);
+}
+
+// penalties' measuring functions on their own.
+TEST_CASE("penalties' measurements: what a penalty changes along the greedy path, as data",
+          "[sampling][experiments][C4]") {
+  using namespace fplab::sampling;
+  const auto& m = fplab::model::bundled_model();
+  const fplab::model::OneThread one_thread;
+  const auto prompt = m.tokenizer().encode(std::string(kOpenPrompt));
+  const GreedyPath path = greedy_path(m, fplab::model::Policy{}, prompt, 30);
+  REQUIRE(path.tokens.size() == 30);
+  REQUIRE(path.logits.size() == 30);
+  // Negative control: no penalty (greedy, T = 0) changes nothing.
+  SamplingConfig none;
+  none.temperature = 0;
+  const DecisionChanges unchanged = decision_changes(path, none, 30);
+  CHECK(unchanged.changed == 0);
+  CHECK(unchanged.first == -1);
+  CHECK(penalty_size(path, none, 29).penalised == 0);
+  // A huge frequency penalty changes the greedy decision wherever the greedy
+  // token has occurred before, and every such token's logit.
+  SamplingConfig freq = none;
+  freq.frequency_penalty = 100;
+  const DecisionChanges moved = decision_changes(path, freq, 30);
+  CHECK(moved.changed > 0);
+  CHECK(moved.first > 0);  // step 0 has no history
+  const PenaltySize size = penalty_size(path, freq, 29);
+  CHECK(size.penalised > 0);
+  CHECK(size.largest >= 100);
+  CHECK(first_divergence(path.tokens, path.tokens, 30) == -1);
+  std::vector<Token> other(path.tokens);
+  other[7] = other[7] + 1;
+  CHECK(first_divergence(path.tokens, other, 30) == 7);
 }
