@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "experiments/associativity.hpp"
 #include "experiments/experiment.hpp"
 #include "experiments/orders.hpp"
 #include "experiments/python_replay.hpp"
@@ -295,4 +296,25 @@ TEST_CASE("error-growth: every measured error within its bound", "[experiments]"
     }
   }
   CHECK(r.table("ill")->get("10000", "cond")->as_f64() > 1000);
+}
+
+// associativity's measuring function on its own (issue 15: measure, then
+// record).
+TEST_CASE("associativity's measurement: the two groupings per format, as data",
+          "[experiments][A1]") {
+  const Groupings d = groupings_in(kFP64, 0.1, 1e20, -1e20);
+  CHECK(d.left == Value::f64(0.0));
+  CHECK(d.right == Value::f64(0.1));
+  CHECK(d.exact == Value::f64(0.1));
+  const Groupings f = groupings_in(kFP32, 0.1, 1e20, -1e20);
+  CHECK(f.left == Value::f32(0.0F));
+  CHECK(f.right == Value::f32(0.1F));
+  // Negative control: values of one magnitude associate, left == right.
+  const Groupings same = groupings_in(kFP64, 1, 2, 3);
+  CHECK(same.left == same.right);
+  CHECK(same.left == Value::f64(6.0));
+  const Groupings bf = groupings_in(parse_format("bf16"), 0.1, 1e20, -1e20);
+  CHECK(bf.left == Value::f64(0.0));
+  CHECK(bf.right == bf.a);  // bf16's rounding of 0.1 survives
+  CHECK(bf.a != Value::f64(0.1));
 }
