@@ -11,6 +11,7 @@
 
 #include "experiments/associativity.hpp"
 #include "experiments/experiment.hpp"
+#include "experiments/groupings.hpp"
 #include "experiments/orders.hpp"
 #include "experiments/python_replay.hpp"
 #include "experiments/random.hpp"
@@ -317,4 +318,27 @@ TEST_CASE("associativity's measurement: the two groupings per format, as data",
   CHECK(bf.left == Value::f64(0.0));
   CHECK(bf.right == bf.a);  // bf16's rounding of 0.1 survives
   CHECK(bf.a != Value::f64(0.1));
+}
+
+// groupings' measuring functions on their own.
+TEST_CASE("groupings' measurement: distinct totals of one data set, as data", "[experiments][A3]") {
+  const auto x = float32_normals(4096, 1);
+  REQUIRE(x.size() == 4096);
+  CHECK(x != float32_normals(4096, 2));  // the seed picks the data
+  const GroupingCount one = count_groupings(x, 1, "sequential", "sequential");
+  CHECK(one.distinct == 1);  // negative control: one grouping, one total
+  CHECK(one.lo == one.hi);
+  const GroupingCount many = count_groupings(x, 255, "sequential", "sequential");
+  CHECK(many.distinct > 1);
+  CHECK(many.distinct <= 255);
+  CHECK(many.lo < many.hi);
+  CHECK(many.lo <= one.lo);
+  CHECK(one.hi <= many.hi);
+
+  const CountSpread odd = count_spread({17, 3, 40});
+  CHECK(odd.first == 17);
+  CHECK(odd.lo == 3);
+  CHECK(odd.hi == 40);
+  CHECK(odd.median == 17.0);
+  CHECK(count_spread({4, 1, 2, 9}).median == 3.0);  // mean of the two middle counts
 }
