@@ -15,6 +15,7 @@
 #include "experiments/orders.hpp"
 #include "experiments/python_replay.hpp"
 #include "experiments/random.hpp"
+#include "experiments/spacing.hpp"
 #include "io/npy.hpp"
 #include "reductions/strategy.hpp"
 
@@ -341,4 +342,21 @@ TEST_CASE("groupings' measurement: distinct totals of one data set, as data", "[
   CHECK(odd.hi == 40);
   CHECK(odd.median == 17.0);
   CHECK(count_spread({4, 1, 2, 9}).median == 3.0);  // mean of the two middle counts
+}
+
+// spacing's measuring function on its own.
+TEST_CASE("spacing's measurement: bfloat16 around a probe, as data", "[experiments][A5]") {
+  const Bf16Probe near16 = bf16_probe(16.07);
+  CHECK(near16.below == 16.0);
+  CHECK(near16.above == 16.125);
+  CHECK(near16.next_up == 16.25);
+  CHECK(near16.spacing == 0.125);
+  CHECK(near16.max_error == 0.0625);
+  // Negative control: one binade lower the grid is twice as fine, and a
+  // representable probe is its own neighbour on both sides.
+  const Bf16Probe near8 = bf16_probe(8.0);
+  CHECK(near8.below == 8.0);
+  CHECK(near8.above == 8.0);
+  CHECK(near8.next_up == 8.0625);
+  CHECK(near8.spacing == 0.0625);
 }
