@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "experiments/associativity.hpp"
+#include "experiments/error_growth.hpp"
 #include "experiments/experiment.hpp"
 #include "experiments/groupings.hpp"
 #include "experiments/orders.hpp"
@@ -359,4 +360,31 @@ TEST_CASE("spacing's measurement: bfloat16 around a probe, as data", "[experimen
   CHECK(near8.above == 8.0);
   CHECK(near8.next_up == 8.0625);
   CHECK(near8.spacing == 0.0625);
+}
+
+// error-growth's measuring functions on their own.
+TEST_CASE("error-growth's measurements: sizes, data and errors against the bounds, as data",
+          "[experiments]") {
+  CHECK(error_growth_sizes(1000, 2) == std::vector<std::size_t>{10, 32, 100, 316, 1000});
+  CHECK(error_growth_sizes(50, 1) == std::vector<std::size_t>{10, 50});
+  const std::vector<Strategy> strategies{parse_strategy("sequential"), parse_strategy("pairwise"),
+                                         parse_strategy("kahan")};
+  // Well-conditioned: four ones sum exactly, condition number 1.
+  const std::vector<float> ones(4, 1.0F);
+  const ErrorFigures well = measure_errors(ones, strategies);
+  CHECK(well.cond == 1.0);
+  CHECK(well.rel == std::vector<double>{0.0, 0.0, 0.0});
+  // Ill-conditioned: the cancelling pairs make the condition number grow
+  // with n, and the measured errors stay below their bounds.
+  const auto x = ill_conditioned_float32(10001, 7);
+  REQUIRE(x.size() == 10001);
+  CHECK(x != ill_conditioned_float32(10001, 8));
+  const ErrorFigures ill = measure_errors(x, strategies);
+  CHECK(ill.cond > 100);
+  REQUIRE(ill.rel.size() == 3);
+  CHECK(ill.rel[0] > 0.0);  // the recursive sum does not cancel exactly
+  CHECK(ill.rel[0] <= ill.bound_sequential);
+  CHECK(ill.rel[1] <= ill.bound_pairwise);
+  CHECK(ill.rel[2] <= ill.bound_kahan);
+  CHECK(ill.bound_pairwise < ill.bound_sequential);
 }
