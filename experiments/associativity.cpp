@@ -1,6 +1,7 @@
 // associativity (claim A1): the two groupings of 0.1, 1e20, -1e20.
 #include <fmt/format.h>
 
+#include "experiments/associativity.hpp"
 #include "experiments/experiment.hpp"
 #include "io/numbers.hpp"
 #include "precision/format.hpp"
@@ -10,14 +11,10 @@
 namespace fplab {
 namespace {
 
-struct Outcome {
-  Value a, b, c, left, right, exact;
-};
-
 // Native arithmetic for float and double; every other format emulated:
 // inputs rounded to it once, each addition rounded to it once (precision/).
 template <class T>
-Outcome native(double a0, double b0, double c0) {
+Groupings native(double a0, double b0, double c0) {
   const T a = static_cast<T>(a0);  // the decimal inputs were parsed as double;
   const T b = static_cast<T>(b0);  // narrowing to float is the one rounding
   const T c = static_cast<T>(c0);  // (see the note on double rounding below)
@@ -29,7 +26,7 @@ Outcome native(double a0, double b0, double c0) {
           Value::of((a + b) + c), Value::of(a + (b + c)), Value::of(Native<T>{}.round_exact(e))};
 }
 
-Outcome emulated(double a0, double b0, double c0, const Format& f) {
+Groupings emulated(double a0, double b0, double c0, const Format& f) {
   const RoundingOptions o{f, Rounding::nearest_even};
   const double a = round(a0, o);
   const double b = round(b0, o);
@@ -46,11 +43,18 @@ Outcome emulated(double a0, double b0, double c0, const Format& f) {
           Value::f64(round_exact(e, o))};
 }
 
-void run(const Params& p, RunContext&, ExperimentRecord& out) {
-  const auto& v = p.real_list("values");
-  const double a = v[0];
-  const double b = v[1];
-  const double c = v[2];
+}  // namespace
+
+Groupings groupings_in(const Format& f, double a, double b, double c) {
+  if (f == kFP64) return native<double>(a, b, c);
+  if (f == kFP32) return native<float>(a, b, c);
+  return emulated(a, b, c, f);
+}
+
+namespace {
+
+const Table& record_groupings(const std::vector<std::string>& formats, double a, double b, double c,
+                              ExperimentRecord& out) {
   Table t{"groupings",
           fmt::format("({} + {}) + {} against {} + ({} + {})", to_decimal(a), to_decimal(b),
                       to_decimal(c), to_decimal(a), to_decimal(b), to_decimal(c)),
@@ -66,16 +70,9 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
       "arithmetic; "
       "the other formats are emulated (precision/): every addition is rounded once to the format, "
       "values are shown as the doubles they are.";
-  for (const auto& name : p.text_list("formats")) {
+  for (const auto& name : formats) {
     const Format f = parse_format(name);
-    Outcome o;
-    if (f == kFP64) {
-      o = native<double>(a, b, c);
-    } else if (f == kFP32) {
-      o = native<float>(a, b, c);
-    } else {
-      o = emulated(a, b, c, f);
-    }
+    const Groupings o = groupings_in(f, a, b, c);
     const std::string key = f == kFP64 ? "float64" : f == kFP32 ? "float32" : std::string(f.name);
     t.add_row(key)
         .set("a", o.a)
@@ -85,7 +82,10 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
         .set("right", o.right)
         .set("exact", o.exact);
   }
-  const Table& table = out.add_table(std::move(t));
+  return out.add_table(std::move(t));
+}
+
+void record_verdict(const Table& table, double a, double b, double c, ExperimentRecord& out) {
   const Value* left = table.get("float64", "left");
   const Value* right = table.get("float64", "right");
   const bool defaults = a == 0.1 && b == 1e20 && c == -1e20;
@@ -111,6 +111,12 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
              "0.1. float32 and bf16 behave the same way, with their own roundings of 0.1."
            : "The groupings did not give 0 and 0.1.");
   }
+}
+
+void run(const Params& p, RunContext&, ExperimentRecord& out) {
+  const auto& v = p.real_list("values");
+  const Table& table = record_groupings(p.text_list("formats"), v[0], v[1], v[2], out);
+  record_verdict(table, v[0], v[1], v[2], out);
 }
 
 void check_formats(const ParamValue& v) {

@@ -4,16 +4,15 @@
 #include <cmath>
 #include <random>
 
+#include "experiments/error_growth.hpp"
 #include "experiments/experiment.hpp"
 #include "experiments/random.hpp"
 #include "reductions/error.hpp"
 #include "reductions/strategy.hpp"
 
 namespace fplab {
-namespace {
 
-// n = 10, 32, 100, 316, ...: round(10^(k/2)) up to n_max (and n_max itself).
-std::vector<std::size_t> sizes(std::size_t n_max, std::int64_t per_decade) {
+std::vector<std::size_t> error_growth_sizes(std::size_t n_max, std::int64_t per_decade) {
   std::vector<std::size_t> out;
   for (int k = 0;; ++k) {
     const double v =
@@ -26,18 +25,7 @@ std::vector<std::size_t> sizes(std::size_t n_max, std::int64_t per_decade) {
   return out;
 }
 
-std::string slug(std::string s) {
-  for (char& c : s) {
-    if (c == '(' || c == ')' || c == ',') c = '_';
-  }
-  while (!s.empty() && s.back() == '_') s.pop_back();
-  return s;
-}
-
-// Ill-conditioned data: (n-r)/2 float32 normals, their exact negatives and
-// r = 1 or 2 uniform values in [0,1), shuffled together. The exact sum is
-// the uniforms' sum; sum |x| grows with n, so the condition number is ~ n.
-std::vector<float> ill_conditioned(std::size_t n, std::uint64_t seed) {
+std::vector<float> ill_conditioned_float32(std::size_t n, std::uint64_t seed) {
   std::mt19937_64 g(seed);
   const std::size_t pairs = (n - 1) / 2;
   std::vector<float> x;
@@ -49,83 +37,110 @@ std::vector<float> ill_conditioned(std::size_t n, std::uint64_t seed) {
   return x;
 }
 
+ErrorFigures measure_errors(std::span<const float> x, const std::vector<Strategy>& strategies) {
+  const double u = unit_roundoff(24);
+  ErrorFigures f;
+  ExactSum exact;
+  exact.add_all(x);
+  const double s = std::abs(exact.to_double());
+  const double m = sum_of_magnitudes(x);
+  f.cond = m / s;
+  for (const auto& st : strategies) {
+    ExactSum residual = exact;
+    residual.add(-sum(st, x));
+    f.rel.push_back(std::abs(residual.to_double()) / s);
+  }
+  const auto nd = static_cast<double>(x.size());
+  f.bound_sequential = f.cond * gamma(nd - 1, u);
+  f.bound_pairwise = f.cond * gamma(std::ceil(std::log2(nd)), u);
+  f.bound_kahan = f.cond * 2 * u;
+  return f;
+}
+
+namespace {
+
+std::string slug(std::string s) {
+  for (char& c : s) {
+    if (c == '(' || c == ')' || c == ',') c = '_';
+  }
+  while (!s.empty() && s.back() == '_') s.pop_back();
+  return s;
+}
+
+// One table and its figure: well- (uniform values, the first n of
+// `uniform`) or ill-conditioned data at each size.
+void record_growth(bool ill, const std::vector<std::size_t>& ns,
+                   const std::vector<Strategy>& strategies, const std::vector<float>& uniform,
+                   RunContext& ctx, std::uint64_t& done, ExperimentRecord& out) {
+  const std::uint64_t total_work = 2 * ns.size();
+  const std::string id = ill ? "ill" : "well";
+  Table t{id,
+          ill ? "Ill-conditioned data: pairs x, -x shuffled with one or two values in [0,1)"
+              : "Well-conditioned data: uniform values in [0,1) (condition number 1)",
+          "n"};
+  t.add_column("cond", "condition number", ".3g");
+  for (const auto& s : strategies) t.add_column("rel_" + slug(s.name()), s.name(), ".2e");
+  t.add_column("bound_sequential", "bound: sequential", ".2e")
+      .add_column("bound_pairwise", "bound: pairwise", ".2e")
+      .add_column("bound_kahan", "bound: kahan", ".2e");
+  t.caption =
+      "Relative error |computed - exact| / |exact| of float32 sums (u = 2^-24), and Higham's "
+      "bounds on it: "
+      "cond * gamma_{n-1} for sequential, cond * gamma_{ceil(log2 n)} for pairwise, cond * 2u (+ "
+      "O(n u^2), "
+      "left out) for Kahan; cond = sum|x| / |sum x|.";
+  for (const std::size_t n : ns) {
+    std::vector<float> owned;
+    std::span<const float> x;
+    if (ill) {
+      owned = ill_conditioned_float32(n, ctx.seed() + n);
+      x = owned;
+    } else {
+      x = std::span<const float>(uniform).first(n);
+    }
+    const ErrorFigures e = measure_errors(x, strategies);
+    Row& row = t.add_row(std::to_string(n));
+    row.set("cond", Value::f64(e.cond));
+    for (std::size_t i = 0; i < strategies.size(); ++i)
+      row.set("rel_" + slug(strategies[i].name()), Value::f64(e.rel[i]));
+    row.set("bound_sequential", Value::f64(e.bound_sequential));
+    row.set("bound_pairwise", Value::f64(e.bound_pairwise));
+    row.set("bound_kahan", Value::f64(e.bound_kahan));
+    ctx.progress(++done, total_work, id);
+  }
+  out.add_table(std::move(t));
+  Figure f;
+  f.id = id;
+  f.table = id;
+  f.title = ill ? "Error growth, ill-conditioned data" : "Error growth, well-conditioned data";
+  f.xlabel = "n";
+  f.ylabel = "relative error";
+  f.logx = true;
+  f.logy = true;
+  for (const auto& st : strategies)
+    f.series.push_back({"rel_" + slug(st.name()), st.name(), "linespoints"});
+  f.series.push_back({"bound_sequential", "bound: sequential", "dashed"});
+  f.series.push_back({"bound_pairwise", "bound: pairwise", "dashed"});
+  f.series.push_back({"bound_kahan", "bound: kahan", "dashed"});
+  f.caption =
+      "Measured errors (points) stay below their a-priori bounds (dashed); exact results (error "
+      "0) are "
+      "not drawn on the log scale.";
+  out.add_figure(std::move(f));
+}
+
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const auto n_max = static_cast<std::size_t>(p.integer("n_max"));
-  const auto ns = sizes(n_max, p.integer("per_decade"));
+  const auto ns = error_growth_sizes(n_max, p.integer("per_decade"));
   std::vector<Strategy> strategies;
   for (const auto& name : p.text_list("strategies")) strategies.push_back(parse_strategy(name));
-  const double u = unit_roundoff(24);
 
   std::mt19937_64 g(ctx.seed());
   std::vector<float> uniform(n_max);
   for (auto& v : uniform) v = static_cast<float>(rnd::uniform01(g));
 
   std::uint64_t done = 0;
-  const std::uint64_t total_work = 2 * ns.size();
-  for (const bool ill : {false, true}) {
-    const std::string id = ill ? "ill" : "well";
-    Table t{id,
-            ill ? "Ill-conditioned data: pairs x, -x shuffled with one or two values in [0,1)"
-                : "Well-conditioned data: uniform values in [0,1) (condition number 1)",
-            "n"};
-    t.add_column("cond", "condition number", ".3g");
-    for (const auto& s : strategies) t.add_column("rel_" + slug(s.name()), s.name(), ".2e");
-    t.add_column("bound_sequential", "bound: sequential", ".2e")
-        .add_column("bound_pairwise", "bound: pairwise", ".2e")
-        .add_column("bound_kahan", "bound: kahan", ".2e");
-    t.caption =
-        "Relative error |computed - exact| / |exact| of float32 sums (u = 2^-24), and Higham's "
-        "bounds on it: "
-        "cond * gamma_{n-1} for sequential, cond * gamma_{ceil(log2 n)} for pairwise, cond * 2u (+ "
-        "O(n u^2), "
-        "left out) for Kahan; cond = sum|x| / |sum x|.";
-    for (const std::size_t n : ns) {
-      std::vector<float> owned;
-      std::span<const float> x;
-      if (ill) {
-        owned = ill_conditioned(n, ctx.seed() + n);
-        x = owned;
-      } else {
-        x = std::span<const float>(uniform).first(n);
-      }
-      ExactSum exact;
-      exact.add_all(x);
-      const double s = std::abs(exact.to_double());
-      const double m = sum_of_magnitudes(x);
-      const double cond = m / s;
-      Row& row = t.add_row(std::to_string(n));
-      row.set("cond", Value::f64(cond));
-      for (const auto& st : strategies) {
-        ExactSum residual = exact;
-        residual.add(-sum(st, x));
-        row.set("rel_" + slug(st.name()), Value::f64(std::abs(residual.to_double()) / s));
-      }
-      const auto nd = static_cast<double>(n);
-      row.set("bound_sequential", Value::f64(cond * gamma(nd - 1, u)));
-      row.set("bound_pairwise", Value::f64(cond * gamma(std::ceil(std::log2(nd)), u)));
-      row.set("bound_kahan", Value::f64(cond * 2 * u));
-      ctx.progress(++done, total_work, id);
-    }
-    out.add_table(std::move(t));
-    Figure f;
-    f.id = id;
-    f.table = id;
-    f.title = ill ? "Error growth, ill-conditioned data" : "Error growth, well-conditioned data";
-    f.xlabel = "n";
-    f.ylabel = "relative error";
-    f.logx = true;
-    f.logy = true;
-    for (const auto& st : strategies)
-      f.series.push_back({"rel_" + slug(st.name()), st.name(), "linespoints"});
-    f.series.push_back({"bound_sequential", "bound: sequential", "dashed"});
-    f.series.push_back({"bound_pairwise", "bound: pairwise", "dashed"});
-    f.series.push_back({"bound_kahan", "bound: kahan", "dashed"});
-    f.caption =
-        "Measured errors (points) stay below their a-priori bounds (dashed); exact results (error "
-        "0) are "
-        "not drawn on the log scale.";
-    out.add_figure(std::move(f));
-  }
+  for (const bool ill : {false, true}) record_growth(ill, ns, strategies, uniform, ctx, done, out);
   out.add_note(
       "The bounds are worst cases; typical errors of the recursive sum grow like sqrt(n) u, not n "
       "u, and "

@@ -6,33 +6,21 @@
 #include <set>
 
 #include "experiments/experiment.hpp"
+#include "experiments/groupings.hpp"
 #include "experiments/random.hpp"
 #include "reductions/strategy.hpp"
 
 namespace fplab {
-namespace {
 
-// The recipe: n float32 values, standard normals (experiments/random.hpp,
-// Marsaglia's polar method on std::mt19937_64(seed)) rounded to float32;
-// grouping g (g = 1..G) cuts them into g contiguous chunks of
-// np.array_split sizes, sums each chunk by `inner` in float32 and adds the g
-// chunk totals by `combine`: the strategy chunked(g,inner,combine). Grouping
-// 1 is the plain `inner` sum.
-std::vector<float> normals(std::size_t n, std::uint64_t seed) {
+std::vector<float> float32_normals(std::size_t n, std::uint64_t seed) {
   std::mt19937_64 g(seed);
   std::vector<float> x(n);
   for (auto& v : x) v = static_cast<float>(rnd::normal(g));
   return x;
 }
 
-struct SeedResult {
-  std::size_t distinct;
-  float lo;
-  float hi;
-};
-
-SeedResult count_groupings(std::span<const float> x, std::int64_t groupings,
-                           const std::string& inner, const std::string& combine) {
+GroupingCount count_groupings(std::span<const float> x, std::int64_t groupings,
+                              const std::string& inner, const std::string& combine) {
   std::set<std::uint32_t> bits;
   float lo = 0;
   float hi = 0;
@@ -45,15 +33,23 @@ SeedResult count_groupings(std::span<const float> x, std::int64_t groupings,
   return {bits.size(), lo, hi};
 }
 
-void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const auto n = static_cast<std::size_t>(p.integer("n"));
-  const auto groupings = p.integer("groupings");
-  const auto seeds = p.integer("seeds");
-  const std::string inner = p.text("inner");
-  const std::string combine = p.text("combine");
-  if (static_cast<std::size_t>(groupings) > n)
-    throw std::invalid_argument("groupings must not exceed n");
+CountSpread count_spread(const std::vector<std::int64_t>& counts) {
+  std::vector<std::int64_t> sorted = counts;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t m = sorted.size();
+  const double median =
+      m % 2 == 1
+          ? static_cast<double>(sorted[m / 2])
+          : (static_cast<double>(sorted[m / 2 - 1]) + static_cast<double>(sorted[m / 2])) / 2;
+  return {counts.front(), sorted.front(), sorted.back(), median};
+}
 
+namespace {
+
+// One row per seed; returns the per-seed counts.
+std::vector<std::int64_t> record_by_seed(std::size_t n, std::int64_t groupings, std::int64_t seeds,
+                                         const std::string& inner, const std::string& combine,
+                                         RunContext& ctx, ExperimentRecord& out) {
   Table t{
       "by-seed",
       fmt::format("Distinct totals of {} groupings of {} float32 normals, per seed", groupings, n),
@@ -69,7 +65,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   std::vector<std::int64_t> counts;
   for (std::int64_t k = 0; k < seeds; ++k) {
     const std::uint64_t seed = ctx.seed() + static_cast<std::uint64_t>(k);
-    const auto x = normals(n, seed);
+    const auto x = float32_normals(n, seed);
     const auto r = count_groupings(x, groupings, inner, combine);
     counts.push_back(static_cast<std::int64_t>(r.distinct));
     t.add_row(std::to_string(seed))
@@ -79,24 +75,21 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
         .set("exact", Value::f32(exact_sum(std::span<const float>(x))));
     ctx.progress(static_cast<std::uint64_t>(k + 1), static_cast<std::uint64_t>(seeds));
   }
-  std::vector<std::int64_t> sorted = counts;
-  std::sort(sorted.begin(), sorted.end());
-  const std::int64_t lo = sorted.front();
-  const std::int64_t hi = sorted.back();
-  const std::size_t m = sorted.size();
-  // Median: the mean of the two middle counts when even (exact in double).
-  const double median =
-      m % 2 == 1
-          ? static_cast<double>(sorted[m / 2])
-          : (static_cast<double>(sorted[m / 2 - 1]) + static_cast<double>(sorted[m / 2])) / 2;
+  out.add_table(std::move(t));
+  return counts;
+}
+
+void record_spread(const CountSpread& sp, std::int64_t seeds, ExperimentRecord& out) {
   Table s{"spread", fmt::format("Spread of the count over {} seeds", seeds), "statistic"};
   s.add_column("value", "distinct totals");
-  s.add_row("first seed").set("value", Value::integer(counts.front()));
-  s.add_row("min").set("value", Value::integer(lo));
-  s.add_row("median").set("value", Value::f64(median));
-  s.add_row("max").set("value", Value::integer(hi));
-  out.add_table(std::move(t));
+  s.add_row("first seed").set("value", Value::integer(sp.first));
+  s.add_row("min").set("value", Value::integer(sp.lo));
+  s.add_row("median").set("value", Value::f64(sp.median));
+  s.add_row("max").set("value", Value::integer(sp.hi));
   out.add_table(std::move(s));
+}
+
+void record_figure(std::int64_t groupings, ExperimentRecord& out) {
   Figure f;
   f.id = "by-seed";
   f.table = "by-seed";
@@ -105,14 +98,20 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   f.ylabel = "distinct totals";
   f.series = {{"distinct", "distinct totals", "linespoints"}};
   out.add_figure(std::move(f));
+}
 
+void record_verdict(const CountSpread& sp, std::size_t n, std::int64_t groupings,
+                    std::int64_t seeds, const RunContext& ctx, ExperimentRecord& out) {
+  const std::int64_t lo = sp.lo;
+  const std::int64_t hi = sp.hi;
+  const double median = sp.median;
   const bool in_range = lo <= 17 && 17 <= hi;
   const bool defaults = n == 4096 && groupings == 255;
   out.add_verdict(
       "A3",
-      fmt::format("{} distinct totals (seed {}); {} to {} over {} seeds, median {}", counts.front(),
+      fmt::format("{} distinct totals (seed {}); {} to {} over {} seeds, median {}", sp.first,
                   ctx.seed(), lo, hi, seeds, median),
-      defaults && counts.front() == 17 ? Status::reproduced : Status::differs,
+      defaults && sp.first == 17 ? Status::reproduced : Status::differs,
       fmt::format(
           "No recipe was published, so the figure cannot be reproduced, only made plausible. Our "
           "documented "
@@ -123,10 +122,25 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
           "from {} to {} over {} seeds, a range that {} 17. The count is large when the total is "
           "small "
           "(its float32 spacing is fine) and small when it is large.{}",
-          groupings, counts.front(), lo, hi, seeds, in_range ? "includes" : "does not include",
+          groupings, sp.first, lo, hi, seeds, in_range ? "includes" : "does not include",
           defaults
               ? ""
               : " (Not the default 4,096 numbers and 255 groupings: no verdict on the claim.)"));
+}
+
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const auto n = static_cast<std::size_t>(p.integer("n"));
+  const auto groupings = p.integer("groupings");
+  const auto seeds = p.integer("seeds");
+  const std::string inner = p.text("inner");
+  const std::string combine = p.text("combine");
+  if (static_cast<std::size_t>(groupings) > n)
+    throw std::invalid_argument("groupings must not exceed n");
+  const auto counts = record_by_seed(n, groupings, seeds, inner, combine, ctx, out);
+  const CountSpread spread = count_spread(counts);
+  record_spread(spread, seeds, out);
+  record_figure(groupings, out);
+  record_verdict(spread, n, groupings, seeds, ctx, out);
 }
 
 Experiment make() {

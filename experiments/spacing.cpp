@@ -4,49 +4,61 @@
 #include <cmath>
 
 #include "experiments/experiment.hpp"
+#include "experiments/spacing.hpp"
 #include "io/numbers.hpp"
 #include "precision/format.hpp"
 #include "precision/queries.hpp"
 
 namespace fplab {
+
+Bf16Probe bf16_probe(double probe) {
+  const Neighbours nb = neighbours(probe, kBF16);
+  return {.below = nb.below,
+          .above = nb.above,
+          .next_up = next_up(nb.above, kBF16),
+          .spacing = spacing(probe, kBF16),
+          .max_error = max_rounding_error(probe, kBF16)};
+}
+
 namespace {
 
-void run(const Params& p, RunContext&, ExperimentRecord& out) {
-  std::vector<Format> formats;
-  for (const auto& name : p.text_list("formats")) formats.push_back(parse_format(name));
-  const auto lo = p.integer("min_exponent");
-  const auto hi = p.integer("max_exponent");
-  if (lo > hi) throw std::invalid_argument("min_exponent must not exceed max_exponent");
-
+void record_spacing(const std::vector<Format>& formats, std::int64_t lo, std::int64_t hi,
+                    ExperimentRecord& out) {
   Table t{"spacing", fmt::format("Spacing at magnitudes 2^{} .. 2^{}", lo, hi), "magnitude"};
-  Table e{"max-error",
-          fmt::format("Largest rounding error (round to nearest) at 2^{} .. 2^{}", lo, hi),
-          "magnitude"};
-  for (const auto& f : formats) {
-    t.add_column(std::string(f.name), std::string(f.name));
-    e.add_column(std::string(f.name), std::string(f.name));
-  }
+  for (const auto& f : formats) t.add_column(std::string(f.name), std::string(f.name));
   t.add_column("exponent", "log2");
-  e.add_column("exponent", "log2");
   t.caption =
       "The gap between consecutive values of each format in the binade [2^k, 2^(k+1)), 2^(k-p+1) "
       "with p "
       "significand bits (implicit bit included): fp32 24, tf32 11, bf16 8, fp16 11, e4m3 4, e5m2 "
       "3.";
-  e.caption = "Half the spacing: the furthest round to nearest can move a value of that magnitude.";
   for (auto k = lo; k <= hi; ++k) {
     const double x = std::ldexp(1.0, static_cast<int>(k));
     Row& rs = t.add_row(to_decimal(x));
-    Row& re = e.add_row(to_decimal(x));
-    for (const auto& f : formats) {
-      rs.set(std::string(f.name), Value::f64(spacing(x, f)));
-      re.set(std::string(f.name), Value::f64(max_rounding_error(x, f)));
-    }
+    for (const auto& f : formats) rs.set(std::string(f.name), Value::f64(spacing(x, f)));
     rs.set("exponent", Value::integer(k));
-    re.set("exponent", Value::integer(k));
   }
   out.add_table(std::move(t));
+}
+
+void record_max_error(const std::vector<Format>& formats, std::int64_t lo, std::int64_t hi,
+                      ExperimentRecord& out) {
+  Table e{"max-error",
+          fmt::format("Largest rounding error (round to nearest) at 2^{} .. 2^{}", lo, hi),
+          "magnitude"};
+  for (const auto& f : formats) e.add_column(std::string(f.name), std::string(f.name));
+  e.add_column("exponent", "log2");
+  e.caption = "Half the spacing: the furthest round to nearest can move a value of that magnitude.";
+  for (auto k = lo; k <= hi; ++k) {
+    const double x = std::ldexp(1.0, static_cast<int>(k));
+    Row& re = e.add_row(to_decimal(x));
+    for (const auto& f : formats) re.set(std::string(f.name), Value::f64(max_rounding_error(x, f)));
+    re.set("exponent", Value::integer(k));
+  }
   out.add_table(std::move(e));
+}
+
+void record_spacing_figure(const std::vector<Format>& formats, ExperimentRecord& out) {
   Figure f;
   f.id = "spacing";
   f.table = "spacing";
@@ -61,30 +73,31 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
   f.caption =
       "Each format's spacing doubles with each binade; narrower significands shift the line up.";
   out.add_figure(std::move(f));
+}
 
-  // The claim's example: bf16 near 16.
-  const double probe = p.real("probe");
-  const Neighbours nb = neighbours(probe, kBF16);
-  const double above = next_up(nb.above, kBF16);
-  const double gap = spacing(probe, kBF16);
-  const double err = max_rounding_error(probe, kBF16);
+void record_bf16_probe(double probe, const Bf16Probe& b16, ExperimentRecord& out) {
   Table b{"bf16-near-16", fmt::format("bfloat16 around {}", to_decimal(probe)), "quantity"};
   b.add_column("value", "value", "", true);
   b.add_row("explicit mantissa bits").set("value", Value::integer(kBF16.mantissa_bits()));
-  b.add_row("value below").set("value", Value::f64(nb.below));
-  b.add_row("value above").set("value", Value::f64(nb.above));
-  b.add_row("next value up").set("value", Value::f64(above));
-  b.add_row("spacing").set("value", Value::f64(gap));
-  b.add_row("largest rounding error").set("value", Value::f64(err));
+  b.add_row("value below").set("value", Value::f64(b16.below));
+  b.add_row("value above").set("value", Value::f64(b16.above));
+  b.add_row("next value up").set("value", Value::f64(b16.next_up));
+  b.add_row("spacing").set("value", Value::f64(b16.spacing));
+  b.add_row("largest rounding error").set("value", Value::f64(b16.max_error));
   out.add_table(std::move(b));
+}
 
+void record_verdict(double probe, const Bf16Probe& b16, ExperimentRecord& out) {
+  const double above = b16.next_up;
+  const double gap = b16.spacing;
+  const double err = b16.max_error;
   const bool ok = probe >= 16.0 && probe < 16.125 && kBF16.mantissa_bits() == 7 &&
-                  nb.below == 16.0 && nb.above == 16.125 && above == 16.25 && gap == 0.125 &&
+                  b16.below == 16.0 && b16.above == 16.125 && above == 16.25 && gap == 0.125 &&
                   err == 0.0625;
   out.add_verdict(
       "A5",
       fmt::format("{} explicit bits; near 16: {}, {}, {} (spacing {}); largest rounding error {}",
-                  kBF16.mantissa_bits(), to_decimal(nb.below), to_decimal(nb.above),
+                  kBF16.mantissa_bits(), to_decimal(b16.below), to_decimal(b16.above),
                   to_decimal(above), to_decimal(gap), to_decimal(err)),
       ok ? Status::reproduced : Status::differs,
       ok ? "bf16 has p = 8 significand bits (7 stored), so in [16, 32) the spacing is 2^(4-7) = "
@@ -93,6 +106,22 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
            "the "
            "largest bf16 rounding error is 0.5 (at 128)."
          : "The bf16 figures near the probe differ (or the probe is not in [16, 16.125)).");
+}
+
+void run(const Params& p, RunContext&, ExperimentRecord& out) {
+  std::vector<Format> formats;
+  for (const auto& name : p.text_list("formats")) formats.push_back(parse_format(name));
+  const auto lo = p.integer("min_exponent");
+  const auto hi = p.integer("max_exponent");
+  if (lo > hi) throw std::invalid_argument("min_exponent must not exceed max_exponent");
+  record_spacing(formats, lo, hi, out);
+  record_max_error(formats, lo, hi, out);
+  record_spacing_figure(formats, out);
+  // The claim's example: bf16 near 16.
+  const double probe = p.real("probe");
+  const Bf16Probe b16 = bf16_probe(probe);
+  record_bf16_probe(probe, b16, out);
+  record_verdict(probe, b16, out);
 }
 
 void check_formats(const ParamValue& v) {

@@ -14,19 +14,59 @@
 #include "model/decode.hpp"
 #include "sampling/decode.hpp"
 #include "sampling/experiment_support.hpp"
+#include "sampling/penalties.hpp"
 
 namespace fplab::sampling {
-namespace {
 
-struct Penalty {
-  std::string key;
-  std::string label;
-  SamplingConfig config;  // greedy (T = 0) with one penalty
-};
+GreedyPath greedy_path(const model::Model& m, model::Policy policy,
+                       const std::vector<Token>& prompt, std::size_t steps) {
+  GreedyPath path;
+  const std::vector<std::vector<Token>> feed{prompt};
+  auto g = model::greedy_decode(m, policy, feed, steps,
+                                [&](std::size_t, std::size_t, std::span<const float> l) {
+                                  path.logits.emplace_back(l.begin(), l.end());
+                                });
+  path.tokens = std::move(g.tokens[0]);
+  return path;
+}
 
-// The mean share of repeated 4-grams over `count` evenly spaced windows of
-// `length` characters of the held-out KJV text beside the model (recorded
-// as the input "heldout"); -1 when it is not there.
+DecisionChanges decision_changes(const GreedyPath& path, const SamplingConfig& penalty,
+                                 std::size_t window) {
+  DecisionChanges d;
+  for (std::size_t s = 0; s < window; ++s) {
+    const auto c = apply_stages(path.logits[s], std::span(path.tokens).first(s), penalty);
+    if (c.tokens.front() != path.tokens[s]) {
+      ++d.changed;
+      if (d.first < 0) d.first = static_cast<std::int64_t>(s);
+    }
+  }
+  return d;
+}
+
+PenaltySize penalty_size(const GreedyPath& path, const SamplingConfig& penalty, std::size_t step) {
+  SamplingConfig plain;
+  plain.temperature = 0;
+  const auto history = std::span(path.tokens).first(step);
+  const auto before = apply_stages(path.logits[step], history, plain).logits;
+  const auto after = apply_stages(path.logits[step], history, penalty).logits;
+  PenaltySize size;
+  for (std::size_t j = 0; j < before.size(); ++j) {
+    size.penalised += before[j] != after[j];
+    size.largest = std::max(size.largest, std::abs(before[j] - after[j]));
+  }
+  const auto lead = static_cast<std::size_t>(path.tokens[step]);
+  size.leader = std::abs(before[lead] - after[lead]);
+  return size;
+}
+
+std::int64_t first_divergence(std::span<const Token> a, std::span<const Token> b,
+                              std::size_t steps) {
+  for (std::size_t s = 0; s < steps; ++s) {
+    if (a[s] != b[s]) return static_cast<std::int64_t>(s);
+  }
+  return -1;
+}
+
 double natural_share(const model::Model& m, std::size_t length, std::size_t count,
                      std::size_t window) {
   const auto path = m.path().parent_path() / "heldout.txt";
@@ -45,64 +85,22 @@ double natural_share(const model::Model& m, std::size_t length, std::size_t coun
   return total / static_cast<double>(count);
 }
 
-void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const model::Model& m = experiment_model(p, out);
-  const OneThread one_thread;
-  const model::Policy policy{};
-  const auto steps = static_cast<std::size_t>(p.integer("steps"));
-  const auto window = static_cast<std::size_t>(p.integer("window"));
-  if (window > steps) throw std::invalid_argument("window must not exceed steps");
-  const auto prompt = m.tokenizer().encode(p.text("prompt"));
+namespace {
 
-  std::vector<Penalty> penalties(3);
-  penalties[0] = {"presence", fmt::format("presence {}", to_decimal(p.real("presence"))), {}};
-  penalties[0].config.presence_penalty = p.real("presence");
-  penalties[1] = {"frequency", fmt::format("frequency {}", to_decimal(p.real("frequency"))), {}};
-  penalties[1].config.frequency_penalty = p.real("frequency");
-  penalties[2] = {
-      "repetition", fmt::format("CTRL repetition {}", to_decimal(p.real("repetition"))), {}};
-  penalties[2].config.repetition_penalty = p.real("repetition");
-  for (auto& pen : penalties) {
-    pen.config.temperature = 0;
-    pen.config.validate(m.config().vocab_size);
-  }
+struct Penalty {
+  std::string key;
+  std::string label;
+  SamplingConfig config;  // greedy (T = 0) with one penalty
+};
 
-  // Plain greedy, keeping every step's logits.
-  std::vector<std::vector<float>> rows;
-  const std::vector<std::vector<Token>> feed{prompt};
-  const auto g = model::greedy_decode(m, policy, feed, steps,
-                                      [&](std::size_t, std::size_t, std::span<const float> l) {
-                                        rows.emplace_back(l.begin(), l.end());
-                                      });
-  const auto& greedy = g.tokens[0];
-  ctx.progress(1, 5);
-
-  // Teacher-forced along the greedy path: would the penalised argmax differ?
-  // History: the tokens generated before the step (sampling/decode.hpp).
-  std::vector<std::int64_t> changed(penalties.size(), 0);
-  std::vector<std::int64_t> first_change(penalties.size(), -1);
-  for (std::size_t i = 0; i < penalties.size(); ++i) {
-    for (std::size_t s = 0; s < window; ++s) {
-      const auto c = apply_stages(rows[s], std::span(greedy).first(s), penalties[i].config);
-      if (c.tokens.front() != greedy[s]) {
-        ++changed[i];
-        if (first_change[i] < 0) first_change[i] = static_cast<std::int64_t>(s);
-      }
-    }
-  }
-  // Free running with each penalty (greedy otherwise).
-  std::vector<std::vector<Token>> free(penalties.size());
-  for (std::size_t i = 0; i < penalties.size(); ++i) {
-    free[i] = sample(m, policy, prompt, std::span(&penalties[i].config, 1), steps)[0];
-    ctx.progress(2 + i, 5);
-  }
-  // Sampled at T = 1 (no truncation), for comparison.
-  const auto n_samples = static_cast<std::size_t>(p.integer("samples"));
-  std::vector<SamplingConfig> sampled(n_samples);
-  for (std::size_t i = 0; i < n_samples; ++i) sampled[i].seed = i + 1;
-  const auto samples = sample(m, policy, prompt, sampled, steps);
-  ctx.finish_progress();
-
+void record_repetition(const Params& p, const model::Model& m, const GreedyPath& path,
+                       const std::vector<Penalty>& penalties,
+                       const std::vector<std::vector<Token>>& free,
+                       const std::vector<std::vector<Token>>& samples, std::size_t steps,
+                       std::size_t window, double nat_steps, double nat_window,
+                       ExperimentRecord& out) {
+  const auto& greedy = path.tokens;
+  const std::size_t n_samples = samples.size();
   const auto share = [](std::span<const Token> t) { return repeated_ngram_share(t); };
   Table rep{"repetition", "Share of repeated 4-grams", "text"};
   rep.add_column("share_steps", fmt::format("over {} steps", steps), ".4f");
@@ -118,8 +116,6 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   rep.add_row(fmt::format("sampled at T = 1 (mean of {} seeds)", n_samples))
       .set("share_steps", Value::f64(s_all / static_cast<double>(n_samples)))
       .set("share_window", Value::f64(s_win / static_cast<double>(n_samples)));
-  const double nat_steps = natural_share(m, steps, 100, steps);
-  const double nat_window = natural_share(m, steps, 100, window);
   if (const auto heldout = m.path().parent_path() / "heldout.txt"; std::filesystem::exists(heldout))
     record_input(out, "heldout", heldout);
   if (nat_steps >= 0) {
@@ -140,7 +136,14 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       "(' the', 'and '), so the held-out KJV text is the baseline.",
       shown_text(p.text("prompt")), shown_text(m.tokenizer().decode(greedy)));
   out.add_table(std::move(rep));
+}
 
+// Returns each penalty's largest logit change at the last counted step.
+std::vector<double> record_decisions(const model::Model& m, const GreedyPath& path,
+                                     const std::vector<Penalty>& penalties,
+                                     const std::vector<DecisionChanges>& changes,
+                                     const std::vector<std::vector<Token>>& free, std::size_t steps,
+                                     std::size_t window, ExperimentRecord& out) {
   Table dec{"decisions", fmt::format("Greedy decisions each penalty changes over {} steps", window),
             "penalty"};
   dec.add_column("changed", "decisions changed");
@@ -156,41 +159,34 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       "generated so far) against the greedy token. Free run: greedy decoding with the penalty.";
   std::vector<double> largest_change(penalties.size(), 0.0);
   for (std::size_t i = 0; i < penalties.size(); ++i) {
-    std::int64_t div = -1;
-    for (std::size_t s = 0; s < steps; ++s) {
-      if (free[i][s] != greedy[s]) {
-        div = static_cast<std::int64_t>(s);
-        break;
-      }
-    }
     // The penalty's size at the last counted step.
-    const std::size_t last = window - 1;
-    SamplingConfig plain;
-    plain.temperature = 0;
-    const auto before = apply_stages(rows[last], std::span(greedy).first(last), plain).logits;
-    const auto after =
-        apply_stages(rows[last], std::span(greedy).first(last), penalties[i].config).logits;
-    std::int64_t penalised = 0;
-    double largest = 0;
-    for (std::size_t j = 0; j < before.size(); ++j) {
-      penalised += before[j] != after[j];
-      largest = std::max(largest, std::abs(before[j] - after[j]));
-    }
-    const auto lead = static_cast<std::size_t>(greedy[last]);
-    largest_change[i] = largest;
+    const PenaltySize size = penalty_size(path, penalties[i].config, window - 1);
+    largest_change[i] = size.largest;
     dec.add_row(penalties[i].label)
-        .set("penalised", Value::integer(penalised))
-        .set("largest_change", Value::f64(largest))
-        .set("leader_change", Value::f64(std::abs(before[lead] - after[lead])))
-        .set("changed", Value::integer(changed[i]))
-        .set("share", Value::f64(static_cast<double>(changed[i]) / static_cast<double>(window)))
-        .set("first", Value::integer(first_change[i]))
-        .set("free_first_divergence", Value::integer(div));
+        .set("penalised", Value::integer(size.penalised))
+        .set("largest_change", Value::f64(size.largest))
+        .set("leader_change", Value::f64(size.leader))
+        .set("changed", Value::integer(changes[i].changed))
+        .set("share",
+             Value::f64(static_cast<double>(changes[i].changed) / static_cast<double>(window)))
+        .set("first", Value::integer(changes[i].first))
+        .set("free_first_divergence",
+             Value::integer(first_divergence(free[i], path.tokens, steps)));
     out.add_note(fmt::format("Greedy with {}: '{}'", penalties[i].label,
                              shown_text(m.tokenizer().decode(free[i]))));
   }
   out.add_table(std::move(dec));
+  return largest_change;
+}
 
+void record_verdict(const Params& p, const GreedyPath& path,
+                    const std::vector<DecisionChanges>& changes,
+                    const std::vector<double>& largest_change, std::size_t steps,
+                    std::size_t window, double nat_steps, ExperimentRecord& out) {
+  const auto& greedy = path.tokens;
+  const auto share = [](std::span<const Token> t) { return repeated_ngram_share(t); };
+  const std::vector<std::int64_t> changed = {changes[0].changed, changes[1].changed,
+                                             changes[2].changed};
   const double g_steps = share(greedy);
   const double g_win = share(std::span(greedy).first(window));
   const bool loops = nat_steps < 0 ? g_steps > 0.5 : g_steps > 1.5 * nat_steps;
@@ -236,6 +232,54 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
           fmt::format("{:.3g}", largest_change[0]), fmt::format("{:.3g}", largest_change[2]),
           changed[1] > changed[2] ? "more decisions than" : "fewer than",
           to_decimal(p.real("repetition"))));
+}
+
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const model::Model& m = experiment_model(p, out);
+  const OneThread one_thread;
+  const model::Policy policy{};
+  const auto steps = static_cast<std::size_t>(p.integer("steps"));
+  const auto window = static_cast<std::size_t>(p.integer("window"));
+  if (window > steps) throw std::invalid_argument("window must not exceed steps");
+  const auto prompt = m.tokenizer().encode(p.text("prompt"));
+
+  std::vector<Penalty> penalties(3);
+  penalties[0] = {"presence", fmt::format("presence {}", to_decimal(p.real("presence"))), {}};
+  penalties[0].config.presence_penalty = p.real("presence");
+  penalties[1] = {"frequency", fmt::format("frequency {}", to_decimal(p.real("frequency"))), {}};
+  penalties[1].config.frequency_penalty = p.real("frequency");
+  penalties[2] = {
+      "repetition", fmt::format("CTRL repetition {}", to_decimal(p.real("repetition"))), {}};
+  penalties[2].config.repetition_penalty = p.real("repetition");
+  for (auto& pen : penalties) {
+    pen.config.temperature = 0;
+    pen.config.validate(m.config().vocab_size);
+  }
+
+  const GreedyPath path = greedy_path(m, policy, prompt, steps);
+  ctx.progress(1, 5);
+  std::vector<DecisionChanges> changes;
+  for (const auto& pen : penalties) changes.push_back(decision_changes(path, pen.config, window));
+  // Free running with each penalty (greedy otherwise).
+  std::vector<std::vector<Token>> free(penalties.size());
+  for (std::size_t i = 0; i < penalties.size(); ++i) {
+    free[i] = sample(m, policy, prompt, std::span(&penalties[i].config, 1), steps)[0];
+    ctx.progress(2 + i, 5);
+  }
+  // Sampled at T = 1 (no truncation), for comparison.
+  const auto n_samples = static_cast<std::size_t>(p.integer("samples"));
+  std::vector<SamplingConfig> sampled(n_samples);
+  for (std::size_t i = 0; i < n_samples; ++i) sampled[i].seed = i + 1;
+  const auto samples = sample(m, policy, prompt, sampled, steps);
+  ctx.finish_progress();
+  const double nat_steps = natural_share(m, steps, 100, steps);
+  const double nat_window = natural_share(m, steps, 100, window);
+
+  record_repetition(p, m, path, penalties, free, samples, steps, window, nat_steps, nat_window,
+                    out);
+  const auto largest_change =
+      record_decisions(m, path, penalties, changes, free, steps, window, out);
+  record_verdict(p, path, changes, largest_change, steps, window, nat_steps, out);
 }
 
 Experiment make() {

@@ -11,8 +11,93 @@
 #include "io/numbers.hpp"
 #include "model/decode.hpp"
 #include "sampling/experiment_support.hpp"
+#include "sampling/pipeline_order.hpp"
 
 namespace fplab::sampling {
+
+TopPCounts top_p_counts(std::span<const float> logits, double t, double top_p) {
+  SamplingConfig c;
+  c.temperature = t;
+  c.top_p = top_p;
+  TopPCounts n;
+  n.after = apply_stages(logits, {}, c).tokens.size();
+  c.order = parse_order("penalties,top-p,temperature,top-k");
+  n.before = apply_stages(logits, {}, c).tokens.size();
+  return n;
+}
+
+PenaltyOrderFigures penalty_order_figures(std::span<const float> logits,
+                                          std::span<const Token> history, double t, double alpha,
+                                          double theta, double top_p) {
+  PenaltyOrderFigures f;
+  const std::size_t V = logits.size();
+  SamplingConfig plain;
+  plain.temperature = t;
+  const auto base = apply_stages(logits, history, plain).logits;
+  SamplingConfig c = plain;
+  c.presence_penalty = alpha;
+  const auto before = apply_stages(logits, history, c).logits;
+  c.order = parse_order("temperature,penalties,top-k,top-p");
+  const auto after = apply_stages(logits, history, c).logits;
+  const auto t0 = static_cast<std::size_t>(history.front());
+  // Every penalised token's shift, against alpha / T and alpha: equal up to
+  // the rounding of l / T and of the subtraction (exact when T is a power
+  // of two), so within 4u (|l| / T + alpha).
+  f.exact = true;
+  for (const Token h : history) {
+    const auto j = static_cast<std::size_t>(h);
+    const double d1 = std::abs((base[j] - before[j]) - alpha / t);
+    const double d2 = std::abs((base[j] - after[j]) - alpha);
+    f.dev_before = std::max(f.dev_before, d1);
+    f.dev_after = std::max(f.dev_after, d2);
+    const double bound = 4 * 0x1.0p-53 * (std::abs(base[j]) + alpha + alpha / t);
+    f.exact = f.exact && d1 <= bound && d2 <= bound;
+  }
+  f.shift_before = base[t0] - before[t0];
+  f.shift_after = base[t0] - after[t0];
+  // CTRL before and after temperature.
+  SamplingConfig r1 = plain;
+  r1.repetition_penalty = theta;
+  r1.top_p = top_p;
+  SamplingConfig r2 = r1;
+  r2.order = parse_order("temperature,penalties,top-k,top-p");
+  const auto a = apply_stages(logits, history, r1);
+  const auto b = apply_stages(logits, history, r2);
+  for (std::size_t j = 0; j < V; ++j) {
+    if (a.logits[j] != b.logits[j])
+      f.repetition_max_rel = std::max(f.repetition_max_rel,
+                                      std::abs(a.logits[j] - b.logits[j]) / std::abs(a.logits[j]));
+  }
+  Generator g1(1), g2(1);
+  f.repetition_same = a.tokens == b.tokens && sample_step(logits, history, r1, g1).token ==
+                                                  sample_step(logits, history, r2, g2).token;
+  return f;
+}
+
+std::vector<std::vector<Stage>> all_stage_orders() {
+  std::vector<Stage> order = default_order();
+  std::vector<std::vector<Stage>> orders;
+  do orders.push_back(order);
+  while (std::next_permutation(order.begin(), order.end()));
+  std::stable_partition(orders.begin(), orders.end(),
+                        [](const auto& o) { return o == default_order(); });
+  return orders;
+}
+
+OrderOutcome order_outcome(std::span<const float> logits, std::span<const Token> history,
+                           const std::vector<Stage>& order, double t, std::int64_t top_k,
+                           double top_p, double alpha) {
+  SamplingConfig c;
+  c.temperature = t;
+  c.top_k = top_k;
+  c.top_p = top_p;
+  c.presence_penalty = alpha;
+  c.order = order;
+  auto cand = apply_stages(logits, history, c);
+  auto probs = softmax(cand);
+  return {std::move(cand.tokens), std::move(probs)};
+}
+
 namespace {
 
 std::string order_key(const std::vector<Stage>& order) {
@@ -21,27 +106,11 @@ std::string order_key(const std::vector<Stage>& order) {
   return s;
 }
 
-void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const model::Model& m = experiment_model(p, out);
-  const OneThread one_thread;
-  const model::Policy policy{};
-  const std::size_t V = m.config().vocab_size;
-  const double T = p.real("temperature");
-  const double top_p = p.real("top_p");
-  const auto top_k = p.integer("top_k");
-  const double alpha = p.real("presence");
-  const std::vector<std::pair<std::string, std::string>> prompts = {
-      {"confident", p.text("confident_prompt")}, {"open", p.text("open_prompt")}};
-  std::vector<std::vector<float>> logits;
-  for (const auto& pr : prompts)
-    logits.push_back(logits_after(m, policy, m.tokenizer().encode(pr.second)));
+using Prompts = std::vector<std::pair<std::string, std::string>>;
 
-  // 1. The standard order.
-  const std::string standard = describe(default_order());
-  const bool standard_ok =
-      standard == "penalties -> temperature -> top-k -> top-p -> renormalise -> draw";
-
-  // 2. top-p after (standard) or before temperature, over several T.
+void record_top_p(const Prompts& prompts, const std::vector<std::vector<float>>& logits,
+                  const std::vector<double>& ts, double top_p, std::size_t V,
+                  ExperimentRecord& out) {
   Table tp{
       "top-p-vs-temperature",
       fmt::format("Candidates left by top-p = {}, after or before temperature", to_decimal(top_p)),
@@ -55,43 +124,27 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       "softmax(l), which "
       "temperature then only reshapes. No top-k, no penalties. V = {}.",
       V);
-  const auto before_order = parse_order("penalties,top-p,temperature,top-k");
-  for (const double t : p.real_list("temperatures")) {
+  for (const double t : ts) {
     Row& r = tp.add_row(to_decimal(t));
     for (std::size_t i = 0; i < prompts.size(); ++i) {
-      SamplingConfig c;
-      c.temperature = t;
-      c.top_p = top_p;
-      r.set(
-          prompts[i].first + "_after",
-          Value::integer(static_cast<std::int64_t>(apply_stages(logits[i], {}, c).tokens.size())));
-      c.order = before_order;
-      r.set(
-          prompts[i].first + "_before",
-          Value::integer(static_cast<std::int64_t>(apply_stages(logits[i], {}, c).tokens.size())));
+      const TopPCounts n = top_p_counts(logits[i], t, top_p);
+      r.set(prompts[i].first + "_after", Value::integer(static_cast<std::int64_t>(n.after)));
+      r.set(prompts[i].first + "_before", Value::integer(static_cast<std::int64_t>(n.before)));
     }
   }
   out.add_table(std::move(tp));
-  SamplingConfig at_t;
-  at_t.temperature = T;
-  at_t.top_p = top_p;
-  const auto after_n = apply_stages(logits[0], {}, at_t).tokens.size();
-  at_t.order = before_order;
-  const auto before_n = apply_stages(logits[0], {}, at_t).tokens.size();
-  ctx.progress(1, 3);
+}
 
-  // 3. A presence penalty before or after temperature. History: the open
-  // prompt's greedy continuation, so that the penalty hits the characters
-  // it has used.
-  const auto open_prompt = m.tokenizer().encode(prompts[1].second);
-  const std::vector<std::vector<Token>> feed{open_prompt};
-  const auto history =
-      model::greedy_decode(m, policy, feed, static_cast<std::size_t>(p.integer("history")))
-          .tokens[0];
+// Returns the figures at the verdict's temperature T (zeros when T is not
+// among the table's temperatures).
+PenaltyOrderFigures record_penalties(const std::vector<float>& logits,
+                                     const std::vector<Token>& history,
+                                     const std::vector<double>& ts, double T, double alpha,
+                                     double theta, double top_p, ExperimentRecord& out) {
   Table pen{
       "effective-penalty",
       fmt::format("A penalty before or after temperature (presence alpha = {}, CTRL theta = {})",
-                  to_decimal(alpha), to_decimal(p.real("repetition"))),
+                  to_decimal(alpha), to_decimal(theta)),
       "T"};
   pen.add_column("alpha_over_t", "alpha / T", "", true);
   pen.add_column("shift_before", "presence shift, penalties before T", "", true);
@@ -115,67 +168,37 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
         std::sort(h.begin(), h.end());
         return static_cast<std::size_t>(std::unique(h.begin(), h.end()) - h.begin());
       }());
+  PenaltyOrderFigures at_t{};
+  at_t.exact = true;
   bool shifts_exact = true;
-  double shift_before_at_t = 0, shift_after_at_t = 0;
-  for (const double t : p.real_list("temperatures")) {
-    SamplingConfig plain;
-    plain.temperature = t;
-    const auto base = apply_stages(logits[1], history, plain).logits;
-    SamplingConfig c = plain;
-    c.presence_penalty = alpha;
-    const auto before = apply_stages(logits[1], history, c).logits;
-    c.order = parse_order("temperature,penalties,top-k,top-p");
-    const auto after = apply_stages(logits[1], history, c).logits;
-    const auto t0 = static_cast<std::size_t>(history.front());
-    // Every penalised token's shift, against alpha / T and alpha: equal up to
-    // the rounding of l / T and of the subtraction (exact when T is a power
-    // of two), so within 4u (|l| / T + alpha).
-    double dev_before = 0, dev_after = 0;
-    bool exact = true;
-    for (const Token h : history) {
-      const auto j = static_cast<std::size_t>(h);
-      const double d1 = std::abs((base[j] - before[j]) - alpha / t);
-      const double d2 = std::abs((base[j] - after[j]) - alpha);
-      dev_before = std::max(dev_before, d1);
-      dev_after = std::max(dev_after, d2);
-      const double bound = 4 * 0x1.0p-53 * (std::abs(base[j]) + alpha + alpha / t);
-      exact = exact && d1 <= bound && d2 <= bound;
-    }
-    shifts_exact = shifts_exact && exact;
-    // CTRL before and after temperature.
-    SamplingConfig r1 = plain;
-    r1.repetition_penalty = p.real("repetition");
-    r1.top_p = top_p;
-    SamplingConfig r2 = r1;
-    r2.order = parse_order("temperature,penalties,top-k,top-p");
-    const auto a = apply_stages(logits[1], history, r1);
-    const auto b = apply_stages(logits[1], history, r2);
-    double rel = 0;
-    for (std::size_t j = 0; j < V; ++j) {
-      if (a.logits[j] != b.logits[j])
-        rel = std::max(rel, std::abs(a.logits[j] - b.logits[j]) / std::abs(a.logits[j]));
-    }
-    Generator g1(1), g2(1);
-    const bool same = a.tokens == b.tokens && sample_step(logits[1], history, r1, g1).token ==
-                                                  sample_step(logits[1], history, r2, g2).token;
+  for (const double t : ts) {
+    const PenaltyOrderFigures f = penalty_order_figures(logits, history, t, alpha, theta, top_p);
+    shifts_exact = shifts_exact && f.exact;
     pen.add_row(to_decimal(t))
         .set("alpha_over_t", Value::f64(alpha / t))
-        .set("shift_before", Value::f64(base[t0] - before[t0]))
-        .set("shift_after", Value::f64(base[t0] - after[t0]))
-        .set("dev_before", Value::f64(dev_before))
-        .set("dev_after", Value::f64(dev_after))
-        .set("exact", Value::integer(exact ? 1 : 0))
-        .set("repetition_max_rel", Value::f64(rel))
-        .set("repetition_same_set", Value::integer(same ? 1 : 0));
+        .set("shift_before", Value::f64(f.shift_before))
+        .set("shift_after", Value::f64(f.shift_after))
+        .set("dev_before", Value::f64(f.dev_before))
+        .set("dev_after", Value::f64(f.dev_after))
+        .set("exact", Value::integer(f.exact ? 1 : 0))
+        .set("repetition_max_rel", Value::f64(f.repetition_max_rel))
+        .set("repetition_same_set", Value::integer(f.repetition_same ? 1 : 0));
     if (t == T) {
-      shift_before_at_t = base[t0] - before[t0];
-      shift_after_at_t = base[t0] - after[t0];
+      at_t.shift_before = f.shift_before;
+      at_t.shift_after = f.shift_after;
     }
   }
   out.add_table(std::move(pen));
-  ctx.progress(2, 3);
+  at_t.exact = shifts_exact;  // over every temperature of the table
+  return at_t;
+}
 
-  // 4. Every order of the four stages, all of them on, at T.
+// Returns, per prompt, the distinct outcomes (candidates and their
+// probabilities, bit for bit).
+std::vector<std::vector<OrderOutcome>> record_all_orders(
+    const Prompts& prompts, const std::vector<std::vector<float>>& logits,
+    const std::vector<Token>& history, double T, std::int64_t top_k, double top_p, double alpha,
+    ExperimentRecord& out) {
   Table all{
       "all-orders",
       fmt::format("Candidates under each of the 24 stage orders (T = {}, top-k = {}, top-p = {}, "
@@ -190,39 +213,36 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       "Each order is followed by renormalise -> draw. History for the presence penalty: the open "
       "prompt's greedy continuation (as above), for both prompts. The first row is the standard "
       "order.";
-  std::vector<Stage> order = default_order();
-  std::vector<std::vector<Stage>> orders;
-  do orders.push_back(order);
-  while (std::next_permutation(order.begin(), order.end()));
-  std::stable_partition(orders.begin(), orders.end(),
-                        [](const auto& o) { return o == default_order(); });
-  // Distinct outcomes: the candidates and their probabilities, bit for bit.
-  std::vector<std::vector<std::pair<std::vector<Token>, std::vector<double>>>> outcomes(
-      prompts.size());
-  for (const auto& o : orders) {
+  std::vector<std::vector<OrderOutcome>> outcomes(prompts.size());
+  for (const auto& o : all_stage_orders()) {
     Row& r = all.add_row(order_key(o));
     for (std::size_t i = 0; i < prompts.size(); ++i) {
-      SamplingConfig c;
-      c.temperature = T;
-      c.top_k = top_k;
-      c.top_p = top_p;
-      c.presence_penalty = alpha;
-      c.order = o;
-      const auto cand = apply_stages(logits[i], history, c);
-      const auto probs = softmax(cand);
+      OrderOutcome outcome = order_outcome(logits[i], history, o, T, top_k, top_p, alpha);
       r.set(prompts[i].first + "_candidates",
-            Value::integer(static_cast<std::int64_t>(cand.tokens.size())))
+            Value::integer(static_cast<std::int64_t>(outcome.tokens.size())))
           .set(prompts[i].first + "_leader",
-               Value::f64(*std::max_element(probs.begin(), probs.end())));
-      auto outcome = std::make_pair(cand.tokens, probs);
+               Value::f64(*std::max_element(outcome.probs.begin(), outcome.probs.end())));
       if (std::find(outcomes[i].begin(), outcomes[i].end(), outcome) == outcomes[i].end()) {
         outcomes[i].push_back(std::move(outcome));
       }
     }
   }
   out.add_table(std::move(all));
-  ctx.finish_progress();
+  return outcomes;
+}
 
+// The verdict: the standard order, top-p on the confident prompt at T, the
+// presence shifts at T and the distinct outcomes of the 24 orders.
+void record_verdict(double T, double top_p, double alpha, std::size_t V, const TopPCounts& at_t,
+                    const PenaltyOrderFigures& pen,
+                    const std::vector<std::vector<OrderOutcome>>& outcomes, ExperimentRecord& out) {
+  const std::string standard = describe(default_order());
+  const bool standard_ok =
+      standard == "penalties -> temperature -> top-k -> top-p -> renormalise -> draw";
+  const auto after_n = at_t.after;
+  const auto before_n = at_t.before;
+  const bool shifts_exact = pen.exact;
+  const double shift_before_at_t = pen.shift_before, shift_after_at_t = pen.shift_after;
   const bool ok = standard_ok && before_n == 1 && after_n > 1 && shifts_exact;
   out.add_verdict(
       "C5",
@@ -252,6 +272,45 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
          : (before_n != 1 ? "Top-p before temperature keeps more than one candidate on this prompt."
                           : "The standard order, the candidate counts or the penalty shifts differ "
                             "(see tables)."));
+}
+
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const model::Model& m = experiment_model(p, out);
+  const OneThread one_thread;
+  const model::Policy policy{};
+  const std::size_t V = m.config().vocab_size;
+  const double T = p.real("temperature");
+  const double top_p = p.real("top_p");
+  const auto top_k = p.integer("top_k");
+  const double alpha = p.real("presence");
+  const Prompts prompts = {{"confident", p.text("confident_prompt")},
+                           {"open", p.text("open_prompt")}};
+  std::vector<std::vector<float>> logits;
+  for (const auto& pr : prompts)
+    logits.push_back(logits_after(m, policy, m.tokenizer().encode(pr.second)));
+
+  // 1. top-p after (standard) or before temperature, over several T.
+  record_top_p(prompts, logits, p.real_list("temperatures"), top_p, V, out);
+  const TopPCounts at_t = top_p_counts(logits[0], T, top_p);
+  ctx.progress(1, 3);
+
+  // 2. A presence penalty before or after temperature. History: the open
+  // prompt's greedy continuation, so that the penalty hits the characters
+  // it has used.
+  const auto open_prompt = m.tokenizer().encode(prompts[1].second);
+  const std::vector<std::vector<Token>> feed{open_prompt};
+  const auto history =
+      model::greedy_decode(m, policy, feed, static_cast<std::size_t>(p.integer("history")))
+          .tokens[0];
+  const PenaltyOrderFigures pen = record_penalties(logits[1], history, p.real_list("temperatures"),
+                                                   T, alpha, p.real("repetition"), top_p, out);
+  ctx.progress(2, 3);
+
+  // 3. Every order of the four stages, all of them on, at T.
+  const auto outcomes = record_all_orders(prompts, logits, history, T, top_k, top_p, alpha, out);
+  ctx.finish_progress();
+
+  record_verdict(T, top_p, alpha, V, at_t, pen, outcomes, out);
 }
 
 Experiment make() {

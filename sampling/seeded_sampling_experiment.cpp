@@ -13,24 +13,14 @@
 #include "io/sha256.hpp"
 #include "sampling/decode.hpp"
 #include "sampling/experiment_support.hpp"
+#include "sampling/seeded_sampling.hpp"
 
 namespace fplab::sampling {
-namespace {
 
-// One decoding run of every sample.
-struct RunResult {
-  std::string label;
-  std::vector<std::vector<Token>> tokens;
-  std::vector<std::vector<double>> u;  // [sample][step]: the draw
-  std::vector<std::vector<std::vector<double>>>
-      probs;                        // [sample][step][token]: 0 for dropped tokens
-  std::vector<float> first_logits;  // sample 0, step 0
-  std::string digest;               // sha256 of all texts, each followed by a NUL
-};
-
-RunResult decode(const model::Model& m, model::Policy policy, Batching batching,
-                 const std::vector<Token>& prompt, const std::vector<SamplingConfig>& configs,
-                 std::size_t steps, std::string label) {
+RunResult decode_samples(const model::Model& m, model::Policy policy, Batching batching,
+                         const std::vector<Token>& prompt,
+                         const std::vector<SamplingConfig>& configs, std::size_t steps,
+                         std::string label) {
   RunResult r;
   r.label = std::move(label);
   const std::size_t V = m.config().vocab_size;
@@ -55,10 +45,6 @@ RunResult decode(const model::Model& m, model::Policy policy, Batching batching,
   return r;
 }
 
-// The chance that one uniform u picks different tokens from two
-// distributions by the CDF walk in token order: the part of each token's
-// interval [lo, hi) under `a` that its interval under `b` does not cover,
-// summed (exactly 0 for identical distributions).
 double flip_probability(const std::vector<double>& a, const std::vector<double>& b) {
   double lo_a = 0, lo_b = 0, outside = 0;
   for (std::size_t j = 0; j < a.size(); ++j) {
@@ -71,7 +57,6 @@ double flip_probability(const std::vector<double>& a, const std::vector<double>&
   return outside;
 }
 
-// u's distance to the nearest edge of the interval of the token it picked.
 double edge_distance(const std::vector<double>& p, double u) {
   double lo = 0;
   for (const double pj : p) {
@@ -82,53 +67,52 @@ double edge_distance(const std::vector<double>& p, double u) {
   return 0;
 }
 
+RunComparison compare_runs(const RunResult& a, const RunResult& b, std::size_t steps) {
+  RunComparison r;
+  const std::size_t n = a.tokens.size();
+  double flip_sum = 0;
+  std::size_t shared = 0;
+  for (std::size_t s = 0; s < n; ++s) {
+    std::size_t first = 0;
+    while (first < steps && a.tokens[s][first] == b.tokens[s][first]) ++first;
+    // Steps with the same history in both runs: up to the first change.
+    for (std::size_t t = 0; t < std::min(first + 1, steps); ++t) {
+      flip_sum += flip_probability(a.probs[s][t], b.probs[s][t]);
+      ++shared;
+    }
+    if (first == steps) {
+      ++r.identical;
+      continue;
+    }
+    r.firsts.push_back(static_cast<std::int64_t>(first));
+    r.edge_min = std::min(r.edge_min, edge_distance(a.probs[s][first], a.u[s][first]));
+  }
+  std::sort(r.firsts.begin(), r.firsts.end());
+  r.flip_mean = flip_sum / static_cast<double>(shared);
+  r.expected =
+      static_cast<double>(n) * -std::expm1(static_cast<double>(steps) * std::log1p(-r.flip_mean));
+  for (std::size_t j = 0; j < a.first_logits.size(); ++j) {
+    const double dj = std::abs(static_cast<double>(a.first_logits[j]) - b.first_logits[j]);
+    r.logit_diff = std::max(r.logit_diff, dj);
+    r.logits_differ += a.first_logits[j] != b.first_logits[j];
+  }
+  return r;
+}
+
+namespace {
+
 struct Comparison {
   std::string key;
   std::string label;
   const RunResult* a;
   const RunResult* b;
+  RunComparison figures;
 };
 
-void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const model::Model& m = experiment_model(p, out);
-  const OneThread one_thread;
-  const auto n = static_cast<std::size_t>(p.integer("samples"));
-  const auto steps = static_cast<std::size_t>(p.integer("steps"));
-  const auto prompt = m.tokenizer().encode(p.text("prompt"));
-  std::vector<SamplingConfig> configs(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    configs[i].temperature = p.real("temperature");
-    configs[i].top_k = p.integer("top_k");
-    configs[i].top_p = p.real("top_p");
-    configs[i].seed = ctx.seed() + i;
-    configs[i].validate(m.config().vocab_size);
-  }
-  using model::PrecisionPolicy;
-  using model::ReductionPolicy;
-  const model::Policy bi{ReductionPolicy::batch_invariant, PrecisionPolicy::fp32};
-  const model::Policy sk{ReductionPolicy::split_k, PrecisionPolicy::fp32};
-  const model::Policy lib{ReductionPolicy::library, PrecisionPolicy::fp32};
-  const model::Policy bf{ReductionPolicy::batch_invariant, PrecisionPolicy::bf16};
-  const std::string batch_n = fmt::format("in a batch of {}", n);
-
-  std::vector<RunResult> runs;
-  runs.reserve(8);
-  const auto add = [&](model::Policy pol, Batching b, std::string label) {
-    runs.push_back(decode(m, pol, b, prompt, configs, steps, std::move(label)));
-    ctx.progress(runs.size(), 8);
-    return &runs.back();
-  };
-  const RunResult* ref = add(bi, Batching::together, "batch-invariant fp32, " + batch_n);
-  const RunResult* rerun =
-      add(bi, Batching::together, "batch-invariant fp32, " + batch_n + " (again)");
-  const RunResult* bi_alone = add(bi, Batching::alone, "batch-invariant fp32, alone");
-  const RunResult* sk_alone = add(sk, Batching::alone, "split-k fp32, alone");
-  const RunResult* sk_batch = add(sk, Batching::together, "split-k fp32, " + batch_n);
-  const RunResult* lib_alone = add(lib, Batching::alone, "library fp32, alone");
-  const RunResult* lib_batch = add(lib, Batching::together, "library fp32, " + batch_n);
-  const RunResult* bf_batch = add(bf, Batching::together, "batch-invariant bf16, " + batch_n);
-  ctx.finish_progress();
-
+void record_runs(const Params& p, const RunContext& ctx, const model::Model& m,
+                 const std::vector<RunResult>& runs, std::size_t n, std::size_t steps,
+                 ExperimentRecord& out) {
+  const RunResult* ref = &runs[0];
   Table runs_t{"runs", "The decoding runs", "run"};
   runs_t.add_column("sha256", "sha256 of the N texts");
   runs_t.caption = fmt::format(
@@ -142,15 +126,10 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       shown_text(m.tokenizer().decode(ref->tokens[0])));
   for (const auto& r : runs) runs_t.add_row(r.label).set("sha256", Value::text(r.digest));
   out.add_table(std::move(runs_t));
+}
 
-  const std::vector<Comparison> comps = {
-      {"rerun", "the same run again", ref, rerun},
-      {"bi-batch", "batch-invariant: alone vs " + batch_n, bi_alone, ref},
-      {"split-k-batch", "split-k: alone vs " + batch_n, sk_alone, sk_batch},
-      {"library-batch", "library (Eigen): alone vs " + batch_n, lib_alone, lib_batch},
-      {"split-k-order", "split-k vs batch-invariant, both alone", bi_alone, sk_alone},
-      {"bf16", "bf16 vs fp32, batch-invariant, " + batch_n, ref, bf_batch},
-  };
+void record_comparisons(const std::vector<Comparison>& comps, std::size_t n, std::size_t steps,
+                        ExperimentRecord& out) {
   Table cmp{"comparisons", "Same seeds, two runs: how many samples change, and where",
             "comparison"};
   cmp.add_column("identical", "samples byte-identical");
@@ -179,61 +158,29 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       "would give on "
       "average if every step had the mean chance.";
   Table curve{"divergence", "Samples changed by each step", "step"};
-  std::vector<std::vector<std::int64_t>> firsts(comps.size());
-  std::vector<double> expected(comps.size(), 0.0);
-  for (std::size_t c = 0; c < comps.size(); ++c) {
-    const auto& [key, label, a, b] = comps[c];
-    std::int64_t identical = 0;
-    double edge = std::numeric_limits<double>::infinity();
-    double flip_sum = 0;
-    std::size_t shared = 0;
-    for (std::size_t s = 0; s < n; ++s) {
-      std::size_t first = 0;
-      while (first < steps && a->tokens[s][first] == b->tokens[s][first]) ++first;
-      // Steps with the same history in both runs: up to the first change.
-      for (std::size_t t = 0; t < std::min(first + 1, steps); ++t) {
-        flip_sum += flip_probability(a->probs[s][t], b->probs[s][t]);
-        ++shared;
-      }
-      if (first == steps) {
-        ++identical;
-        continue;
-      }
-      firsts[c].push_back(static_cast<std::int64_t>(first));
-      edge = std::min(edge, edge_distance(a->probs[s][first], a->u[s][first]));
+  for (const auto& c : comps) {
+    const RunComparison& f = c.figures;
+    Row& r = cmp.add_row(c.label);
+    r.set("identical", Value::integer(f.identical))
+        .set("changed", Value::integer(static_cast<std::int64_t>(f.firsts.size())))
+        .set("flip_mean", Value::f64(f.flip_mean))
+        .set("expected", Value::f64(f.expected))
+        .set("logit_diff", Value::f64(f.logit_diff))
+        .set("logits_differ", Value::integer(f.logits_differ));
+    if (!f.firsts.empty()) {
+      r.set("first_min", Value::integer(f.firsts.front()))
+          .set("first_median", Value::integer(f.firsts[f.firsts.size() / 2]))
+          .set("edge_min", Value::f64(f.edge_min));
     }
-    std::sort(firsts[c].begin(), firsts[c].end());
-    const double flip_mean = flip_sum / static_cast<double>(shared);
-    expected[c] =
-        static_cast<double>(n) * -std::expm1(static_cast<double>(steps) * std::log1p(-flip_mean));
-    double diff = 0;
-    std::int64_t differ = 0;
-    for (std::size_t j = 0; j < a->first_logits.size(); ++j) {
-      const double dj = std::abs(static_cast<double>(a->first_logits[j]) - b->first_logits[j]);
-      diff = std::max(diff, dj);
-      differ += a->first_logits[j] != b->first_logits[j];
-    }
-    Row& r = cmp.add_row(label);
-    r.set("identical", Value::integer(identical))
-        .set("changed", Value::integer(static_cast<std::int64_t>(firsts[c].size())))
-        .set("flip_mean", Value::f64(flip_mean))
-        .set("expected", Value::f64(expected[c]))
-        .set("logit_diff", Value::f64(diff))
-        .set("logits_differ", Value::integer(differ));
-    if (!firsts[c].empty()) {
-      r.set("first_min", Value::integer(firsts[c].front()))
-          .set("first_median", Value::integer(firsts[c][firsts[c].size() / 2]))
-          .set("edge_min", Value::f64(edge));
-    }
-    curve.add_column(key, label);
+    curve.add_column(c.key, c.label);
   }
   for (std::size_t s = 0; s < steps; ++s) {
     Row& r = curve.add_row(std::to_string(s));
-    for (std::size_t c = 0; c < comps.size(); ++c) {
-      const auto k =
-          std::upper_bound(firsts[c].begin(), firsts[c].end(), static_cast<std::int64_t>(s)) -
-          firsts[c].begin();
-      r.set(comps[c].key, Value::integer(k));
+    for (const auto& c : comps) {
+      const auto& firsts = c.figures.firsts;
+      const auto k = std::upper_bound(firsts.begin(), firsts.end(), static_cast<std::int64_t>(s)) -
+                     firsts.begin();
+      r.set(c.key, Value::integer(k));
     }
   }
   curve.caption = "Cumulative: samples whose text has differed by that step.";
@@ -250,23 +197,25 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       "Rerun and batch-invariant batching stay at zero: the seed fixes the draw. Moved logits move "
       "the CDF edges, and a draw near an edge picks another token; from there the text differs.";
   out.add_figure(std::move(fig));
+}
 
-  const auto changed = [&](std::size_t c) { return firsts[c].size(); };
+void record_verdict(const std::vector<Comparison>& comps, std::size_t n, ExperimentRecord& out) {
+  const auto changed = [&](std::size_t c) { return comps[c].figures.firsts.size(); };
   const auto first = [&](std::size_t c) {
-    return firsts[c].empty() ? std::string("-") : std::to_string(firsts[c].front());
+    const auto& firsts = comps[c].figures.firsts;
+    return firsts.empty() ? std::string("-") : std::to_string(firsts.front());
   };
   const auto median = [&](std::size_t c) {
-    return firsts[c].empty() ? std::string("-") : std::to_string(firsts[c][firsts[c].size() / 2]);
+    const auto& firsts = comps[c].figures.firsts;
+    return firsts.empty() ? std::string("-") : std::to_string(firsts[firsts.size() / 2]);
   };
-  const Table& ct = *out.table("comparisons");
-  const auto fig_of = [&](std::size_t c, const char* column) {
-    return ct.get(comps[c].label, column)->as_f64();
-  };
+  const RunResult* ref = comps[0].a;
+  const RunResult* rerun = comps[0].b;
   const bool same_ok = changed(0) == 0 && ref->digest == rerun->digest && changed(1) == 0 &&
-                       fig_of(0, "flip_mean") == 0;
+                       comps[0].figures.flip_mean == 0;
   bool moved_ok = false;
   for (std::size_t c = 2; c < comps.size(); ++c)
-    moved_ok = moved_ok || changed(c) > 0 || fig_of(c, "flip_mean") > 0;
+    moved_ok = moved_ok || changed(c) > 0 || comps[c].figures.flip_mean > 0;
   out.add_verdict(
       "C6",
       fmt::format(
@@ -278,9 +227,9 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
           "{:.2g} chance per step, {:.2g} samples expected); library (Eigen) batch variance {}/{} "
           "({:.2g} expected); split-k vs batch-invariant order {}/{} ({:.2g} expected)",
           n, n - changed(0), n, ref->digest == rerun->digest ? "yes" : "no", n - changed(1), n,
-          changed(5), n, first(5), median(5), changed(2), n, fig_of(2, "logit_diff"),
-          fig_of(2, "flip_mean"), fig_of(2, "expected"), changed(3), n, fig_of(3, "expected"),
-          changed(4), n, fig_of(4, "expected")),
+          changed(5), n, first(5), median(5), changed(2), n, comps[2].figures.logit_diff,
+          comps[2].figures.flip_mean, comps[2].figures.expected, changed(3), n,
+          comps[3].figures.expected, changed(4), n, comps[4].figures.expected),
       same_ok && moved_ok ? Status::reproduced : Status::differs,
       same_ok && moved_ok ? "The seed fixes the sequence of draws u exactly (mt19937_64, one draw "
                             "per step), so identical logits "
@@ -298,6 +247,60 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
                           : (same_ok ? "Identical seeds gave identical text, but no perturbation "
                                        "moved the distribution here."
                                      : "The same seed did not give the same text."));
+}
+
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const model::Model& m = experiment_model(p, out);
+  const OneThread one_thread;
+  const auto n = static_cast<std::size_t>(p.integer("samples"));
+  const auto steps = static_cast<std::size_t>(p.integer("steps"));
+  const auto prompt = m.tokenizer().encode(p.text("prompt"));
+  std::vector<SamplingConfig> configs(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    configs[i].temperature = p.real("temperature");
+    configs[i].top_k = p.integer("top_k");
+    configs[i].top_p = p.real("top_p");
+    configs[i].seed = ctx.seed() + i;
+    configs[i].validate(m.config().vocab_size);
+  }
+  using model::PrecisionPolicy;
+  using model::ReductionPolicy;
+  const model::Policy bi{ReductionPolicy::batch_invariant, PrecisionPolicy::fp32};
+  const model::Policy sk{ReductionPolicy::split_k, PrecisionPolicy::fp32};
+  const model::Policy lib{ReductionPolicy::library, PrecisionPolicy::fp32};
+  const model::Policy bf{ReductionPolicy::batch_invariant, PrecisionPolicy::bf16};
+  const std::string batch_n = fmt::format("in a batch of {}", n);
+
+  std::vector<RunResult> runs;
+  runs.reserve(8);
+  const auto add = [&](model::Policy pol, Batching b, std::string label) {
+    runs.push_back(decode_samples(m, pol, b, prompt, configs, steps, std::move(label)));
+    ctx.progress(runs.size(), 8);
+    return &runs.back();
+  };
+  const RunResult* ref = add(bi, Batching::together, "batch-invariant fp32, " + batch_n);
+  const RunResult* rerun =
+      add(bi, Batching::together, "batch-invariant fp32, " + batch_n + " (again)");
+  const RunResult* bi_alone = add(bi, Batching::alone, "batch-invariant fp32, alone");
+  const RunResult* sk_alone = add(sk, Batching::alone, "split-k fp32, alone");
+  const RunResult* sk_batch = add(sk, Batching::together, "split-k fp32, " + batch_n);
+  const RunResult* lib_alone = add(lib, Batching::alone, "library fp32, alone");
+  const RunResult* lib_batch = add(lib, Batching::together, "library fp32, " + batch_n);
+  const RunResult* bf_batch = add(bf, Batching::together, "batch-invariant bf16, " + batch_n);
+  ctx.finish_progress();
+
+  std::vector<Comparison> comps = {
+      {"rerun", "the same run again", ref, rerun, {}},
+      {"bi-batch", "batch-invariant: alone vs " + batch_n, bi_alone, ref, {}},
+      {"split-k-batch", "split-k: alone vs " + batch_n, sk_alone, sk_batch, {}},
+      {"library-batch", "library (Eigen): alone vs " + batch_n, lib_alone, lib_batch, {}},
+      {"split-k-order", "split-k vs batch-invariant, both alone", bi_alone, sk_alone, {}},
+      {"bf16", "bf16 vs fp32, batch-invariant, " + batch_n, ref, bf_batch, {}},
+  };
+  for (auto& c : comps) c.figures = compare_runs(*c.a, *c.b, steps);
+  record_runs(p, ctx, m, runs, n, steps, out);
+  record_comparisons(comps, n, steps, out);
+  record_verdict(comps, n, out);
 }
 
 Experiment make() {

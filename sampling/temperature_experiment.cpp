@@ -11,31 +11,14 @@
 #include "experiments/experiment.hpp"
 #include "io/numbers.hpp"
 #include "sampling/experiment_support.hpp"
+#include "sampling/temperature.hpp"
 
 namespace fplab::sampling {
 namespace {
 
 constexpr double kU = 0x1.0p-53;
 
-struct Prompt {
-  std::string key;  // "confident", "open"
-  std::string text;
-  std::vector<float> logits;
-};
-
-// The C1 figures of one row of logits at one temperature.
-struct C1Figures {
-  double identity_rel = 0;      // max_i |q_i - p_i| / p_i, q = softmax(l)^(1/T) renormalised
-  double identity_ratio = 0;    // max_i of that difference over its rounding bound
-  double prob_scaling_rel = 0;  // max_i relative change of p after p * (1/T), renormalised
-  double prob_scaling_bound = 0;
-  double logit_scaling_abs = 0;  // max_i |softmax(l/T)_i - softmax(l)_i|
-  double leader = 0;             // probability of the argmax at T
-  double uniform_dev = 0;        // max_i |V p_i - 1|
-  double uniform_bound = 0;      // expm1((max l - min l) / T)
-  bool same_ranking = false;     // ranking of l/T == ranking of l, bit for bit
-  bool prob_order = false;       // probabilities never increase along that ranking
-};
+}  // namespace
 
 C1Figures c1_figures(const std::vector<float>& l, double t) {
   C1Figures f;
@@ -92,19 +75,61 @@ C1Figures c1_figures(const std::vector<float>& l, double t) {
   return f;
 }
 
+bool argmax_at_nonpositive_t(const std::vector<float>& logits, int seeds) {
+  const Token best = argmax(std::span<const float>(logits));
+  bool ok = true;
+  for (int s = 0; s < seeds; ++s) {
+    SamplingConfig c;
+    c.temperature = s % 2 == 0 ? 0.0 : -1.0;
+    c.seed = static_cast<std::uint64_t>(s);
+    Generator g(c.seed);
+    const Step st = sample_step(logits, {}, c, g);
+    ok = ok && st.token == best && st.candidates.size() == 1;
+  }
+  return ok;
+}
+
+MassFigures mass_figures(const std::vector<float>& logits, double t) {
+  const auto pt = softmax(logits, t);
+  return {.n50 = tokens_for_mass(pt, 0.5),
+          .n90 = tokens_for_mass(pt, 0.9),
+          .n99 = tokens_for_mass(pt, 0.99),
+          .leader = *std::max_element(pt.begin(), pt.end())};
+}
+
+C2Figures c2_figures(const std::vector<float>& logits) {
+  C2Figures f;
+  const auto p1 = softmax(logits);
+  const auto p2 = softmax(logits, 2.0);
+  f.n90_t1 = tokens_for_mass(p1, 0.9);
+  f.n90_t2 = tokens_for_mass(p2, 0.9);
+  f.leader = argmax(std::span<const float>(logits));
+  f.leader_p_t1 = p1[static_cast<std::size_t>(f.leader)];
+  f.leader_p_t2 = p2[static_cast<std::size_t>(f.leader)];
+  const double V = static_cast<double>(logits.size());
+  for (int i = 0; i <= 380 && f.t_claimed == 0; ++i) {
+    const double t = 1.0 + 0.05 * i;
+    if (static_cast<double>(tokens_for_mass(softmax(logits, t), 0.9)) / V >= kClaimedShare)
+      f.t_claimed = t;
+  }
+  return f;
+}
+
+namespace {
+
+struct Prompt {
+  std::string key;  // "confident", "open"
+  std::string text;
+  std::vector<float> logits;
+};
+
 std::string t_key(double t) { return to_decimal(t); }
 
-void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const model::Model& m = experiment_model(p, out);
-  const OneThread one_thread;
-  const model::Policy policy{};  // batch-invariant, fp32: the lab's reference
-  const std::size_t V = m.config().vocab_size;
-  std::vector<Prompt> prompts = {{"confident", p.text("confident_prompt"), {}},
-                                 {"open", p.text("open_prompt"), {}}};
-  for (auto& pr : prompts) pr.logits = logits_after(m, policy, m.tokenizer().encode(pr.text));
+const std::vector<double> kC1Temperatures = {1e-3, 1e-2, 0.1, 0.5, 0.9, 1.5, 2, 10, 100, 1e4};
 
-  // ---- C1: the exact properties -------------------------------------------
-  const std::vector<double> c1_ts = {1e-3, 1e-2, 0.1, 0.5, 0.9, 1.5, 2, 10, 100, 1e4};
+void record_c1(const std::vector<Prompt>& prompts, std::size_t V, int seeds, RunContext& ctx,
+               ExperimentRecord& out) {
+  const std::vector<double>& c1_ts = kC1Temperatures;
   Table c1{"c1-properties", "C1 on the model's logits: temperature divides the logits", "T"};
   for (const auto& pr : prompts) {
     const std::string k = pr.key;
@@ -167,18 +192,9 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     }
   }
   // T <= 0: the pipeline keeps the argmax alone, whatever the seed.
-  const int seeds = static_cast<int>(p.integer("argmax_seeds"));
   bool argmax_ok = true;
   for (const auto& pr : prompts) {
-    const Token best = argmax(std::span<const float>(pr.logits));
-    for (int s = 0; s < seeds; ++s) {
-      SamplingConfig c;
-      c.temperature = s % 2 == 0 ? 0.0 : -1.0;
-      c.seed = static_cast<std::uint64_t>(s);
-      Generator g(c.seed);
-      const Step st = sample_step(pr.logits, {}, c, g);
-      argmax_ok = argmax_ok && st.token == best && st.candidates.size() == 1;
-    }
+    argmax_ok = argmax_at_nonpositive_t(pr.logits, seeds) && argmax_ok;
     ctx.progress(1, 2);
   }
   ctx.finish_progress();
@@ -213,9 +229,10 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
               "monotone and "
               "injective on float logits (tests/test_sampling.cpp tests the same on random logits)."
             : "At least one property failed; see the c1-properties table.");
+}
 
-  // ---- C2: how many tokens hold the mass -----------------------------------
-  std::vector<double> ts = p.real_list("temperatures");
+void record_mass(const std::vector<Prompt>& prompts, const std::vector<double>& ts, std::size_t V,
+                 ExperimentRecord& out) {
   Table mass{"mass", "Tokens needed to hold 50 / 90 / 99 % of the probability mass", "T"};
   for (const auto& pr : prompts) {
     const std::string k = pr.key;
@@ -235,14 +252,13 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   for (const double t : ts) {
     Row& r = mass.add_row(t_key(t));
     for (const auto& pr : prompts) {
-      const auto pt = softmax(pr.logits, t);
+      const auto f = mass_figures(pr.logits, t);
       const std::string k = pr.key;
-      const auto n90 = tokens_for_mass(pt, 0.9);
-      r.set(k + "_n50", Value::integer(static_cast<std::int64_t>(tokens_for_mass(pt, 0.5))))
-          .set(k + "_n90", Value::integer(static_cast<std::int64_t>(n90)))
-          .set(k + "_n99", Value::integer(static_cast<std::int64_t>(tokens_for_mass(pt, 0.99))))
-          .set(k + "_share90", Value::f64(static_cast<double>(n90) / static_cast<double>(V)))
-          .set(k + "_leader", Value::f64(*std::max_element(pt.begin(), pt.end())));
+      r.set(k + "_n50", Value::integer(static_cast<std::int64_t>(f.n50)))
+          .set(k + "_n90", Value::integer(static_cast<std::int64_t>(f.n90)))
+          .set(k + "_n99", Value::integer(static_cast<std::int64_t>(f.n99)))
+          .set(k + "_share90", Value::f64(static_cast<double>(f.n90) / static_cast<double>(V)))
+          .set(k + "_leader", Value::f64(f.leader));
     }
   }
   out.add_table(std::move(mass));
@@ -260,26 +276,18 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       "Dividing the logits by T > 1 moves mass from the leader to the tail; the confident prompt's "
       "nucleus grows from one token.";
   out.add_figure(std::move(fig));
+}
 
-  const auto& conf = prompts[0].logits;
-  const auto p1 = softmax(conf);
-  const auto p2 = softmax(conf, 2.0);
-  const auto n90_1 = tokens_for_mass(p1, 0.9);
-  const auto n90_2 = tokens_for_mass(p2, 0.9);
+void record_c2(const model::Model& m, const std::vector<Prompt>& prompts, std::size_t V,
+               ExperimentRecord& out) {
+  const C2Figures f = c2_figures(prompts[0].logits);
+  const auto n90_1 = f.n90_t1;
+  const auto n90_2 = f.n90_t2;
   const double share = static_cast<double>(n90_2) / static_cast<double>(V);
-  const Token lead = argmax(std::span<const float>(conf));
-  const double lead1 = p1[static_cast<std::size_t>(lead)];
-  const double lead2 = p2[static_cast<std::size_t>(lead)];
-  // The temperature at which the 90 % nucleus first holds the claimed share
-  // of the vocabulary (32,966 / 151,936), scanning T = 1, 1.05, ... 20.
-  constexpr double kClaimedShare = 32966.0 / 151936.0;
-  double t_claimed = 0;
-  for (int i = 0; i <= 380 && t_claimed == 0; ++i) {
-    const double t = 1.0 + 0.05 * i;
-    if (static_cast<double>(tokens_for_mass(softmax(conf, t), 0.9)) / static_cast<double>(V) >=
-        kClaimedShare)
-      t_claimed = t;
-  }
+  const Token lead = f.leader;
+  const double lead1 = f.leader_p_t1;
+  const double lead2 = f.leader_p_t2;
+  const double t_claimed = f.t_claimed;
   const std::string t_text =
       t_claimed > 0 ? fmt::format("T = {:.2f}", t_claimed) : std::string("no T up to 20");
   // The share agrees when it is within a factor of two of the claimed one.
@@ -307,6 +315,19 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
                   c2_ok ? "" : fmt::format("Our share is {}, Qwen's 21.7 %. ", percent(share)),
                   percent(lead1, 2), percent(lead2), n90_1, n90_2,
                   c2_ok ? "agrees" : fmt::format("differs, and needs {} to match", t_text)));
+}
+
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const model::Model& m = experiment_model(p, out);
+  const OneThread one_thread;
+  const model::Policy policy{};  // batch-invariant, fp32: the lab's reference
+  const std::size_t V = m.config().vocab_size;
+  std::vector<Prompt> prompts = {{"confident", p.text("confident_prompt"), {}},
+                                 {"open", p.text("open_prompt"), {}}};
+  for (auto& pr : prompts) pr.logits = logits_after(m, policy, m.tokenizer().encode(pr.text));
+  record_c1(prompts, V, static_cast<int>(p.integer("argmax_seeds")), ctx, out);
+  record_mass(prompts, p.real_list("temperatures"), V, out);
+  record_c2(m, prompts, V, out);
 }
 
 Experiment make() {

@@ -9,9 +9,13 @@
 #include <random>
 #include <vector>
 
+#include "experiments/associativity.hpp"
+#include "experiments/error_growth.hpp"
 #include "experiments/experiment.hpp"
+#include "experiments/groupings.hpp"
 #include "experiments/python_replay.hpp"
 #include "experiments/random.hpp"
+#include "experiments/spacing.hpp"
 #include "io/input_error.hpp"
 #include "io/npy.hpp"
 #include "reductions/orders.hpp"
@@ -370,4 +374,92 @@ TEST_CASE("error-growth: every measured error within its bound", "[experiments]"
     }
   }
   CHECK(r.table("ill")->get("10000", "cond")->as_f64() > 1000);
+}
+
+// associativity's measuring function on its own (issue 15: measure, then
+// record).
+TEST_CASE("associativity's measurement: the two groupings per format, as data",
+          "[experiments][A1]") {
+  const Groupings d = groupings_in(kFP64, 0.1, 1e20, -1e20);
+  CHECK(d.left == Value::f64(0.0));
+  CHECK(d.right == Value::f64(0.1));
+  CHECK(d.exact == Value::f64(0.1));
+  const Groupings f = groupings_in(kFP32, 0.1, 1e20, -1e20);
+  CHECK(f.left == Value::f32(0.0F));
+  CHECK(f.right == Value::f32(0.1F));
+  // Negative control: values of one magnitude associate, left == right.
+  const Groupings same = groupings_in(kFP64, 1, 2, 3);
+  CHECK(same.left == same.right);
+  CHECK(same.left == Value::f64(6.0));
+  const Groupings bf = groupings_in(parse_format("bf16"), 0.1, 1e20, -1e20);
+  CHECK(bf.left == Value::f64(0.0));
+  CHECK(bf.right == bf.a);  // bf16's rounding of 0.1 survives
+  CHECK(bf.a != Value::f64(0.1));
+}
+
+// groupings' measuring functions on their own.
+TEST_CASE("groupings' measurement: distinct totals of one data set, as data", "[experiments][A3]") {
+  const auto x = float32_normals(4096, 1);
+  REQUIRE(x.size() == 4096);
+  CHECK(x != float32_normals(4096, 2));  // the seed picks the data
+  const GroupingCount one = count_groupings(x, 1, "sequential", "sequential");
+  CHECK(one.distinct == 1);  // negative control: one grouping, one total
+  CHECK(one.lo == one.hi);
+  const GroupingCount many = count_groupings(x, 255, "sequential", "sequential");
+  CHECK(many.distinct > 1);
+  CHECK(many.distinct <= 255);
+  CHECK(many.lo < many.hi);
+  CHECK(many.lo <= one.lo);
+  CHECK(one.hi <= many.hi);
+
+  const CountSpread odd = count_spread({17, 3, 40});
+  CHECK(odd.first == 17);
+  CHECK(odd.lo == 3);
+  CHECK(odd.hi == 40);
+  CHECK(odd.median == 17.0);
+  CHECK(count_spread({4, 1, 2, 9}).median == 3.0);  // mean of the two middle counts
+}
+
+// spacing's measuring function on its own.
+TEST_CASE("spacing's measurement: bfloat16 around a probe, as data", "[experiments][A5]") {
+  const Bf16Probe near16 = bf16_probe(16.07);
+  CHECK(near16.below == 16.0);
+  CHECK(near16.above == 16.125);
+  CHECK(near16.next_up == 16.25);
+  CHECK(near16.spacing == 0.125);
+  CHECK(near16.max_error == 0.0625);
+  // Negative control: one binade lower the grid is twice as fine, and a
+  // representable probe is its own neighbour on both sides.
+  const Bf16Probe near8 = bf16_probe(8.0);
+  CHECK(near8.below == 8.0);
+  CHECK(near8.above == 8.0);
+  CHECK(near8.next_up == 8.0625);
+  CHECK(near8.spacing == 0.0625);
+}
+
+// error-growth's measuring functions on their own.
+TEST_CASE("error-growth's measurements: sizes, data and errors against the bounds, as data",
+          "[experiments]") {
+  CHECK(error_growth_sizes(1000, 2) == std::vector<std::size_t>{10, 32, 100, 316, 1000});
+  CHECK(error_growth_sizes(50, 1) == std::vector<std::size_t>{10, 50});
+  const std::vector<Strategy> strategies{parse_strategy("sequential"), parse_strategy("pairwise"),
+                                         parse_strategy("kahan")};
+  // Well-conditioned: four ones sum exactly, condition number 1.
+  const std::vector<float> ones(4, 1.0F);
+  const ErrorFigures well = measure_errors(ones, strategies);
+  CHECK(well.cond == 1.0);
+  CHECK(well.rel == std::vector<double>{0.0, 0.0, 0.0});
+  // Ill-conditioned: the cancelling pairs make the condition number grow
+  // with n, and the measured errors stay below their bounds.
+  const auto x = ill_conditioned_float32(10001, 7);
+  REQUIRE(x.size() == 10001);
+  CHECK(x != ill_conditioned_float32(10001, 8));
+  const ErrorFigures ill = measure_errors(x, strategies);
+  CHECK(ill.cond > 100);
+  REQUIRE(ill.rel.size() == 3);
+  CHECK(ill.rel[0] > 0.0);  // the recursive sum does not cancel exactly
+  CHECK(ill.rel[0] <= ill.bound_sequential);
+  CHECK(ill.rel[1] <= ill.bound_pairwise);
+  CHECK(ill.rel[2] <= ill.bound_kahan);
+  CHECK(ill.bound_pairwise < ill.bound_sequential);
 }
