@@ -5,6 +5,12 @@
 // CPU time of all threads per enumeration, which on a shared machine says
 // more than the wall time: on T idle cores an enumeration takes about
 // process_cpu_s / T.
+//
+// orders/share/<type>/<strategy>/n:<n>/ranks:<P>: one MPI rank's share of
+// the distributed enumeration (rank 0 of P, OrderShare), on one thread, as
+// `permutations` with ranks=P runs it in each rank. items_per_second is
+// orders per second per rank (per core); times P cores it is the whole
+// job's rate, mpirun's start and the final merge aside.
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
@@ -56,9 +62,39 @@ void bm_orders(benchmark::State& state, const Strategy& s) {
   state.counters["threads"] = omp_get_max_threads();
 }
 
+template <class T>
+void bm_share(benchmark::State& state, const Strategy& s) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const OrderShare share{0, static_cast<std::size_t>(state.range(1)), 0};
+  std::mt19937_64 rng(8);
+  std::normal_distribution<double> d;
+  std::vector<T> x(n);
+  for (auto& v : x) v = static_cast<T>(d(rng));
+  std::size_t distinct = 0;
+  for (auto _ : state) {
+    const auto h = enumerate_order_share(s, std::span<const T>(x), share, 1);
+    distinct = h.distinct();
+    benchmark::DoNotOptimize(distinct);
+  }
+  state.SetItemsProcessed(state.iterations() *
+                          static_cast<std::int64_t>(order_share_orders(n, share)));
+  state.counters["share_orders"] = static_cast<double>(order_share_orders(n, share));
+  state.counters["prefix"] = static_cast<double>(order_share_prefix(n, share));
+}
+
 }  // namespace
 
 void register_order_benchmarks() {
+  for (const char* spec : {"sequential", "kahan"}) {
+    const Strategy s = parse_strategy(spec);
+    const std::string name = std::string("orders/share/double/") + s.name();
+    auto* b = benchmark::RegisterBenchmark(name.c_str(), bm_share<double>, s);
+    b->ArgNames({"n", "ranks"});
+    b->Args({8, 4});  // for bench_smoke
+    for (std::int64_t p : {16, 64, 1024}) b->Args({12, p});
+    b->Args({13, 1024});
+    b->Unit(benchmark::kMillisecond);
+  }
   for (const char* spec : {"sequential", "pairwise", "kahan"}) {
     const Strategy s = parse_strategy(spec);
     for (const char* type : {"float", "double"}) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <optional>
 #include <random>
@@ -57,23 +58,36 @@ Enumerated<T> enumerate_here(const Strategy& s, const std::string& dtype,
 
 // ---- across MPI ranks (ranks >= 1) ------------------------------------------------
 
-// Orders per second on one core, measured now on one share of 9! orders
-// (all of them for n <= 9) of this row, one thread.
+double thread_cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// Orders per CPU second on one core, measured now on shares of 9! orders
+// (all of them for n <= 9) of this row, one thread, repeated for at least
+// 0.2 s of CPU. CPU time, not wall time: on a loaded machine the wall clock
+// says how busy the others are.
 double orders_per_core_second(const Strategy& s, const std::string& dtype,
                               std::span<const double> numbers) {
   const std::size_t n = numbers.size();
   const std::size_t prefix = n > 9 ? n - 9 : 0;
   OrderShare one{0, 1, prefix};
-  if (prefix != 0)
+  if (prefix != 0) {
     one.parts = static_cast<std::size_t>(order_share_orders(n, {0, 1, prefix}) / 362880);
+  }
   const auto time = [&](auto zero) {
     using T = decltype(zero);
     std::vector<T> x(numbers.begin(), numbers.end());
-    const auto start = std::chrono::steady_clock::now();
-    const auto h = enumerate_order_share<T>(s, std::span<const T>(x), one, 1);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return static_cast<double>(h.orders) / std::max(seconds, 1e-9);
+    const double start = thread_cpu_seconds();
+    double seconds = 0;
+    std::uint64_t orders = 0;
+    while (seconds < 0.2) {
+      orders += enumerate_order_share<T>(s, std::span<const T>(x), one, 1).orders;
+      ++one.part %= one.parts;
+      seconds = thread_cpu_seconds() - start;
+    }
+    return static_cast<double>(orders) / seconds;
   };
   return dtype == "float32" ? time(0.0f) : time(0.0);
 }
@@ -113,7 +127,8 @@ Distributed enumerate_distributed(const std::vector<Strategy>& strategies,
   d.expected = core_seconds / used;
   fmt::print(stderr,
              "permutations: {}! = {} orders x {} rows on {} MPI ranks x {} threads ({} cores "
-             "here): expected about {:.0f} s ({:.3g} orders/s per core, measured now)\n",
+             "here): expected about {:.0f} s if the cores are idle ({:.3g} orders per CPU second "
+             "per core, measured now)\n",
              n, per_row, d.orders / per_row, ranks, d.threads, cores, d.expected, d.rate);
   std::fflush(stderr);
   MpiEnumerateRequest request;

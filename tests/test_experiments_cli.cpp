@@ -78,7 +78,10 @@ TEST_CASE("fplab run: bad input is one line on stderr and exit 2", "[cli][run]")
       {"run permutations --set shuffles=-3",
        "fplab: error: permutations: parameter 'shuffles': '-3' is out of range 1..100000000\n"},
       {"run permutations --set numbers=1,2,3,4,5,6,7,8,9,10,11,12,13",
-       "fplab: error: permutations: parameter 'numbers': 13 items; at most 12\n"},
+       "fplab: error: permutations: 13 numbers: at most 12 in one process; set ranks=P to "
+       "enumerate them across P MPI ranks (up to 16 numbers)\n"},
+      {"run permutations --set ranks=2 --set numbers=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17",
+       "fplab: error: permutations: parameter 'numbers': 17 items; at most 16\n"},
       {"run groupings --set inner=fast",
        "fplab: error: groupings: parameter 'inner': 'fast' is not one of sequential, pairwise, "
        "numpy, kahan, neumaier\n"},
