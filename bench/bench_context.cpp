@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/report.hpp"
+#include "reports/context.hpp"
 
 namespace fplab::bench {
 

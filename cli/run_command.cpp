@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "experiments/experiment.hpp"
 #include "experiments/stop_request.hpp"
+#include "reports/context.hpp"
 #include "reports/report.hpp"
 
 namespace fplab::cli {

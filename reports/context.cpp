@@ -7,7 +7,7 @@
 #include <string>
 
 #include "build_info.hpp"
-#include "reports/report.hpp"
+#include "reports/context.hpp"
 
 namespace fplab {
 

@@ -13,10 +13,6 @@
 
 namespace fplab {
 
-// The context block of a run on this machine, with this build.
-ResultsContext collect_context(const std::string& command, bool quick,
-                               const std::map<std::string, std::uint64_t>& seeds);
-
 // The claims summary: one Markdown table row per verdict.
 std::string claims_summary_markdown(const Results& r);
 

@@ -404,6 +404,30 @@ Table table_from(const json& j, const std::string& experiment) {
   return t;
 }
 
+}  // namespace
+
+// The plain records of a results file, written by nlohmann-json's to_json
+// (found by argument-dependent lookup). Reading stays hand-written below:
+// it names the object and the field of anything missing or mistyped.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ParamRecord, name, type, value)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(InputFile, role, path, sha256)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Series, column, title, style)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Figure, id, title, table, x, xlabel, ylabel, logx, logy, series,
+                                   caption)
+
+// A claim's figure is not written on its own: the verdicts carry it.
+void to_json(json& j, const ClaimRef& c) {
+  j = {{"id", c.id}, {"text", c.text}, {"source", c.source}};
+}
+
+void to_json(json& j, const Verdict& v) {
+  j = {{"claim", v.claim},  {"claim_text", v.claim_text}, {"source", v.source},
+       {"ours", v.ours},    {"claimed", v.claimed},       {"status", to_string(v.status)},
+       {"reason", v.reason}};
+}
+
+namespace {
+
 json context_json(const ResultsContext& c) {
   return {{"fplab_version", c.fplab_version},
           {"compiler", {{"id", c.compiler_id}, {"version", c.compiler_version}}},
@@ -448,56 +472,21 @@ ResultsContext context_from(const json& j) {
 }
 
 json experiment_json(const ExperimentRecord& e) {
-  json params = json::array();
-  for (const auto& p : e.parameters)
-    params.push_back({{"name", p.name}, {"type", p.type}, {"value", p.value}});
-  json claims = json::array();
-  for (const auto& c : e.claims)
-    claims.push_back({{"id", c.id}, {"text", c.text}, {"source", c.source}});
-  json inputs = json::array();
-  for (const auto& f : e.inputs)
-    inputs.push_back({{"role", f.role}, {"path", f.path}, {"sha256", f.sha256}});
-  json verdicts = json::array();
-  for (const auto& v : e.verdicts) {
-    verdicts.push_back({{"claim", v.claim},
-                        {"claim_text", v.claim_text},
-                        {"source", v.source},
-                        {"ours", v.ours},
-                        {"claimed", v.claimed},
-                        {"status", to_string(v.status)},
-                        {"reason", v.reason}});
-  }
   json tables = json::array();
   for (const auto& t : e.tables) tables.push_back(table_json(t));
   json measurements = json::array();
   for (const auto& t : e.measurements) measurements.push_back(table_json(t));
-  json figures = json::array();
-  for (const auto& f : e.figures) {
-    json series = json::array();
-    for (const auto& s : f.series)
-      series.push_back({{"column", s.column}, {"title", s.title}, {"style", s.style}});
-    figures.push_back({{"id", f.id},
-                       {"title", f.title},
-                       {"table", f.table},
-                       {"x", f.x},
-                       {"xlabel", f.xlabel},
-                       {"ylabel", f.ylabel},
-                       {"logx", f.logx},
-                       {"logy", f.logy},
-                       {"series", series},
-                       {"caption", f.caption}});
-  }
   return {{"id", e.id},
           {"title", e.title},
           {"description", e.description},
           {"seed", e.seed},
           {"quick", e.quick},
-          {"parameters", params},
-          {"claims", claims},
-          {"inputs", inputs},
-          {"verdicts", verdicts},
+          {"parameters", e.parameters},
+          {"claims", e.claims},
+          {"inputs", e.inputs},
+          {"verdicts", e.verdicts},
           {"tables", tables},
-          {"figures", figures},
+          {"figures", e.figures},
           {"notes", e.notes},
           {"measurements", measurements},
           {"timing", {{"wall_seconds", e.wall_seconds}}}};
