@@ -7,13 +7,13 @@ namespace fplab::cli {
 
 void add_sum_command(CLI::App& app);
 void add_list_command(CLI::App& app);
-void add_round_command(CLI::App& app);     // cli/round_command.cpp
-void add_run_command(CLI::App& app);       // cli/run_command.cpp
-void add_report_command(CLI::App& app);    // cli/report_command.cpp
-void add_diff_command(CLI::App& app);      // cli/diff_command.cpp
-void add_summary_command(CLI::App& app);   // cli/summary_command.cpp
-void add_generate_command(CLI::App& app);  // cli/generate_command.cpp
-void add_pack_command(CLI::App& app);      // cli/pack_command.cpp
+void add_round_command(CLI::App& app);       // cli/round_command.cpp
+void add_run_command(CLI::App& app);         // cli/run_command.cpp
+void add_report_command(CLI::App& app);      // cli/report_command.cpp
+void add_diff_command(CLI::App& app);        // cli/diff_command.cpp
+void add_summary_command(CLI::App& app);     // cli/summary_command.cpp
+void add_generate_command(CLI::App& app);    // cli/generate_command.cpp
+void add_pack_command(CLI::App& app);        // cli/pack_command.cpp
 void add_collective_command(CLI::App& app);  // cli/collective_command.cpp
 
 // Thrown by a command that finished its work but must exit non-zero with a
