@@ -10,7 +10,9 @@
 #include "io/atomic_file.hpp"
 #include "io/npy.hpp"
 #include "io/numbers.hpp"
+#if !defined(FPLAB_RESULTS_WITHOUT_SHA256)
 #include "io/sha256.hpp"
+#endif
 
 namespace fplab {
 
@@ -236,6 +238,14 @@ std::vector<FlatValue> flatten(const Results& r) {
   return out;
 }
 
+#if defined(FPLAB_RESULTS_WITHOUT_SHA256)
+// The platform probes only (platforms/CMakeLists.txt): the cross targets
+// have no OpenSSL, so their results files carry no fingerprint (it is
+// optional); the host's fplab computes it when it reads them.
+std::string fingerprint(const Results&) {
+  throw std::logic_error("this build computes no fingerprint (FPLAB_RESULTS_WITHOUT_SHA256)");
+}
+#else
 std::string fingerprint(const Results& r) {
   Sha256 h;
   const auto line = [&h](const std::string& a, std::string_view b, const std::string& c) {
@@ -261,6 +271,7 @@ std::string fingerprint(const Results& r) {
   }
   return h.hex_digest();
 }
+#endif
 
 // ---- JSON -----------------------------------------------------------------
 
@@ -570,9 +581,15 @@ json to_json(const Results& r) {
     for (const auto& f : e.inputs) files[f.path] = f.sha256;
   }
   context["inputs"] = files;
-  return {{"schema", kResultsSchemaName},  {"schema_version", r.schema_version},
-          {"fingerprint", fingerprint(r)}, {"context", context},
-          {"experiments", experiments},    {"timing", {{"total_seconds", r.total_seconds}}}};
+  json out{{"schema", kResultsSchemaName},
+           {"schema_version", r.schema_version},
+           {"context", context},
+           {"experiments", experiments},
+           {"timing", {{"total_seconds", r.total_seconds}}}};
+#if !defined(FPLAB_RESULTS_WITHOUT_SHA256)
+  out["fingerprint"] = fingerprint(r);
+#endif
+  return out;
 }
 
 Results results_from_json(const json& j) {
