@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <string>
+#include <string_view>
 #include <system_error>
 #include <thread>
 
@@ -99,8 +101,19 @@ void run_mpi_job(const MpiJob& job) {
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
 
+  TempDir logs;
+  const auto log = logs.path() / "mpirun.log";
+
+  // Open MPI puts its session directory under TMPDIR; two jobs starting at
+  // once under one shared TMPDIR race creating it ("A call to mkdir was
+  // unable to create the desired directory", seen with ctest -j2). Each job
+  // gets its own: the folder that holds its log.
   std::vector<std::string> env_store;
-  for (char** e = environ; *e != nullptr; ++e) env_store.emplace_back(*e);
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string_view(*e).starts_with("TMPDIR=")) continue;
+    env_store.emplace_back(*e);
+  }
+  env_store.push_back("TMPDIR=" + logs.path().string());
   if (::geteuid() == 0) {
     env_store.emplace_back("OMPI_ALLOW_RUN_AS_ROOT=1");
     env_store.emplace_back("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1");
@@ -108,9 +121,6 @@ void run_mpi_job(const MpiJob& job) {
   std::vector<char*> envp;
   for (auto& e : env_store) envp.push_back(e.data());
   envp.push_back(nullptr);
-
-  TempDir logs;
-  const auto log = logs.path() / "mpirun.log";
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
