@@ -322,7 +322,7 @@ std::string gnuplot_script(const ExperimentRecord& e, const Figure& f,
   }
 
   const std::size_t key_lines = plots.size();
-  const int height = (bars ? 620 : 520) + 24 * static_cast<int>(key_lines);
+  const int height = (bars ? 560 : 430) + 26 * static_cast<int>(key_lines);
   std::ostringstream out;
   out << "# " << e.id << "/" << f.id << ": drawn by fplab from table '" << f.table << "'\n"
       << "set terminal svg size 900," << height
@@ -335,8 +335,10 @@ std::string gnuplot_script(const ExperimentRecord& e, const Figure& f,
   if (bars) {
     out << "set style data histograms\nset style histogram clustered gap 1\n"
         << "set boxwidth 0.9\nset xtics rotate by -25 left nomirror\nset yrange [0:*]\n";
-  } else if (f.logx) {
-    out << "set logscale x\nset format x '%g'\n";
+  } else {
+    // The axes end at the data (plus a margin), not at the next decade.
+    out << "set autoscale xfix\nset offsets graph 0.04, graph 0.04, 0, 0\n";
+    if (f.logx) out << "set logscale x\nset format x '%g'\n";
   }
   if (f.logy) out << "set logscale y\nset format y '%.0e'\n";
   if (markers != nullptr) out << "set yrange [0:1.02]\n";
