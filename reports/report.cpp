@@ -166,7 +166,13 @@ bool stage_plots(const Results& r, const fs::path& dir, StagedFiles& out) {
 }  // namespace
 
 std::string claims_summary_markdown(const Results& r) {
-  return report::render_markdown(report::claims_grid(r));
+  // For a terminal: the experiment ids as plain words, not in-page links.
+  report::Grid g = report::claims_grid(r);
+  for (auto& row : g.rows)
+    for (auto& cell : row)
+      for (auto& span : cell)
+        if (span.kind == report::Span::Kind::section) span.kind = report::Span::Kind::text;
+  return report::render_markdown(g);
 }
 
 std::string table_csv(const Table& t) {
