@@ -87,6 +87,42 @@ void record_batching(const std::vector<BatchChange>& rows, const std::string& pr
     }
   }
   out.add_table(std::move(t));
+  // Per policy against the batch size: how many logits move, and how far.
+  const auto per_policy = [&](const char* column) {
+    std::vector<Series> series;
+    for (const auto red : kReductionPolicies) {
+      const std::string policy(name(red));
+      series.push_back({column, policy, "linespoints", "policy", policy});
+    }
+    return series;
+  };
+  Figure differing;
+  differing.id = "differing";
+  differing.title = "Logits that change when the prompt joins a batch (fp32)";
+  differing.table = "batching";
+  differing.x = "batch";
+  differing.xlabel = "batch size (log scale)";
+  differing.ylabel = fmt::format("logits differing (of {})", vocab);
+  differing.logx = true;
+  differing.series = per_policy("differing");
+  differing.caption =
+      "One line per reduction policy; a line drawn earlier is drawn wider, so "
+      "equal values stay visible.";
+  out.add_figure(std::move(differing));
+  Figure largest;
+  largest.id = "max-change";
+  largest.title = "Largest logit change when the prompt joins a batch (fp32)";
+  largest.table = "batching";
+  largest.x = "batch";
+  largest.xlabel = "batch size (log scale)";
+  largest.ylabel = "largest |change| of a logit (log scale)";
+  largest.logx = true;
+  largest.logy = true;
+  largest.series = per_policy("max_change");
+  largest.caption =
+      "A change of 0 has no place on the log axis: those points (batch-invariant at "
+      "every batch size) are in the table, not drawn.";
+  out.add_figure(std::move(largest));
   out.add_verdict(
       "B2",
       fmt::format(

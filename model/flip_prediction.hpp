@@ -32,12 +32,23 @@ struct FlipCondition {
   Observed observed;
 };
 
+// A precision's flips at the held-out positions, each position compared
+// with fp32 at the same position (teacher-forced: both see the same text).
+struct PairedFlips {
+  std::string key;  // the FlipCondition's key
+  std::size_t positions = 0;
+  std::size_t flips = 0;     // positions whose argmax differs from fp32's
+  double median_change = 0;  // median |change| of fp32's top-2 difference
+  double max_change = 0;     // largest such change
+};
+
 struct FlipMeasurements {
   std::size_t prompts = 0;
   std::size_t steps = 0;
   std::vector<FlipCondition> conditions;  // kReductionPolicies, then bf16 and fp16
   std::vector<double> greedy;             // greedy gaps (batch-invariant fp32), sorted
   std::vector<double> heldout;            // teacher-forced gaps of `heldout`, sorted
+  std::vector<PairedFlips> paired;        // bf16, fp16
 };
 
 FlipMeasurements measure_flips(const Model& m, std::size_t prompts, std::size_t steps,

@@ -4,6 +4,8 @@
 // behind B3 and B5.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "experiments/experiment.hpp"
@@ -70,8 +72,31 @@ FlipMeasurements measure_flips(const Model& m, std::size_t n_prompts, std::size_
   fm.greedy = greedy_gaps(ref);
   ScoreOptions so;
   so.max_positions = positions;
-  fm.heldout = scored_gaps(
-      score_text(m, {ReductionPolicy::batch_invariant, PrecisionPolicy::fp32}, heldout, so));
+  const auto fp32 =
+      score_text(m, {ReductionPolicy::batch_invariant, PrecisionPolicy::fp32}, heldout, so);
+  fm.heldout = scored_gaps(fp32);
+  // The flip a precision causes at a position needs the change of *that
+  // position's* top-2 difference to exceed its gap; the largest change of
+  // any logit (delta) overstates it. Measured here position by position.
+  for (const auto prec : {PrecisionPolicy::bf16, PrecisionPolicy::fp16}) {
+    PairedFlips pf;
+    pf.key = fmt::format("{} vs fp32 (batch-invariant)", name(prec));
+    std::vector<double> changes;
+    score_text(m, {ReductionPolicy::batch_invariant, prec}, heldout, so,
+               [&](std::size_t pos, std::span<const float> row) {
+                 const TopTwo& a = fp32[pos].top;
+                 const double d = (static_cast<double>(row[static_cast<std::size_t>(a.first)]) -
+                                   row[static_cast<std::size_t>(a.second)]) -
+                                  static_cast<double>(a.gap());
+                 changes.push_back(std::abs(d));
+                 if (top_two(row).first != a.first) ++pf.flips;
+               });
+    pf.positions = changes.size();
+    std::sort(changes.begin(), changes.end());
+    pf.median_change = percentile(changes, 50);
+    pf.max_change = changes.empty() ? 0.0 : changes.back();
+    fm.paired.push_back(std::move(pf));
+  }
   ctx.finish_progress();
   return fm;
 }
@@ -111,7 +136,43 @@ void record(const FlipMeasurements& fm, ExperimentRecord& out) {
                                                    static_cast<double>(c.observed.steps)
                                              : 0.0));
   }
+  // Added columns: the precisions' flips position by position.
+  t.add_column("paired_expected", "teacher-forced flips per 1,000 (each position vs fp32)", ".3g");
+  t.add_column("median_change", "median change of the top-2 difference (held-out)", ".3e", true);
+  t.add_column("max_change", "largest change of the top-2 difference (held-out)", ".3e", true);
+  for (const auto& p : fm.paired) {
+    for (auto& row : t.rows) {
+      if (row.key != p.key) continue;
+      row.set("paired_expected",
+              Value::f64(p.positions > 0 ? 1000.0 * static_cast<double>(p.flips) /
+                                               static_cast<double>(p.positions)
+                                         : 0.0))
+          .set("median_change", Value::f64(p.median_change))
+          .set("max_change", Value::f64(p.max_change));
+    }
+  }
+  t.caption += fmt::format(
+      " Teacher-forced: the {} held-out positions scored in fp32 and in the precision, a flip "
+      "where the argmax differs; the change of the top-2 difference is that of fp32's two "
+      "leaders.",
+      sgaps.size());
   out.add_table(std::move(t));
+  Figure fig;
+  fig.id = "expected-observed";
+  fig.title = "Greedy flips per 1,000 steps: expected against observed";
+  fig.table = "flips";
+  fig.kind = "bars";
+  fig.ylabel = "flips per 1,000 steps";
+  fig.series = {
+      {"expected_greedy", "expected: share of greedy gaps below delta", "", {}, {}, {}},
+      {"expected_heldout", "expected: share of held-out gaps below delta", "", {}, {}, {}},
+      {"paired_expected", "teacher-forced flips (each position vs fp32)", "", {}, {}, {}},
+      {"observed", "observed in greedy decoding", "", {}, {}, {}}};
+  fig.caption =
+      "delta is the largest change of any logit over the prompts' last positions; "
+      "teacher-forced flips need each position's own change of its top-2 difference "
+      "to exceed its gap (fp32 conditions: no teacher-forced comparison, no bar).";
+  out.add_figure(std::move(fig));
 
   // Steps until one flip is expected from fp32 batch variance (library).
   const double d = conds[0].delta;

@@ -75,6 +75,17 @@ void record_texts(const Model& m, const std::vector<PrecisionDivergence>& rows, 
         .set("fp16_first", Value::integer(rows[i].fp16_first));
   }
   out.add_table(std::move(t));
+  Figure f;
+  f.id = "divergence";
+  f.title = "First greedy step that differs from fp32, per prompt";
+  f.table = "texts";
+  f.xlabel = "prompt";
+  f.ylabel = fmt::format("first differing step (of {})", steps);
+  f.series = {{"bf16_first", "bf16", "points", {}, {}, "-1"},
+              {"fp16_first", "fp16", "points", {}, {}, "-1"}};
+  f.caption = fmt::format(
+      "A prompt whose text stays equal to fp32's for all {} steps has no point.", steps);
+  out.add_figure(std::move(f));
 }
 
 void record_summary(const std::vector<PrecisionDivergence>& rows, std::size_t steps,

@@ -28,6 +28,12 @@ struct GapMeasurements {
   float top_logit = 0;              // largest |top logit| over the greedy steps
   double bf16_rounding = 0;         // bf16's largest rounding error at that magnitude
   double bf16_change = 0;           // largest measured bf16-vs-fp32 change of a last logit
+  // The same per perturbation, for the headline figure's lines: batching
+  // under each batch-dependent policy (fp32, prompt 0, batches 2..16) and
+  // fp16 against fp32 (every prompt's last logits).
+  double library_change = 0;
+  double split_k_change = 0;
+  double fp16_change = 0;
 };
 
 // `heldout`: the tokens of the held-out text, scored up to `positions`.

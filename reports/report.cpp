@@ -57,6 +57,35 @@ std::string inline_svg(const fs::path& file) {
 
 // ---- gnuplot -------------------------------------------------------------------------
 
+// Series styles: colour (Okabe-Ito, safe for colour-blind readers), dash
+// type, point type and fill pattern all change together, so a series is
+// told apart in grey print and on a projector as well.
+struct SeriesStyle {
+  const char* colour;
+  int dash;
+  int point;
+  int pattern;
+};
+constexpr std::array<SeriesStyle, 6> kStyles{{{"#0072B2", 1, 7, 0},
+                                              {"#D55E00", 2, 5, 2},
+                                              {"#009E73", 4, 9, 4},
+                                              {"#CC79A7", 5, 11, 5},
+                                              {"#E69F00", 3, 13, 1},
+                                              {"#000000", 1, 1, 6}}};
+// Marker lines: other colours and dashes than the series they cross.
+struct MarkerStyle {
+  const char* colour;
+  const char* dash;
+};
+constexpr std::array<MarkerStyle, 8> kMarkerStyles{{{"#000000", "1"},
+                                                    {"#E69F00", "2"},
+                                                    {"#56B4E9", "4"},
+                                                    {"#CC79A7", "5"},
+                                                    {"#D55E00", "(12,4,2,4,2,4)"},
+                                                    {"#009E73", "3"},
+                                                    {"#7F7F7F", "(20,6)"},
+                                                    {"#0072B2", "(2,6)"}}};
+
 std::string gp_quote(const std::string& s) {
   std::string out = "\"";
   for (char ch : s) {
@@ -137,7 +166,13 @@ bool stage_plots(const Results& r, const fs::path& dir, StagedFiles& out) {
 }  // namespace
 
 std::string claims_summary_markdown(const Results& r) {
-  return report::render_markdown(report::claims_grid(r));
+  // For a terminal: the experiment ids as plain words, not in-page links.
+  report::Grid g = report::claims_grid(r);
+  for (auto& row : g.rows)
+    for (auto& cell : row)
+      for (auto& span : cell)
+        if (span.kind == report::Span::Kind::section) span.kind = report::Span::Kind::text;
+  return report::render_markdown(g);
 }
 
 std::string table_csv(const Table& t) {
@@ -165,54 +200,164 @@ std::string gnuplot_script(const ExperimentRecord& e, const Figure& f,
   const Table* t = e.table(f.table);
   if (t == nullptr)
     throw std::invalid_argument("figure '" + f.id + "': no table '" + f.table + "'");
-  std::ostringstream out;
-  out << "# " << e.id << "/" << f.id << ": drawn by fplab from table '" << f.table << "'\n"
-      << "set terminal svg size 760,460 noenhanced font 'sans,11' background rgb 'white'\n"
-      << "set output " << gp_quote(svg_path) << "\n"
-      << "set title " << gp_quote(f.title) << "\n"
-      << "set xlabel " << gp_quote(f.xlabel) << "\nset ylabel " << gp_quote(f.ylabel) << "\n"
-      << "set grid\nset key below\nset datafile missing '?'\n";
-  if (f.logx) {
-    out << "set logscale x\nset format x '%g'\n";
-  } else {
-    out << "set xtics rotate by -30\n";
-  }
-  if (f.logy) out << "set logscale y\nset format y '%.0e'\n";
-  out << "$data << EOD\n";
-  const auto number = [&](double v, bool log) {
+  const Table* markers = f.markers.table.empty() ? nullptr : e.table(f.markers.table);
+  const bool bars = f.kind == "bars";
+  const auto number = [](double v, bool log) {
     if (!std::isfinite(v) || (log && v <= 0)) return std::string("?");
     return fmt::format("{:.17g}", v);
   };
-  for (const auto& r : t->rows) {
-    double x = std::nan("");
-    if (f.x.empty()) {
-      try {
-        x = std::stod(r.key);
-      } catch (const std::exception&) {
+  const auto y_of = [&](const Row& r, const Series& s) {
+    const Value* v = r.get(s.column);
+    if (v == nullptr || (!s.missing.empty() && v->decimal() == s.missing)) return std::nan("");
+    return v->to_double();
+  };
+  const auto selected = [](const Row& r, const Series& s) {
+    if (s.where_column.empty()) return true;
+    const Value* v = r.get(s.where_column);
+    return v != nullptr && v->decimal() == s.where_value;
+  };
+  const auto x_of = [&](const Row& r) {
+    if (!f.x.empty()) {
+      const Value* v = r.get(f.x);
+      return v == nullptr ? std::nan("") : v->to_double();
+    }
+    try {
+      return std::stod(r.key);
+    } catch (const std::exception&) {
+      return std::nan("");
+    }
+  };
+
+  // One data block per series (its own rows, its points only), one per marker.
+  std::ostringstream data;
+  std::vector<std::string> plots;
+  std::size_t points = 0;
+  if (bars) {
+    data << "$bars << EOD\n";
+    for (const auto& r : t->rows) {
+      data << gp_quote(r.key);
+      for (const auto& s : f.series) {
+        const double y = y_of(r, s);
+        data << " " << number(y, f.logy);
+        if (std::isfinite(y)) ++points;
       }
-    } else if (const Value* v = r.get(f.x)) {
-      x = v->to_double();
+      data << "\n";
     }
-    out << number(x, f.logx);
-    for (const auto& s : f.series) {
-      const Value* v = r.get(s.column);
-      out << " " << number(v == nullptr ? std::nan("") : v->to_double(), f.logy);
+    data << "EOD\n";
+    for (std::size_t i = 0; i < f.series.size(); ++i) {
+      const auto& s = f.series[i];
+      const auto& st = kStyles[i % kStyles.size()];
+      plots.push_back(fmt::format(
+          "$bars using {}{} title {} lc rgb '{}' fill pattern {} border "
+          "lc rgb '{}'",
+          i + 2, i == 0 ? ":xtic(1)" : "", gp_quote(s.title.empty() ? s.column : s.title),
+          st.colour, st.pattern, st.colour));
+      if (st.pattern == 0) {
+        const std::string solid = "fill solid 0.85";
+        auto& last = plots.back();
+        last.replace(last.find("fill pattern 0"), 14, solid);
+      }
     }
-    out << "\n";
+  } else {
+    // Drawn first = drawn widest: a line drawn later on top of an equal one
+    // leaves the earlier one visible around it.
+    const std::size_t n = f.series.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& s = f.series[i];
+      const auto& st = kStyles[i % kStyles.size()];
+      data << "$s" << i << " << EOD\n";
+      std::size_t mine = 0;
+      for (const auto& r : t->rows) {
+        if (!selected(r, s)) continue;
+        const std::string x = number(x_of(r), f.logx);
+        const std::string y = number(y_of(r, s), f.logy);
+        if (x == "?" || y == "?") continue;
+        data << x << " " << y << "\n";
+        ++mine;
+      }
+      data << "EOD\n";
+      points += mine;
+      if (mine == 0) continue;
+      const double lw = 1.5 + 1.5 * static_cast<double>(n - 1 - i);
+      const double ps = 0.9 + 0.45 * static_cast<double>(n - 1 - i);
+      std::string with;
+      if (s.style == "impulses") {
+        with = fmt::format("impulses lw {}", lw + 1);
+      } else if (s.style == "points") {
+        with = fmt::format("points pt {} ps {}", st.point, ps);
+      } else if (s.style == "lines" || s.style == "dashed") {
+        with = fmt::format("lines lw {} dt {}", lw, st.dash);
+      } else {
+        with = fmt::format("linespoints lw {} dt {} pt {} ps {}", lw, st.dash, st.point, ps);
+      }
+      plots.push_back(fmt::format("$s{} using 1:2 with {} lc rgb '{}' title {}", i, with, st.colour,
+                                  gp_quote(s.title.empty() ? s.column : s.title)));
+    }
+    if (markers != nullptr) {
+      std::size_t m = 0;
+      std::vector<const Row*> rows;
+      if (f.markers.rows.empty()) {
+        for (const auto& r : markers->rows) rows.push_back(&r);
+      } else {
+        for (const auto& key : f.markers.rows)
+          if (const Row* r = markers->find(key)) rows.push_back(r);
+      }
+      for (const Row* row : rows) {
+        const Row& r = *row;
+        const Value* xv = r.get(f.markers.x);
+        const double x = xv == nullptr ? std::nan("") : xv->to_double();
+        if (number(x, f.logx) == "?") continue;
+        std::string label = fmt::format("{} = {:.3g}", r.key, x);
+        for (std::size_t c = 0; c < f.markers.shares.size(); ++c) {
+          const Value* v = r.get(f.markers.shares[c]);
+          if (v == nullptr) continue;
+          label += fmt::format(
+              "{} {} {:.3g} %", c == 0 ? ":" : ",",
+              c < f.markers.share_titles.size() ? f.markers.share_titles[c] : f.markers.shares[c],
+              100 * v->to_double());
+        }
+        const auto& st = kMarkerStyles[m % kMarkerStyles.size()];
+        data << "$m" << m << " << EOD\n"
+             << number(x, f.logx) << " 0\n"
+             << number(x, f.logx) << " 1\nEOD\n";
+        plots.push_back(fmt::format("$m{} using 1:2 with lines lw 2.5 dt {} lc rgb '{}' title {}",
+                                    m, st.dash, st.colour, gp_quote(label)));
+        ++m;
+      }
+    }
   }
-  out << "EOD\nplot ";
-  for (std::size_t i = 0; i < f.series.size(); ++i) {
-    const auto& s = f.series[i];
-    std::string with = s.style;
-    if (with == "dashed")
-      with = "lines dt 2 lw 1.5";
-    else if (with == "lines")
-      with = "lines lw 1.5";
-    else if (with == "impulses")
-      with = "impulses lw 2";
-    out << (i == 0 ? "" : ", \\\n     ") << "$data using 1:" << (i + 2) << " with " << with
-        << " title " << gp_quote(s.title.empty() ? s.column : s.title);
+
+  const std::size_t key_lines = plots.size();
+  const int height = (bars ? 560 : 430) + 26 * static_cast<int>(key_lines);
+  std::ostringstream out;
+  out << "# " << e.id << "/" << f.id << ": drawn by fplab from table '" << f.table << "'\n"
+      << "set terminal svg size 900," << height
+      << " noenhanced font 'sans,16' fontscale 1 background rgb 'white'\n"
+      << "set output " << gp_quote(svg_path) << "\n"
+      << "set title " << gp_quote(f.title) << "\n"
+      << "set xlabel " << gp_quote(f.xlabel) << "\nset ylabel " << gp_quote(f.ylabel) << "\n"
+      << "set grid lc rgb '#cccccc'\nset key below left Left reverse vertical maxcols 1\n"
+      << "set border lw 1.2\nset datafile missing '?'\n";
+  if (bars) {
+    out << "set style data histograms\nset style histogram clustered gap 1\n"
+        << "set boxwidth 0.9\nset xtics rotate by -25 left nomirror\nset yrange [0:*]\n";
+  } else {
+    // The axes end at the data (plus a margin), not at the next decade.
+    out << "set autoscale xfix\nset offsets graph 0.04, graph 0.04, 0, 0\n";
+    if (f.logx) out << "set logscale x\nset format x '%g'\n";
   }
+  if (f.logy) out << "set logscale y\nset format y '%.0e'\n";
+  if (markers != nullptr) out << "set yrange [0:1.02]\n";
+  out << data.str();
+  if (points == 0 || plots.empty()) {
+    // Nothing to draw (every value a sentinel): an empty frame that says so.
+    out << "unset logscale\nset xrange [0:1]\nset yrange [0:1]\nset format x ''\n"
+        << "set format y ''\nset label 1 'no data points to draw' at graph 0.5,0.5 center\n"
+        << "plot 2 notitle\n";
+    return out.str();
+  }
+  out << "plot ";
+  for (std::size_t i = 0; i < plots.size(); ++i) out << (i == 0 ? "" : ", \\\n     ") << plots[i];
   out << "\n";
   return out.str();
 }

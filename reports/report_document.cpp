@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
+
+#include "reports/argument.hpp"
+#include "reports/ranges.hpp"
 
 namespace fplab::report {
 
@@ -64,24 +68,30 @@ std::string html_escape(const std::string& s) {
   return out;
 }
 
-std::string params_text(const ExperimentRecord& e) {
-  std::string out;
-  for (const auto& p : e.parameters) {
-    if (!out.empty()) out += ", ";
-    out += p.name + "=" + p.value;
+// A list parameter's value as a reader takes it in: integer runs as ranges
+// (reports/ranges.hpp), items separated by ", " so the line wraps.
+std::string param_value(const ParamRecord& p) {
+  if (p.type == "int_list") {
+    if (const auto v = parse_int_list(p.value)) return compact_list(*v);
   }
-  return out;
+  if (p.type.size() > 5 && p.type.compare(p.type.size() - 5, 5, "_list") == 0) {
+    std::string out;
+    for (char ch : p.value) out += ch == ',' ? std::string(", ") : std::string(1, ch);
+    return out;
+  }
+  return p.value;
 }
 
-Span text(std::string s) { return {Span::Kind::text, std::move(s), {}, {}}; }
-Span code(std::string s) { return {Span::Kind::code, std::move(s), {}, {}}; }
-Span strong(std::string s) { return {Span::Kind::strong, std::move(s), {}, {}}; }
-Span link(std::string s) {
-  std::string href = s;
-  return {Span::Kind::link, std::move(s), std::move(href), {}};
+Spans params_spans(const ExperimentRecord& e) {
+  Spans out{text("Parameters: ")};
+  for (std::size_t i = 0; i < e.parameters.size(); ++i) {
+    const auto& p = e.parameters[i];
+    out.push_back(text((i == 0 ? "" : "; ") + p.name + " = "));
+    out.push_back(code(param_value(p)));
+  }
+  out.push_back(text("."));
+  return out;
 }
-Span section(const std::string& id) { return {Span::Kind::section, id, id, {}}; }
-Span verdict(Status s) { return {Span::Kind::verdict, std::string(to_string(s)), {}, s}; }
 
 // ---- the walk ------------------------------------------------------------------
 
@@ -126,7 +136,7 @@ void table_blocks(const ExperimentRecord& e, Document& d) {
     d.blocks.emplace_back(Heading{3, {text(t.title)}, {}});
     Spans lead;
     if (t.in_report) {
-      d.blocks.emplace_back(DataTable{&t});
+      d.blocks.emplace_back(DataTable{&t, t.rows.size() > kCollapsedRows});
     } else {
       lead.push_back(text(std::to_string(t.rows.size()) + " rows, in the CSV file. "));
     }
@@ -136,6 +146,13 @@ void table_blocks(const ExperimentRecord& e, Document& d) {
 
 void figure_blocks(const ExperimentRecord& e, bool plots, Document& d) {
   for (const auto& f : e.figures) {
+    if (is_headline(e, f)) {
+      d.blocks.emplace_back(Heading{3, {text(f.title)}, {}});
+      d.blocks.emplace_back(Paragraph{{text("Shown as the report's first figure, in "),
+                                       section("argument", "The argument"), text(".")},
+                                      "caption"});
+      continue;
+    }
     d.blocks.emplace_back(Heading{3, {text(f.title)}, {}});
     FigureBlock fig{{}, f.title, {}};
     if (plots) {
@@ -160,7 +177,7 @@ void measurement_blocks(const ExperimentRecord& e, Document& d) {
 void experiment_blocks(const ExperimentRecord& e, bool plots, Document& d) {
   d.blocks.emplace_back(Heading{2, {text(e.title + " ("), code(e.id), text(")")}, e.id});
   if (!e.description.empty()) d.blocks.emplace_back(Paragraph{{text(e.description)}, {}});
-  d.blocks.emplace_back(Paragraph{{text("Parameters: " + params_text(e) + ".")}, "context"});
+  d.blocks.emplace_back(Paragraph{params_spans(e), "context"});
   verdict_blocks(e, d);
   table_blocks(e, d);
   figure_blocks(e, plots, d);
@@ -181,11 +198,17 @@ std::string md_spans(const Spans& spans) {
   for (const auto& s : spans) {
     switch (s.kind) {
       case Span::Kind::text:
-      case Span::Kind::section:
         out += md_escape(s.text);
+        break;
+      case Span::Kind::section:
+        out += "[" + md_escape(s.text) + "](#" + s.href + ")";
         break;
       case Span::Kind::code:
         out += "`" + s.text + "`";
+        break;
+      case Span::Kind::mark:
+      case Span::Kind::code_mark:
+        out += "**[" + md_escape(s.text) + "]**";
         break;
       case Span::Kind::strong:
         out += "**" + md_escape(s.text) + "**";
@@ -198,6 +221,13 @@ std::string md_spans(const Spans& spans) {
         break;
     }
   }
+  return out;
+}
+
+// The text of spans without markup (a heading's words for the contents).
+std::string md_spans_plain(const Spans& spans) {
+  std::string out;
+  for (const auto& s : spans) out += s.text;
   return out;
 }
 
@@ -227,7 +257,13 @@ std::string md_table(const Table& t) {
 struct MarkdownBlock {
   std::ostringstream& out;
   void operator()(const Heading& h) const {
+    if (!h.anchor.empty()) out << "<a id=\"" << h.anchor << "\"></a>\n\n";
     out << std::string(static_cast<std::size_t>(h.level), '#') << " " << md_spans(h.text) << "\n\n";
+  }
+  void operator()(const NumberedList& l) const {
+    for (std::size_t i = 0; i < l.items.size(); ++i)
+      out << i + 1 << ". <a id=\"" << l.anchors[i] << "\"></a>" << md_spans(l.items[i]) << "\n";
+    out << "\n";
   }
   void operator()(const Paragraph& p) const { out << md_spans(p.text) << "\n\n"; }
   void operator()(const Bullets& b) const {
@@ -238,7 +274,14 @@ struct MarkdownBlock {
     out << md_spans(v.lead) << "\n\n";
     (*this)(Bullets{v.items});
   }
-  void operator()(const DataTable& t) const { out << md_table(*t.table) << "\n"; }
+  void operator()(const DataTable& t) const {
+    if (t.collapsed) {
+      out << "<details><summary>" << t.table->rows.size() << " rows (click to show)</summary>\n\n"
+          << md_table(*t.table) << "\n</details>\n\n";
+    } else {
+      out << md_table(*t.table) << "\n";
+    }
+  }
   void operator()(const Grid& g) const { out << render_markdown(g) << "\n"; }
   void operator()(const FigureBlock& f) const {
     if (f.path.empty()) {
@@ -273,14 +316,44 @@ std::string html_spans(const Spans& spans) {
       case Span::Kind::verdict:
         out += "<span class=\"" + s.text + "\">" + html_escape(s.text) + "</span>";
         break;
+      case Span::Kind::mark:
+        out += "<mark>" + html_escape(s.text) + "</mark>";
+        break;
+      case Span::Kind::code_mark:
+        out += "<code><mark>" + html_escape(s.text) + "</mark></code>";
+        break;
     }
+  }
+  return out;
+}
+
+std::string base64(const std::string& bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const unsigned n = (static_cast<unsigned char>(bytes[i]) << 16U) |
+                       (static_cast<unsigned char>(bytes[i + 1]) << 8U) |
+                       static_cast<unsigned char>(bytes[i + 2]);
+    for (int k = 18; k >= 0; k -= 6) out += kAlphabet[(n >> static_cast<unsigned>(k)) & 63U];
+  }
+  if (i < bytes.size()) {
+    const bool two = i + 1 < bytes.size();
+    const unsigned n = (static_cast<unsigned char>(bytes[i]) << 16U) |
+                       (two ? static_cast<unsigned char>(bytes[i + 1]) << 8U : 0U);
+    out += kAlphabet[(n >> 18U) & 63U];
+    out += kAlphabet[(n >> 12U) & 63U];
+    out += two ? kAlphabet[(n >> 6U) & 63U] : '=';
+    out += '=';
   }
   return out;
 }
 
 std::string html_table(const Table& t) {
   std::ostringstream out;
-  out << "<table>\n<thead><tr><th>" << html_escape(t.key_title) << "</th>";
+  out << "<div class=\"scroll\"><table>\n<thead><tr><th>" << html_escape(t.key_title) << "</th>";
   for (const auto& c : t.columns) {
     out << "<th>" << html_escape(c.title.empty() ? c.id : c.title) << "</th>";
     if (c.show_hex) out << "<th>hex</th>";
@@ -296,12 +369,12 @@ std::string html_table(const Table& t) {
     }
     out << "</tr>\n";
   }
-  out << "</tbody></table>\n";
+  out << "</tbody></table></div>\n";
   return out.str();
 }
 
 std::string html_grid(const Grid& g) {
-  std::string out = "<table>\n<thead><tr>";
+  std::string out = "<div class=\"scroll\"><table>\n<thead><tr>";
   for (const auto& h : g.header) out += "<th>" + html_escape(h) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
   for (const auto& row : g.rows) {
@@ -309,7 +382,7 @@ std::string html_grid(const Grid& g) {
     for (const auto& cell : row) out += "<td class=\"key\">" + html_spans(cell) + "</td>";
     out += "</tr>\n";
   }
-  return out + "</tbody></table>\n";
+  return out + "</tbody></table></div>\n";
 }
 
 struct HtmlBlock {
@@ -333,32 +406,54 @@ struct HtmlBlock {
     (*this)(Bullets{v.items});
     out << "</div>\n";
   }
-  void operator()(const DataTable& t) const { out << html_table(*t.table); }
+  void operator()(const DataTable& t) const {
+    if (t.collapsed) {
+      out << "<details><summary>" << t.table->rows.size() << " rows (click to show)</summary>\n"
+          << html_table(*t.table) << "</details>\n";
+    } else {
+      out << html_table(*t.table);
+    }
+  }
   void operator()(const Grid& g) const { out << html_grid(g); }
+  void operator()(const NumberedList& l) const {
+    out << "<ol class=\"references\">\n";
+    for (std::size_t i = 0; i < l.items.size(); ++i)
+      out << "<li id=\"" << html_escape(l.anchors[i]) << "\">" << html_spans(l.items[i])
+          << "</li>\n";
+    out << "</ol>\n";
+  }
   void operator()(const FigureBlock& f) const {
     const std::string svg = f.path.empty() ? std::string() : svg_text(f.path);
-    out << "<figure>\n"
-        << (svg.empty()
-                ? "<p>" + html_escape(f.missing.empty() ? "(plot not rendered)" : f.missing) +
-                      "</p>"
-                : svg)
-        << "\n<figcaption>" << html_escape(f.title) << "</figcaption>\n</figure>\n";
+    out << "<figure>\n";
+    if (svg.empty()) {
+      out << "<p>" << html_escape(f.missing.empty() ? "(plot not rendered)" : f.missing) << "</p>";
+    } else {
+      out << "<img src=\"data:image/svg+xml;base64," << base64(svg) << "\" alt=\""
+          << html_escape(f.title) << "\">";
+    }
+    out << "\n<figcaption>" << html_escape(f.title) << "</figcaption>\n</figure>\n";
   }
 };
 
 constexpr const char* kHtmlHead =
     "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
     "<title>fplab report</title>\n<style>\n"
     "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 "
-    "1em;color:#222}\n"
-    "table{border-collapse:collapse;margin:0.5em 0 1em}\n"
+    "1em;color:#222;line-height:1.45;overflow-wrap:break-word}\n"
+    "p,li,figcaption,summary{overflow-wrap:anywhere}\n"
+    ".scroll{overflow-x:auto;max-width:100%;margin:0.5em 0 1em}\n"
+    "table{border-collapse:collapse}\n"
     "th,td{border:1px solid #ccc;padding:0.25em "
     "0.6em;text-align:right;font-variant-numeric:tabular-nums}\n"
-    "th{background:#f3f3f3}td.key{text-align:left}\ncode{font-size:0.9em}\n"
+    "th{background:#f3f3f3}td.key{text-align:left}\ncode{font-size:0.9em;white-space:pre-wrap}\n"
+    "td code{white-space:nowrap}mark{background:#ffd54f;padding:0 0.1em}\n"
+    ".summary{font-size:1.08em}details{margin:0.5em 0 1em}summary{cursor:pointer}\n"
     ".reproduced{color:#17692b;font-weight:bold}.differs{color:#a33;font-weight:bold}\n"
     ".caption,.context{color:#555;font-size:0.92em}.verdict{border-left:4px solid "
     "#ccc;padding-left:0.8em}\n"
-    "figure{margin:1em 0}svg{max-width:100%;height:auto}\n"
+    "figure{margin:1em 0}figure img{display:block;max-width:100%;height:auto}\n"
+    "figcaption{color:#555;font-size:0.92em}\n"
     "</style>\n</head>\n<body>\n";
 
 }  // namespace
@@ -371,15 +466,43 @@ std::string table_file(const ExperimentRecord& e, const Table& t) {
   return e.id + "-" + t.id + ".csv";
 }
 
-Grid claims_grid(const Results& r) {
+Span text(std::string s) { return {Span::Kind::text, std::move(s), {}, {}}; }
+Span code(std::string s) { return {Span::Kind::code, std::move(s), {}, {}}; }
+Span strong(std::string s) { return {Span::Kind::strong, std::move(s), {}, {}}; }
+Span link(std::string s) {
+  std::string href = s;
+  return {Span::Kind::link, std::move(s), std::move(href), {}};
+}
+Span link(std::string label, std::string href) {
+  return {Span::Kind::link, std::move(label), std::move(href), {}};
+}
+Span section(const std::string& id, std::string label) {
+  return {Span::Kind::section, label.empty() ? id : std::move(label), id, {}};
+}
+Span verdict(Status s) { return {Span::Kind::verdict, std::string(to_string(s)), {}, s}; }
+Span mark(std::string s) { return {Span::Kind::mark, std::move(s), {}, {}}; }
+
+std::vector<std::string> claim_sources(const Results& r) {
+  std::vector<std::string> out;
+  for (const auto& e : r.experiments)
+    for (const auto& v : e.verdicts)
+      if (std::find(out.begin(), out.end(), v.source) == out.end()) out.push_back(v.source);
+  return out;
+}
+
+Grid claims_grid(const Results& r, const std::vector<std::string>& references) {
   Grid g{{"claim", "experiment", "claimed", "ours", "verdict"}, {}};
+  if (!references.empty()) g.header.insert(g.header.begin() + 1, "source");
   for (const auto& e : r.experiments) {
     for (const auto& v : e.verdicts) {
-      g.rows.push_back({{text(v.claim)},
-                        {section(e.id)},
-                        {text(v.claimed)},
-                        {text(v.ours)},
-                        {verdict(v.status)}});
+      std::vector<Spans> row{
+          {text(v.claim)}, {section(e.id)}, {text(v.claimed)}, {text(v.ours)}, {verdict(v.status)}};
+      const auto ref = std::find(references.begin(), references.end(), v.source);
+      if (ref != references.end()) {
+        const auto n = std::to_string(ref - references.begin() + 1);
+        row.insert(row.begin() + 1, Spans{section("ref-" + n, "[" + n + "]")});
+      }
+      g.rows.push_back(std::move(row));
     }
   }
   return g;
@@ -389,8 +512,43 @@ Document build_document(const Results& r, bool plots) {
   Document d;
   d.blocks.emplace_back(Heading{1, {text("fplab report")}, {}});
   context_blocks(r, d);
+  const std::vector<std::string> sources = claim_sources(r);
+  argument_blocks(r, plots, d);
+
+  Bullets contents;
+  for (const auto& b : d.blocks) {
+    if (const auto* h = std::get_if<Heading>(&b); h != nullptr && h->level == 2)
+      contents.items.push_back({section(h->anchor, md_spans_plain(h->text))});
+  }
+  if (!sources.empty()) contents.items.push_back({section("references", "References")});
+  contents.items.push_back({section("claims", "Claims")});
+  for (const auto& e : r.experiments)
+    contents.items.push_back({section(e.id, e.title), text(" ("), code(e.id), text(")")});
+  d.blocks.emplace_back(Heading{2, {text("Contents")}, "contents"});
+  d.blocks.emplace_back(std::move(contents));
+
+  if (!sources.empty()) {
+    d.blocks.emplace_back(Heading{2, {text("References")}, "references"});
+    d.blocks.emplace_back(Paragraph{
+        {text("The published claims this report checks, by source; each claim in the table "
+              "below links to its source here.")},
+        {}});
+    NumberedList refs;
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      Spans item = reference_spans(sources[i]);
+      std::string ids;
+      for (const auto& e : r.experiments)
+        for (const auto& v : e.verdicts)
+          if (v.source == sources[i] && ids.find(v.claim) == std::string::npos)
+            ids += (ids.empty() ? "" : ", ") + v.claim;
+      item.push_back(text(" (claims " + ids + ")"));
+      refs.items.push_back(std::move(item));
+      refs.anchors.push_back("ref-" + std::to_string(i + 1));
+    }
+    d.blocks.emplace_back(std::move(refs));
+  }
   d.blocks.emplace_back(Heading{2, {text("Claims")}, "claims"});
-  d.blocks.emplace_back(claims_grid(r));
+  d.blocks.emplace_back(claims_grid(r, sources));
   for (const auto& e : r.experiments) experiment_blocks(e, plots, d);
   return d;
 }

@@ -22,11 +22,13 @@ namespace fplab::report {
 struct Span {
   enum class Kind {
     text,
-    code,     // `code` / <code>
-    strong,   // **strong** / <b>
-    link,     // [text](href) / <a href>
-    section,  // a reference to a section of this report: plain text in Markdown
-    verdict,  // a verdict word: "reproduced" / "**differs**"; coloured in HTML
+    code,       // `code` / <code>
+    strong,     // **strong** / <b>
+    link,       // [text](href) / <a href>
+    section,    // a reference to a section of this report: plain text in Markdown
+    verdict,    // a verdict word: "reproduced" / "**differs**"; coloured in HTML
+    mark,       // a highlighted character: **c** / <mark>
+    code_mark,  // a highlighted character inside code text: `a`**c**`b` / <mark>
   };
   Kind kind = Kind::text;
   std::string text;
@@ -35,10 +37,23 @@ struct Span {
 };
 using Spans = std::vector<Span>;
 
+// Span constructors, for the walks that build documents.
+Span text(std::string s);
+Span code(std::string s);
+Span strong(std::string s);
+Span link(std::string s);
+Span link(std::string label, std::string href);
+// A link to the heading with anchor `id`, shown as `label` (default: id).
+Span section(const std::string& id, std::string label = {});
+Span verdict(Status s);
+Span mark(std::string s);
+
+// `anchor`: the HTML id, and in Markdown an <a id> line before the heading,
+// so that section links work in both; empty for none.
 struct Heading {
   int level;
   Spans text;
-  std::string anchor;  // HTML id; empty for none
+  std::string anchor;
 };
 // `style` is an HTML class ("context", "caption"); Markdown ignores it.
 struct Paragraph {
@@ -54,13 +69,20 @@ struct VerdictBlock {
   std::vector<Spans> items;
 };
 // A results table, cells shown by its columns' formats (hex where asked).
+// `collapsed`: a long table, folded away (<details>) with its row count.
 struct DataTable {
   const Table* table;
+  bool collapsed = false;
 };
 // A table of inline cells (the claims summary).
 struct Grid {
   std::vector<std::string> header;
   std::vector<std::vector<Spans>> rows;
+};
+// A numbered list (the references), each item with an anchor.
+struct NumberedList {
+  std::vector<Spans> items;
+  std::vector<std::string> anchors;
 };
 // A plot: `path` (relative to the report, figures/NAME.svg) when rendered,
 // else `missing` says why not.
@@ -70,7 +92,12 @@ struct FigureBlock {
   std::string missing;
 };
 
-using Block = std::variant<Heading, Paragraph, Bullets, VerdictBlock, DataTable, Grid, FigureBlock>;
+using Block = std::variant<Heading, Paragraph, Bullets, VerdictBlock, DataTable, Grid, FigureBlock,
+                           NumberedList>;
+
+// Tables longer than this many rows are collapsed in the report (the CSV
+// holds them in full either way).
+inline constexpr std::size_t kCollapsedRows = 40;
 
 struct Document {
   std::vector<Block> blocks;
@@ -80,8 +107,12 @@ struct Document {
 std::string figure_file(const ExperimentRecord& e, const Figure& f);
 std::string table_file(const ExperimentRecord& e, const Table& t);
 
-// The claims summary: one row per verdict.
-Grid claims_grid(const Results& r);
+// The claims summary: one row per verdict. With `references` (the list
+// of sources, in order), a source column links each claim to its entry.
+Grid claims_grid(const Results& r, const std::vector<std::string>& references = {});
+
+// The distinct sources of the results' verdicts, in order of first use.
+std::vector<std::string> claim_sources(const Results& r);
 
 // The whole report of `r` (which must outlive the document: tables are
 // referenced). `plots`: the SVGs were rendered.
@@ -90,8 +121,10 @@ Document build_document(const Results& r, bool plots);
 std::string render_markdown(const Document& d);
 std::string render_markdown(const Grid& g);
 
-// `svg_text(path)` returns the SVG of figures/NAME.svg (inlined: the page
-// is self-contained), or empty if it cannot be read.
+// `svg_text(path)` returns the SVG of figures/NAME.svg, or empty if it
+// cannot be read; the page shows it as an <img> whose source is a data: URI
+// of that SVG (self-contained, and a figure that fails to decode has no
+// natural width: the browser test sees it).
 std::string render_html(const Document& d,
                         const std::function<std::string(const std::string&)>& svg_text);
 

@@ -173,6 +173,14 @@ void ExperimentRecord::add_figure(Figure f) {
       throw std::logic_error("figure '" + f.id + "': no column '" + s.column + "'");
     }
   }
+  if (!f.markers.table.empty()) {
+    const Table* m = table(f.markers.table);
+    if (m == nullptr || m->column(f.markers.x) == nullptr)
+      throw std::logic_error("figure '" + f.id + "': no marker table or column");
+    for (const auto& c : f.markers.shares)
+      if (m->column(c) == nullptr)
+        throw std::logic_error("figure '" + f.id + "': no marker column '" + c + "'");
+  }
   figures.push_back(std::move(f));
 }
 
@@ -422,9 +430,10 @@ Table table_from(const json& j, const std::string& experiment) {
 // it names the object and the field of anything missing or mistyped.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ParamRecord, name, type, value)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(InputFile, role, path, sha256)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Series, column, title, style)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Series, column, title, style, where_column, where_value, missing)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Markers, table, x, shares, share_titles, rows)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Figure, id, title, table, x, xlabel, ylabel, logx, logy, series,
-                                   caption)
+                                   caption, kind, markers)
 
 // A claim's figure is not written on its own: the verdicts carry it.
 void to_json(json& j, const ClaimRef& c) {
@@ -555,7 +564,20 @@ ExperimentRecord experiment_from(const json& j) {
     fig.caption = str_or(f, "caption");
     for (const auto& s : array_or_empty(f, "series", fw))
       fig.series.push_back({str(s, "column", fw + " series"), str_or(s, "title"),
-                            str_or(s, "style", "linespoints")});
+                            str_or(s, "style", "linespoints"), str_or(s, "where_column"),
+                            str_or(s, "where_value"), str_or(s, "missing")});
+    fig.kind = str_or(f, "kind", "lines");
+    if (f.contains("markers") && f["markers"].is_object()) {
+      const auto& m = f["markers"];
+      fig.markers.table = str_or(m, "table");
+      fig.markers.x = str_or(m, "x");
+      for (const auto& c : array_or_empty(m, "shares", fw + " markers"))
+        if (c.is_string()) fig.markers.shares.push_back(c.get<std::string>());
+      for (const auto& c : array_or_empty(m, "share_titles", fw + " markers"))
+        if (c.is_string()) fig.markers.share_titles.push_back(c.get<std::string>());
+      for (const auto& c : array_or_empty(m, "rows", fw + " markers"))
+        if (c.is_string()) fig.markers.rows.push_back(c.get<std::string>());
+    }
     e.figures.push_back(std::move(fig));
   }
   for (const auto& n : array_or_empty(j, "notes", where)) {

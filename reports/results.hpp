@@ -119,6 +119,22 @@ struct Series {
   std::string column;  // y values: a column of the figure's table
   std::string title;
   std::string style = "linespoints";  // gnuplot: lines, points, linespoints, impulses, dashed
+  // Only the rows whose `where_column` cell prints as `where_value` (one
+  // series per policy of a long table); empty: every row.
+  std::string where_column = {};
+  std::string where_value = {};
+  // A cell printing as this is no point (a sentinel such as -1 for "none").
+  std::string missing = {};
+};
+
+// A vertical line per row of a table: at the row's `x` column, labelled
+// with the row key and, in per cent, each of the `shares` columns.
+struct Markers {
+  std::string table;  // a table of the same experiment; empty: no markers
+  std::string x;
+  std::vector<std::string> shares;
+  std::vector<std::string> share_titles;  // one per share column
+  std::vector<std::string> rows;          // only these rows, in this order; empty: every row
 };
 
 // A plot of columns of one table (or measurement table) against another
@@ -134,6 +150,10 @@ struct Figure {
   bool logy = false;
   std::vector<Series> series;
   std::string caption;
+  // "lines" (default): series against x; "bars": one cluster of bars per
+  // row, labelled by the row key (x unused).
+  std::string kind = "lines";
+  Markers markers = {};
 };
 
 enum class Status { reproduced, differs };

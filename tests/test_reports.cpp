@@ -13,7 +13,9 @@
 #include "cli_runner.hpp"
 #include "io/npy.hpp"
 #include "io/sha256.hpp"
+#include "reports/ranges.hpp"
 #include "reports/report.hpp"
+#include "reports/report_document.hpp"
 #include "reports/results.hpp"
 
 using namespace fplab;
@@ -172,16 +174,21 @@ TEST_CASE("fplab report renders a stored results.json, plots included", "[report
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   const std::string md = slurp(dir / "report.md");
-  CHECK(md.find("| A1 | associativity |") != std::string::npos);
-  CHECK(md.find("| A5 | spacing |") != std::string::npos);
+  // Each claim row: id, its reference, its section.
+  CHECK(std::regex_search(
+      md,
+      std::regex(R"(\| A1 \| \[\[\d+\]\]\(#ref-\d+\) \| \[associativity\]\(#associativity\) \|)")));
+  CHECK(std::regex_search(
+      md, std::regex(R"(\| A5 \| \[\[\d+\]\]\(#ref-\d+\) \| \[spacing\]\(#spacing\) \|)")));
   CHECK(md.find("![Spacing of each format against magnitude](figures/spacing-spacing.svg)") !=
         std::string::npos);
   CHECK(std::filesystem::exists(dir / "figures" / "spacing-spacing.svg"));
   CHECK(std::filesystem::exists(dir / "csv" / "spacing-spacing.csv"));
   CHECK(std::filesystem::exists(dir / "results.json"));
   const std::string html = slurp(dir / "report.html");
-  CHECK(html.find("<svg") != std::string::npos);            // inlined, self-contained
-  CHECK(html.find("src=\"figures/") == std::string::npos);  // no external images
+  CHECK(html.find("src=\"data:image/svg+xml;base64,") != std::string::npos);  // self-contained
+  CHECK(html.find("src=\"figures/") == std::string::npos);                    // no external images
+  CHECK(html.find("name=\"viewport\"") != std::string::npos);
   CHECK(html.find("reproduced") != std::string::npos);
   // The same fingerprint as the stored file.
   std::ifstream in(stored);
@@ -201,7 +208,7 @@ TEST_CASE("without gnuplot: a warning, and the rest still written", "[reports][c
       std::string::npos);
   CHECK(std::filesystem::exists(dir / "report.md"));
   CHECK(slurp(dir / "report.md").find("plot not rendered") != std::string::npos);
-  CHECK(slurp(dir / "report.html").find("<svg") == std::string::npos);
+  CHECK(slurp(dir / "report.html").find("data:image/svg+xml") == std::string::npos);
 }
 
 namespace {
@@ -283,4 +290,63 @@ TEST_CASE("report.md and report.html carry the same sections, figures, CSV links
   const auto at = html.find("Wall time: ");
   REQUIRE(at != std::string::npos);
   CHECK_FALSE(html_outline(std::string(html).erase(at, 11)) == from_md);
+}
+
+TEST_CASE("integer lists print as ranges", "[reports]") {
+  using fplab::report::compact_list;
+  std::vector<std::int64_t> k;
+  for (std::int64_t i = 1; i <= 32; ++i) k.push_back(i);
+  for (std::int64_t i = 64; i <= 1024; i *= 2) k.push_back(i);
+  CHECK(compact_list(k) == "1..32, 64, 128, 256..1024");
+  CHECK(compact_list({1, 2, 4, 8, 16, 32, 64}) == "1, 2, 4..64");
+  CHECK(compact_list({2, 4, 6, 8, 10, 12}) == "2, 4, 6..12");
+  CHECK(compact_list({2, 4, 8, 16}) == "2, 4, 8, 16");  // too short to gain from a range
+  CHECK(compact_list({1, 2, 3, 4, 8, 12, 16, 32, 64}) == "1..4, 8, 12, 16, 32, 64");
+  CHECK(compact_list({}).empty());
+  CHECK(fplab::report::parse_int_list("1,2,3") == std::vector<std::int64_t>{1, 2, 3});
+  CHECK_FALSE(fplab::report::parse_int_list("1,x").has_value());
+  CHECK_FALSE(fplab::report::parse_int_list("1,,2").has_value());
+}
+
+TEST_CASE("the report opens with the argument, from the quick baseline's results", "[reports]") {
+  const Results r =
+      read_results_json(std::string(FPLAB_SOURCE_DIR) + "/reports/baselines/quick.json");
+  const auto d = fplab::report::build_document(r, true);
+  const std::string md = fplab::report::render_markdown(d);
+  const std::string html =
+      fplab::report::render_html(d, [](const std::string&) { return std::string("<svg/>"); });
+  // The summary: five sentences, each linking to the section it comes from,
+  // before the contents, the references and the claims table.
+  const auto argument = md.find("## The argument");
+  const auto contents = md.find("## Contents");
+  const auto references = md.find("## References");
+  const auto claims = md.find("## Claims");
+  REQUIRE(argument != std::string::npos);
+  CHECK(argument < contents);
+  CHECK(contents < references);
+  CHECK(references < claims);
+  const std::string summary = md.substr(argument, md.find("\n\n", argument + 17) - argument);
+  for (const char* section : {"(#permutations)", "(#batch-variance)", "(#top2-gaps)",
+                              "(#flip-prediction)", "(#precision-flips)", "(#batch-answers)"}) {
+    CHECK(summary.find(section) != std::string::npos);
+  }
+  // Numbers in prose at 4 significant digits, from the results.
+  CHECK(summary.find("275 distinct float64 totals over their 40,320 orders") != std::string::npos);
+  CHECK(summary.find("by at most 9.537e-07") != std::string::npos);
+  // The first figure is the gap CDF; the lead example highlights the flip.
+  const auto first_figure = md.find("![");
+  CHECK(md.find("![Figure 1. CDF of the top-2 logit gap](figures/top2-gaps-gap-cdf.svg)") ==
+        first_figure);
+  CHECK(md.find("`and the priests shall be a strong the `**[l]**") != std::string::npos);
+  CHECK(html.find("<code><mark>p</mark></code>") != std::string::npos);
+  CHECK(html.find("0x1p-6") != std::string::npos);  // the batched gap, exact
+  // Every claim's source is a numbered reference with an anchor.
+  CHECK(md.find("<a id=\"ref-1\"></a>") != std::string::npos);
+  CHECK(html.find("<li id=\"ref-1\">") != std::string::npos);
+  // Long tables are collapsed; wide ones scroll in their own box; the
+  // chunk counts print as ranges.
+  CHECK(html.find("<details><summary>116 rows") != std::string::npos);
+  CHECK(html.find("<div class=\"scroll\"><table>") != std::string::npos);
+  CHECK(md.find("k = `1..32, 64, 128, 256..1024`") != std::string::npos);
+  CHECK(html.find("1,2,3,4,5,6") == std::string::npos);
 }

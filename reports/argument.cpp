@@ -1,0 +1,301 @@
+#include "reports/argument.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+
+namespace fplab::report {
+
+namespace {
+
+// Prose numbers: 4 significant digits (the tables hold the exact values).
+std::string num(double x) { return fmt::format("{:.4g}", x); }
+std::string count(std::int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3)
+    digits.insert(static_cast<std::size_t>(i), ",");
+  return (n < 0 ? "-" : "") + digits;
+}
+
+const Table* find_table(const Results& r, const char* experiment, const char* table) {
+  const ExperimentRecord* e = r.experiment(experiment);
+  return e == nullptr ? nullptr : e->table(table);
+}
+
+double number_or_nan(const Table* t, const std::string& row, const char* column) {
+  const Value* v = t == nullptr ? nullptr : t->get(row, column);
+  return v == nullptr ? std::nan("") : v->to_double();
+}
+
+std::string text_or_empty(const Table* t, const std::string& row, const char* column) {
+  const Value* v = t == nullptr ? nullptr : t->get(row, column);
+  return v == nullptr ? std::string() : v->decimal();
+}
+
+// 1. numbers -> order.
+Spans numbers_sentence(const Results& r) {
+  if (const Table* t = find_table(r, "permutations", "exhaustive")) {
+    const double distinct = number_or_nan(t, "sequential float64", "distinct");
+    const double orders = number_or_nan(t, "sequential float64", "orders");
+    if (std::isfinite(distinct) && std::isfinite(orders)) {
+      return {
+          text("Adding the same numbers in another order gives another total: eight numbers "
+               "that cancel exactly give " +
+               count(static_cast<std::int64_t>(distinct)) + " distinct float64 totals over their " +
+               count(static_cast<std::int64_t>(orders)) + " orders, summed left to right ("),
+          section("permutations"), text(").")};
+    }
+  }
+  if (const Table* t = find_table(r, "associativity", "groupings")) {
+    return {
+        text("Adding the same numbers in another order gives another total: in float64, (" +
+             text_or_empty(t, "float64", "a") + " + " + text_or_empty(t, "float64", "b") + ") + " +
+             text_or_empty(t, "float64", "c") + " is " + text_or_empty(t, "float64", "left") +
+             " but " + text_or_empty(t, "float64", "a") + " + (" +
+             text_or_empty(t, "float64", "b") + " + " + text_or_empty(t, "float64", "c") + ") is " +
+             text_or_empty(t, "float64", "right") + " ("),
+        section("associativity"), text(").")};
+  }
+  return {};
+}
+
+// 2. order -> logits.
+Spans logits_sentence(const Results& r) {
+  const Table* t = find_table(r, "batch-variance", "batching");
+  if (t == nullptr) return {};
+  double lib_share = 0, lib_change = 0, vocabulary = 0;
+  std::int64_t invariant_differing = 0;
+  bool any = false;
+  for (const auto& row : t->rows) {
+    const Value* policy = row.get("policy");
+    const Value* differing = row.get("differing");
+    const Value* share = row.get("share");
+    const Value* change = row.get("max_change");
+    if (policy == nullptr || differing == nullptr || share == nullptr || change == nullptr)
+      continue;
+    if (policy->decimal() == "library") {
+      any = true;
+      lib_share = std::max(lib_share, share->to_double());
+      lib_change = std::max(lib_change, change->to_double());
+      if (share->to_double() > 0)
+        vocabulary = std::round(differing->to_double() / share->to_double());
+    } else if (policy->decimal() == "batch-invariant") {
+      invariant_differing += differing->as_int();
+    }
+  }
+  if (!any) return {};
+  return {text("A batch changes that order inside the model: the same prompt, put in a batch with "
+               "others, has up to " +
+               num(100 * lib_share) + " % of its " +
+               (vocabulary > 0 ? count(static_cast<std::int64_t>(vocabulary)) + " " : "") +
+               "logits changed by the library's kernels, by at most " + num(lib_change) + ", and " +
+               (invariant_differing == 0 ? "none" : count(invariant_differing)) +
+               " with batch-invariant kernels ("),
+          section("batch-variance"), text(").")};
+}
+
+// 3. logits -> gaps.
+Spans gaps_sentence(const Results& r) {
+  const Table* stats = find_table(r, "top2-gaps", "stats");
+  const Table* pert = find_table(r, "top2-gaps", "perturbations");
+  if (stats == nullptr || pert == nullptr || pert->rows.empty()) return {};
+  const double min_gap = number_or_nan(stats, "greedy", "min");
+  const double n = number_or_nan(stats, "greedy", "n");
+  const std::string batching = pert->rows.front().key;
+  const double batch_change = number_or_nan(pert, batching, "size");
+  const std::string bf16 = "bf16 vs fp32, measured largest change";
+  const double bf16_change = number_or_nan(pert, bf16, "size");
+  const double bf16_below = number_or_nan(pert, bf16, "heldout_below");
+  if (!std::isfinite(min_gap) || !std::isfinite(batch_change)) return {};
+  std::string s =
+      "Whether a change matters depends on the gap between the two largest logits: "
+      "the smallest of " +
+      count(static_cast<std::int64_t>(n)) + " greedy gaps, " + num(min_gap) + ", is " +
+      (batch_change > 0 ? num(min_gap / batch_change) + " times" : "infinitely many times") +
+      " the largest batching change in fp32";
+  if (std::isfinite(bf16_change) && std::isfinite(bf16_below)) {
+    s += ", while bf16 moves logits by up to " + num(bf16_change) + ", more than the gap at " +
+         num(100 * bf16_below) + " % of held-out positions";
+  }
+  return {text(s + " ("), section("top2-gaps"), text(").")};
+}
+
+// 4. gaps -> flips.
+Spans flips_sentence(const Results& r) {
+  const Table* flips = find_table(r, "flip-prediction", "flips");
+  const Table* summary = find_table(r, "precision-flips", "summary");
+  if (flips == nullptr && summary == nullptr) return {};
+  Spans out;
+  std::string s = "So ";
+  if (flips != nullptr) {
+    std::int64_t n = 0, steps = 0;
+    for (const auto& row : flips->rows) {
+      if (row.key.find("fp32: alone vs batch") == std::string::npos) continue;
+      if (const Value* f = row.get("flips")) n += f->as_int();
+      if (const Value* st = row.get("steps")) steps += st->as_int();
+    }
+    s += "fp32 batching flipped " + count(n) + " greedy tokens in " + count(steps) +
+         " steps compared";
+    const std::string bf16 = "bf16 vs fp32 (batch-invariant)";
+    const double observed = number_or_nan(flips, bf16, "observed");
+    if (std::isfinite(observed)) s += ", bf16 " + num(observed) + " per 1,000 steps";
+    out.push_back(text(s + " ("));
+    out.push_back(section("flip-prediction"));
+    out.push_back(text(")"));
+    s.clear();
+  }
+  if (summary != nullptr) {
+    const double diverged = number_or_nan(summary, "bf16", "diverged");
+    const double prompts = number_or_nan(summary, "bf16", "prompts");
+    if (std::isfinite(diverged) && std::isfinite(prompts)) {
+      out.push_back(text((flips != nullptr ? ", and " : s) + std::string("bf16 changed ") +
+                         count(static_cast<std::int64_t>(diverged)) + " of " +
+                         count(static_cast<std::int64_t>(prompts)) +
+                         " greedy answers against fp32 ("));
+      out.push_back(section("precision-flips"));
+      out.push_back(text(")"));
+    }
+  }
+  out.push_back(text("."));
+  return out;
+}
+
+// 5. the flipped token.
+Spans token_sentence(const Results& r) {
+  const Table* t = find_table(r, "batch-answers", "lead");
+  if (t == nullptr || t->find("first differing step") == nullptr) return {};
+  const std::string policy = text_or_empty(t, "policy", "value");
+  const std::string batch = text_or_empty(t, "batch", "value");
+  const std::string step = text_or_empty(t, "first differing step", "value");
+  const std::string alone = text_or_empty(t, "alone: 1st", "value");
+  const std::string batched = text_or_empty(t, "batched: 1st", "value");
+  const double gap_alone = number_or_nan(t, "alone: gap", "logit");
+  const double gap_batched = number_or_nan(t, "batched: gap", "logit");
+  const double moved = number_or_nan(t, "logits moved by the batch", "logit");
+  std::string s = "And the same prompt gives another answer because of the batch: in " + policy +
+                  ", the prompt alone and inside a batch of " + batch +
+                  " copies of itself agree up to step " + step +
+                  ", where the batch moves the "
+                  "logits by up to " +
+                  num(moved) + " and the top character turns from '" + alone + "' (ahead by " +
+                  num(gap_alone) + ") to '" + batched + "' (ahead by " + num(gap_batched) + ") (";
+  return {text(s), section("lead-example", "the lead example"), text(", "),
+          section("batch-answers"), text(").")};
+}
+
+Spans texts_with_mark(const std::string& text_value, std::size_t at) {
+  Spans out;
+  const std::string before = text_value.substr(0, std::min(at, text_value.size()));
+  if (!before.empty()) out.push_back(code(before));
+  if (at < text_value.size()) {
+    Span m{Span::Kind::code_mark, text_value.substr(at, 1), {}, {}};
+    out.push_back(m);
+    if (at + 1 < text_value.size()) out.push_back(code(text_value.substr(at + 1)));
+  }
+  return out;
+}
+
+std::vector<Spans> logit_cells(const Table* t, const std::string& who) {
+  const auto cell = [&](const std::string& row) {
+    const Value* v = t->get(row, "logit");
+    if (v == nullptr) return Spans{};
+    return Spans{text(num(v->to_double()) + " "), code(v->hex())};
+  };
+  return {{text(who)},         {code(text_or_empty(t, who + ": 1st", "value"))},
+          cell(who + ": 1st"), {code(text_or_empty(t, who + ": 2nd", "value"))},
+          cell(who + ": 2nd"), cell(who + ": gap")};
+}
+
+void lead_example(const Results& r, Document& d) {
+  const Table* t = find_table(r, "batch-answers", "lead");
+  if (t == nullptr || t->find("alone: text") == nullptr) return;
+  const std::string prefix = text_or_empty(t, "common prefix", "value");
+  const std::string alone = text_or_empty(t, "alone: text", "value");
+  const std::string batched = text_or_empty(t, "batched: text", "value");
+  d.blocks.emplace_back(Heading{2, {text("Same prompt, different answer")}, "lead-example"});
+  d.blocks.emplace_back(
+      Paragraph{{text(text_or_empty(t, "policy", "value") + ", greedy, the prompt "),
+                 code(text_or_empty(t, "prompt", "value")),
+                 text(" alone and as copy 0 of a batch of " + text_or_empty(t, "batch", "value") +
+                      " copies of itself. Both runs saw the same characters up to step " +
+                      text_or_empty(t, "first differing step", "value") +
+                      ", so there the logits differ only through the order of the sums; the first "
+                      "differing character is highlighted.")},
+                {}});
+  Spans a{text("alone: ")};
+  for (auto& s : texts_with_mark(alone, prefix.size())) a.push_back(std::move(s));
+  Spans b{text("in the batch: ")};
+  for (auto& s : texts_with_mark(batched, prefix.size())) b.push_back(std::move(s));
+  d.blocks.emplace_back(Bullets{{std::move(a), std::move(b)}});
+  Grid g{{"run", "1st", "logit", "2nd", "logit", "gap"}, {}};
+  g.rows.push_back(logit_cells(t, "alone"));
+  g.rows.push_back(logit_cells(t, "batched"));
+  d.blocks.emplace_back(std::move(g));
+  const Value* moved = t->get("logits moved by the batch", "logit");
+  const Value* how_many = t->get("logits moved by the batch", "value");
+  if (moved != nullptr) {
+    d.blocks.emplace_back(Paragraph{
+        {text("The perturbation that moved them: the batch changed " +
+              (how_many != nullptr ? how_many->decimal() : std::string("some")) +
+              " logits at that step, the largest by " + num(moved->to_double()) + " ("),
+         code(moved->hex()), text("). Full table in "), section("batch-answers"), text(".")},
+        "caption"});
+  }
+}
+
+}  // namespace
+
+bool is_headline(const ExperimentRecord& e, const Figure& f) {
+  return e.id == "top2-gaps" && f.id == "gap-cdf";
+}
+
+Spans reference_spans(const std::string& source) {
+  Spans out;
+  static const std::regex arxiv(R"(arXiv[ :](\d{4}\.\d{4,5}))");
+  std::size_t at = 0;
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), arxiv);
+       it != std::sregex_iterator(); ++it) {
+    const auto& m = *it;
+    const auto pos = static_cast<std::size_t>(m.position(0));
+    if (pos > at) out.push_back(text(source.substr(at, pos - at)));
+    out.push_back(link(m.str(0), "https://arxiv.org/abs/" + m.str(1)));
+    at = pos + static_cast<std::size_t>(m.length(0));
+  }
+  if (at < source.size()) out.push_back(text(source.substr(at)));
+  return out;
+}
+
+void argument_blocks(const Results& r, bool plots, Document& d) {
+  std::vector<Spans> sentences;
+  for (auto&& s : {numbers_sentence(r), logits_sentence(r), gaps_sentence(r), flips_sentence(r),
+                   token_sentence(r)}) {
+    if (!s.empty()) sentences.push_back(s);
+  }
+  if (sentences.empty()) return;
+  d.blocks.emplace_back(Heading{2, {text("The argument")}, "argument"});
+  Spans summary;
+  for (auto& s : sentences) {
+    if (!summary.empty()) summary.push_back(text(" "));
+    for (auto& span : s) summary.push_back(std::move(span));
+  }
+  d.blocks.emplace_back(Paragraph{std::move(summary), "summary"});
+  if (const ExperimentRecord* e = r.experiment("top2-gaps")) {
+    for (const auto& f : e->figures) {
+      if (!is_headline(*e, f)) continue;
+      FigureBlock fig{{}, "Figure 1. " + f.title, {}};
+      if (plots) {
+        fig.path = "figures/" + figure_file(*e, f);
+      } else {
+        fig.missing =
+            "(plot not rendered: gnuplot was not available; data in table `" + f.table + "`)";
+      }
+      d.blocks.emplace_back(std::move(fig));
+      if (!f.caption.empty()) d.blocks.emplace_back(Paragraph{{text(f.caption)}, "caption"});
+    }
+  }
+  lead_example(r, d);
+}
+
+}  // namespace fplab::report

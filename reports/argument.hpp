@@ -1,0 +1,34 @@
+// The report's opening: the argument the lab makes, from its own results.
+//
+// argument_blocks() appends, when the experiments they read are in the
+// results (each part is left out when its experiment is not):
+// - "The argument": five sentences following the chain
+//   numbers -> order -> logits -> gaps -> flipped token, one per link,
+//   each ending in a link to the section its numbers come from
+//   (permutations or associativity, batch-variance, top2-gaps,
+//   precision-flips and flip-prediction, batch-answers);
+// - the headline figure (top2-gaps' gap CDF with a line per perturbation);
+// - the lead example (batch-answers' `lead` table): the two greedy texts
+//   with the first differing character highlighted, and at that step the
+//   top-2 characters, their logits (exact hex beside) and the gap.
+// Numbers in the sentences are printed with 4 significant digits; the
+// tables keep the exact hex.
+#pragma once
+
+#include <string>
+
+#include "reports/report_document.hpp"
+
+namespace fplab::report {
+
+void argument_blocks(const Results& r, bool plots, Document& d);
+
+// The figure shown first (top2-gaps' gap-cdf), which its own section then
+// only points to.
+bool is_headline(const ExperimentRecord& e, const Figure& f);
+
+// A source as a reference entry: its text, with "arXiv NNNN.NNNNN" linked
+// to arxiv.org.
+Spans reference_spans(const std::string& source);
+
+}  // namespace fplab::report
