@@ -89,6 +89,14 @@ std::string bits_text(T v) {
     return fmt::format("0x{:016x}", std::bit_cast<std::uint64_t>(v));
   }
 }
+// A total or exact sum in JSON: also its bit pattern, the one exact spelling
+// of a NaN ("decimal" and "hex" keep fmt's "nan" / "-nan").
+template <class T>
+nlohmann::json exact_value_with_bits(T v) {
+  auto j = exact_value(v);
+  j["bits"] = bits_text(v);
+  return j;
+}
 template <class T>
 std::string shown_decimal(T v) {
   return std::isnan(v) ? "nan" : to_decimal(v);
@@ -244,7 +252,7 @@ nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strateg
     if (!source.input_dtype.empty()) out["input_dtype"] = source.input_dtype;
     if (!source.slice.empty()) out["slice"] = source.slice;
     out["n"] = x.size();
-    out["exact"] = exact_value(exact);
+    out["exact"] = exact_value_with_bits(exact);
     out["condition_number"] = exact_value(cond);
     out["errors_against"] = fmt::format(
         "abs_error, rel_error: the exact real sum of the {} inputs; ulps: {} values between "
@@ -253,7 +261,7 @@ nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strateg
     out["strategies"] = nlohmann::json::array();
     for (const auto& r : rows) {
       nlohmann::json j{{"name", r.name},
-                       {"total", exact_value(r.total)},
+                       {"total", exact_value_with_bits(r.total)},
                        {"abs_error", exact_value(r.acc.abs_error)},
                        {"rel_error", exact_value(r.acc.rel_error)},
                        {"ulps", r.acc.ulps},

@@ -211,6 +211,13 @@ TEST_CASE("fplab sum: every NaN is spelled nan, its bits shown, the sign explain
              Catch::Contains(" nan ") && Catch::Contains("bits 0xfff8000000000000"));
   CHECK(count(r.output, "Its sign bit means nothing") == 1);
   CHECK_THAT(r.output, Catch::Contains("they have no real sum"));
+  // JSON keeps fmt's "-nan" in "decimal" and "hex" (unchanged for its
+  // readers) and adds the bits.
+  const auto j = sum_json("-s sequential -s exact -- inf -inf 1");
+  CHECK(strategy(j, "sequential")["total"]["bits"] == "0xfff8000000000000");
+  CHECK(strategy(j, "exact")["total"]["bits"] == "0x7ff8000000000000");
+  CHECK(j["exact"]["bits"] == "0x7ff8000000000000");
+  CHECK(sum_json("-s exact 0.1")["exact"]["bits"] == "0x3fb999999999999a");
   const auto f = run_fplab("sum --dtype float32 -s sequential -- inf -inf");
   CHECK_THAT(row(f.output, "sequential"), Catch::Contains("bits 0xffc00000"));
   // Negative control: no NaN, no note.
