@@ -1,14 +1,26 @@
 // fplab: a laboratory for floating-point reduction order.
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "build_info.hpp"
 #include "cli/commands.hpp"
+#include "cli/negative_values.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"fplab: the same numbers added in a different order give a different float"};
   app.set_version_flag("--version", std::string("fplab ") + fplab::build::kVersion);
   app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  fplab sum 0.1 1e20 -1e20         every strategy on three numbers: exact bits, errors\n"
+      "  fplab sum --show-tree 1 2 3 4    how each strategy parenthesises the sum\n"
+      "  fplab sum -inf 1 -.5             negative numbers are values (no -- needed)\n"
+      "  fplab sum data.npy               a .npy, .safetensors or text file\n"
+      "  fplab round 16.07 --format bf16  neighbours, spacing and error in bfloat16\n"
+      "  fplab list                       strategies and experiments\n"
+      "Run 'fplab COMMAND --help' for a command's options.");
   fplab::cli::add_sum_command(app);
   fplab::cli::add_list_command(app);
   fplab::cli::add_round_command(app);
@@ -20,7 +32,12 @@ int main(int argc, char** argv) {
   fplab::cli::add_pack_command(app);
   fplab::cli::add_collective_command(app);
   try {
-    app.parse(argc, argv);
+    // `fplab sum -inf 1 -.5`: negative numbers reach sum as values.
+    std::vector<std::string> args = fplab::cli::negative_values_as_positionals(
+        app, "sum", std::vector<std::string>(argv + 1, argv + argc));
+    std::vector<const char*> words{argv[0]};
+    for (const auto& a : args) words.push_back(a.c_str());
+    app.parse(static_cast<int>(words.size()), words.data());
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0; every usage error exits 2 like other bad input.
     return app.exit(e) == 0 ? 0 : 2;

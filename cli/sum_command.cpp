@@ -5,13 +5,28 @@
 // (io/array.hpp: float64/32/16, bfloat16, either byte order, any shape).
 // float16 and bfloat16 are widened exactly to float32 and summed there.
 // An N-D array is summed whole in C order, or with --axis K slice by slice.
+// Negative numbers ("-inf", "-.5") are values, not options
+// (cli/negative_values.hpp).
+//
+// Each strategy's total is shown as shortest round-trip decimal and exact
+// hex (a NaN: "nan" and its bit pattern), with its errors against the exact
+// real sum: absolute, relative, and ulps (values of the summation type from
+// the total to the exact sum rounded to that type) where they mean
+// something; a total with no correct digit (relative error >= 100 %) says
+// "all digits lost". --show-tree adds each strategy's association as
+// ReductionProgram (reductions/orders.hpp) records it; --json and --csv are
+// the machine-readable forms (docs/cli.md lists their fields).
 #include <fmt/format.h>
 
 #include <bit>
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,6 +35,7 @@
 #include "io/npy.hpp"
 #include "io/numbers.hpp"
 #include "reductions/error.hpp"
+#include "reductions/orders.hpp"
 #include "reductions/strategy.hpp"
 
 namespace fplab::cli {
@@ -32,6 +48,8 @@ struct SumOptions {
   std::string dtype = "float64";
   std::vector<std::string> strategies;
   bool json = false;
+  bool csv = false;
+  bool show_tree = false;
   std::optional<std::size_t> axis;
   std::string tensor;
   bool bfloat16_void = false;
@@ -56,10 +74,139 @@ nlohmann::json exact_value(T v) {
   return {{"hex", to_hex(v)}, {"decimal", to_decimal(v)}};
 }
 
+// ---- NaN, one spelling ---------------------------------------------------------
+//
+// fmt prints a NaN with its sign bit set as "-nan" (x86 gives inf - inf that
+// sign), a NaN without it as "nan". IEEE 754 gives a NaN's sign no meaning,
+// so the table spells every NaN "nan" and shows its bit pattern in place of
+// the hex value: exact, and one spelling.
+
 template <class T>
-nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strategies, bool json,
-                   const Source& source) {
+std::string bits_text(T v) {
+  if constexpr (sizeof(T) == 4) {
+    return fmt::format("0x{:08x}", std::bit_cast<std::uint32_t>(v));
+  } else {
+    return fmt::format("0x{:016x}", std::bit_cast<std::uint64_t>(v));
+  }
+}
+// A total or exact sum in JSON: also its bit pattern, the one exact spelling
+// of a NaN ("decimal" and "hex" keep fmt's "nan" / "-nan").
+template <class T>
+nlohmann::json exact_value_with_bits(T v) {
+  auto j = exact_value(v);
+  j["bits"] = bits_text(v);
+  return j;
+}
+template <class T>
+std::string shown_decimal(T v) {
+  return std::isnan(v) ? "nan" : to_decimal(v);
+}
+template <class T>
+std::string shown_hex(T v) {
+  return std::isnan(v) ? "bits " + bits_text(v) : to_hex(v);
+}
+std::string shown_g(double v) { return std::isnan(v) ? "nan" : fmt::format("{:.3g}", v); }
+std::string shown_percent(double v) {
+  if (std::isnan(v)) return "nan";
+  return v == 0.0 ? "0" : fmt::format("{:.3g} %", v * 100.0);
+}
+
+// ---- how wrong a total is --------------------------------------------------------
+
+// What an ulps count can say about a total. Ulps count representable values
+// between the total and the exact sum rounded to the summation type; once
+// the relative error reaches 1 (the total 0 for an exact 0.1, or 1e4 for
+// it) no digit is right and a 19-digit count of float64 steps means
+// nothing, so the table says "all digits lost" instead.
+enum class Verdict { ulps, all_digits_lost, not_a_number };
+
+std::string_view verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::ulps:
+      return "ulps";
+    case Verdict::all_digits_lost:
+      return "all digits lost";
+    case Verdict::not_a_number:
+      return "not a number";
+  }
+  return "";
+}
+
+template <class T>
+Verdict verdict(T total, const Accuracy& acc) {
+  if (std::isnan(total)) return Verdict::not_a_number;
+  if (acc.ulps == 0) return Verdict::ulps;  // the exact sum rounded, bit for bit (or +-0)
+  if (acc.ulps == std::numeric_limits<std::uint64_t>::max()) return Verdict::not_a_number;
+  return acc.rel_error < 1.0 ? Verdict::ulps : Verdict::all_digits_lost;
+}
+
+// ---- each strategy's association -------------------------------------------------
+
+constexpr std::size_t kMaxTreeInputs = 16;
+
+// The tree ReductionProgram recorded, as a parenthesised expression over the
+// inputs x0..x{n-1} in the order given: "((x0 + x1) + (x2 + x3))".
+std::string association(const ReductionProgram& p) {
+  std::vector<std::string> stack;
+  std::size_t slot = 0;
+  for (const auto& step : p.steps()) {
+    switch (step.op) {
+      case ReductionProgram::Op::input:
+        stack.push_back("x" + std::to_string(p.slot_to_index()[slot++]));
+        break;
+      case ReductionProgram::Op::constant:
+        stack.push_back(to_decimal(step.constant));
+        break;
+      case ReductionProgram::Op::add: {
+        std::string right = std::move(stack.back());
+        stack.pop_back();
+        stack.back() = "(" + stack.back() + " + " + right + ")";
+        break;
+      }
+    }
+  }
+  return stack.empty() ? std::string() : stack.back();
+}
+
+// What a strategy that ReductionProgram does not record is instead.
+std::string not_a_tree(const Strategy& s) {
+  switch (s.order) {
+    case Order::kahan:
+      return "not a tree: one running sum, and a compensation term that carries each "
+             "addition's rounding error into the next (Kahan)";
+    case Order::neumaier:
+      return "not a tree: one running sum and a compensation term, as kahan, that also "
+             "catches the error when a term is larger than the sum (Neumaier)";
+    case Order::exact:
+      return "not a tree: the exact real sum (a superaccumulator), rounded once";
+    case Order::parallel:
+      return fmt::format(
+          "not recorded (its parts run on OpenMP threads): {} contiguous parts, each summed "
+          "left to right, the partials added in part order",
+          s.param);
+    case Order::omp_reduction:
+      return "not a fixed tree: OpenMP's reduction(+:) adds the threads' partials in the "
+             "runtime's order";
+    case Order::eigen:
+      return "not recorded: Eigen's own vectorised order (.sum() over a Map)";
+    default:
+      return "not a tree of additions";
+  }
+}
+
+// ---- one sum, every strategy ---------------------------------------------------------
+
+enum class Output { text, json, csv };
+
+template <class T>
+nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strategies, Output output,
+                   bool show_tree, bool csv_header, const Source& source) {
   const std::span<const T> xs(x);
+  if (show_tree && x.size() > kMaxTreeInputs) {
+    throw InputError(fmt::format(
+        "--show-tree draws sums of at most {} numbers; this one has {} (give fewer numbers)",
+        kMaxTreeInputs, x.size()));
+  }
   const T exact = exact_sum(xs);
   const double cond = condition_number(xs);
   const char* dtype = sizeof(T) == 4 ? "float32" : "float64";
@@ -68,53 +215,124 @@ nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strateg
     std::string name;
     T total;
     Accuracy acc;
+    Verdict verdict;
+    std::string tree;  // --show-tree: the association, or what it is instead
+    bool is_tree;
   };
   std::vector<Row> rows;
   for (const auto& s : strategies) {
     const T total = sum(s, xs);
-    rows.push_back({s.name(), total, accuracy(xs, total)});
+    const Accuracy acc = accuracy(xs, total);
+    Row row{s.name(), total, acc, verdict(total, acc), "", false};
+    if (show_tree) {
+      // ReductionProgram records the tree by running the strategy over
+      // symbols; it refuses the strategies that are no tree of additions.
+      try {
+        row.tree = association(ReductionProgram::of(s, x.size()));
+        row.is_tree = true;
+      } catch (const std::invalid_argument&) {
+        row.tree = not_a_tree(s);
+      }
+    }
+    rows.push_back(std::move(row));
   }
   // Strategies that agree bit for bit, grouped by the bits of their total.
+  const auto key = [](T v) { return shown_hex(v); };
   std::map<std::string, std::vector<std::string>> groups;
-  for (const auto& r : rows) groups[to_hex(r.total)].push_back(r.name);
+  for (const auto& r : rows) groups[key(r.total)].push_back(r.name);
+  const auto same_bits_as = [&](const Row& r) {
+    auto same = groups[key(r.total)];
+    std::erase(same, r.name);
+    return same;
+  };
 
-  if (json) {
+  if (output == Output::json) {
     nlohmann::json out;
     out["dtype"] = dtype;
     if (!source.input_dtype.empty()) out["input_dtype"] = source.input_dtype;
     if (!source.slice.empty()) out["slice"] = source.slice;
     out["n"] = x.size();
-    out["exact"] = exact_value(exact);
+    out["exact"] = exact_value_with_bits(exact);
     out["condition_number"] = exact_value(cond);
+    out["errors_against"] = fmt::format(
+        "abs_error, rel_error: the exact real sum of the {} inputs; ulps: {} values between "
+        "the total and that sum rounded to {}, meaningful where verdict is \"ulps\"",
+        dtype, dtype, dtype);
     out["strategies"] = nlohmann::json::array();
     for (const auto& r : rows) {
-      auto same = groups[to_hex(r.total)];
-      std::erase(same, r.name);
-      out["strategies"].push_back({{"name", r.name},
-                                   {"total", exact_value(r.total)},
-                                   {"abs_error", exact_value(r.acc.abs_error)},
-                                   {"rel_error", exact_value(r.acc.rel_error)},
-                                   {"ulps", r.acc.ulps},
-                                   {"same_bits_as", same}});
+      nlohmann::json j{{"name", r.name},
+                       {"total", exact_value_with_bits(r.total)},
+                       {"abs_error", exact_value(r.acc.abs_error)},
+                       {"rel_error", exact_value(r.acc.rel_error)},
+                       {"ulps", r.acc.ulps},
+                       {"verdict", verdict_name(r.verdict)},
+                       {"same_bits_as", same_bits_as(r)}};
+      if (show_tree) j[r.is_tree ? "association" : "not_a_tree"] = r.tree;
+      out["strategies"].push_back(std::move(j));
     }
     return out;
   }
+
+  if (output == Output::csv) {
+    // Every number exact: shortest round-trip decimals, %a hex and the raw
+    // bits (a NaN's only exact spelling).
+    if (csv_header) {
+      fmt::print(
+          "{}strategy,total_decimal,total_hex,total_bits,abs_error_vs_exact,"
+          "rel_error_vs_exact,ulps_vs_exact_rounded_to_{},verdict,same_bits_as\n",
+          source.slice.empty() ? "" : "slice,", dtype);
+    }
+    for (const auto& r : rows) {
+      const std::string ulps = r.verdict == Verdict::ulps ? std::to_string(r.acc.ulps) : "";
+      fmt::print("{}\"{}\",{},{},{},{},{},{},{},\"{}\"\n",
+                 source.slice.empty() ? "" : "\"" + source.slice + "\",", r.name,
+                 shown_decimal(r.total), std::isnan(r.total) ? "nan" : to_hex(r.total),
+                 bits_text(r.total), shown_decimal(r.acc.abs_error), shown_decimal(r.acc.rel_error),
+                 ulps, verdict_name(r.verdict), fmt::join(same_bits_as(r), ";"));
+    }
+    return nullptr;
+  }
+
   if (!source.slice.empty()) fmt::print("slice {}: ", source.slice);
   const std::string what =
       source.input_dtype.empty() ? dtype : source.input_dtype + ", summed in " + dtype;
-  fmt::print("{} numbers ({}), exact sum {} ({}), condition number {:.3g}\n\n", x.size(), what,
-             to_decimal(exact), to_hex(exact), cond);
-  fmt::print("{:<30} {:>24} {:>24} {:>10} {:>6}\n", "strategy", "total", "hex", "abs error",
-             "ulps");
-  for (const auto& r : rows) {
-    const std::string ulps = r.acc.ulps == std::numeric_limits<std::uint64_t>::max()
-                                 ? "nan"
-                                 : std::to_string(r.acc.ulps);
-    fmt::print("{:<30} {:>24} {:>24} {:>10.3g} {:>6}\n", r.name, to_decimal(r.total),
-               to_hex(r.total), r.acc.abs_error, ulps);
+  fmt::print("{} numbers ({}), exact sum {} ({}), condition number {}\n", x.size(), what,
+             shown_decimal(exact), shown_hex(exact), shown_g(cond));
+  if (std::isnan(exact)) {
+    fmt::print("(the inputs hold a NaN, or both +inf and -inf: they have no real sum)\n");
   }
-  fmt::print("\n{} distinct total{}:\n", groups.size(), groups.size() == 1 ? "" : "s");
+  fmt::print(
+      "errors vs exact: against the exact real sum of the inputs (no rounding); ulps vs exact: "
+      "{} values from the total to that sum rounded to {}\n\n",
+      dtype, dtype);
+  fmt::print("{:<28} {:>24} {:>24} {:>18} {:>18} {:>23}\n", "strategy", "total", "hex",
+             "abs error vs exact", "rel error vs exact", fmt::format("ulps vs exact ({})", dtype));
+  bool any_nan = std::isnan(exact);
+  for (const auto& r : rows) {
+    any_nan = any_nan || std::isnan(r.total);
+    const std::string ulps = r.verdict == Verdict::ulps ? std::to_string(r.acc.ulps)
+                                                        : std::string(verdict_name(r.verdict));
+    fmt::print("{:<28} {:>24} {:>24} {:>18} {:>18} {:>23}\n", r.name, shown_decimal(r.total),
+               shown_hex(r.total), shown_g(r.acc.abs_error), shown_percent(r.acc.rel_error), ulps);
+  }
+  fmt::print("\n{} distinct total{} (by bits):\n", groups.size(), groups.size() == 1 ? "" : "s");
   for (const auto& [hex, names] : groups) fmt::print("  {:<24} {}\n", hex, fmt::join(names, ", "));
+  if (any_nan) {
+    fmt::print(
+        "\nnan: not a number. Its sign bit means nothing (IEEE 754 leaves it unspecified; x86 "
+        "gives inf - inf the sign bit set, which printf writes with a minus sign), so every NaN "
+        "is written nan, with its bit pattern where the hex value would be.\n");
+  }
+  if (show_tree) {
+    fmt::print(
+        "\nHow each strategy groups the additions: x0..x{} are the numbers in the order given, "
+        "a 0 or -0 is a start value the strategy itself adds, each + rounds once.\n",
+        x.size() == 0 ? 0 : x.size() - 1);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      fmt::print("  x{} = {} ({})\n", i, shown_decimal(x[i]), shown_hex(x[i]));
+    }
+    for (const auto& r : rows) fmt::print("{:<28} {}\n", r.name, r.tree);
+  }
   return nullptr;
 }
 
@@ -195,22 +413,30 @@ std::vector<std::pair<std::string, std::vector<std::size_t>>> slices(
   return out;
 }
 
+Output output_of(const SumOptions& o) {
+  if (o.json) return Output::json;
+  return o.csv ? Output::csv : Output::text;
+}
+
 void sum_array(const Array& a, const SumOptions& o, const std::vector<Strategy>& strategies) {
   nlohmann::json all = nlohmann::json::array();
   Source source;
   if (a.type == ElementType::float16 || a.type == ElementType::bfloat16) {
     source.input_dtype = std::string(element_type_name(a.type));
   }
+  const Output output = output_of(o);
+  bool first = true;
   for (const auto& [label, idx] : slices(a, o.axis)) {
     source.slice = label;
     nlohmann::json j;
     if (a.type == ElementType::float64) {
-      j = run(values<double>(a, idx), strategies, o.json, source);
+      j = run(values<double>(a, idx), strategies, output, o.show_tree, first, source);
     } else {
-      j = run(values<float>(a, idx), strategies, o.json, source);
+      j = run(values<float>(a, idx), strategies, output, o.show_tree, first, source);
     }
+    first = false;
     if (o.json) all.push_back(std::move(j));
-    if (!o.json && o.axis) fmt::print("\n");
+    if (output == Output::text && o.axis) fmt::print("\n");
   }
   if (o.json) fmt::print("{}\n", (o.axis ? all : all.at(0)).dump(2));
 }
@@ -236,7 +462,27 @@ void add_sum_command(CLI::App& app) {
   cmd->add_option("-s,--strategy", opts->strategies,
                   "Strategies to run (repeatable; default: all; see 'fplab list')")
       ->allow_extra_args(false);
-  cmd->add_flag("--json", opts->json, "Print JSON, one entry per strategy");
+  auto* json = cmd->add_flag("--json", opts->json, "Print JSON, one entry per strategy");
+  auto* csv =
+      cmd->add_flag("--csv", opts->csv,
+                    "Print CSV, one row per strategy (errors vs the exact sum, exact decimal, hex "
+                    "and bits)")
+          ->excludes(json);
+  cmd->add_flag("--show-tree", opts->show_tree,
+                "Also print how each strategy parenthesises the sum, e.g. ((x0 + x1) + (x2 + "
+                "x3)) (at most 16 numbers; text and --json)")
+      ->excludes(csv);
+  cmd->footer(
+      "Errors are measured against the exact real sum of the inputs; ulps count the "
+      "representable values of the summation type (--dtype, or the file's; float16 and "
+      "bfloat16 are summed in float32) from a total to the exact sum rounded to that type, "
+      "and give way to 'all digits lost' once the relative error reaches 100 %.\n"
+      "Examples:\n"
+      "  fplab sum 0.1 1e20 -1e20\n"
+      "  fplab sum --show-tree -s pairwise -s sequential 1 2 3 4\n"
+      "  fplab sum -inf 1 -.5 -1e-3        (negative numbers need no --)\n"
+      "  fplab sum --csv --dtype float32 0.1 0.2 0.3\n"
+      "  fplab sum data.npy --axis 1");
   cmd->callback([opts] {
     // `fplab sum data.npy`: a single argument that names an existing file.
     if (opts->file.empty() && opts->numbers.size() == 1 &&
@@ -268,7 +514,7 @@ void add_sum_command(CLI::App& app) {
     }
     std::visit(
         [&](const auto& x) {
-          const auto j = run(x, strategies, opts->json, Source{});
+          const auto j = run(x, strategies, output_of(*opts), opts->show_tree, true, Source{});
           if (opts->json) fmt::print("{}\n", j.dump(2));
         },
         data);

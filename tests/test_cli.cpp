@@ -41,7 +41,7 @@ TEST_CASE("fplab sum: text table, dtype, strategies", "[cli]") {
   auto r = run_fplab("sum 0.1 1e20 -1e20");
   REQUIRE(r.exit_code == 0);
   CHECK(r.output.find("exact sum 0.1 (0x1.999999999999ap-4)") != std::string::npos);
-  CHECK(r.output.find("distinct totals") != std::string::npos);
+  CHECK(r.output.find("2 distinct totals (by bits):") != std::string::npos);
   r = run_fplab("sum --dtype float32 --json -s exact -s sequential 0.1 1e20 -1e20");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.output);
