@@ -30,14 +30,9 @@
 #include "io/npy.hpp"
 #include "io/numbers.hpp"
 #include "io/safetensors_arrays.hpp"
-#include "reports/results.hpp"
-// 32-bit targets build the kernels and libm tables only: reductions/exact.cpp
-// needs unsigned __int128, which GCC has only on 64-bit targets, and every
-// strategy links it (the exact strategy, Native<T>::round_exact).
-#ifndef FPLAB_PROBE_KERNELS_ONLY
 #include "reductions/exact.hpp"
 #include "reductions/strategy.hpp"
-#endif
+#include "reports/results.hpp"
 
 #ifndef FPLAB_PROBE_CONFIG
 #define FPLAB_PROBE_CONFIG "unnamed"
@@ -59,7 +54,6 @@ std::vector<double> seeded(std::size_t n, std::uint64_t seed) {
   return x;
 }
 
-#ifndef FPLAB_PROBE_KERNELS_ONLY
 void add_sums(fplab::ExperimentRecord& e, const std::vector<float>& xf,
               const std::vector<double>& xd, const std::vector<float>& yf,
               const std::vector<double>& yd) {
@@ -83,7 +77,6 @@ void add_sums(fplab::ExperimentRecord& e, const std::vector<float>& xf,
   e.add_table(std::move(sums));
   e.add_table(std::move(dots));
 }
-#endif
 
 // Loops written as people write them; their bits depend on the flags.
 void add_kernels(fplab::ExperimentRecord& e, const std::vector<double>& a,
@@ -172,7 +165,6 @@ void add_libm(fplab::ExperimentRecord& e) {
   e.add_table(std::move(t));
 }
 
-#ifndef FPLAB_PROBE_KERNELS_ONLY
 // Exact sums of files read from disk: the reader's byte order handling.
 void add_inputs(fplab::ExperimentRecord& e, const std::filesystem::path& golden,
                 const std::filesystem::path& out_dir) {
@@ -196,7 +188,6 @@ void add_inputs(fplab::ExperimentRecord& e, const std::filesystem::path& golden,
   // Written back: the host diffs these against the x86-64 build's.
   fplab::write_safetensors_arrays(out_dir / "inputs.safetensors", all);
 }
-#endif
 
 }  // namespace
 
@@ -223,23 +214,10 @@ int main(int argc, char** argv) {
     e.seed = 14;
     // The configuration goes in the context, never in the fingerprint: two
     // entries that compute the same bits have the same fingerprint.
-#ifndef FPLAB_PROBE_KERNELS_ONLY
     add_sums(e, xf, xd, yf, yd);
-#endif
     add_kernels(e, std::vector<double>(xd.begin(), xd.begin() + 1000), xf);
     add_libm(e);
-#ifndef FPLAB_PROBE_KERNELS_ONLY
     add_inputs(e, source / "tests/golden/arrays", out);
-#else
-    // The arrays are still read (io/ has no __int128); without ExactSum
-    // there is no exact sum to record, and they are not written back.
-    std::vector<fplab::Array> all;
-    for (const char* f : {"grid_big.npy", "half_big.npy", "tensors_a.safetensors"}) {
-      for (auto& a : fplab::read_arrays(source / "tests/golden/arrays" / f)) all.push_back(a);
-    }
-    (void)yf;
-    (void)yd;
-#endif
     fplab::write_npy(out / "sums_float32.npy", std::span<const float>(xf.data(), 16));
 
     fplab::Results r;
@@ -248,7 +226,9 @@ int main(int argc, char** argv) {
     r.context.fp_flags = FPLAB_PROBE_FLAGS;
     r.context.command = "fplab-probe";
     r.experiments.push_back(std::move(e));
-    fplab::write_results_json(r, (out / "results.json").string());
+    // No fingerprint: it needs OpenSSL, which the cross targets lack; the
+    // host's fplab computes it when it reads the file.
+    fplab::write_results_json_without_fingerprint(r, (out / "results.json").string());
     std::printf("%s: wrote %s\n", FPLAB_PROBE_CONFIG, (out / "results.json").c_str());
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "fplab-probe: error: %s\n", ex.what());

@@ -6,14 +6,16 @@
 # (tools/platform_drift.py): OUT/platform-drift/results.json, report.md.
 #
 #   platforms/run_matrix.sh [--subset ci|full] [--out DIR] [--fplab PATH] [--jobs N]
-#                           [--analyse-only] [--only NAME,NAME...]
+#                           [--analyse-only] [--only NAME,NAME...] [--no-example]
 #
 # ci:   x86-64, i686 (x87), aarch64 and s390x (qemu-user): one entry per
 #       cause, within CI's budget. full: also x86-64-v3, i686 with SSE2 (the
-#       control for x87) and clang 13/15/16 (g++ 11: see entries_full). Each entry prints its
-#       build and run time. Exit status: 0 when every assertion of
-#       tools/platform_drift.py holds, 1 when one does not, 2 on a failed
-#       build or run.
+#       control for x87), clang 13/15/16 and g++ 11. Each entry prints its
+#       build and run time (also in OUT/times.txt). --no-example: skip
+#       examples/drift_kernel (run_example.sh; the ctest test
+#       example_drift_kernel runs it too). Exit status: 0 when every
+#       assertion of tools/platform_drift.py holds, 1 when one does not, 2 on
+#       a failed build or run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 subset=ci
@@ -21,6 +23,7 @@ out=$root/build/platforms
 fplab=$root/build/release/fplab
 jobs=2
 analyse_only=0
+example=1
 only=""
 while [ $# -gt 0 ]; do
   case $1 in
@@ -30,28 +33,34 @@ while [ $# -gt 0 ]; do
     --jobs) jobs=$2; shift 2 ;;
     --analyse-only) analyse_only=1; shift ;;
     --only) only=$2; shift 2 ;;
-    -h|--help) sed -n 2,20p "$0"; exit 0 ;;
+    --no-example) example=0; shift ;;
+    -h|--help) sed -n 2,21p "$0"; exit 0 ;;
     *) echo "run_matrix.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [ -x "$fplab" ] || { echo "run_matrix.sh: no fplab at $fplab (--fplab)" >&2; exit 2; }
 
-# name | toolchain file (or -) | C++ compiler (or -) | extra flags
+# name | toolchain file (or -) | C++ compiler (or -) | extra flags | modes (or -: both)
+# ci builds the defaults probe only where it shows a cause of its own
+# (aarch64: contraction into FMA); x86-64's, i686's and s390x's defaults
+# builds are in full.
 entries_ci=(
-  "x86-64|-|g++|"
-  "i686|i686-linux-gnu|-|"
-  "aarch64|aarch64-linux-gnu|-|"
-  "s390x|s390x-linux-gnu|-|"
+  "x86-64|-|g++||strict"
+  "i686|i686-linux-gnu|-||strict"
+  "aarch64|aarch64-linux-gnu|-||-"
+  "s390x|s390x-linux-gnu|-||strict"
 )
-# g++ 11 is left out: reductions/pairwise.hpp uses __builtin_shufflevector,
-# which GCC has from version 12 on (g++-11 stops with "not declared").
 entries_full=(
-  "${entries_ci[@]}"
-  "x86-64-v3|-|g++|-march=x86-64-v3"
-  "i686-sse2|i686-linux-gnu|-|-msse2;-mfpmath=sse"
-  "clang-13|-|clang++-13|"
-  "clang-15|-|clang++-15|"
-  "clang-16|-|clang++-16|"
+  "x86-64|-|g++||-"
+  "i686|i686-linux-gnu|-||-"
+  "aarch64|aarch64-linux-gnu|-||-"
+  "s390x|s390x-linux-gnu|-||-"
+  "x86-64-v3|-|g++|-march=x86-64-v3|-"
+  "i686-sse2|i686-linux-gnu|-|-msse2;-mfpmath=sse|-"
+  "clang-13|-|clang++-13||-"
+  "clang-15|-|clang++-15||-"
+  "clang-16|-|clang++-16||-"
+  "g++-11|-|g++-11||-"
 )
 case $subset in
   ci) entries=("${entries_ci[@]}") ;;
@@ -67,14 +76,19 @@ omp_h=$(ls /usr/lib/llvm-14/lib/clang/*/include/omp.h 2>/dev/null | head -1 || t
 [ -n "$omp_h" ] && ln -sf "$omp_h" "$omp_dir/omp.h"
 
 start_all=$(date +%s)
+# A run of the whole subset starts from no results (--only adds to them).
+[ $analyse_only -eq 0 ] && [ -z "$only" ] && rm -rf "$out/results"
 mkdir -p "$out/results"
+[ $analyse_only -eq 0 ] && [ -z "$only" ] && : >"$out/times.txt"
 for e in "${entries[@]}"; do
   [ $analyse_only -eq 1 ] && break
-  IFS='|' read -r name toolchain cxx flags <<<"$e"
+  IFS='|' read -r name toolchain cxx flags modes <<<"$e"
+  [ "$modes" = "-" ] && modes="strict;defaults"
   if [ -n "$only" ] && [[ ",$only," != *",$name,"* ]]; then continue; fi
   t0=$(date +%s)
   args=(-S "$root/platforms" -B "$out/build/$name" -G Ninja -DFPLAB_MATRIX_CONFIG="$name"
-        -DFPLAB_MATRIX_EXTRA_FLAGS="$flags" -DFPLAB_MATRIX_OPENMP_INCLUDE="$omp_dir")
+        -DFPLAB_MATRIX_EXTRA_FLAGS="$flags" -DFPLAB_MATRIX_OPENMP_INCLUDE="$omp_dir"
+        -DFPLAB_MATRIX_MODES="$modes")
   [ "$toolchain" != "-" ] && args+=(--toolchain "$root/platforms/toolchains/$toolchain.cmake")
   [ "$cxx" != "-" ] && args+=(-DCMAKE_CXX_COMPILER="$cxx")
   if ! cmake "${args[@]}" >"$out/build-$name.log" 2>&1 ||
@@ -91,6 +105,7 @@ for e in "${entries[@]}"; do
   esac
   for mode in strict defaults; do
     rm -rf "$out/results/$name-$mode"
+    [[ ";$modes;" == *";$mode;"* ]] || continue
     if ! OMP_NUM_THREADS=2 "${emulator[@]}" "$out/build/$name/fplab-probe-$mode" "$root" \
          "$out/results/$name-$mode" >/dev/null 2>"$out/run-$name-$mode.log"; then
       echo "platforms: $name-$mode: run failed:" >&2
@@ -99,26 +114,13 @@ for e in "${entries[@]}"; do
     fi
   done
   t2=$(date +%s)
-  echo "platforms: $name: build $((t1 - t0)) s, run $((t2 - t1)) s"
+  echo "platforms: $name: build $((t1 - t0)) s, run $((t2 - t1)) s" | tee -a "$out/times.txt"
 done
 
-# examples/drift_kernel, your-own-code recipe: its ctest tests on x86-64 and
-# aarch64 (qemu-user), strict bit-identical to the committed baseline, the
-# aarch64 defaults build expected to drift (negative control).
-if [ $analyse_only -eq 0 ]; then
-  for target in x86-64 aarch64; do
-    t0=$(date +%s)
-    ex=(-S "$root/examples/drift_kernel" -B "$out/example/$target" -G Ninja -DFPLAB="$fplab")
-    [ $target = aarch64 ] && ex+=(--toolchain "$root/platforms/toolchains/aarch64-linux-gnu.cmake"
-                                  -DFPLAB_EXPECT_CONTRACTION=ON)
-    if ! { cmake "${ex[@]}" && cmake --build "$out/example/$target" -j "$jobs" &&
-           ctest --test-dir "$out/example/$target" --output-on-failure; } >"$out/example-$target.log" 2>&1; then
-      echo "platforms: example on $target failed, see $out/example-$target.log" >&2
-      tail -30 "$out/example-$target.log" >&2
-      exit 2
-    fi
-    echo "platforms: example drift_kernel on $target: $(grep 'tests passed' "$out/example-$target.log" | head -1) ($(( $(date +%s) - t0 )) s)"
-  done
+# examples/drift_kernel, the your-own-code recipe, on x86-64 and aarch64
+# (run_example.sh; also the ctest test example_drift_kernel).
+if [ $analyse_only -eq 0 ] && [ $example -eq 1 ]; then
+  "$root/platforms/run_example.sh" --out "$out" --fplab "$fplab" --jobs "$jobs"
 fi
 
 # Every entry against x86-64 strict: the results, and the arrays written back.
@@ -127,7 +129,7 @@ for d in "$out"/results/*/; do
   d=${d%/}
   n=$(basename "$d")
   "$fplab" diff --json "$base/results.json" "$d/results.json" >"$d/diff.json" || [ $? -eq 1 ]
-  # 32-bit entries write no inputs.safetensors (probe.cpp): nothing to diff.
+  # A missing inputs.safetensors is a failure of tools/platform_drift.py.
   if [ -f "$d/inputs.safetensors" ]; then
     "$fplab" diff --json "$base/inputs.safetensors" "$d/inputs.safetensors" >"$d/inputs-diff.json" ||
       [ $? -eq 1 ]
@@ -136,7 +138,8 @@ for d in "$out"/results/*/; do
   fi
 done
 status=0
-/usr/bin/python3 "$root/tools/platform_drift.py" "$out/results" "$out/platform-drift" || status=$?
+/usr/bin/python3 "$root/tools/platform_drift.py" "$out/results" "$out/platform-drift" "$out/times.txt" ||
+  status=$?
 "$fplab" report "$out/platform-drift/results.json" --out "$out/platform-drift" >/dev/null
 echo "platforms: total $(( $(date +%s) - start_all )) s; matrix in $out/platform-drift/report.md"
 exit $status

@@ -18,11 +18,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "precision/uint128.hpp"
+
 namespace fplab {
 
 namespace {
 
-__extension__ typedef unsigned __int128 u128;  // NOLINT(modernize-use-using)
+// unsigned __int128 where the target has it; two 64-bit halves elsewhere.
+using u128 = UInt128;
 
 constexpr std::uint64_t kSignBit = std::uint64_t{1} << 63;
 constexpr std::uint64_t kQuietBit = std::uint64_t{1} << 51;

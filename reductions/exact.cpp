@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "precision/uint128.hpp"
 #include "reductions/exact_blocks.hpp"
 
 #if defined(__x86_64__)
@@ -18,8 +19,9 @@ namespace fplab {
 
 namespace {
 
-__extension__ typedef unsigned __int128 u128;  // NOLINT(modernize-use-using)
-__extension__ typedef __int128 i128;           // NOLINT(modernize-use-using)
+// unsigned __int128 where the target has it; two 64-bit halves elsewhere
+// (i686, wasm32). Signed values are a magnitude and a sign.
+using u128 = UInt128;
 
 constexpr int kMantissaBits = 52;
 constexpr std::uint64_t kMantissaMask = (std::uint64_t{1} << kMantissaBits) - 1;
@@ -52,17 +54,19 @@ struct LargeDouble {
   std::array<std::uint16_t, kDoubleBlock> touched;  // indices made nonzero, in a block
 };
 
-// Adds v * 2^(position - 1074), |v| < 2^65, to 32-bit chunks in int64s:
-// at most 2^32 in magnitude to each of the four chunks it touches.
-inline void add_scaled(std::int64_t* chunk, i128 v, int position) {
+// Adds (negative ? -v : v) * 2^(position - 1074), v < 2^65, to 32-bit chunks
+// in int64s: at most 2^32 in magnitude to each of the four chunks it touches.
+inline void add_scaled(std::int64_t* chunk, u128 v, bool negative, int position) {
   const int index = position / 32;
   const int low = position % 32;
-  const i128 w = v * (i128{1} << low);  // |w| < 2^96
-  const auto u = static_cast<u128>(w);
-  chunk[index] += static_cast<std::int64_t>(static_cast<std::uint64_t>(u) & kLowMask);
-  chunk[index + 1] += static_cast<std::int64_t>(static_cast<std::uint64_t>(u >> 32) & kLowMask);
-  chunk[index + 2] += static_cast<std::int64_t>(static_cast<std::uint64_t>(u >> 64) & kLowMask);
-  chunk[index + 3] += static_cast<std::int64_t>(w >> 96);  // floor: keeps w's sign
+  u128 w = v << low;         // < 2^97
+  if (negative) w = ~w + 1;  // two's complement: -w modulo 2^128
+  chunk[index] += static_cast<std::int64_t>(static_cast<std::uint64_t>(w) & kLowMask);
+  chunk[index + 1] += static_cast<std::int64_t>(static_cast<std::uint64_t>(w >> 32) & kLowMask);
+  chunk[index + 2] += static_cast<std::int64_t>(static_cast<std::uint64_t>(w >> 64) & kLowMask);
+  // The signed value's floor(w / 2^96), in [-2, 1]: its top 32 bits as int32.
+  chunk[index + 3] +=
+      static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(w >> 96)));
 }
 
 #if !defined(FPLAB_VARIANT)
@@ -252,7 +256,7 @@ void ExactSum::large_add_doubles(const double* x, std::size_t n) {
     bool special_seen = false;
     for (std::size_t k = 0; k < touched; ++k) {
       const unsigned index = large.touched[k];
-      const i128 v = i128{t0[index]} + t1[index];
+      const u128 v = u128{t0[index]} + t1[index];
       t0[index] = 0;
       t1[index] = 0;
       if (v == 0) continue;  // listed twice, once per table
@@ -263,7 +267,7 @@ void ExactSum::large_add_doubles(const double* x, std::size_t n) {
       }
       normal_seen = true;
       // Biased exponent e weighs the significand 2^(e - 1075).
-      add_scaled(chunk_.data(), (index & 0x800u) != 0 ? -v : v, static_cast<int>(e) - 1);
+      add_scaled(chunk_.data(), v, (index & 0x800u) != 0, static_cast<int>(e) - 1);
       if (++adds_since_carry_ == kAddsBeforeCarry) propagate_carries();
     }
     if (special_seen) {
@@ -321,13 +325,12 @@ void ExactSum::large_add_floats(const float* x, std::size_t n) {
   }
   bool normal_seen = false;
   for (unsigned index = 0; index < 512; ++index) {
-    const i128 v = i128{t0[index]} + t1[index];
+    const u128 v = u128{t0[index]} + t1[index];
     if (v == 0 || special(index)) continue;
     normal_seen = true;
     // Biased exponent e weighs a float significand 2^(e - 150): position
     // e + 924 on the double grid.
-    add_scaled(chunk_.data(), (index & 0x100u) != 0 ? -v : v,
-               static_cast<int>(index & 0xFFu) + 924);
+    add_scaled(chunk_.data(), v, (index & 0x100u) != 0, static_cast<int>(index & 0xFFu) + 924);
     if (++adds_since_carry_ == kAddsBeforeCarry) propagate_carries();
   }
   if (normal_seen) {

@@ -42,17 +42,14 @@ typename A::value_type numpy_block_simd(std::size_t begin, std::size_t n, const 
   // vector addition is one of those scalar additions.
   T res;
   if constexpr (W == 4) {
-    const auto p = __builtin_shufflevector(acc[0], acc[1], 0, 2, 4, 6) +
-                   __builtin_shufflevector(acc[0], acc[1], 1, 3, 5, 7);  // r0+r1 .. r6+r7
-    const auto q =
-        __builtin_shufflevector(p, p, 0, 2, 0, 2) + __builtin_shufflevector(p, p, 1, 3, 1, 3);
+    const auto p = simd::shuffle<0, 2, 4, 6>(acc[0], acc[1]) +
+                   simd::shuffle<1, 3, 5, 7>(acc[0], acc[1]);  // r0+r1 .. r6+r7
+    const auto q = simd::shuffle<0, 2, 0, 2>(p, p) + simd::shuffle<1, 3, 1, 3>(p, p);
     res = a.add(q[0], q[1]);
   } else {
-    const auto p = __builtin_shufflevector(acc[0], acc[1], 0, 2) +
-                   __builtin_shufflevector(acc[0], acc[1], 1, 3);
-    const auto q = __builtin_shufflevector(acc[2], acc[3], 0, 2) +
-                   __builtin_shufflevector(acc[2], acc[3], 1, 3);
-    const auto s = __builtin_shufflevector(p, q, 0, 2) + __builtin_shufflevector(p, q, 1, 3);
+    const auto p = simd::shuffle<0, 2>(acc[0], acc[1]) + simd::shuffle<1, 3>(acc[0], acc[1]);
+    const auto q = simd::shuffle<0, 2>(acc[2], acc[3]) + simd::shuffle<1, 3>(acc[2], acc[3]);
+    const auto s = simd::shuffle<0, 2>(p, q) + simd::shuffle<1, 3>(p, q);
     res = a.add(s[0], s[1]);
   }
   for (; i < n; ++i) res = a.add(res, term(begin + i));

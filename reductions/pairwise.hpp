@@ -116,17 +116,17 @@ inline void make_window_plan(PairwiseWindowPlan& p, std::size_t m, std::size_t d
 template <class V>
 inline void transpose(const V* r, V* column) {
   if constexpr (sizeof(V) / sizeof(r[0][0]) == 4) {
-    const V t0 = __builtin_shufflevector(r[0], r[1], 0, 4, 1, 5);
-    const V t1 = __builtin_shufflevector(r[0], r[1], 2, 6, 3, 7);
-    const V t2 = __builtin_shufflevector(r[2], r[3], 0, 4, 1, 5);
-    const V t3 = __builtin_shufflevector(r[2], r[3], 2, 6, 3, 7);
-    column[0] = __builtin_shufflevector(t0, t2, 0, 1, 4, 5);
-    column[1] = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
-    column[2] = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
-    column[3] = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
+    const V t0 = simd::shuffle<0, 4, 1, 5>(r[0], r[1]);
+    const V t1 = simd::shuffle<2, 6, 3, 7>(r[0], r[1]);
+    const V t2 = simd::shuffle<0, 4, 1, 5>(r[2], r[3]);
+    const V t3 = simd::shuffle<2, 6, 3, 7>(r[2], r[3]);
+    column[0] = simd::shuffle<0, 1, 4, 5>(t0, t2);
+    column[1] = simd::shuffle<2, 3, 6, 7>(t0, t2);
+    column[2] = simd::shuffle<0, 1, 4, 5>(t1, t3);
+    column[3] = simd::shuffle<2, 3, 6, 7>(t1, t3);
   } else {
-    column[0] = __builtin_shufflevector(r[0], r[1], 0, 2);
-    column[1] = __builtin_shufflevector(r[0], r[1], 1, 3);
+    column[0] = simd::shuffle<0, 2>(r[0], r[1]);
+    column[1] = simd::shuffle<1, 3>(r[0], r[1]);
   }
 }
 

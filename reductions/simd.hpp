@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -65,6 +66,22 @@ inline Vec<double> gather2(const SumTerms<double>& t, std::size_t i, std::size_t
 }
 inline Vec<double> gather2(const DotTerms<Native<double>>& t, std::size_t i, std::size_t j) {
   return Vec<double>{t.x[i], t.x[j]} * Vec<double>{t.y[i], t.y[j]};
+}
+
+// Lanes I... of the concatenation a:b (lanes 0 .. W-1 of a, then W .. 2W-1
+// of b), as a vector of the same width: __builtin_shufflevector(a, b, I...).
+// GCC has that builtin from version 12 on; before, its __builtin_shuffle
+// with the same indices as a mask vector selects the same lanes.
+template <int... I, class V>
+[[gnu::always_inline]] inline V shuffle(V a, V b) {
+  static_assert(sizeof...(I) == sizeof(V) / sizeof(a[0]), "one index per lane");
+#if defined(__clang__) || __GNUC__ >= 12
+  return __builtin_shufflevector(a, b, I...);
+#else
+  using Index = std::conditional_t<sizeof(a[0]) == 4, std::int32_t, std::int64_t>;
+  typedef Index Mask __attribute__((vector_size(sizeof(V))));  // NOLINT(modernize-use-using)
+  return __builtin_shuffle(a, b, Mask{I...});
+#endif
 }
 
 template <class A, class Terms>

@@ -10,9 +10,6 @@
 #include "io/atomic_file.hpp"
 #include "io/npy.hpp"
 #include "io/numbers.hpp"
-#if !defined(FPLAB_RESULTS_WITHOUT_SHA256)
-#include "io/sha256.hpp"
-#endif
 
 namespace fplab {
 
@@ -245,41 +242,6 @@ std::vector<FlatValue> flatten(const Results& r) {
   }
   return out;
 }
-
-#if defined(FPLAB_RESULTS_WITHOUT_SHA256)
-// The platform probes only (platforms/CMakeLists.txt): the cross targets
-// have no OpenSSL, so their results files carry no fingerprint (it is
-// optional); the host's fplab computes it when it reads them.
-std::string fingerprint(const Results&) {
-  throw std::logic_error("this build computes no fingerprint (FPLAB_RESULTS_WITHOUT_SHA256)");
-}
-#else
-std::string fingerprint(const Results& r) {
-  Sha256 h;
-  const auto line = [&h](const std::string& a, std::string_view b, const std::string& c) {
-    h.update(a);
-    h.update("\t");
-    h.update(b);
-    h.update("\t");
-    h.update(c);
-    h.update("\n");
-  };
-  for (const auto& e : r.experiments) {
-    for (const auto& p : e.parameters) line(e.id + "/parameters/" + p.name, p.type, p.value);
-    for (const auto& f : e.inputs) line(e.id + "/inputs/" + f.role, "sha256", f.sha256);
-  }
-  for (const auto& [path, v] : flatten(r)) line(path, to_string(v.type()), v.hex());
-  for (const auto& e : r.experiments) {
-    for (const auto& v : e.verdicts) {
-      const std::string base = e.id + "/verdicts/" + v.claim;
-      line(base + "/ours", "text", v.ours);
-      line(base + "/claimed", "text", v.claimed);
-      line(base + "/status", "text", std::string(to_string(v.status)));
-    }
-  }
-  return h.hex_digest();
-}
-#endif
 
 // ---- JSON -----------------------------------------------------------------
 
@@ -592,7 +554,7 @@ ExperimentRecord experiment_from(const json& j) {
 
 }  // namespace
 
-json to_json(const Results& r) {
+json to_json_without_fingerprint(const Results& r) {
   json experiments = json::array();
   for (const auto& e : r.experiments) experiments.push_back(experiment_json(e));
   // The context names every file read (path -> sha256), gathered from the
@@ -603,18 +565,14 @@ json to_json(const Results& r) {
     for (const auto& f : e.inputs) files[f.path] = f.sha256;
   }
   context["inputs"] = files;
-  json out{{"schema", kResultsSchemaName},
-           {"schema_version", r.schema_version},
-           {"context", context},
-           {"experiments", experiments},
-           {"timing", {{"total_seconds", r.total_seconds}}}};
-#if !defined(FPLAB_RESULTS_WITHOUT_SHA256)
-  out["fingerprint"] = fingerprint(r);
-#endif
-  return out;
+  return {{"schema", kResultsSchemaName},
+          {"schema_version", r.schema_version},
+          {"context", context},
+          {"experiments", experiments},
+          {"timing", {{"total_seconds", r.total_seconds}}}};
 }
 
-Results results_from_json(const json& j) {
+Results results_from_json_unchecked(const json& j) {
   try {
     if (str(j, "schema") != kResultsSchemaName) bad("not an fplab results file");
     const json& version = field(j, "schema_version");
@@ -634,15 +592,8 @@ Results results_from_json(const json& j) {
     if (j.contains("timing") && j["timing"].is_object()) {
       r.total_seconds = j["timing"].value("total_seconds", 0.0);
     }
-    // The fingerprint is optional: fplab computes it. When present it must
-    // match, over the canonical form of every value (so the spelling of a
-    // hex float does not matter, its bits do).
-    if (j.contains("fingerprint")) {
-      const std::string stored = str(j, "fingerprint");
-      if (stored != fingerprint(r)) {
-        bad("fingerprint " + stored + " does not match the contents (" + fingerprint(r) +
-            "); if the file was edited on purpose, delete its \"fingerprint\" field");
-      }
+    if (j.contains("fingerprint") && !j["fingerprint"].is_string()) {
+      bad("field 'fingerprint' is not a string");
     }
     return r;
   } catch (const json::exception& e) {
@@ -650,25 +601,17 @@ Results results_from_json(const json& j) {
   }
 }
 
-std::string results_json_text(const Results& r) { return to_json(r).dump(1) + "\n"; }
-
-void write_results_json(const Results& r, const std::string& path) {
-  write_file_atomically(path, results_json_text(r));
+void write_results_json_without_fingerprint(const Results& r, const std::string& path) {
+  write_file_atomically(path, to_json_without_fingerprint(r).dump(1) + "\n");
 }
 
-Results read_results_json(const std::string& path) {
+json parse_results_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open");
-  json j;
   try {
-    j = json::parse(in);
+    return json::parse(in);
   } catch (const json::exception& e) {
     throw InputError(path + ": not JSON (" + e.what() + ")");
-  }
-  try {
-    return results_from_json(j);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(path + ": " + e.what());
   }
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The platform-drift matrix, from the probes of platforms/run_matrix.sh.
 
-    /usr/bin/python3 tools/platform_drift.py RESULTS_DIR OUT_DIR
+    /usr/bin/python3 tools/platform_drift.py RESULTS_DIR OUT_DIR [TIMES]
 
 RESULTS_DIR holds one folder per matrix entry and mode (x86-64-strict,
 aarch64-defaults, ...) with the probe's results.json, and diff.json /
@@ -20,12 +20,15 @@ computes it), experiment "platform-drift":
   back identical everywhere (the big-endian build included); under the
   strict flags every entry gives x86-64's bits except where a cause is
   named;
-- verdicts for claims P1-P3 (shared/claims.md).
+- verdicts for claims P1-P3 (shared/claims.md);
+- measurements: each entry's build and run time, from TIMES (the lines
+  "platforms: NAME: build B s, run R s" run_matrix.sh writes), if given.
 
 Exit status 1 when an assertion fails.
 """
 import json
 import os
+import re
 import sys
 
 
@@ -76,7 +79,7 @@ def main():
         not_built[e] = set()
         for c in d["changes"]:
             path = c["path"].split("/", 1)[1]
-            if c["kind"] == "only in A":  # a table this entry does not build (32-bit)
+            if c["kind"] == "only in A":  # a value this entry did not compute: a failure below
                 not_built[e].add(path.split("/")[0])
                 continue
             if path in PROPERTIES:  # what the platform is, not drift
@@ -88,7 +91,7 @@ def main():
             i = load(inputs)
             inputs_ok[e] = i["beyond_tolerance"] == 0 and i["bit_identical"] == i["elements"]
         else:
-            inputs_ok[e] = None  # read, not written back (32-bit kernels-only probe)
+            inputs_ok[e] = None  # not written back: a failure below
 
     def tables_moved(e):
         return sorted({p.split("/")[0] for p in moved[e]})
@@ -123,7 +126,8 @@ def main():
                                f"-mfpmath=sse, {control}, does not move them)")
             else:
                 why.append("x87 excess precision (FLT_EVAL_METHOD 2; no SSE2 control in this run)")
-        eigen = sorted(p for p in non_libm if p.split("/")[1:2] == ["eigen"]) if mode == "strict" else []
+        x87 = any(w.startswith("x87") for w in why)  # x87 explains every non-libm value, Eigen's too
+        eigen = sorted(p for p in non_libm if p.split("/")[1:2] == ["eigen"]) if mode == "strict" and not x87 else []
         if eigen:
             # Eigen's association follows its SIMD packet width; with no
             # packets (s390x without -march=z13) it adds left to right.
@@ -166,14 +170,28 @@ def main():
             "moved": {"type": "int", "value": len(moved[e])},
             "max_ulps": ulps_cell(max([u for u in moved[e].values()] or [0])),
             "tables": {"type": "text", "value": ", ".join(tables_moved(e)) or "-"},
-            "inputs": {"type": "text", "value": {True: "identical", False: "DIFFER", None: "read (not written back)"}[inputs_ok[e]]},
+            "inputs": {"type": "text", "value": {True: "identical", False: "DIFFER", None: "MISSING"}[inputs_ok[e]]},
             "not_built": {"type": "text", "value": ", ".join(sorted(not_built[e])) or "-"},
             "cause": {"type": "text", "value": causes[e]},
         }})
 
-    # Assertions.
+    # Assertions. The exact values (ExactSum's sums and dot products, the
+    # exact sums of the files read) are compared hex for hex with x86-64's,
+    # every one present in every entry.
+    exact_paths = sorted(p for p in values[base]
+                         if p.startswith(("sums/exact/", "dots/exact/", "inputs/")) and p.endswith(("/float32", "/float64", "/exact")))
     failures = []
+    if not exact_paths:
+        failures.append(f"{base}: no exact values to compare")
     for e in order:
+        for p in exact_paths:
+            if values[e].get(p, {}).get("hex") != values[base][p].get("hex"):
+                failures.append(f"{e}: exact value {p} is {values[e].get(p, {}).get('hex', 'missing')}, "
+                                f"x86-64 {values[base][p].get('hex')}")
+        if not_built[e]:
+            failures.append(f"{e}: computes no {', '.join(sorted(not_built[e]))} (every entry runs the whole probe)")
+        if inputs_ok[e] is None:
+            failures.append(f"{e}: wrote no inputs.safetensors back")
         for p in moved[e]:
             if p.startswith("sums/exact/") or p.startswith("dots/exact/") or p.startswith("inputs/"):
                 failures.append(f"{e}: {p} moved (exact results must be identical everywhere)")
@@ -181,8 +199,11 @@ def main():
             failures.append(f"{e}: the arrays it read and wrote back differ from x86-64's")
         if e.endswith("-strict") and "unexplained" in causes[e]:
             failures.append(f"{e}: strict build moves values without a named cause: {causes[e]}")
-    checks = [{"key": "exact-everywhere", "cells": {"holds": {"type": "text", "value": "yes" if not any("exact" in f for f in failures) else "no"}}},
-              {"key": "inputs-everywhere", "cells": {"holds": {"type": "text", "value": "yes" if all(v is not False for v in inputs_ok.values()) else "no"}}},
+    exact_holds = not any("exact" in f for f in failures)
+    checks = [{"key": "exact-everywhere", "cells": {"holds": {"type": "text", "value": (
+                   f"yes: {len(exact_paths)} exact values identical in {len(order)} entries" if exact_holds else "no")}}},
+              {"key": "whole-probe-everywhere", "cells": {"holds": {"type": "text", "value": "yes" if not any(not_built.values()) else "no"}}},
+              {"key": "inputs-everywhere", "cells": {"holds": {"type": "text", "value": "yes" if all(v is True for v in inputs_ok.values()) else "no"}}},
               {"key": "strict-explained", "cells": {"holds": {"type": "text", "value": "yes" if not any("without a named cause" in f for f in failures) else "no"}}}]
 
     def hexof(e, path):
@@ -250,7 +271,7 @@ def main():
             {"id": "entries", "title": "Entries: what moved and why", "key_title": "entry",
              "columns": [{"id": "moved", "title": "values moved"}, {"id": "max_ulps", "title": "max ulps"},
                          {"id": "tables", "title": "tables"}, {"id": "inputs", "title": ".npy/safetensors read and written"},
-                         {"id": "not_built", "title": "not built (32-bit: no __int128 for reductions/exact.cpp)"},
+                         {"id": "not_built", "title": "not computed"},
                          {"id": "cause", "title": "cause (control build)"}],
              "rows": entry_rows},
             {"id": "matrix", "title": "Drift matrix: ulps from x86-64 g++ strict (0 = bit-identical)", "key_title": "value",
@@ -260,6 +281,20 @@ def main():
         ],
         "notes": failures or ["every assertion holds"],
     }
+    times = []
+    if len(sys.argv) > 3 and os.path.exists(sys.argv[3]):
+        with open(sys.argv[3]) as f:
+            for line in f:
+                m = re.match(r"platforms: (\S+): build (\d+) s, run (\d+) s", line)
+                if m:
+                    times.append({"key": m.group(1), "cells": {
+                        "build": {"type": "int", "value": int(m.group(2))},
+                        "run": {"type": "int", "value": int(m.group(3))}}})
+    if times:
+        exp["measurements"] = [{"id": "times", "title": "Build and run time per entry (seconds, this run)",
+                                "key_title": "entry",
+                                "columns": [{"id": "build", "title": "build (s)"}, {"id": "run", "title": "run (s)"}],
+                                "rows": times}]
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump({"schema": "fplab-results", "schema_version": 1, "experiments": [exp]}, f, indent=1)
     for r in entry_rows:

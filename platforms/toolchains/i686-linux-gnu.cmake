@@ -8,3 +8,8 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 
+# A native run uses the cross toolchain's own loader and libraries (its
+# libgomp is not on the host; mixing the host's /lib32 loader with the
+# toolchain's libc hangs in pthread_create).
+set(CMAKE_BUILD_RPATH /usr/i686-linux-gnu/lib)
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-Wl,--dynamic-linker=/usr/i686-linux-gnu/lib/ld-linux.so.2")
