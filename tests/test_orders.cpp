@@ -120,7 +120,10 @@ OrderHistogram<T> with_levels(const Strategy& s, const std::vector<T>& x, std::s
 
 TEST_CASE("orders: the level programme equals the walk, every total's bits and count", "[orders]") {
   for (std::size_t n : {1, 2, 3, 5, 8, 9}) {
-    for (const auto& [label, x] : data_sets(n)) {
+    for (const auto& data : data_sets(n)) {
+      // Plain references: clang 14 lambdas cannot capture structured bindings.
+      const std::string& label = data.first;
+      const std::vector<double>& x = data.second;
       if (n == 9 && label != "wide" && label != "zeros") continue;  // the walk's time
       const std::vector<float> xf(x.begin(), x.end());
       for (const char* spelling : kStrategies) {
@@ -196,7 +199,9 @@ TEST_CASE("orders: ties and signed zeros are counted as n! distinct orders", "[o
 }
 
 TEST_CASE("orders: the level programme split over a team of 1..4 ranks", "[orders]") {
-  for (const auto& [label, x] : data_sets(8)) {
+  for (const auto& data : data_sets(8)) {
+    const std::string& label = data.first;
+    const std::vector<double>& x = data.second;
     const std::vector<float> xf(x.begin(), x.end());
     for (const char* spelling : {"sequential", "pairwise", "lanes(3)", "kahan", "neumaier"}) {
       INFO(label << " " << spelling);
