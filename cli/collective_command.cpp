@@ -208,6 +208,11 @@ void add_collective_command(CLI::App& app) {
   enumerate->add_option("--threads", e->threads, "OpenMP threads per rank (0: OpenMP's default)")
       ->check(CLI::Range(0, 1024));
   enumerate->add_option("--out", e->out, "the results file rank 0 writes")->required();
+  enumerate
+      ->add_option("--levels", e->levels,
+                   "most levels of the level programme tabulated before the walk (default: as "
+                   "many as fit)")
+      ->check(CLI::Range(0, 16));
   enumerate->add_option("--fail-rank", e->fail_rank,
                         "fault injection for tests: this rank exits mid-job (status 3)");
   enumerate->callback([e] {

@@ -103,6 +103,9 @@ std::vector<MpiEnumerateRow> mpi_enumerate(const MpiEnumerateRequest& request) {
   job.command.insert(job.command.end(), {"--numbers", numbers});
   for (const auto& s : request.strategies) job.command.insert(job.command.end(), {"--strategy", s});
   for (const auto& d : request.dtypes) job.command.insert(job.command.end(), {"--dtype", d});
+  if (request.levels >= 0) {
+    job.command.insert(job.command.end(), {"--levels", std::to_string(request.levels)});
+  }
   if (request.fail_rank >= 0) {
     job.command.insert(job.command.end(), {"--fail-rank", std::to_string(request.fail_rank)});
   }

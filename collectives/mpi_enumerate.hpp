@@ -1,7 +1,9 @@
 // Every order of a few numbers, enumerated across MPI ranks, from the
-// launching side: `mpirun -np P fplab mpi-enumerate ...` runs the walk of
-// reductions/orders.hpp split into P shares (OrderShare: rank r takes prefix
-// tasks r, r + P, ...), OpenMP threads inside each rank, and rank 0 merges
+// launching side: `mpirun -np P fplab mpi-enumerate ...` runs the level
+// programme of reductions/orders.hpp with the P ranks as one OrderTeam (each
+// rank builds its share of every level, MPI_Allgatherv exchanges them, the
+// walk from the last level is split by state), OpenMP threads inside each
+// rank, and rank 0 merges
 // the ranks' (bit pattern, orders) pairs exactly: a union keyed by the bit
 // pattern, the orders of one pattern added, never per-rank distinct counts
 // added. Up to kMaxDistributedInputs (16) numbers.
@@ -30,6 +32,7 @@ struct MpiEnumerateRequest {
   std::size_t ranks = 1;
   int threads = 0;  // OpenMP threads per rank; 0: OpenMP's default in each rank
   double timeout_seconds = 86400;
+  int levels = -1;     // most levels tabulated before the walk (-1: as many as fit)
   int fail_rank = -1;  // fault injection (tests): this rank exits mid-job without a word
 };
 

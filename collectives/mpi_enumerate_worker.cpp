@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <limits>
 #include <span>
 #include <stdexcept>
 
@@ -46,9 +47,33 @@ MpiEnumerateRow enumerate_row(const Strategy& s, const std::vector<double>& numb
   const std::vector<T> x(numbers.begin(), numbers.end());
   const auto wall0 = std::chrono::steady_clock::now();
   const double cpu0 = cpu_seconds();
-  const auto h = enumerate_order_share<T>(
-      s, std::span<const T>(x),
-      OrderShare{static_cast<std::size_t>(rank), static_cast<std::size_t>(size), 0}, args.threads);
+  OrderTeam team;
+  team.rank = static_cast<std::size_t>(rank);
+  team.ranks = static_cast<std::size_t>(size);
+  if (args.levels >= 0) team.levels = static_cast<std::size_t>(args.levels);
+  team.exchange = [size](const std::vector<std::uint64_t>& mine) {
+    // Every rank's part of the level, in rank order, on every rank.
+    if (mine.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+      throw std::invalid_argument("a level of the enumeration is too large to exchange");
+    }
+    const int count = static_cast<int>(mine.size());
+    std::vector<int> counts(static_cast<std::size_t>(size)),
+        offsets(static_cast<std::size_t>(size));
+    MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    std::size_t total = 0;
+    for (int k = 0; k < size; ++k) {
+      if (total > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+        throw std::invalid_argument("a level of the enumeration is too large to exchange");
+      }
+      offsets[static_cast<std::size_t>(k)] = static_cast<int>(total);
+      total += static_cast<std::size_t>(counts[static_cast<std::size_t>(k)]);
+    }
+    std::vector<std::uint64_t> all(total);
+    MPI_Allgatherv(mine.data(), count, MPI_UINT64_T, all.data(), counts.data(), offsets.data(),
+                   MPI_UINT64_T, MPI_COMM_WORLD);
+    return all;
+  };
+  const auto h = enumerate_orders_in_team<T>(s, std::span<const T>(x), team, args.threads);
   const double times[2] = {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count(),
       cpu_seconds() - cpu0};

@@ -4,8 +4,10 @@
 //   mpirun -np P fplab mpi-enumerate --numbers HEX,... --strategy S... --dtype D...
 //          --threads T --out FILE
 //
-// For each (strategy, dtype) row in turn, rank r enumerates share r of P
-// (enumerate_order_share, T OpenMP threads), and rank 0 gathers every rank's
+// For each (strategy, dtype) row in turn, the P ranks run the level
+// programme as one team (enumerate_orders_in_team, T OpenMP threads each;
+// each level exchanged with MPI_Allgatherv; --levels L: tabulate at most L
+// levels, then walk), and rank 0 gathers every rank's
 // (bit pattern, orders) pairs and its wall and CPU times, merges the pairs
 // by bit pattern (histogram_from_bits) and writes FILE (.tmp first, renamed
 // when complete). Any error ends the job with MPI_Abort and a line on stderr.
@@ -23,6 +25,7 @@ struct MpiEnumerateWorkerArgs {
   std::vector<std::string> dtypes;
   int threads = 0;
   std::filesystem::path out;
+  int levels = -1;     // most levels tabulated (OrderTeam::levels); -1: the default
   int fail_rank = -1;  // fault injection (tests): this rank exits (status 3) after its share
 };
 

@@ -64,39 +64,51 @@ double thread_cpu_seconds() {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
-// Orders per CPU second on one core, measured now on shares of 9! orders
-// (all of them for n <= 9) of this row, one thread, repeated for at least
-// 0.2 s of CPU. CPU time, not wall time: on a loaded machine the wall clock
-// says how busy the others are.
-double orders_per_core_second(const Strategy& s, const std::string& dtype,
-                              std::span<const double> numbers) {
-  const std::size_t n = numbers.size();
-  const std::size_t prefix = n > 9 ? n - 9 : 0;
-  OrderShare one{0, 1, prefix};
-  if (prefix != 0) {
-    one.parts = static_cast<std::size_t>(order_share_orders(n, {0, 1, prefix}) / 362880);
-  }
+// One thread's CPU seconds for the level programme on the first k numbers
+// of a row, repeated for at least 0.05 s. CPU time, not wall time: on a
+// loaded machine the wall clock says how busy the others are.
+double level_cpu_seconds(const Strategy& s, const std::string& dtype,
+                         std::span<const double> numbers) {
   const auto time = [&](auto zero) {
     using T = decltype(zero);
     std::vector<T> x(numbers.begin(), numbers.end());
     const double start = thread_cpu_seconds();
     double seconds = 0;
-    std::uint64_t orders = 0;
-    while (seconds < 0.2) {
-      orders += enumerate_order_share<T>(s, std::span<const T>(x), one, 1).orders;
-      ++one.part %= one.parts;
+    int runs = 0;
+    while (seconds < 0.05) {
+      (void)enumerate_orders_in_team<T>(s, std::span<const T>(x), OrderTeam{}, 1);
+      ++runs;
       seconds = thread_cpu_seconds() - start;
     }
-    return static_cast<double>(orders) / seconds;
+    return seconds / runs;
   };
   return dtype == "float32" ? time(0.0f) : time(0.0);
+}
+
+// The expected CPU seconds of one core for a row of n numbers: the level
+// programme's cost grows by a factor per number that depends on the
+// strategy and the data, so it is measured now on the first n - 3 and n - 2
+// numbers and that factor applied twice more (rows of up to 7 numbers are
+// timed as they are).
+struct Expected {
+  double core_seconds = 0;
+  double growth = 0;  // per number, measured
+};
+Expected expected_core_seconds(const Strategy& s, const std::string& dtype,
+                               std::span<const double> numbers) {
+  const std::size_t n = numbers.size();
+  if (n <= 7) return {level_cpu_seconds(s, dtype, numbers), 0};
+  const double a = level_cpu_seconds(s, dtype, numbers.first(n - 3));
+  const double b = level_cpu_seconds(s, dtype, numbers.first(n - 2));
+  const double g = std::max(1.0, b / a);
+  return {b * g * g, g};
 }
 
 struct Distributed {
   std::vector<MpiEnumerateRow> rows;  // strategy-major, dtype-minor
   std::size_t ranks = 0;
   int threads = 0;           // OpenMP threads per rank
-  double rate = 0;           // orders per second per core, the slowest row, measured before
+  double growth = 0;         // the expected time's factor per number (the largest row's)
   double expected = 0;       // seconds, printed before the job started
   double wall = 0;           // the whole job, mpirun's start included
   double cpu = 0;            // every rank's enumeration CPU time, summed
@@ -113,13 +125,14 @@ Distributed enumerate_distributed(const std::vector<Strategy>& strategies,
   d.threads =
       rank_threads > 0 ? rank_threads : static_cast<int>(std::max<std::size_t>(1, cores / ranks));
   const std::size_t n = numbers.size();
-  const std::uint64_t per_row = order_share_orders(n, {});
+  std::uint64_t per_row = 1;
+  for (std::size_t k = 2; k <= n; ++k) per_row *= k;
   double core_seconds = 0;
   for (const auto& s : strategies) {
     for (const auto& dtype : dtypes) {
-      const double rate = orders_per_core_second(s, dtype, numbers);
-      d.rate = d.rate == 0 ? rate : std::min(d.rate, rate);
-      core_seconds += static_cast<double>(per_row) / rate;
+      const Expected e = expected_core_seconds(s, dtype, numbers);
+      core_seconds += e.core_seconds;
+      d.growth = std::max(d.growth, e.growth);
       d.orders += per_row;
     }
   }
@@ -127,9 +140,10 @@ Distributed enumerate_distributed(const std::vector<Strategy>& strategies,
   d.expected = core_seconds / used;
   fmt::print(stderr,
              "permutations: {}! = {} orders x {} rows on {} MPI ranks x {} threads ({} cores "
-             "here): expected about {:.0f} s if the cores are idle ({:.3g} orders per CPU second "
-             "per core, measured now)\n",
-             n, per_row, d.orders / per_row, ranks, d.threads, cores, d.expected, d.rate);
+             "here): expected about {:.2g} s if the cores are idle (the level programme on {} "
+             "and {} of the numbers, timed now on one thread, x{:.3g} per number)\n",
+             n, per_row, d.orders / per_row, ranks, d.threads, cores, d.expected, n > 7 ? n - 3 : n,
+             n > 7 ? n - 2 : n, d.growth);
   std::fflush(stderr);
   MpiEnumerateRequest request;
   request.numbers.assign(numbers.begin(), numbers.end());
@@ -170,11 +184,12 @@ Table distributed_table(const Distributed& d) {
     }
   }
   t.caption = fmt::format(
-      "{} ranks x {} OpenMP threads; expected {:.1f} s before the start ({:.4g} orders/s per "
-      "core), took {:.1f} s wall (mpirun's start included), {:.1f} CPU seconds in all ranks: "
-      "{:.4g} orders per CPU second. Each rank's share holds 1/P of the orders (to one prefix "
-      "task).",
-      d.ranks, d.threads, d.expected, d.rate, d.wall, d.cpu, static_cast<double>(d.orders) / d.cpu);
+      "{} ranks x {} OpenMP threads; expected {:.3g} s before the start, took {:.3g} s wall "
+      "(mpirun's start included), {:.3g} CPU seconds in all ranks: {:.4g} orders per CPU second. "
+      "The ranks run the level programme as one team: each builds about 1/P of every level and "
+      "walks 1/P of the last level's states.",
+      d.ranks, d.threads, d.expected, d.wall, d.cpu,
+      static_cast<double>(d.orders) / std::max(d.cpu, 1e-9));
   return t;
 }
 
@@ -456,11 +471,11 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
                               count("sequential float64"), exhaustive["sequential float64"].zeros,
                               count("sequential float32"), count("pairwise(1) float64")));
   out.add_note(
-      "Exhaustive enumeration shares partial sums between orders with a common prefix (a "
-      "depth-first walk "
-      "over the strategy's addition tree), split over OpenMP threads on the first two positions. "
-      "Up to 12 numbers are accepted (12! = 479,001,600 orders); see docs/experiments.md for "
-      "timings.");
+      "Exhaustive enumeration by a level programme over the strategy's addition tree: for every "
+      "subset of the numbers, the distinct evaluation states (exact bits) its orders reach and "
+      "how many orders reach each, the depth-first walk taking over where a level would not fit "
+      "(reductions/orders.hpp; the same histogram as walking all n! orders). Up to 12 numbers in "
+      "one process, 16 with ranks; see docs/collectives.md for timings.");
 }
 
 void check_enumerable(const ParamValue& v) {

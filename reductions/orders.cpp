@@ -85,23 +85,23 @@ constexpr std::size_t kMaxStack = 16;
 class alignas(64) BitsCounter {
  public:
   BitsCounter() : keys_(1024), counts_(1024) {}
-  void add(std::uint64_t key) {
+  void add(std::uint64_t key, std::uint64_t orders = 1) {
     if (key == last_key_ && last_slot_ < counts_.size() && counts_[last_slot_] != 0) {
-      ++counts_[last_slot_];
+      counts_[last_slot_] += orders;
       return;
     }
     std::size_t h = slot(key);
     if (counts_[h] == 0) {
       keys_[h] = key;
       if (++used_ * 2 > keys_.size()) {
-        counts_[h] = 1;
+        counts_[h] = orders;
         grow();
         last_slot_ = slot(key);
         last_key_ = key;
         return;
       }
     }
-    ++counts_[h];
+    counts_[h] += orders;
     last_slot_ = h;
     last_key_ = key;
   }
@@ -173,16 +173,16 @@ std::int64_t line(T x) {
   return (b & sign) != 0 ? -magnitude - 1 : magnitude;
 }
 
-// ---- the machines a walk drives --------------------------------------------------
+// ---- the machines the walk and the level programme drive ----------------------------
 
+// A machine's state after `level` inputs is width(level) values of T; feed
+// writes the state after one more input. The walk and the level programme
+// (below) drive the same machines, so they cannot compute different sums.
 template <class T>
 struct TreeMachine {
-  struct State {
-    std::array<T, kMaxStack> v;
-    std::size_t size = 0;
-  };
   std::vector<ReductionProgram::Step> pre;                 // before the first input
   std::vector<std::vector<ReductionProgram::Step>> after;  // after input slot k
+  std::vector<std::size_t> widths;                         // stack size after k inputs
 
   explicit TreeMachine(const ReductionProgram& p) {
     std::vector<ReductionProgram::Step>* cur = &pre;
@@ -190,6 +190,7 @@ struct TreeMachine {
     std::size_t depth = 0;
     for (const auto& st : p.steps()) {
       if (st.op == ReductionProgram::Op::input) {
+        widths.push_back(depth);
         after.emplace_back();
         cur = &after.back();
       } else {
@@ -198,91 +199,99 @@ struct TreeMachine {
       depth += st.op == ReductionProgram::Op::add ? -1 : 1;
       if (depth > kMaxStack) throw std::invalid_argument("strategy tree too deep to enumerate");
     }
+    widths.push_back(depth);
   }
-  static void run(State& s, const std::vector<ReductionProgram::Step>& steps) {
+  [[nodiscard]] std::size_t width(std::size_t level) const { return widths[level]; }
+  static std::size_t run(T* v, std::size_t size, const std::vector<ReductionProgram::Step>& steps) {
     for (const auto& st : steps) {
       if (st.op == ReductionProgram::Op::constant) {
-        s.v[s.size++] = static_cast<T>(st.constant);
+        v[size++] = static_cast<T>(st.constant);
       } else {
-        --s.size;
-        s.v[s.size - 1] = s.v[s.size - 1] + s.v[s.size];
+        --size;
+        v[size - 1] = v[size - 1] + v[size];
       }
     }
+    return size;
   }
-  void start(State& s) const { run(s, pre); }
-  // Only the live part of the stack: a whole State is kMaxStack values, and
-  // the walk copies one per order visited.
-  static void copy(State& to, const State& from) {
-    to.size = from.size;
-    std::copy_n(from.v.begin(), from.size, to.v.begin());
+  void start(T* out) const { run(out, 0, pre); }
+  void feed(const T* in, std::size_t slot, T x, T* out) const {
+    const std::size_t w = widths[slot];
+    std::copy_n(in, w, out);
+    out[w] = x;
+    run(out, w + 1, after[slot]);
   }
-  void feed(State& s, std::size_t slot, T x) const {
-    s.v[s.size++] = x;
-    run(s, after[slot]);
-  }
-  T finish(const State& s) const { return s.v[0]; }
+  T finish(const T* s) const { return s[0]; }
 };
 
-// Mirror reductions/compensated.hpp step by step (tests compare every order
-// with fplab::sum).
-template <class T>
-struct KahanMachine {
-  struct State {
-    T s = T(0);
-    T c = T(0);
-  };
-  void start(State&) const {}
-  static void copy(State& to, const State& from) { to = from; }
-  void feed(State& st, std::size_t, T x) const {
-    const T y = x - st.c;
-    const T t = st.s + y;
-    st.c = std::isfinite(t) ? (t - st.s) - y : T(0);
-    st.s = t;
+// Kahan's and Neumaier's running (sum, compensation), step by step as
+// reductions/compensated.hpp has them (tests compare every order with
+// fplab::sum); `Step` is the one thing that differs.
+template <class T, class Step>
+struct CompensatedMachine {
+  [[nodiscard]] static std::size_t width(std::size_t) { return 2; }
+  static void start(T* out) { out[0] = out[1] = T(0); }
+  static void feed(const T* in, std::size_t, T x, T* out) {
+    out[0] = in[0];
+    out[1] = in[1];
+    Step::add(out[0], out[1], x);
   }
-  T finish(const State& st) const { return st.s; }
+  static T finish(const T* s) { return Step::finish(s[0], s[1]); }
 };
 
-template <class T>
-struct NeumaierMachine {
-  struct State {
-    T s = T(0);
-    T c = T(0);
-  };
-  void start(State&) const {}
-  static void copy(State& to, const State& from) { to = from; }
-  void feed(State& st, std::size_t, T x) const {
-    const T t = st.s + x;
-    if (std::abs(st.s) >= std::abs(x)) {
-      st.c = st.c + ((st.s - t) + x);
+struct KahanStep {
+  template <class T>
+  static void add(T& s, T& c, T x) {
+    const T y = x - c;
+    const T t = s + y;
+    c = std::isfinite(t) ? (t - s) - y : T(0);
+    s = t;
+  }
+  template <class T>
+  static T finish(T s, T) {
+    return s;
+  }
+};
+
+struct NeumaierStep {
+  template <class T>
+  static void add(T& s, T& c, T x) {
+    const T t = s + x;
+    if (std::abs(s) >= std::abs(x)) {
+      c = c + ((s - t) + x);
     } else {
-      st.c = st.c + ((x - t) + st.s);
+      c = c + ((x - t) + s);
     }
-    st.s = t;
+    s = t;
   }
-  T finish(const State& st) const { return std::isfinite(st.s) ? st.s + st.c : st.s; }
+  template <class T>
+  static T finish(T s, T c) {
+    return std::isfinite(s) ? s + c : s;
+  }
 };
+
+template <class T>
+using KahanMachine = CompensatedMachine<T, KahanStep>;
+template <class T>
+using NeumaierMachine = CompensatedMachine<T, NeumaierStep>;
 
 template <class T, class Machine>
 struct Walker {
-  using State = typename Machine::State;
   const Machine& m;
   std::size_t n;
   std::array<T, kMaxDistributedInputs> a{};
-  std::array<State, kMaxDistributedInputs + 1> st{};
+  std::array<std::array<T, kMaxStack>, kMaxDistributedInputs + 1> st{};
   BitsCounter& counter;
-  State leaf{};
+  std::array<T, kMaxStack> leaf{};
 
   void walk(std::size_t d) {
     if (d + 1 == n) {
-      Machine::copy(leaf, st[d]);
-      m.feed(leaf, d, a[d]);
-      counter.add(bits_of(m.finish(leaf)));
+      m.feed(st[d].data(), d, a[d], leaf.data());
+      counter.add(bits_of(m.finish(leaf.data())));
       return;
     }
     for (std::size_t i = d; i < n; ++i) {
       std::swap(a[d], a[i]);
-      Machine::copy(st[d + 1], st[d]);
-      m.feed(st[d + 1], d, a[d]);
+      m.feed(st[d].data(), d, a[d], st[d + 1].data());
       walk(d + 1);
       std::swap(a[d], a[i]);
     }
@@ -332,15 +341,14 @@ OrderHistogram<T> run_walk(const Machine& m, std::span<const T> values, const Or
     std::uint64_t t = share.part + j * share.parts;
     Walker<T, Machine> w{m, n, {}, {}, counters[static_cast<std::size_t>(omp_get_thread_num())]};
     std::copy(values.begin(), values.end(), w.a.begin());
-    m.start(w.st[0]);
+    m.start(w.st[0].data());
     std::uint64_t radix = tasks;
     for (std::size_t l = 0; l < prefix; ++l) {
       radix /= n - l;
       const auto digit = static_cast<std::size_t>(t / radix);
       t %= radix;
       std::swap(w.a[l], w.a[l + digit]);
-      Machine::copy(w.st[l + 1], w.st[l]);
-      m.feed(w.st[l + 1], l, w.a[l]);
+      m.feed(w.st[l].data(), l, w.a[l], w.st[l + 1].data());
     }
     w.walk(prefix);
     const std::uint64_t finished = ++done;
@@ -350,6 +358,264 @@ OrderHistogram<T> run_walk(const Machine& m, std::span<const T> values, const Or
   for (const auto& c : counters)
     c.for_each([&](std::uint64_t k, std::uint64_t v) { bits.emplace_back(k, v); });
   return histogram_from_bits<T>(bits);
+}
+
+// ---- the level programme -----------------------------------------------------------
+
+std::uint64_t mix64(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  return x ^ (x >> 33);
+}
+
+// The values as a multiset: equal bit patterns are one group of
+// multiplicity mult[g] (so -0 and +0 are two groups). A sub-multiset is a
+// code in mixed radix, code = sum_g used_g * stride[g]: at most 2^16 codes
+// for 16 values, fewer with ties.
+template <class T>
+struct Multiset {
+  std::vector<T> value;
+  std::vector<std::uint64_t> mult;
+  std::vector<std::uint64_t> stride;
+  std::uint64_t codes = 1;
+
+  explicit Multiset(std::span<const T> x) {
+    std::map<std::uint64_t, std::uint64_t> groups;
+    for (T v : x) ++groups[bits_of(v)];
+    for (const auto& [b, k] : groups) {
+      value.push_back(from_bits<T>(b));
+      mult.push_back(k);
+      stride.push_back(codes);
+      codes *= k + 1;
+    }
+  }
+  [[nodiscard]] std::uint64_t used(std::uint64_t code, std::size_t g) const {
+    return code / stride[g] % (mult[g] + 1);
+  }
+  [[nodiscard]] std::size_t size(std::uint64_t code) const {
+    std::size_t s = 0;
+    for (std::size_t g = 0; g < value.size(); ++g) s += used(code, g);
+    return s;
+  }
+};
+
+// Level d: for every sub-multiset S of d values, the distinct machine
+// states (by bits) that the orders of S reach after d inputs, and how many
+// orders reach each. One block of words, the same on every rank: per S its
+// code, its number of states, then per state `width` words (the values'
+// bits) and the number of orders.
+struct Level {
+  std::size_t width = 0;
+  std::vector<std::uint64_t> words;
+  std::vector<std::uint64_t> first;   // per code: where its first state starts in words
+  std::vector<std::uint64_t> states;  // per code: how many states
+  std::uint64_t total = 0;
+
+  void index(std::uint64_t codes) {
+    first.assign(codes, 0);
+    states.assign(codes, 0);
+    total = 0;
+    for (std::size_t i = 0; i + 1 < words.size();) {
+      const std::uint64_t code = words[i];
+      const std::uint64_t k = words[i + 1];
+      if (code >= codes || states[code] != 0 || k == 0) {
+        throw std::logic_error("order levels: a malformed level");
+      }
+      first[code] = i + 2;
+      states[code] = k;
+      total += k;
+      i += 2 + k * (width + 1);
+    }
+  }
+};
+
+// The states of one sub-multiset being built: exact-bits keys, orders added.
+class StateTable {
+ public:
+  void reset(std::size_t width, std::uint64_t bound) {
+    width_ = width;
+    entries_.clear();
+    slots_.assign(std::bit_ceil(2 * bound + 2), 0);
+  }
+  void add(const std::uint64_t* key, std::uint64_t orders) {
+    std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (std::size_t j = 0; j < width_; ++j) h = mix64(h ^ key[j]);
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t s = h & mask;; s = (s + 1) & mask) {
+      if (slots_[s] == 0) {
+        slots_[s] = entries_.size() / (width_ + 1) + 1;
+        entries_.insert(entries_.end(), key, key + width_);
+        entries_.push_back(orders);
+        return;
+      }
+      std::uint64_t* e = entries_.data() + (slots_[s] - 1) * (width_ + 1);
+      if (std::equal(key, key + width_, e)) {
+        e[width_] += orders;
+        return;
+      }
+    }
+  }
+  [[nodiscard]] std::uint64_t states() const { return entries_.size() / (width_ + 1); }
+  [[nodiscard]] const std::vector<std::uint64_t>& entries() const { return entries_; }
+
+ private:
+  std::size_t width_ = 0;
+  std::vector<std::uint64_t> entries_;
+  std::vector<std::uint64_t> slots_;  // 0: empty, else entry + 1
+};
+
+// The rest of the orders from one state of the last level tabulated: the
+// walk over the groups left, each group once per step, its multiplicity
+// counted as that many orders.
+template <class T, class Machine>
+struct TailWalker {
+  const Machine& m;
+  const Multiset<T>& set;
+  std::size_t n;
+  BitsCounter& counter;
+  std::array<std::uint64_t, kMaxDistributedInputs> left{};
+  std::array<std::array<T, kMaxStack>, kMaxDistributedInputs + 1> st{};
+
+  void walk(std::size_t d, std::uint64_t orders) {
+    for (std::size_t g = 0; g < set.value.size(); ++g) {
+      const std::uint64_t k = left[g];
+      if (k == 0) continue;
+      m.feed(st[d].data(), d, set.value[g], st[d + 1].data());
+      if (d + 1 == n) {
+        counter.add(bits_of(m.finish(st[d + 1].data())), orders * k);
+        continue;
+      }
+      --left[g];
+      walk(d + 1, orders * k);
+      ++left[g];
+    }
+  }
+};
+
+template <class T, class Machine>
+OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const OrderTeam& team,
+                             int threads, const ProgressFn& progress) {
+  const std::size_t n = values.size();
+  const Multiset<T> set(values);
+  const std::size_t groups = set.value.size();
+  const int team_threads = threads > 0 ? threads : omp_get_max_threads();
+  std::vector<std::vector<std::uint64_t>> by_level(n + 1);
+  for (std::uint64_t code = 0; code < set.codes; ++code) by_level[set.size(code)].push_back(code);
+
+  Level level;
+  level.width = m.width(0);
+  {
+    std::array<T, kMaxStack> s{};
+    m.start(s.data());
+    level.words = {0, 1};
+    for (std::size_t j = 0; j < level.width; ++j) level.words.push_back(bits_of(s[j]));
+    level.words.push_back(1);
+    level.index(set.codes);
+  }
+  std::size_t d = 0;
+  const std::size_t last = std::min(n - 1, team.levels);
+  while (d < last) {
+    const auto& targets = by_level[d + 1];
+    std::vector<std::uint64_t> cost(targets.size(), 0);
+    std::uint64_t all = 0;
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      for (std::size_t g = 0; g < groups; ++g) {
+        if (set.used(targets[i], g) != 0) cost[i] += level.states[targets[i] - set.stride[g]];
+      }
+      all += cost[i];
+    }
+    const std::size_t width = m.width(d + 1);
+    if (all * (width + 1) * sizeof(std::uint64_t) > team.budget_bytes) break;
+    // This rank's targets: a contiguous run holding about 1/ranks of the work.
+    std::size_t begin = targets.size(), end = targets.size();
+    {
+      std::uint64_t before = 0;
+      for (std::size_t i = 0; i < targets.size(); ++i) {
+        const std::uint64_t owner =
+            std::min<std::uint64_t>(team.ranks - 1, before * team.ranks / all);
+        if (owner == team.rank && begin == targets.size()) begin = i;
+        if (owner > team.rank) {
+          end = i;
+          break;
+        }
+        before += cost[i];
+      }
+      if (begin > end) begin = end;
+    }
+    std::vector<std::vector<std::uint64_t>> out(static_cast<std::size_t>(team_threads));
+#pragma omp parallel num_threads(team_threads)
+    {
+      StateTable table;
+      auto& mine = out[static_cast<std::size_t>(omp_get_thread_num())];
+      std::array<T, kMaxStack> in{}, next{};
+      std::array<std::uint64_t, kMaxStack> key{};
+#pragma omp for schedule(dynamic, 1)
+      for (std::size_t i = begin; i < end; ++i) {
+        const std::uint64_t code = targets[i];
+        table.reset(width, cost[i]);
+        for (std::size_t g = 0; g < groups; ++g) {
+          const std::uint64_t u = set.used(code, g);
+          if (u == 0) continue;
+          const std::uint64_t from = code - set.stride[g];
+          const std::uint64_t ways = set.mult[g] - u + 1;  // copies of value g still left in `from`
+          const std::uint64_t* e = level.words.data() + level.first[from];
+          for (std::uint64_t k = 0; k < level.states[from]; ++k, e += level.width + 1) {
+            for (std::size_t j = 0; j < level.width; ++j) in[j] = from_bits<T>(e[j]);
+            m.feed(in.data(), d, set.value[g], next.data());
+            for (std::size_t j = 0; j < width; ++j) key[j] = bits_of(next[j]);
+            table.add(key.data(), e[level.width] * ways);
+          }
+        }
+        mine.push_back(code);
+        mine.push_back(table.states());
+        mine.insert(mine.end(), table.entries().begin(), table.entries().end());
+      }
+    }
+    std::vector<std::uint64_t> part;
+    for (const auto& o : out) part.insert(part.end(), o.begin(), o.end());
+    out.clear();
+    level.words = team.ranks > 1 ? team.exchange(part) : std::move(part);
+    level.width = width;
+    level.index(set.codes);
+    ++d;
+  }
+
+  // The rest walked from each state of level d: state i (in the level's
+  // order, the same on every rank) is rank i mod ranks's.
+  struct Start {
+    std::uint64_t code;
+    const std::uint64_t* entry;
+  };
+  std::vector<Start> starts;
+  {
+    std::uint64_t i = 0;
+    for (const std::uint64_t code : by_level[d]) {
+      const std::uint64_t* e = level.words.data() + level.first[code];
+      for (std::uint64_t k = 0; k < level.states[code]; ++k, ++i, e += level.width + 1) {
+        if (i % team.ranks == team.rank) starts.push_back({code, e});
+      }
+    }
+  }
+  const int walkers = starts.size() <= 1 ? 1 : team_threads;
+  std::vector<BitsCounter> counters(static_cast<std::size_t>(walkers));
+  std::atomic<std::uint64_t> done{0};
+#pragma omp parallel for schedule(dynamic, 1) num_threads(walkers)
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    TailWalker<T, Machine> w{m, set, n, counters[static_cast<std::size_t>(omp_get_thread_num())]};
+    for (std::size_t g = 0; g < groups; ++g) w.left[g] = set.mult[g] - set.used(starts[i].code, g);
+    for (std::size_t j = 0; j < level.width; ++j) w.st[d][j] = from_bits<T>(starts[i].entry[j]);
+    w.walk(d, starts[i].entry[level.width]);
+    const std::uint64_t finished = ++done;
+    if (progress && omp_get_thread_num() == 0) progress(finished, starts.size());
+  }
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> bits;
+  for (const auto& c : counters)
+    c.for_each([&](std::uint64_t k, std::uint64_t v) { bits.emplace_back(k, v); });
+  auto h = histogram_from_bits<T>(bits);
+  h.levels = d;
+  return h;
 }
 
 }  // namespace
@@ -511,8 +777,40 @@ OrderHistogram<T> enumerate_order_share(const Strategy& s, std::span<const T> va
 }
 
 template <class T>
+OrderHistogram<T> enumerate_orders_in_team(const Strategy& s, std::span<const T> values,
+                                           const OrderTeam& team, int threads,
+                                           const ProgressFn& progress) {
+  check_share(values.size(), OrderShare{team.rank, team.ranks, 0}, kMaxDistributedInputs);
+  if (team.ranks > 1 && !team.exchange) {
+    throw std::invalid_argument("an order team of several ranks needs an exchange");
+  }
+  if (s.order == Order::exact) {  // one total whatever the order; rank 0 counts them all
+    OrderHistogram<T> h;
+    if (team.rank == 0) {
+      h.orders = falling_factorial(values.size(), values.size());
+      h.totals.emplace_back(exact_sum(values), h.orders);
+    }
+    return h;
+  }
+  if (s.order == Order::kahan)
+    return run_levels(KahanMachine<T>{}, values, team, threads, progress);
+  if (s.order == Order::neumaier) {
+    return run_levels(NeumaierMachine<T>{}, values, team, threads, progress);
+  }
+  const TreeMachine<T> m(ReductionProgram::of(s, values.size()));
+  return run_levels(m, values, team, threads, progress);
+}
+
+template <class T>
 OrderHistogram<T> enumerate_orders(const Strategy& s, std::span<const T> values, int threads,
                                    const ProgressFn& progress) {
+  check_share(values.size(), OrderShare{}, kMaxEnumeratedInputs);
+  return enumerate_orders_in_team(s, values, OrderTeam{}, threads, progress);
+}
+
+template <class T>
+OrderHistogram<T> enumerate_orders_by_walk(const Strategy& s, std::span<const T> values,
+                                           int threads, const ProgressFn& progress) {
   check_share(values.size(), OrderShare{}, kMaxEnumeratedInputs);
   return enumerate_order_share(s, values, OrderShare{}, threads, progress);
 }
@@ -536,5 +834,19 @@ template OrderHistogram<float> enumerate_orders<float>(const Strategy&, std::spa
                                                        const ProgressFn&);
 template OrderHistogram<double> enumerate_orders<double>(const Strategy&, std::span<const double>,
                                                          int, const ProgressFn&);
+template OrderHistogram<float> enumerate_orders_by_walk<float>(const Strategy&,
+                                                               std::span<const float>, int,
+                                                               const ProgressFn&);
+template OrderHistogram<double> enumerate_orders_by_walk<double>(const Strategy&,
+                                                                 std::span<const double>, int,
+                                                                 const ProgressFn&);
+template OrderHistogram<float> enumerate_orders_in_team<float>(const Strategy&,
+                                                               std::span<const float>,
+                                                               const OrderTeam&, int,
+                                                               const ProgressFn&);
+template OrderHistogram<double> enumerate_orders_in_team<double>(const Strategy&,
+                                                                 std::span<const double>,
+                                                                 const OrderTeam&, int,
+                                                                 const ProgressFn&);
 
 }  // namespace fplab

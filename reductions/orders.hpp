@@ -1,20 +1,41 @@
 // Every order of a few numbers: exhaustive enumeration of the n! orders in
-// which a reduction strategy can meet its inputs, sharing work between
-// orders with a common prefix.
+// which a reduction strategy can meet its inputs.
 //
 // A tree-shaped strategy (sequential, pairwise, numpy, numpy-buffered,
 // lanes, chunked of those) on n inputs is a fixed binary tree of additions.
 // `ReductionProgram` records that tree by running the strategy itself over
 // symbols, then flattens it into postorder: push input, push constant, add.
-// Enumerating orders is then a depth-first walk that assigns the remaining
-// values to the program's input slots one at a time; the evaluation state
-// (the postorder stack) after slot d is shared by all (n-d)! orders that
-// extend that prefix, so the cost grows with n!, not n * n!. Compensated
-// strategies (kahan, neumaier) are walked the same way with their running
-// (sum, compensation) pair as the state. The walk is split over OpenMP
-// threads on the first two slots; each thread counts totals by their bit
-// pattern in its own hash table, merged at the end. The walk can also be
-// split into shares (OrderShare) that separate processes enumerate.
+// An order assigns the values to the program's input slots; after d slots
+// the evaluation state is the postorder stack (compensated strategies,
+// kahan and neumaier: their running (sum, compensation) pair).
+//
+// enumerate_orders runs a level programme: level d holds, for every
+// sub-multiset S of d of the values, the distinct states (told apart by
+// their exact bits) that the orders of S reach, each with how many orders
+// reach it. Level d + 1 feeds every value still left into every state of
+// level d and adds the orders of equal results. The state and the values
+// left decide every later step, so states with equal bits may be merged and
+// the histogram is exactly the walk's. Equal values (equal bits) are one
+// group: a state that can take one of k equal copies next counts k orders.
+// Levels are tabulated while the next one fits in OrderTeam::budget_bytes
+// (and up to OrderTeam::levels); from the last one the remaining slots are
+// walked depth first, each state's count carried to its totals. For a
+// sequential sum of n values a level holds a few states per sub-multiset,
+// so 2^n small tables replace n! orders; for lanes(k) a state is k partial
+// sums and the levels grow much faster, which is what the budget is for.
+//
+// The level programme splits over the ranks of an OrderTeam: each rank
+// builds its share of every level (a contiguous run of sub-multisets,
+// balanced by the states they are built from), the ranks exchange them
+// (LevelExchange: an all-gather, MPI_Allgatherv in collectives/), and the
+// walk from the last level is split by state (state i to rank i mod P).
+// Inside a rank, OpenMP threads share the sub-multisets and the walks.
+//
+// enumerate_orders_by_walk is the reference: the plain depth-first walk
+// over all n! orders, each prefix's state shared by the orders that extend
+// it, split over OpenMP threads on the first two slots, each thread counting
+// totals by bit pattern in its own hash table. Its shares (OrderShare) split
+// the walk's prefix tasks over processes.
 #pragma once
 
 #include <cstdint>
@@ -68,6 +89,7 @@ template <class T>
 struct OrderHistogram {
   std::vector<std::pair<T, std::uint64_t>> totals;
   std::uint64_t orders = 0;
+  std::size_t levels = 0;  // levels the level programme tabulated before walking (walk: 0)
   [[nodiscard]] std::size_t distinct() const { return totals.size(); }
   [[nodiscard]] std::uint64_t zeros() const;  // orders whose total is +0 or -0
 };
@@ -75,11 +97,42 @@ struct OrderHistogram {
 using ProgressFn = std::function<void(std::uint64_t done, std::uint64_t total)>;
 
 // All n! orders of `values` (n <= kMaxEnumeratedInputs) under `s`, computed
-// in T. `threads` 0: OpenMP's default. Equal values still count as distinct
-// orders (n! in all).
+// in T, by the level programme. `threads` 0: OpenMP's default. Equal values
+// still count as distinct orders (n! in all). `progress` is called from the
+// walk after the levels (done, total starting states).
 template <class T>
 OrderHistogram<T> enumerate_orders(const Strategy& s, std::span<const T> values, int threads = 0,
                                    const ProgressFn& progress = {});
+
+// The same histogram by the plain walk over every order (the reference).
+template <class T>
+OrderHistogram<T> enumerate_orders_by_walk(const Strategy& s, std::span<const T> values,
+                                           int threads = 0, const ProgressFn& progress = {});
+
+// Takes this rank's part of a level (words) and returns every rank's parts
+// concatenated in rank order, the same on every rank; every rank calls it
+// the same number of times (a collective, once per level).
+using LevelExchange =
+    std::function<std::vector<std::uint64_t>(const std::vector<std::uint64_t>& mine)>;
+
+struct OrderTeam {
+  std::size_t rank = 0;
+  std::size_t ranks = 1;
+  LevelExchange exchange;  // needed when ranks > 1
+  // Most levels tabulated before the walk takes over (tests lower it).
+  std::size_t levels = kMaxDistributedInputs;
+  // A level is tabulated only when its states before merging fit in this.
+  std::size_t budget_bytes = std::size_t{256} << 20;
+};
+
+// This rank's part of the level programme's histogram (n <=
+// kMaxDistributedInputs): the ranks' parts, merged by bit pattern
+// (histogram_from_bits), are enumerate_orders' histogram. Every rank of the
+// team must call it with the same arguments but its rank.
+template <class T>
+OrderHistogram<T> enumerate_orders_in_team(const Strategy& s, std::span<const T> values,
+                                           const OrderTeam& team, int threads = 0,
+                                           const ProgressFn& progress = {});
 
 // One share of the walk, for splitting it over processes. The walk's tasks
 // are the orders' prefixes of `prefix` slots (n! / (n - prefix)! of them,
@@ -97,7 +150,7 @@ std::size_t order_share_prefix(std::size_t n, const OrderShare& share);
 // How many of the n! orders the share holds.
 std::uint64_t order_share_orders(std::size_t n, const OrderShare& share);
 
-// The orders of one share (n <= kMaxDistributedInputs), OpenMP inside it.
+// The orders of one share of the walk (n <= kMaxDistributedInputs), OpenMP inside it.
 // Throws std::invalid_argument for a share that does not exist.
 template <class T>
 OrderHistogram<T> enumerate_order_share(const Strategy& s, std::span<const T> values,

@@ -288,7 +288,7 @@ TEST_CASE("collectives mpi: a failed MPI job leaves no results.json", "[collecti
 
 // ---- the distributed enumeration (collectives/mpi_enumerate.hpp) --------------------
 
-TEST_CASE("collectives mpi: orders enumerated across P = 2..4 ranks, the counts of one process",
+TEST_CASE("collectives mpi: orders enumerated across P = 1..4 ranks, the walk's counts",
           "[collectives][mpi]") {
   use_fplab_for_ranks();
   std::mt19937_64 g(11);
@@ -305,9 +305,11 @@ TEST_CASE("collectives mpi: orders enumerated across P = 2..4 ranks, the counts 
   request.dtypes = {"float64", "float32"};
   request.threads = 1;
   request.timeout_seconds = 60;
-  for (std::size_t p : {2, 3, 4}) {
-    request.ranks = p;
-    INFO("P = " << p);
+  // levels -1: as many as fit (here all); 2: the walk from level 2, split by state.
+  for (const auto& [p, levels] : {std::pair{1, -1}, {2, -1}, {3, -1}, {4, -1}, {3, 2}}) {
+    request.ranks = static_cast<std::size_t>(p);
+    request.levels = levels;
+    INFO("P = " << p << " levels " << levels);
     const auto rows = mpi_enumerate(request);
     REQUIRE(rows.size() == 12);
     std::size_t k = 0;
@@ -318,10 +320,11 @@ TEST_CASE("collectives mpi: orders enumerated across P = 2..4 ranks, the counts 
         INFO(name << " " << dtype);
         CHECK(row.strategy == s.name());
         CHECK(row.dtype == dtype);
-        CHECK(row.rank_seconds.size() == p);
-        CHECK(row.rank_cpu_seconds.size() == p);
-        auto expected = dtype == "float64" ? histogram_bits(enumerate_orders<double>(s, x, 2))
-                                           : histogram_bits(enumerate_orders<float>(s, xf, 2));
+        CHECK(row.rank_seconds.size() == request.ranks);
+        CHECK(row.rank_cpu_seconds.size() == request.ranks);
+        auto expected = dtype == "float64"
+                            ? histogram_bits(enumerate_orders_by_walk<double>(s, x, 2))
+                            : histogram_bits(enumerate_orders_by_walk<float>(s, xf, 2));
         std::sort(expected.begin(), expected.end());
         CHECK(row.bits == expected);
         std::uint64_t orders = 0;
@@ -333,6 +336,7 @@ TEST_CASE("collectives mpi: orders enumerated across P = 2..4 ranks, the counts 
   // Negative control: other numbers, other totals.
   request.numbers.back() *= 3;
   request.ranks = 2;
+  request.levels = -1;
   const auto other = mpi_enumerate(request);
   CHECK(other[0].bits !=
         histogram_bits(enumerate_orders<double>(parse_strategy("sequential"), x, 2)));

@@ -1,0 +1,242 @@
+// The level programme of reductions/orders.hpp against its references: the
+// depth-first walk over all n! orders (n <= 9) and a std::next_permutation
+// loop through fplab::sum itself (n <= 7), on data with wide exponents, with
+// many ties and with signed zeros, in float32 and float64; and the level
+// programme split over a team of ranks (threads exchanging the levels
+// through a barrier, as MPI_Allgatherv does in collectives/).
+#include <algorithm>
+#include <barrier>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "reductions/orders.hpp"
+#include "reductions/strategy.hpp"
+
+using namespace fplab;
+
+namespace {
+
+const char* const kStrategies[] = {"sequential",
+                                   "pairwise",
+                                   "pairwise(2)",
+                                   "numpy",
+                                   "numpy-buffered",
+                                   "lanes(2)",
+                                   "lanes(3)",
+                                   "lanes(4)",
+                                   "chunked(3,pairwise,pairwise)",
+                                   "chunked(2,numpy,sequential)",
+                                   "kahan",
+                                   "neumaier",
+                                   "exact"};
+
+// Named data sets of n values (float64; float32 rounds them).
+std::vector<std::pair<std::string, std::vector<double>>> data_sets(std::size_t n) {
+  std::mt19937_64 g(17 + n);
+  std::vector<double> wide, ties, zeros, cancel;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double u = static_cast<double>(g() >> 11) * 0x1p-53 * 2 - 1;
+    wide.push_back(std::ldexp(u, static_cast<int>(g() % 41) - 20));
+    // Three values only, so most orders meet equal values: many ties.
+    const double pick[] = {1.0, -0x1p-30, 0x1.8p-2};
+    ties.push_back(pick[g() % 3]);
+    // Signed zeros beside values that cancel to zero.
+    const double z[] = {0.0, -0.0, -0.0, 1.0, -1.0, 0x1p-60};
+    zeros.push_back(z[i % 6]);
+    const double c[] = {1e-10, 1e-5, 1e-2, 1, -1e-10, -1e-5, -1e-2, -1, 3e-3};
+    cancel.push_back(c[i % 9] * (i >= 9 ? 3.0 : 1.0));
+  }
+  return {{"wide", wide}, {"ties", ties}, {"zeros", zeros}, {"cancel", cancel}};
+}
+
+template <class T>
+std::map<std::uint64_t, std::uint64_t> bit_map(const OrderHistogram<T>& h) {
+  std::map<std::uint64_t, std::uint64_t> out;
+  for (const auto& [b, c] : histogram_bits(h)) out[b] = c;
+  return out;
+}
+
+template <class T>
+std::map<std::uint64_t, std::uint64_t> brute_force(const Strategy& s, const std::vector<T>& x) {
+  std::vector<std::size_t> idx(x.size());
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::map<std::uint64_t, std::uint64_t> out;
+  std::vector<T> y(x.size());
+  do {
+    for (std::size_t i = 0; i < idx.size(); ++i) y[i] = x[idx[i]];
+    const T total = sum(s, std::span<const T>(y));
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &total, sizeof(T));
+    ++out[bits];
+  } while (std::next_permutation(idx.begin(), idx.end()));
+  return out;
+}
+
+// P threads as the ranks of one team; the exchange is an all-gather.
+template <class T>
+std::vector<OrderHistogram<T>> run_team(const Strategy& s, const std::vector<T>& x,
+                                        std::size_t ranks, std::size_t levels) {
+  std::vector<std::vector<std::uint64_t>> parts(ranks);
+  std::barrier sync(static_cast<std::ptrdiff_t>(ranks));
+  std::vector<OrderHistogram<T>> out(ranks);
+  std::vector<std::thread> threads;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      OrderTeam team;
+      team.rank = r;
+      team.ranks = ranks;
+      team.levels = levels;
+      team.exchange = [&, r](const std::vector<std::uint64_t>& mine) {
+        parts[r] = mine;
+        sync.arrive_and_wait();
+        std::vector<std::uint64_t> all;
+        for (const auto& p : parts) all.insert(all.end(), p.begin(), p.end());
+        sync.arrive_and_wait();
+        return all;
+      };
+      out[r] = enumerate_orders_in_team<T>(s, std::span<const T>(x), team, 1);
+    });
+  }
+  for (auto& t : threads) t.join();
+  return out;
+}
+
+template <class T>
+OrderHistogram<T> with_levels(const Strategy& s, const std::vector<T>& x, std::size_t levels,
+                              std::size_t budget = std::size_t{256} << 20) {
+  OrderTeam team;
+  team.levels = levels;
+  team.budget_bytes = budget;
+  return enumerate_orders_in_team<T>(s, std::span<const T>(x), team, 2);
+}
+
+}  // namespace
+
+TEST_CASE("orders: the level programme equals the walk, every total's bits and count", "[orders]") {
+  for (std::size_t n : {1, 2, 3, 5, 8, 9}) {
+    for (const auto& data : data_sets(n)) {
+      // Plain references: clang 14 lambdas cannot capture structured bindings.
+      const std::string& label = data.first;
+      const std::vector<double>& x = data.second;
+      if (n == 9 && label != "wide" && label != "zeros") continue;  // the walk's time
+      const std::vector<float> xf(x.begin(), x.end());
+      for (const char* spelling : kStrategies) {
+        INFO("n " << n << " " << label << " " << spelling);
+        const Strategy s = parse_strategy(spelling);
+        const auto check = [&](const auto& values) {
+          using T = typename std::decay_t<decltype(values)>::value_type;
+          const std::span<const T> v(values);
+          const auto walk = enumerate_orders_by_walk<T>(s, v, 2);
+          const auto levels = enumerate_orders<T>(s, v, 2);
+          CHECK(histogram_bits(levels) == histogram_bits(walk));
+          CHECK(levels.orders == walk.orders);
+          if (s.order != Order::exact) CHECK(levels.levels == n - 1);
+          // The walk taking over from an earlier level, by count and by budget.
+          for (std::size_t l : {std::size_t{0}, n / 2}) {
+            CHECK(histogram_bits(with_levels(s, values, l)) == histogram_bits(walk));
+          }
+          const auto small = with_levels(s, values, n, 4096);
+          CHECK(histogram_bits(small) == histogram_bits(walk));
+          // Distinct data outgrow 4 KiB levels; ties and zeros may not.
+          if (n >= 8 && label == "wide" && s.order != Order::exact) CHECK(small.levels < n - 1);
+        };
+        check(x);
+        check(xf);
+      }
+    }
+  }
+}
+
+TEST_CASE("orders: the level programme equals brute force over fplab::sum, n <= 7", "[orders]") {
+  for (std::size_t n : {1, 2, 4, 6, 7}) {
+    for (const auto& [label, x] : data_sets(n)) {
+      const std::vector<float> xf(x.begin(), x.end());
+      for (const char* spelling : kStrategies) {
+        INFO("n " << n << " " << label << " " << spelling);
+        const Strategy s = parse_strategy(spelling);
+        CHECK(bit_map(enumerate_orders<double>(s, x, 2)) == brute_force<double>(s, x));
+        CHECK(bit_map(enumerate_orders<float>(s, xf, 2)) == brute_force<float>(s, xf));
+      }
+    }
+  }
+  // Negative control: the data decide the totals (one value changed).
+  auto x = data_sets(7)[0].second;
+  const Strategy seq = parse_strategy("sequential");
+  const auto before = bit_map(enumerate_orders<double>(seq, x, 2));
+  x[3] *= 3;
+  CHECK(bit_map(enumerate_orders<double>(seq, x, 2)) != before);
+}
+
+TEST_CASE("orders: ties and signed zeros are counted as n! distinct orders", "[orders]") {
+  const Strategy seq = parse_strategy("sequential");
+  // Twelve equal values: one group, one state per level, 12! orders.
+  const auto ones = enumerate_orders<double>(seq, std::vector<double>(12, 1.0), 2);
+  REQUIRE(ones.totals.size() == 1);
+  CHECK(ones.totals[0].first == 12.0);
+  CHECK(ones.orders == 479001600);
+  // Signed zeros: sequential starts from +0, so {-0, -0} gives +0; pairwise
+  // is -0 + -0 = -0 (fplab sum -- -0 -0 says the same). Any +0 among them
+  // makes it +0 either way.
+  const std::vector<double> two{-0.0, -0.0};
+  const auto from_zero = enumerate_orders<double>(seq, two, 1);
+  REQUIRE(from_zero.totals.size() == 1);
+  CHECK(!std::signbit(from_zero.totals[0].first));
+  const auto tree = enumerate_orders<double>(parse_strategy("pairwise"), two, 1);
+  REQUIRE(tree.totals.size() == 1);
+  CHECK(std::signbit(tree.totals[0].first));
+  CHECK(tree.orders == 2);
+  const auto mixed = enumerate_orders<double>(parse_strategy("pairwise"),
+                                              std::vector<double>{-0.0, -0.0, -0.0, 0.0}, 1);
+  REQUIRE(mixed.totals.size() == 1);
+  CHECK(!std::signbit(mixed.totals[0].first));
+  CHECK(mixed.orders == 24);
+}
+
+TEST_CASE("orders: the level programme split over a team of 1..4 ranks", "[orders]") {
+  for (const auto& data : data_sets(8)) {
+    const std::string& label = data.first;
+    const std::vector<double>& x = data.second;
+    const std::vector<float> xf(x.begin(), x.end());
+    for (const char* spelling : {"sequential", "pairwise", "lanes(3)", "kahan", "neumaier"}) {
+      INFO(label << " " << spelling);
+      const Strategy s = parse_strategy(spelling);
+      const auto check = [&](const auto& values) {
+        using T = typename std::decay_t<decltype(values)>::value_type;
+        const auto whole = enumerate_orders_by_walk<T>(s, std::span<const T>(values), 2);
+        for (std::size_t ranks : {1, 2, 3, 4}) {
+          for (std::size_t levels : {std::size_t{2}, std::size_t{16}}) {
+            INFO("ranks " << ranks << " levels " << levels);
+            const auto parts = run_team(s, values, ranks, levels);
+            std::vector<std::pair<std::uint64_t, std::uint64_t>> all;
+            std::uint64_t distinct_summed = 0;
+            for (const auto& h : parts) {
+              const auto b = histogram_bits(h);
+              all.insert(all.end(), b.begin(), b.end());
+              distinct_summed += h.distinct();
+            }
+            const auto merged = histogram_from_bits<T>(all);
+            CHECK(histogram_bits(merged) == histogram_bits(whole));
+            CHECK(merged.orders == 40320);
+            if (ranks > 1) {
+              // Negative control: one rank's part is not the whole.
+              CHECK(histogram_bits(parts[0]) != histogram_bits(whole));
+              CHECK(parts[0].orders < 40320);
+              // Why a union: adding the parts' distinct counts overcounts.
+              if (label != "ties" || s.order != Order::sequential) {
+                CHECK(distinct_summed >= whole.distinct());
+              }
+            }
+          }
+        }
+      };
+      check(x);
+      check(xf);
+    }
+  }
+}
