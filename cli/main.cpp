@@ -32,9 +32,12 @@ int main(int argc, char** argv) {
   fplab::cli::add_pack_command(app);
   fplab::cli::add_collective_command(app);
   try {
-    // `fplab sum -inf 1 -.5`: negative numbers reach sum as values.
-    std::vector<std::string> args = fplab::cli::negative_values_as_positionals(
-        app, "sum", std::vector<std::string>(argv + 1, argv + argc));
+    // `fplab sum -inf 1 -.5`, `fplab round -0.1`: negative numbers reach
+    // sum and round as values.
+    std::vector<std::string> args = std::vector<std::string>(argv + 1, argv + argc);
+    for (const char* command : {"sum", "round"}) {
+      args = fplab::cli::negative_values_as_positionals(app, command, std::move(args));
+    }
     std::vector<const char*> words{argv[0]};
     for (const auto& a : args) words.push_back(a.c_str());
     app.parse(static_cast<int>(words.size()), words.data());

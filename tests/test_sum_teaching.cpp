@@ -290,3 +290,13 @@ TEST_CASE("fplab --help shows examples, and each one runs", "[cli]") {
   }
   CHECK(examples >= 5);
 }
+
+TEST_CASE("fplab round: negative numbers are values without --", "[cli][round]") {
+  const auto plain = run_fplab("round -F bf16 -0.1 -inf");
+  const auto dashed = run_fplab("round -F bf16 -- -0.1 -inf");
+  REQUIRE(dashed.exit_code == 0);
+  CHECK(plain.exit_code == 0);
+  CHECK(plain.output == dashed.output);
+  CHECK_THAT(plain.output, Catch::Contains("-0x1.98p-4"));  // bf16(-0.1), rounded to nearest
+  CHECK(run_fplab("round --bogus -0.1").exit_code == 2);
+}
