@@ -1,18 +1,15 @@
 #include "io/safetensors_arrays.hpp"
 
-#include <algorithm>
 #include <cstdint>
 #include <fstream>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "io/safetensors_header.hpp"
 
 namespace fplab {
 
 namespace {
-
-// Beyond this a header is not a tensor file (the safetensors spec caps it).
-constexpr std::uint64_t kMaxHeader = 100'000'000;
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& why) {
   throw InputError(path.string() + ": " + why);
@@ -46,13 +43,15 @@ const char* dtype_name(ElementType t) {
   return "?";
 }
 
-struct Entry {
-  std::string name;
-  ElementType type;
-  std::vector<std::size_t> shape;
-  std::uint64_t begin;
-  std::uint64_t end;
-};
+// The float dtypes only: another dtype is an error, not skipped.
+const SafetensorsDTypes kFloatDTypes{[](const std::string& dtype) -> std::size_t {
+                                       ElementType t{};
+                                       return dtype_from_name(dtype, t) ? element_bits(t) / 8 : 0;
+                                     },
+                                     [](const std::string& dtype) {
+                                       return "dtype " + dtype +
+                                              " is not a float type (F64, F32, F16, BF16)";
+                                     }};
 
 }  // namespace
 
@@ -62,88 +61,21 @@ std::vector<Array> read_safetensors_arrays(const std::filesystem::path& path) {
   in.seekg(0, std::ios::end);
   const auto end = in.tellg();
   if (end < 0) fail(path, "cannot read");
-  const auto size = static_cast<std::uint64_t>(end);
-  in.seekg(0);
-  if (size < 8)
-    fail(path, "truncated: " + std::to_string(size) + " bytes, not even a header length");
-  unsigned char len_bytes[8];
-  in.read(reinterpret_cast<char*>(len_bytes), 8);
-  std::uint64_t header_len = 0;
-  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | len_bytes[i];
-  if (header_len > size - 8) {
-    fail(path, "header length " + std::to_string(header_len) + " runs past the end of the file (" +
-                   std::to_string(size) + " bytes)");
-  }
-  if (header_len > kMaxHeader)
-    fail(path, "header length " + std::to_string(header_len) + " is too large");
-  std::string header(static_cast<std::size_t>(header_len), '\0');
-  in.read(header.data(), static_cast<std::streamsize>(header_len));
-  if (!in) fail(path, "cannot read the header");
-  const std::uint64_t data_size = size - 8 - header_len;
-
-  const auto j = nlohmann::json::parse(header, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) fail(path, "header is not valid JSON");
-  if (!j.is_object()) fail(path, "header is not a JSON object");
-  std::vector<Entry> entries;
-  for (const auto& [key, value] : j.items()) {
-    if (key == "__metadata__") continue;
-    const std::string where = "tensor '" + key + "': ";
-    if (!value.is_object()) fail(path, where + "entry is not an object");
-    const auto dt = value.find("dtype");
-    const auto sh = value.find("shape");
-    const auto off = value.find("data_offsets");
-    if (dt == value.end() || !dt->is_string()) fail(path, where + "no dtype string");
-    if (sh == value.end() || !sh->is_array()) fail(path, where + "no shape array");
-    if (off == value.end() || !off->is_array() || off->size() != 2 ||
-        !(*off)[0].is_number_unsigned() || !(*off)[1].is_number_unsigned()) {
-      fail(path, where + "no data_offsets [begin, end]");
-    }
-    Entry e{key,
-            ElementType::float32,
-            {},
-            (*off)[0].get<std::uint64_t>(),
-            (*off)[1].get<std::uint64_t>()};
-    const auto dts = dt->get<std::string>();
-    if (!dtype_from_name(dts, e.type)) {
-      fail(path, where + "dtype " + dts + " is not a float type (F64, F32, F16, BF16)");
-    }
-    const std::uint64_t width = element_bits(e.type) / 8;
-    std::uint64_t count = 1;
-    for (const auto& d : *sh) {
-      if (!d.is_number_unsigned()) fail(path, where + "shape has a non-integer or negative entry");
-      const auto v = d.get<std::uint64_t>();
-      if (v != 0 && count > std::numeric_limits<std::uint64_t>::max() / width / v) {
-        fail(path, where + "shape is too large");
-      }
-      count *= v;
-      e.shape.push_back(static_cast<std::size_t>(v));
-    }
-    if (e.begin > e.end || e.end > data_size) {
-      fail(path, where + "data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
-                     "] outside the " + std::to_string(data_size) +
-                     "-byte data section (file truncated?)");
-    }
-    if (e.end - e.begin != count * width) {
-      fail(path, where + "data_offsets span " + std::to_string(e.end - e.begin) + " bytes, " + dts +
-                     " of that shape needs " + std::to_string(count * width));
-    }
-    entries.push_back(std::move(e));
-  }
-  std::sort(entries.begin(), entries.end(),
-            [](const Entry& a, const Entry& b) { return a.name < b.name; });
+  const SafetensorsHeader header =
+      read_safetensors_header(in, static_cast<std::uint64_t>(end), path, kFloatDTypes);
 
   std::vector<Array> out;
   std::vector<unsigned char> raw;
-  for (const auto& e : entries) {
+  for (const auto& e : header.tensors) {
     raw.resize(static_cast<std::size_t>(e.end - e.begin));
-    in.seekg(static_cast<std::streamoff>(8 + header_len + e.begin));
+    in.seekg(static_cast<std::streamoff>(header.data_start + e.begin));
     in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
     if (!in) fail(path, "tensor '" + e.name + "': cannot read its data");
     Array a;
     a.name = e.name;
-    a.type = e.type;
+    dtype_from_name(e.dtype, a.type);
     a.shape = e.shape;
-    const std::size_t width = element_bits(e.type) / 8;
+    const std::size_t width = e.element_bytes;
     a.bits.resize(raw.size() / width);
     for (std::size_t i = 0; i < a.bits.size(); ++i) {
       std::uint64_t v = 0;

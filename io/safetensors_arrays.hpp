@@ -3,12 +3,13 @@
 // (the data section is little-endian; elements are converted to the host's
 // order, so a big-endian host reads the same bits).
 //
-// The file is checked before any tensor data is read: header length within
-// the file, JSON that parses, every tensor's dtype, shape and data_offsets
-// consistent and inside the data section. A tensor of another dtype (I32,
-// U8, ...) is an error naming it, not skipped: skipping would let a diff
-// pass on a file it did not compare. (model/safetensors.hpp is the model
-// loader's own reader, which takes F32 and I32 only.)
+// The file is checked before any tensor data is read, by the one header
+// parser io/safetensors_header.hpp (which the model loader,
+// model/safetensors.hpp, uses too): header length within the file, JSON
+// that parses, every tensor's dtype, shape and data_offsets consistent and
+// inside the data section. A tensor of another dtype (I32, U8, ...) is an
+// error naming it, not skipped: skipping would let a diff pass on a file it
+// did not compare.
 #pragma once
 
 #include <filesystem>

@@ -4,10 +4,9 @@
 #include <bit>
 #include <cstring>
 #include <fstream>
-#include <limits>
 #include <nlohmann/json.hpp>
 
-#include "io/npy.hpp"
+#include "io/safetensors_header.hpp"
 
 namespace fplab::model {
 
@@ -29,39 +28,23 @@ constexpr DTypeName kDTypes[] = {
     {DType::BOOL, "BOOL", 1},
 };
 
-// Header sizes beyond this are not a model file (the safetensors spec caps
-// headers at 100 MB).
-constexpr std::uint64_t kMaxHeader = 100'000'000;
-
-std::string shape_text(const std::vector<std::size_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ",";
-    s += std::to_string(shape[i]);
-  }
-  return s + "]";
-}
-
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
   throw InputError(path.string() + ": " + what);
 }
 
-bool to_size(const nlohmann::json& j, std::size_t& out) {
-  if (!j.is_number_unsigned()) return false;
-  out = j.get<std::size_t>();
-  return true;
+const DTypeName* find_dtype(const std::string& spelling) {
+  const auto* known = std::find_if(std::begin(kDTypes), std::end(kDTypes),
+                                   [&](const DTypeName& d) { return d.name == spelling; });
+  return known == std::end(kDTypes) ? nullptr : known;
 }
 
-// Element count, or false when it overflows.
-bool checked_numel(const std::vector<std::size_t>& shape, std::size_t elem, std::size_t& bytes) {
-  std::size_t n = elem;
-  for (std::size_t d : shape) {
-    if (d != 0 && n > std::numeric_limits<std::size_t>::max() / d) return false;
-    n *= d;
-  }
-  bytes = n;
-  return true;
-}
+// Every dtype of the table; the accessors check the one they expect.
+const SafetensorsDTypes kModelDTypes{
+    [](const std::string& dtype) -> std::size_t {
+      const DTypeName* d = find_dtype(dtype);
+      return d == nullptr ? 0 : d->size;
+    },
+    [](const std::string& dtype) { return "unknown dtype '" + dtype + "'"; }};
 
 }  // namespace
 
@@ -91,77 +74,24 @@ SafeTensors SafeTensors::read(const std::filesystem::path& path) {
   in.seekg(0, std::ios::end);
   const auto end = in.tellg();
   if (end < 0) fail(path, "cannot read the file");
-  const auto size = static_cast<std::uint64_t>(end);
-  in.seekg(0);
-  if (size < 8)
-    fail(path, "truncated: " + std::to_string(size) + " bytes, not even a header length");
-  unsigned char len_bytes[8];
-  in.read(reinterpret_cast<char*>(len_bytes), 8);
-  std::uint64_t header_len = 0;
-  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | len_bytes[i];
-  if (header_len > size - 8) {
-    fail(path, "header length " + std::to_string(header_len) + " runs past the end of the file (" +
-                   std::to_string(size) + " bytes)");
-  }
-  if (header_len > kMaxHeader)
-    fail(path, "header length " + std::to_string(header_len) + " is too large");
-  std::string header(static_cast<std::size_t>(header_len), '\0');
-  in.read(header.data(), static_cast<std::streamsize>(header_len));
-  SafeTensors st;
-  st.path_ = path;
   // The data section is read only once the header's offsets fit in it: a
   // header that claims more than the file holds allocates nothing.
-  const auto data_size = static_cast<std::size_t>(size - 8 - header_len);
-
-  const auto j = nlohmann::json::parse(header, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) fail(path, "header is not valid JSON");
-  if (!j.is_object()) fail(path, "header is not a JSON object");
-  for (const auto& [key, value] : j.items()) {
-    if (key == "__metadata__") {
-      if (!value.is_object()) fail(path, "__metadata__ is not an object");
-      for (const auto& [mk, mv] : value.items()) {
-        if (!mv.is_string()) fail(path, "metadata '" + mk + "' is not a string");
-        st.metadata_[mk] = mv.get<std::string>();
-      }
-      continue;
-    }
-    const std::string where = "tensor '" + key + "': ";
-    if (!value.is_object()) fail(path, where + "entry is not an object");
-    const auto dt = value.find("dtype");
-    const auto sh = value.find("shape");
-    const auto off = value.find("data_offsets");
-    if (dt == value.end() || !dt->is_string()) fail(path, where + "no dtype string");
-    if (sh == value.end() || !sh->is_array()) fail(path, where + "no shape array");
-    if (off == value.end() || !off->is_array() || off->size() != 2) {
-      fail(path, where + "no data_offsets [begin, end]");
-    }
+  SafetensorsHeader header =
+      read_safetensors_header(in, static_cast<std::uint64_t>(end), path, kModelDTypes);
+  SafeTensors st;
+  st.path_ = path;
+  st.metadata_ = std::move(header.metadata);
+  for (auto& e : header.tensors) {
     TensorInfo info;
-    const auto dts = dt->get<std::string>();
-    const auto* known = std::find_if(std::begin(kDTypes), std::end(kDTypes),
-                                     [&](const DTypeName& d) { return d.name == dts; });
-    if (known == std::end(kDTypes)) fail(path, where + "unknown dtype '" + dts + "'");
-    info.dtype = known->dtype;
-    for (const auto& d : *sh) {
-      std::size_t v = 0;
-      if (!to_size(d, v)) fail(path, where + "shape has a non-integer or negative entry");
-      info.shape.push_back(v);
-    }
-    if (!to_size((*off)[0], info.begin) || !to_size((*off)[1], info.end) || info.begin > info.end) {
-      fail(path, where + "bad data_offsets");
-    }
-    if (info.end > data_size) {
-      fail(path, where + "data ends at byte " + std::to_string(info.end) + " of a " +
-                     std::to_string(data_size) + "-byte data section (file truncated?)");
-    }
-    std::size_t bytes = 0;
-    if (!checked_numel(info.shape, known->size, bytes) || bytes != info.end - info.begin) {
-      fail(path, where + "data_offsets span " + std::to_string(info.end - info.begin) +
-                     " bytes, not what " + dts + " " + shape_text(info.shape) + " needs");
-    }
-    st.tensors_.emplace(key, std::move(info));
+    info.dtype = find_dtype(e.dtype)->dtype;
+    info.shape = std::move(e.shape);
+    info.begin = static_cast<std::size_t>(e.begin);
+    info.end = static_cast<std::size_t>(e.end);
+    st.tensors_.emplace(std::move(e.name), std::move(info));
   }
-  st.data_.resize(data_size);
-  in.read(reinterpret_cast<char*>(st.data_.data()), static_cast<std::streamsize>(data_size));
+  st.data_.resize(static_cast<std::size_t>(header.data_size));
+  in.seekg(static_cast<std::streamoff>(header.data_start));
+  in.read(reinterpret_cast<char*>(st.data_.data()), static_cast<std::streamsize>(st.data_.size()));
   if (!in) fail(path, "cannot read the file");
   return st;
 }
@@ -196,8 +126,9 @@ std::span<const std::byte> SafeTensors::bytes(std::string_view tensor, DType dty
                     ", expected " + std::string(name(dtype)));
   }
   if (shape != nullptr && t.shape != *shape) {
-    fail(path_, "tensor '" + std::string(tensor) + "' has shape " + shape_text(t.shape) +
-                    ", expected " + shape_text(*shape));
+    fail(path_, "tensor '" + std::string(tensor) + "' has shape " +
+                    safetensors_shape_text(t.shape) + ", expected " +
+                    safetensors_shape_text(*shape));
   }
   return std::span<const std::byte>(data_).subspan(t.begin, t.end - t.begin);
 }

@@ -7,6 +7,9 @@
 // end, header JSON that does not parse or has the wrong shape, offsets out of
 // range or not matching dtype x shape, a missing tensor, a wrong dtype or
 // shape) throws fplab::InputError with a one-line message naming the file.
+// The header is checked by io/safetensors_header.hpp, the one parser the
+// array reader (io/safetensors_arrays.hpp) uses too, before the data section
+// is read.
 #pragma once
 
 #include <cstddef>

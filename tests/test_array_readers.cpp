@@ -9,6 +9,7 @@
 #include "io/array.hpp"
 #include "io/npy.hpp"
 #include "io/numbers.hpp"
+#include "io/safetensors_arrays.hpp"
 
 namespace {
 
@@ -130,4 +131,58 @@ TEST_CASE("npy: write_npy writes little-endian data that numpy's reader layout e
   CHECK(static_cast<unsigned char>(b[data + 7]) == 0x3f);
   CHECK(static_cast<unsigned char>(b[data + 6]) == 0xf0);
   CHECK(static_cast<unsigned char>(b[data + 0]) == 0x00);
+}
+
+namespace {
+// A safetensors file: the 8-byte length, the header as given, then `data`.
+std::string make_safetensors(const std::string& header, const std::string& data) {
+  std::string out;
+  for (int k = 0; k < 8; ++k) out += static_cast<char>((header.size() >> (8 * k)) & 0xFF);
+  return out + header + data;
+}
+}  // namespace
+
+TEST_CASE("safetensors arrays: a header that claims more than the file holds is refused",
+          "[safetensors][array]") {
+  const auto damaged = temp_file("claims.safetensors");
+  const auto check = [&](const std::string& file, const std::string& message) {
+    std::ofstream(damaged, std::ios::binary | std::ios::trunc) << file;
+    INFO(file.substr(8));
+    CHECK_THROWS_WITH(fplab::read_safetensors_arrays(damaged),
+                      Catch::StartsWith(damaged.string() + ": ") && Catch::Contains(message));
+  };
+  const std::string eight(8, '\0');
+  // 2^40 floats promised, 8 bytes there: refused from the header alone.
+  check(make_safetensors(
+            R"({"x":{"dtype":"F32","shape":[1099511627776],"data_offsets":[0,4398046511104]}})",
+            eight),
+        "tensor 'x': data_offsets [0, 4398046511104] outside the 8-byte data section");
+  // A header length past the end of the file.
+  std::string past = make_safetensors("{}", eight);
+  past[5] = 1;
+  check(past, "runs past the end of the file");
+  // An element count past 2^64.
+  check(make_safetensors(
+            R"({"x":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", eight),
+        "shape [4294967296,4294967296] is too large");
+  // Offsets that do not match dtype x shape, and begin after end.
+  check(make_safetensors(R"({"x":{"dtype":"F16","shape":[3],"data_offsets":[0,8]}})", eight),
+        "data_offsets span 8 bytes, not what F16 [3] needs (6)");
+  check(make_safetensors(R"({"x":{"dtype":"F16","shape":[1],"data_offsets":[4,2]}})", eight),
+        "outside the 8-byte data section");
+  check(make_safetensors(R"({"x":{"dtype":"F16","shape":[1],"data_offsets":[-2,0]}})", eight),
+        "bad data_offsets");
+  // Metadata must be strings (the spec's map of string to string).
+  check(make_safetensors(R"({"__metadata__":{"k":1}})", ""), "metadata 'k' is not a string");
+  // A well-formed file with a zero-size and an overlapping tensor reads.
+  std::ofstream(damaged, std::ios::binary | std::ios::trunc)
+      << make_safetensors(R"({"a":{"dtype":"BF16","shape":[2,0],"data_offsets":[8,8]},)"
+                          R"("b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                          R"("c":{"dtype":"F64","shape":[],"data_offsets":[0,8]}})",
+                          std::string("\x00\x00\x80\x3f\x00\x00\x00\x40", 8));
+  const auto arrays = fplab::read_safetensors_arrays(damaged);
+  REQUIRE(arrays.size() == 3);
+  CHECK(arrays[0].size() == 0);
+  CHECK(arrays[1].bits == std::vector<std::uint64_t>{0x3f800000u, 0x40000000u});
+  CHECK(arrays[2].bits == std::vector<std::uint64_t>{0x400000003f800000u});
 }

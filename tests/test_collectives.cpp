@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <random>
 #include <set>
@@ -231,5 +232,85 @@ TEST_CASE("collectives: 2-D .npy round trip and errors", "[collectives]") {
                   std::invalid_argument);
   CHECK_THROWS_AS(allreduce_model<float>(Collective::ompi_ring, std::vector<float>(65 * 2), 65),
                   std::invalid_argument);
+  std::filesystem::remove_all(dir);
+}
+
+namespace {
+// A version-1 .npy with the given header dictionary and data bytes.
+std::string npy_file(const std::string& dict, const std::string& data) {
+  std::string header = dict;
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header.push_back('\n');
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xFF);
+  out += static_cast<char>(header.size() >> 8);
+  return out + header + data;
+}
+
+std::string npy_error(const std::filesystem::path& p, const std::string& file) {
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << file;
+  try {
+    (void)read_npy_matrix(p);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+}  // namespace
+
+TEST_CASE("collectives: the 2-D reader is io/npy's, narrowed to 2-D float32/float64",
+          "[collectives][npy]") {
+  const auto dir = std::filesystem::temp_directory_path() / "fplab-test-collectives-npy-reader";
+  std::filesystem::create_directories(dir);
+  const auto p = dir / "m.npy";
+  const auto dict = [](const std::string& descr, const std::string& fortran,
+                       const std::string& shape) {
+    return "{'descr': '" + descr + "', 'fortran_order': " + fortran + ", 'shape': " + shape + ", }";
+  };
+  // The same 2 x 3 matrix {{1, 2, 3}, {4, 5, 6}} in C order little-endian,
+  // Fortran order, and big-endian: all read as the same rows.
+  std::string c_le, f_le, c_be;
+  const float c_order[] = {1, 2, 3, 4, 5, 6};
+  const float f_order[] = {1, 4, 2, 5, 3, 6};
+  for (int i = 0; i < 6; ++i) {
+    const auto cb = std::bit_cast<std::uint32_t>(c_order[i]);
+    const auto fb = std::bit_cast<std::uint32_t>(f_order[i]);
+    for (int k = 0; k < 4; ++k) {
+      c_le += static_cast<char>((cb >> (8 * k)) & 0xFF);
+      f_le += static_cast<char>((fb >> (8 * k)) & 0xFF);
+      c_be += static_cast<char>((cb >> (8 * (3 - k))) & 0xFF);
+    }
+  }
+  for (const auto& file : {npy_file(dict("<f4", "False", "(2, 3)"), c_le),
+                           npy_file(dict("<f4", "True", "(2, 3)"), f_le),
+                           npy_file(dict(">f4", "False", "(2, 3)"), c_be)}) {
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << file;
+    const auto m = std::get<Matrix<float>>(read_npy_matrix(p));
+    CHECK(m.rows == 2);
+    CHECK(m.cols == 3);
+    CHECK(bits(m.values) == bits(std::vector<float>(std::begin(c_order), std::end(c_order))));
+  }
+  // Negative control: the Fortran bytes read as C order are another matrix.
+  std::ofstream(p, std::ios::binary | std::ios::trunc)
+      << npy_file(dict("<f4", "False", "(2, 3)"), f_le);
+  CHECK(bits(std::get<Matrix<float>>(read_npy_matrix(p)).values) !=
+        bits(std::vector<float>(std::begin(c_order), std::end(c_order))));
+
+  // Refused, one line naming the file: not 2-D, not float32/float64, and a
+  // header that claims more than the file holds (without reading or
+  // allocating for it: 64 x 2^40 floats promised, 24 bytes there).
+  CHECK_THAT(npy_error(p, npy_file(dict("<f8", "False", "(3,)"), std::string(24, '\0'))),
+             Catch::StartsWith(p.string() + ": ") &&
+                 Catch::EndsWith("expected a 2-D array (ranks x m), got 1 dimension"));
+  CHECK_THAT(npy_error(p, npy_file(dict("<f2", "False", "(1, 2)"), std::string(4, '\0'))),
+             Catch::EndsWith("unsupported dtype float16 (float32 <f4 or float64 <f8)"));
+  CHECK_THAT(npy_error(p, npy_file(dict("<f4", "False", "(64, 1099511627776)"), c_le)),
+             Catch::Contains("truncated: header promises 70368744177664 values of 4 bytes, "
+                             "file holds 24 bytes of data"));
+  CHECK_THAT(npy_error(p, npy_file(dict("<f8", "False", "(2, 3)"), c_le)),
+             Catch::Contains("truncated: header promises 6 values of 8 bytes"));
+  CHECK_THAT(npy_error(p, c_le), Catch::Contains("not a .npy file"));
   std::filesystem::remove_all(dir);
 }

@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "io/npy.hpp"
+#include "io/safetensors_arrays.hpp"
 #include "model/safetensors.hpp"
 #include "model/tokenizer.hpp"
 #include "model/transformer.hpp"
@@ -168,4 +169,36 @@ TEST_CASE("tokenizer: round trip and unknown characters", "[model][tokenizer]") 
   CHECK_THROWS_AS(Tokenizer::from_json(R"(["a", "a"])"), InputError);
   CHECK_THROWS_AS(Tokenizer::from_json(R"(["ab"])"), InputError);
   CHECK_THROWS_AS(Tokenizer::from_json("{"), InputError);
+}
+
+TEST_CASE("safetensors: the model loader and the array reader share one header parser",
+          "[model][safetensors]") {
+  const auto bad = model_temp_dir() / "shared.safetensors";
+  const auto message = [](auto&& read) {
+    try {
+      read();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // The same damage gives the same words from both (F32 is a dtype both take).
+  for (const std::string h :
+       {R"({"x":{"dtype":"F32","shape":[1099511627776],"data_offsets":[0,4398046511104]}})",
+        R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})",
+        R"({"x":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})",
+        R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0]}})", R"({"__metadata__":[]})",
+        R"([1, 2])"}) {
+    spit(bad, le64(h.size()) + h + std::string(8, '\0'));
+    INFO(h);
+    const std::string model = message([&] { (void)SafeTensors::read(bad); });
+    CHECK(model.rfind(bad.string() + ": ", 0) == 0);
+    CHECK(model == message([&] { (void)read_safetensors_arrays(bad); }));
+  }
+  // Each keeps its own dtype table: I32 is the model's, not the arrays'.
+  const std::string h = R"({"i":{"dtype":"I32","shape":[2],"data_offsets":[0,8]}})";
+  spit(bad, le64(h.size()) + h + std::string(8, '\0'));
+  CHECK(SafeTensors::read(bad).i32("i") == std::vector<std::int32_t>{0, 0});
+  CHECK_THAT(message([&] { (void)read_safetensors_arrays(bad); }),
+             Catch::EndsWith("tensor 'i': dtype I32 is not a float type (F64, F32, F16, BF16)"));
 }

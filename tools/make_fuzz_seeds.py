@@ -19,12 +19,16 @@ def put(target, name, data):
         f.write(data)
 
 
-def npy(descr, shape, payload, fortran=False):
+def npy(descr, shape, payload, fortran=False, version=1):
     header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (
         descr, "True" if fortran else "False", shape)
-    unpadded = 6 + 4 + len(header) + 1
+    prefix = 10 if version == 1 else 12
+    unpadded = prefix + len(header) + 1
     header += " " * ((64 - unpadded % 64) % 64) + "\n"
-    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + payload
+    if version == 1:
+        return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + payload
+    return (b"\x93NUMPY" + bytes([version, 0]) + struct.pack("<I", len(header)) + header.encode()
+            + payload)
 
 
 def safetensors(tensors, metadata=None, lie=None):
@@ -61,6 +65,54 @@ def main():
     put("safetensors", "header-past-end", safetensors({"w": ("F32", [2, 2], w)}, lie=1 << 40))
     put("safetensors", "shape-mismatch", safetensors({"w": ("F32", [3, 3], w)}))
     put("safetensors", "bf16", safetensors({"h": ("BF16", [2], b"\x80\x3f\x00\x40")}))
+
+    # read_npy_array (fplab diff / sum): the first byte is the options (bit 0: '<V2' as bfloat16).
+    grid = struct.pack("<8d", *[0.1 * i for i in range(8)])
+    put("npy_array", "f8-3d", b"\0" + npy("<f8", "(2, 2, 2)", grid))
+    put("npy_array", "f4-big-fortran", b"\0" + npy(">f4", "(2, 3)", struct.pack(">6f", *range(6)),
+                                                    fortran=True))
+    put("npy_array", "f2-scalar", b"\0" + npy("<f2", "()", b"\x00\x3c"))
+    put("npy_array", "f2-big", b"\0" + npy(">f2", "(2,)", b"\x3c\x00\xc0\x00"))
+    put("npy_array", "v2-bfloat16", b"\1" + npy("<V2", "(3,)", b"\x80\x3f\x00\x40\xc0\x7f"))
+    put("npy_array", "v2-refused", b"\0" + npy("|V2", "(1,)", b"\x80\x3f"))
+    put("npy_array", "version2", b"\0" + npy("<f8", "(1, 1)", struct.pack("<d", 2.5), version=2))
+    put("npy_array", "claims-huge", b"\0" + npy("<f8", "(4611686018427387904, 2)", grid))
+    put("npy_array", "overflow", b"\0" + npy("<f4", "(99999999999, 99999999999)", f4))
+    put("npy_array", "trailing", b"\0" + npy("<f4", "(2,)", f4))
+    put("npy_array", "zero-dim", b"\0" + npy("<f8", "(3, 0, 2)", b""))
+
+    # read_safetensors_arrays (fplab diff / sum): float tensors of any shape.
+    put("safetensors_arrays", "four-dtypes", safetensors({
+        "a": ("F64", [2], struct.pack("<2d", 0.1, -0.0)),
+        "b": ("F32", [1, 2], struct.pack("<2f", 1e-45, 3.0)),
+        "c": ("F16", [2, 1], b"\x00\x3c\x00\x7c"),
+        "d": ("BF16", [], b"\x80\x3f")}, {"format": "pt"}))
+    put("safetensors_arrays", "i32-refused", safetensors({"i": ("I32", [1], b"\1\0\0\0")}))
+    put("safetensors_arrays", "offsets-past-end",
+        safetensors({"w": ("F32", [4], w)})[:-4])
+    put("safetensors_arrays", "header-past-end", safetensors({"w": ("F32", [2], w[:8])}, lie=1 << 40))
+    put("safetensors_arrays", "empty", safetensors({}))
+    header = json.dumps({"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                         "y": {"dtype": "F16", "shape": [4], "data_offsets": [0, 8]}}).encode()
+    put("safetensors_arrays", "overlapping", struct.pack("<Q", len(header)) + header + w[:8])
+
+    # read_text_columns (fplab diff / sum): the first byte is the type (bit 0: float32).
+    put("text_columns", "csv-header", "\0a,b\n1,2\n0x1p-3, -4e-1\n")
+    put("text_columns", "spaces-f32", "\x011 2 3\n4 5 6 # comment\n\n")
+    put("text_columns", "one-column", "\0# values\n0.1\n1e400\n-0\nnan\n-inf\n")
+    put("text_columns", "ragged", "\0x,y\n1\n")
+    put("text_columns", "empty-name", "\0a,\n1,2\n")
+    put("text_columns", "crlf-f32", "\x01t,v\r\n1e-46,0x1.fffffep127\r\n")
+
+    # read_npy_matrix (fplab collective): 2-D float32/float64.
+    put("npy_matrix", "f8-2x3", npy("<f8", "(2, 3)", struct.pack("<6d", *[1.5, -2.25, 5e-324, 3, 4, 5])))
+    put("npy_matrix", "f4-3x2", npy("<f4", "(3, 2)", struct.pack("<6f", *range(6))))
+    put("npy_matrix", "f4-fortran-big", npy(">f4", "(2, 2)", struct.pack(">4f", 1, 2, 3, 4),
+                                            fortran=True))
+    put("npy_matrix", "1d-refused", npy("<f8", "(3,)", f8))
+    put("npy_matrix", "f2-refused", npy("<f2", "(1, 2)", b"\x00\x3c\x00\x3c"))
+    put("npy_matrix", "truncated", npy("<f8", "(2, 3)", f8))
+    put("npy_matrix", "claims-huge", npy("<f4", "(64, 1099511627776)", f4))
 
     with open(os.path.join(ROOT, "..", "..", "tests", "golden", "reports", "results.json")) as f:
         golden = json.load(f)
