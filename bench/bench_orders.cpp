@@ -1,10 +1,9 @@
 // Exhaustive order enumeration (reductions/orders.hpp): all n! orders of n
 // numbers under a strategy by the level programme (enumerate_orders), n =
-// 8 .. 11 (and 12 for sequential), on every OpenMP thread. Names: orders/<type>/<strategy>/n:<n>/repeats:1/real_time.
-// items_per_second is orders per wall-clock second; process_cpu_s is the
-// CPU time of all threads per enumeration, which on a shared machine says
-// more than the wall time: on T idle cores an enumeration takes about
-// process_cpu_s / T.
+// 8 .. 11 (and 12 for sequential), on every OpenMP thread. Names:
+// orders/<type>/<strategy>/n:<n>/repeats:1/real_time. items_per_second is orders per wall-clock
+// second; process_cpu_s is the CPU time of all threads per enumeration, which on a shared machine
+// says more than the wall time: on T idle cores an enumeration takes about process_cpu_s / T.
 //
 // orders/share/<type>/<strategy>/n:<n>/ranks:<P>: one share of the walk
 // (enumerate_order_share, rank 0 of P, OrderShare), the reference the level
