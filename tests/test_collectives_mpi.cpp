@@ -267,8 +267,10 @@ TEST_CASE("collectives mpi: the allreduce experiment, quick, through fplab run",
   // one value for every P and algorithm.
   CHECK(report.find("Model against Open MPI: 112 of 112 cells agree") != std::string::npos);
   // The claims row: the claimed figure (experiments/claims.cpp), then ours.
-  CHECK(report.find("| D3 | allreduce | every algorithm gives the same bits at P = 2 | 1 distinct "
-                    "result at P = 2 over every algorithm and m | reproduced |") !=
+  // (The source column between them links to the reference list.)
+  CHECK(report.find("| D3 | [[") != std::string::npos);
+  CHECK(report.find("| [allreduce](#allreduce) | every algorithm gives the same bits at P = 2 | 1 "
+                    "distinct result at P = 2 over every algorithm and m | reproduced |") !=
         std::string::npos);
   CHECK(report.find("the exact MPI_Op: 1 per m | reproduced") != std::string::npos);
   std::filesystem::remove_all(dir);
