@@ -11,6 +11,16 @@ namespace fplab {
 namespace {
 
 constexpr std::size_t kMaxParam = 1 << 20;
+// Every chunk is reduced and combined, empty or not, so nested chunk counts
+// multiply whatever n is: chunked(878,chunked(58107,pairwise(2),pairwise),
+// pairwise) is 51 million chunks for a sum of 3 numbers (fuzz_strategy found
+// it as a 20 s timeout; three levels would run for hours). The product of
+// the counts along the nesting is held to the limit of one count.
+constexpr std::size_t kMaxChunks = kMaxParam;
+
+std::size_t chunks_per_sum(const Strategy& s) {
+  return s.order == Order::chunked ? s.param * chunks_per_sum(s.inner.front()) : 1;
+}
 
 struct Family {
   std::string_view name;
@@ -123,6 +133,12 @@ Strategy parse_strategy(std::string_view spec) {
     if (parts.size() != 3) fail(spec, "expected chunked(K,INNER,COMBINE)");
     s.param = parse_count(spec, parts[0]);
     s.inner.push_back(parse_strategy(parts[1]));
+    // The inner product is at most kMaxChunks (checked when it was parsed),
+    // so this one cannot overflow: at most 2^20 * 2^20.
+    if (const std::size_t chunks = chunks_per_sum(s); chunks > kMaxChunks) {
+      fail(spec, "the nested chunk counts multiply to " + std::to_string(chunks) +
+                     " chunks per sum, over the limit of " + std::to_string(kMaxChunks));
+    }
     if (parts[2] == "sequential") {
       s.combine = Combine::sequential;
     } else if (parts[2] == "pairwise") {

@@ -50,6 +50,22 @@ const char* const kAll[] = {"sequential",
 
 }  // namespace
 
+TEST_CASE("nested chunk counts are held to 2^20 chunks per sum", "[strategy]") {
+  // Every chunk is reduced, empty or not: the counts multiply whatever n is.
+  const Strategy at_limit =
+      parse_strategy("chunked(1024,chunked(1024,sequential,sequential),pairwise)");
+  const std::vector<float> x{1.0f, 2.0f, 3.0f};
+  CHECK(fplab::sum(at_limit, std::span<const float>(x)) == 6.0f);
+  // One chunk more, and fuzz_strategy's 20 s timeout (51 million chunks).
+  CHECK_THROWS_WITH(
+      parse_strategy("chunked(1025,chunked(1024,sequential,sequential),pairwise)"),
+      Catch::Contains("multiply to 1049600 chunks per sum, over the limit of 1048576"));
+  CHECK_THROWS_AS(parse_strategy("chunked(0878,chunked(58107,pairwise(2),pairwise),pairwise)"),
+                  std::invalid_argument);
+  // The limit is on the product, not on one count.
+  CHECK_NOTHROW(parse_strategy("chunked(1048576,sequential,sequential)"));
+}
+
 TEST_CASE("strategy names parse and print back", "[strategy]") {
   for (const char* spec : kAll)
     CHECK(parse_strategy(spec).name() == parse_strategy(parse_strategy(spec).name()).name());
