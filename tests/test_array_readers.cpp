@@ -10,6 +10,7 @@
 #include "io/npy.hpp"
 #include "io/numbers.hpp"
 #include "io/safetensors_arrays.hpp"
+#include "tests/npy_bytes.hpp"
 
 namespace {
 
@@ -76,18 +77,7 @@ TEST_CASE("npy: float16 in either byte order, bfloat16 as '<V2' only when asked"
 }
 
 namespace {
-// A version-1 .npy with the given header dictionary and data bytes.
-std::string make_npy(const std::string& dict, const std::string& data) {
-  std::string header = dict;
-  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
-  header.push_back('\n');
-  std::string out = "\x93NUMPY";
-  out += '\x01';
-  out += '\x00';
-  out += static_cast<char>(header.size() & 0xFF);
-  out += static_cast<char>(header.size() >> 8);
-  return out + header + data;
-}
+using fplab::test::npy_bytes;
 }  // namespace
 
 TEST_CASE("npy: a header that promises more data than the file holds is refused", "[npy]") {
@@ -95,8 +85,8 @@ TEST_CASE("npy: a header that promises more data than the file holds is refused"
   const auto check = [&](const std::string& shape, const std::string& descr, std::size_t bytes,
                          const std::string& message) {
     std::ofstream(damaged, std::ios::binary)
-        << make_npy("{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }",
-                    std::string(bytes, '\0'));
+        << npy_bytes("{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }",
+                     std::string(bytes, '\0'));
     INFO(shape);
     CHECK_THROWS_WITH(fplab::read_npy_array(damaged), Catch::Contains(message));
   };
@@ -109,13 +99,13 @@ TEST_CASE("npy: a header that promises more data than the file holds is refused"
   check("(3, x, 5)", "<f8", 8, "malformed shape");
   check("(1,)", "<i8", 8, "unsupported dtype '<i8'");
   // A well-formed hand-made file reads: a 0-d scalar and a 2x0 array.
-  std::ofstream(damaged, std::ios::binary) << make_npy(
+  std::ofstream(damaged, std::ios::binary) << npy_bytes(
       "{'descr': '<f2', 'fortran_order': False, 'shape': (), }", std::string("\x00\x3c", 2));
   const auto scalar = fplab::read_npy_array(damaged);
   CHECK(scalar.shape.empty());
   CHECK(fplab::element_to_double(scalar.type, scalar.bits.at(0)) == 1.0);
   std::ofstream(damaged, std::ios::binary)
-      << make_npy("{'descr': '>f4', 'fortran_order': True, 'shape': (2, 0), }", "");
+      << npy_bytes("{'descr': '>f4', 'fortran_order': True, 'shape': (2, 0), }", "");
   CHECK(fplab::read_npy_array(damaged).size() == 0);
 }
 

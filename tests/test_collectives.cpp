@@ -20,6 +20,7 @@
 #include "reductions/exact.hpp"
 #include "reductions/pairwise.hpp"
 #include "reductions/strategy.hpp"
+#include "tests/npy_bytes.hpp"
 
 using namespace fplab;
 
@@ -236,18 +237,7 @@ TEST_CASE("collectives: 2-D .npy round trip and errors", "[collectives]") {
 }
 
 namespace {
-// A version-1 .npy with the given header dictionary and data bytes.
-std::string npy_file(const std::string& dict, const std::string& data) {
-  std::string header = dict;
-  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
-  header.push_back('\n');
-  std::string out = "\x93NUMPY";
-  out += '\x01';
-  out += '\x00';
-  out += static_cast<char>(header.size() & 0xFF);
-  out += static_cast<char>(header.size() >> 8);
-  return out + header + data;
-}
+using fplab::test::npy_bytes;
 
 std::string npy_error(const std::filesystem::path& p, const std::string& file) {
   std::ofstream(p, std::ios::binary | std::ios::trunc) << file;
@@ -283,9 +273,9 @@ TEST_CASE("collectives: the 2-D reader is io/npy's, narrowed to 2-D float32/floa
       c_be += static_cast<char>((cb >> (8 * (3 - k))) & 0xFF);
     }
   }
-  for (const auto& file : {npy_file(dict("<f4", "False", "(2, 3)"), c_le),
-                           npy_file(dict("<f4", "True", "(2, 3)"), f_le),
-                           npy_file(dict(">f4", "False", "(2, 3)"), c_be)}) {
+  for (const auto& file : {npy_bytes(dict("<f4", "False", "(2, 3)"), c_le),
+                           npy_bytes(dict("<f4", "True", "(2, 3)"), f_le),
+                           npy_bytes(dict(">f4", "False", "(2, 3)"), c_be)}) {
     std::ofstream(p, std::ios::binary | std::ios::trunc) << file;
     const auto m = std::get<Matrix<float>>(read_npy_matrix(p));
     CHECK(m.rows == 2);
@@ -294,22 +284,22 @@ TEST_CASE("collectives: the 2-D reader is io/npy's, narrowed to 2-D float32/floa
   }
   // Negative control: the Fortran bytes read as C order are another matrix.
   std::ofstream(p, std::ios::binary | std::ios::trunc)
-      << npy_file(dict("<f4", "False", "(2, 3)"), f_le);
+      << npy_bytes(dict("<f4", "False", "(2, 3)"), f_le);
   CHECK(bits(std::get<Matrix<float>>(read_npy_matrix(p)).values) !=
         bits(std::vector<float>(std::begin(c_order), std::end(c_order))));
 
   // Refused, one line naming the file: not 2-D, not float32/float64, and a
   // header that claims more than the file holds (without reading or
   // allocating for it: 64 x 2^40 floats promised, 24 bytes there).
-  CHECK_THAT(npy_error(p, npy_file(dict("<f8", "False", "(3,)"), std::string(24, '\0'))),
+  CHECK_THAT(npy_error(p, npy_bytes(dict("<f8", "False", "(3,)"), std::string(24, '\0'))),
              Catch::StartsWith(p.string() + ": ") &&
                  Catch::EndsWith("expected a 2-D array (ranks x m), got 1 dimension"));
-  CHECK_THAT(npy_error(p, npy_file(dict("<f2", "False", "(1, 2)"), std::string(4, '\0'))),
+  CHECK_THAT(npy_error(p, npy_bytes(dict("<f2", "False", "(1, 2)"), std::string(4, '\0'))),
              Catch::EndsWith("unsupported dtype float16 (float32 <f4 or float64 <f8)"));
-  CHECK_THAT(npy_error(p, npy_file(dict("<f4", "False", "(64, 1099511627776)"), c_le)),
+  CHECK_THAT(npy_error(p, npy_bytes(dict("<f4", "False", "(64, 1099511627776)"), c_le)),
              Catch::Contains("truncated: header promises 70368744177664 values of 4 bytes, "
                              "file holds 24 bytes of data"));
-  CHECK_THAT(npy_error(p, npy_file(dict("<f8", "False", "(2, 3)"), c_le)),
+  CHECK_THAT(npy_error(p, npy_bytes(dict("<f8", "False", "(2, 3)"), c_le)),
              Catch::Contains("truncated: header promises 6 values of 8 bytes"));
   CHECK_THAT(npy_error(p, c_le), Catch::Contains("not a .npy file"));
   std::filesystem::remove_all(dir);

@@ -20,6 +20,7 @@
 #include "io/npy.hpp"
 #include "reductions/orders.hpp"
 #include "reductions/strategy.hpp"
+#include "tests/order_brute_force.hpp"
 
 using namespace fplab;
 
@@ -48,22 +49,7 @@ std::string text_at(const ExperimentRecord& r, const std::string& table, const s
   return v->hex();
 }
 
-// Brute force: every permutation through fplab::sum itself.
-template <class T>
-std::map<std::uint64_t, std::uint64_t> brute_force(const Strategy& s, std::vector<T> x) {
-  std::vector<std::size_t> idx(x.size());
-  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-  std::map<std::uint64_t, std::uint64_t> out;
-  std::vector<T> y(x.size());
-  do {
-    for (std::size_t i = 0; i < idx.size(); ++i) y[i] = x[idx[i]];
-    const T total = sum(s, std::span<const T>(y));
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, &total, sizeof(T));
-    ++out[bits];
-  } while (std::next_permutation(idx.begin(), idx.end()));
-  return out;
-}
+using fplab::test::brute_force;
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 
 #include "reductions/orders.hpp"
 #include "reductions/strategy.hpp"
+#include "tests/order_brute_force.hpp"
 
 using namespace fplab;
 
@@ -62,21 +63,7 @@ std::map<std::uint64_t, std::uint64_t> bit_map(const OrderHistogram<T>& h) {
   return out;
 }
 
-template <class T>
-std::map<std::uint64_t, std::uint64_t> brute_force(const Strategy& s, const std::vector<T>& x) {
-  std::vector<std::size_t> idx(x.size());
-  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-  std::map<std::uint64_t, std::uint64_t> out;
-  std::vector<T> y(x.size());
-  do {
-    for (std::size_t i = 0; i < idx.size(); ++i) y[i] = x[idx[i]];
-    const T total = sum(s, std::span<const T>(y));
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, &total, sizeof(T));
-    ++out[bits];
-  } while (std::next_permutation(idx.begin(), idx.end()));
-  return out;
-}
+using fplab::test::brute_force;
 
 // P threads as the ranks of one team; the exchange is an all-gather.
 template <class T>
