@@ -466,7 +466,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
                               "gives {} distinct totals in double ({} of the orders sum to exactly "
                               "0), {} in float32, and the "
                               "balanced pairwise tree {}.",
-                              r312.distinct, to_decimal(r312.lo), to_decimal(r312.hi),
+                              r312.distinct, to_prose(r312.lo), to_prose(r312.hi),
                               replay_matches ? " (TML's 102, reproduced)" : "",
                               count("sequential float64"), exhaustive["sequential float64"].zeros,
                               count("sequential float32"), count("pairwise(1) float64")));

@@ -115,5 +115,6 @@ std::string to_hex(double x) { return fmt::format("{:a}", x); }
 std::string to_hex(float x) { return fmt::format("{:a}", x); }
 std::string to_decimal(double x) { return fmt::format("{}", x); }
 std::string to_decimal(float x) { return fmt::format("{}", x); }
+std::string to_prose(double x) { return fmt::format("{:.4g}", x); }
 
 }  // namespace fplab

@@ -26,5 +26,8 @@ std::string to_hex(float x);
 // Shortest round-trip decimal, e.g. "0.1" (float: shortest for float).
 std::string to_decimal(double x);
 std::string to_decimal(float x);
+// A measured value in prose (captions, verdicts): 4 significant digits,
+// e.g. "9.537e-07", "0.1185"; the tables keep the exact hex and decimal.
+std::string to_prose(double x);
 
 }  // namespace fplab

@@ -128,14 +128,14 @@ void record_batching(const std::vector<BatchChange>& rows, const std::string& pr
       fmt::format(
           "library: up to {:.1f} % of {} logits differ, largest change {}; split-k differs too; "
           "batch-invariant: {} differ",
-          100 * lib_share_max, vocab, to_decimal(lib_max), bi_differing),
+          100 * lib_share_max, vocab, to_prose(lib_max), bi_differing),
       (lib_share_max > 0 && bi_differing == 0) ? Status::reproduced : Status::differs,
       "same mechanism: the batch changes the reduction order (Eigen GEMV vs GEMM blocking, "
       "split-k's split count), so a row's logits move by a few ulps; a fixed order "
       "(batch-invariant) moves nothing. Shares and sizes are this model's (63 logits, |logits| "
       "~10)");
   out.add_note(
-      fmt::format("batch-invariant largest change over all batches: {}", to_decimal(bi_max)));
+      fmt::format("batch-invariant largest change over all batches: {}", to_prose(bi_max)));
 }
 
 void record_eigen(const std::vector<EigenProbe>& probes, ExperimentRecord& out) {

@@ -185,7 +185,7 @@ void record(const FlipMeasurements& fm, ExperimentRecord& out) {
       "Direct: 1 / (share of held-out gaps below {}), when any is. Extrapolated: assuming the "
       "density of gaps is "
       "flat below the 1st percentile ({}), share(delta) = 0.01 x delta / p1.",
-      to_decimal(d), to_decimal(p1));
+      to_prose(d), to_prose(p1));
   if (share > 0) w.add_row("direct").set("steps", Value::f64(1.0 / share));
   if (d > 0 && p1 > 0) w.add_row("extrapolated").set("steps", Value::f64(p1 / (0.01 * d)));
   out.add_table(std::move(w));
@@ -194,7 +194,7 @@ void record(const FlipMeasurements& fm, ExperimentRecord& out) {
           ? fmt::format("fp32 batch variance: one flip every {:.3g} steps", 1.0 / share)
           : fmt::format("fp32 batch variance: no held-out gap of {} is below {}; extrapolated one "
                         "flip per {:.3g} steps",
-                        sgaps.size(), to_decimal(d), d > 0 && p1 > 0 ? p1 / (0.01 * d) : 0.0));
+                        sgaps.size(), to_prose(d), d > 0 && p1 > 0 ? p1 / (0.01 * d) : 0.0));
 }
 
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {

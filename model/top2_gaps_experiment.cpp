@@ -116,7 +116,7 @@ void record_perturbations(const GapMeasurements& g, ExperimentRecord& out) {
   pert_row("batching, fp32, library", g.library_change);
   pert_row("batching, fp32, split-k", g.split_k_change);
   pert_row("fp16 vs fp32, measured largest change", g.fp16_change);
-  pt.caption = fmt::format("Largest top logit over the greedy steps: {}.", to_decimal(g.top_logit));
+  pt.caption = fmt::format("Largest top logit over the greedy steps: {}.", to_prose(g.top_logit));
   out.add_table(std::move(pt));
 }
 
@@ -159,7 +159,7 @@ void record_cdf(const GapMeasurements& g, ExperimentRecord& out) {
   f.caption = fmt::format(
       "Perturbation sizes: batching {}, bf16 rounding at the top logit {}, bf16-vs-fp32 measured "
       "{}.",
-      to_decimal(g.batch_change), to_decimal(g.bf16_rounding), to_decimal(g.bf16_change));
+      to_prose(g.batch_change), to_prose(g.bf16_rounding), to_prose(g.bf16_change));
   out.add_note(f.caption);
   out.add_figure(std::move(f));
 }
@@ -172,8 +172,8 @@ void record_verdicts(const GapMeasurements& g, ExperimentRecord& out) {
       "B3",
       fmt::format("over {} greedy steps on {} prompts, smallest gap {} = {:.3g}x the batching "
                   "perturbation {}; fp32 batching flipped {} of {} prompts",
-                  g.greedy.size(), g.prompts, to_decimal(min_gap), ratio,
-                  to_decimal(g.batch_change), g.batching_flips, g.prompts),
+                  g.greedy.size(), g.prompts, to_prose(min_gap), ratio, to_prose(g.batch_change),
+                  g.batching_flips, g.prompts),
       (g.batching_flips == 0 && ratio >= 100) ? Status::reproduced : Status::differs,
       "a flip needs a gap below the change of the top two logits; library policy decoded each "
       "prompt alone and all in one batch");

@@ -256,9 +256,9 @@ void record_verdict(double T, double top_p, double alpha, std::size_t V, const T
           "one",
           standard, to_decimal(T), to_decimal(top_p), before_n, after_n, V,
           percent(static_cast<double>(after_n) / static_cast<double>(V)), to_decimal(alpha),
-          to_decimal(shift_before_at_t),
+          to_prose(shift_before_at_t),
           shifts_exact ? "for every penalised token, to rounding" : "NOT within rounding",
-          to_decimal(shift_after_at_t), outcomes[0].size(), outcomes[1].size()),
+          to_prose(shift_after_at_t), outcomes[0].size(), outcomes[1].size()),
       ok ? Status::reproduced : Status::differs,
       ok ? "Top-p before temperature sees the confident T = 1 distribution, whose leader holds "
            "more than p, so "

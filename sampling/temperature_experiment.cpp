@@ -218,7 +218,7 @@ void record_c1(const std::vector<Prompt>& prompts, std::size_t V, int seeds, Run
           "at T = 1e4: {:.2g} / {:.2g}",
           c1_ts.size(), worst_identity, identity_ok ? "yes" : "NO", worst_scaling,
           scaling_ok ? "rounding only" : "MORE than rounding", ranking_ok ? "yes" : "NO", seeds,
-          argmax_ok ? "yes" : "NO", to_decimal(last_leader_conf), to_decimal(last_leader_open),
+          argmax_ok ? "yes" : "NO", to_prose(last_leader_conf), to_prose(last_leader_open),
           dev_conf, dev_open),
       c1_ok ? Status::reproduced : Status::differs,
       c1_ok ? "Each property holds on the bundled model's logits as exactly as double arithmetic "
