@@ -188,6 +188,8 @@ void add_collective_command(CLI::App& app) {
   worker->add_option("--hang-rank", w->hang_rank,
                      "fault injection for tests: this rank writes its pid and hangs");
   worker->add_option("--pid-file", w->pid_file, "where --hang-rank writes its pid");
+  worker->add_option("--time-repeats", w->time_repeats,
+                     "time each reduction over N more calls; rank 0 writes PREFIX.k.times");
   worker->callback([w] {
     const int status = run_mpi_allreduce_worker(*w);
     if (status != 0) throw ExitStatus{status};

@@ -1,6 +1,7 @@
 #include "collectives/mpi_allreduce.hpp"
 
 #include <charconv>
+#include <cstdlib>
 #include <fstream>
 #include <stdexcept>
 
@@ -52,7 +53,7 @@ MpiAllreduceOutput<T> read_mpi_output(const std::filesystem::path& path, std::si
   std::string header(expected.size(), '\0');
   in.read(header.data(), static_cast<std::streamsize>(header.size()));
   if (header != expected) throw MpiError("the MPI job's results have an unexpected header");
-  MpiAllreduceOutput<T> out{ranks, m, {reductions.begin(), reductions.end()}, {}};
+  MpiAllreduceOutput<T> out{ranks, m, {reductions.begin(), reductions.end()}, {}, {}};
   out.values.resize(reductions.size() * ranks * m);
   const auto bytes = static_cast<std::streamsize>(out.values.size() * sizeof(T));
   in.read(reinterpret_cast<char*>(out.values.data()), bytes);
@@ -67,6 +68,33 @@ MpiAllreduceOutput<T> read_mpi_output(const std::filesystem::path& path, std::si
 std::filesystem::path mpi_output_path(const std::filesystem::path& prefix, std::size_t k) {
   return prefix.string() + "." + std::to_string(k) + ".bin";
 }
+
+std::filesystem::path mpi_times_path(const std::filesystem::path& prefix, std::size_t k) {
+  return prefix.string() + "." + std::to_string(k) + ".times";
+}
+
+namespace {
+
+std::vector<double> read_mpi_times(const std::filesystem::path& path, std::size_t reductions) {
+  std::ifstream in(path);
+  if (!in) throw MpiError("the MPI job wrote no timings (" + path.filename().string() + ")");
+  std::vector<double> seconds;
+  std::string line;
+  while (std::getline(in, line)) {
+    char* end = nullptr;
+    const double s = std::strtod(line.c_str(), &end);
+    if (end == line.c_str() || *end != '\0' || !(s >= 0)) {
+      throw MpiError("the MPI job's timings are damaged (" + path.filename().string() + ")");
+    }
+    seconds.push_back(s);
+  }
+  if (seconds.size() != reductions) {
+    throw MpiError("the MPI job's timings are truncated (" + path.filename().string() + ")");
+  }
+  return seconds;
+}
+
+}  // namespace
 
 std::vector<MpiOutput> mpi_allreduce_many(std::span<const NumberMatrix> inputs,
                                           std::span<const MpiReduction> reductions,
@@ -111,6 +139,9 @@ std::vector<MpiOutput> mpi_allreduce_many(std::span<const NumberMatrix> inputs,
                  "--out",
                  prefix.string()};
   if (options.split_over_ranks != 0) job.command.emplace_back("--split-rows");
+  if (options.time_repeats > 0) {
+    job.command.insert(job.command.end(), {"--time-repeats", std::to_string(options.time_repeats)});
+  }
   if (options.hang_rank >= 0) {
     job.command.insert(job.command.end(), {"--hang-rank", std::to_string(options.hang_rank),
                                            "--pid-file", options.pid_file.string()});
@@ -121,8 +152,12 @@ std::vector<MpiOutput> mpi_allreduce_many(std::span<const NumberMatrix> inputs,
     std::visit(
         [&](const auto& m) {
           using T = typename std::decay_t<decltype(m.values)>::value_type;
-          out.emplace_back(
-              read_mpi_output<T>(mpi_output_path(prefix, k), job.ranks, m.cols, reductions));
+          auto result =
+              read_mpi_output<T>(mpi_output_path(prefix, k), job.ranks, m.cols, reductions);
+          if (options.time_repeats > 0) {
+            result.seconds_per_call = read_mpi_times(mpi_times_path(prefix, k), reductions.size());
+          }
+          out.emplace_back(std::move(result));
         },
         inputs[k]);
   }

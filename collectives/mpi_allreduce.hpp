@@ -53,6 +53,9 @@ struct MpiRunOptions {
   // `pid_file` and then hangs before reducing.
   int hang_rank = -1;
   std::filesystem::path pid_file;
+  // > 0: time each reduction over this many further calls in the ranks
+  // (MPI_Wtime between barriers); MpiAllreduceOutput::seconds_per_call.
+  std::size_t time_repeats = 0;
 };
 
 template <class T>
@@ -60,6 +63,9 @@ struct MpiAllreduceOutput {
   std::size_t ranks = 0, m = 0;
   std::vector<MpiReduction> reductions;
   std::vector<T> values;  // [reduction][rank][j]
+  // With MpiRunOptions::time_repeats: per reduction, the slowest rank's mean
+  // seconds per MPI_Allreduce call. Empty otherwise.
+  std::vector<double> seconds_per_call;
   [[nodiscard]] std::span<const T> at(std::size_t reduction, std::size_t rank) const {
     return std::span<const T>(values).subspan((reduction * ranks + rank) * m, m);
   }
@@ -82,8 +88,10 @@ std::vector<MpiOutput> mpi_allreduce_many(std::span<const NumberMatrix> inputs,
 template <class T>
 MpiAllreduceOutput<T> read_mpi_output(const std::filesystem::path& path, std::size_t ranks,
                                       std::size_t m, std::span<const MpiReduction> reductions);
-// Where the worker writes input k's results: PREFIX.k.bin.
+// Where the worker writes input k's results: PREFIX.k.bin; its timings
+// (with time_repeats): PREFIX.k.times.
 std::filesystem::path mpi_output_path(const std::filesystem::path& prefix, std::size_t k);
+std::filesystem::path mpi_times_path(const std::filesystem::path& prefix, std::size_t k);
 std::string mpi_output_header(std::string_view dtype, std::size_t ranks, std::size_t m,
                               std::size_t reductions);
 

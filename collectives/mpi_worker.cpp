@@ -1,5 +1,6 @@
 #include "collectives/mpi_worker.hpp"
 
+#include <fmt/format.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -58,22 +59,46 @@ struct Contribution {
 };
 
 template <class T>
-std::vector<T> reduce(const MpiReduction& r, const Contribution<T>& mine, int rank) {
+struct Reduced {
+  std::vector<T> values;
+  double seconds_per_call = 0;  // this rank's, with time_repeats
+};
+
+// Runs `call` `repeats` times between barriers on `comm`: mean seconds per call.
+template <class Call>
+double time_calls(MPI_Comm comm, std::size_t repeats, Call call) {
+  if (repeats == 0) return 0;
+  MPI_Barrier(comm);
+  const double start = MPI_Wtime();
+  for (std::size_t i = 0; i < repeats; ++i) call();
+  const double seconds = MPI_Wtime() - start;
+  MPI_Barrier(comm);
+  return seconds / static_cast<double>(repeats);
+}
+
+template <class T>
+Reduced<T> reduce(const MpiReduction& r, const Contribution<T>& mine, std::size_t repeats,
+                  int rank) {
   const std::span<const T> row = mine.rows.subspan(0, mine.m);
   pin_algorithm(r.algorithm, rank);
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);  // a new coll/tuned module reads the pin
   const int m = static_cast<int>(row.size());
   std::vector<T> out(row.size());
+  double seconds = 0;
   if (!r.exact_op) {
     const MPI_Datatype type = std::is_same_v<T, float> ? MPI_FLOAT : MPI_DOUBLE;
     std::vector<T> send(row.begin(), row.end());
     for (std::size_t i = 1; i < mine.count; ++i) {
       for (std::size_t j = 0; j < mine.m; ++j) send[j] = send[j] + mine.rows[i * mine.m + j];
     }
-    if (MPI_Allreduce(send.data(), out.data(), m, type, MPI_SUM, comm) != MPI_SUCCESS) {
-      abort_job(rank, "MPI_Allreduce failed");
-    }
+    const auto call = [&] {
+      if (MPI_Allreduce(send.data(), out.data(), m, type, MPI_SUM, comm) != MPI_SUCCESS) {
+        abort_job(rank, "MPI_Allreduce failed");
+      }
+    };
+    call();
+    seconds = time_calls(comm, repeats, call);
   } else {
     MPI_Datatype type;
     MPI_Type_contiguous(static_cast<int>(sizeof(ExactLimbs<T>)), MPI_BYTE, &type);
@@ -88,15 +113,19 @@ std::vector<T> reduce(const MpiReduction& r, const Contribution<T>& mine, int ra
         send[j].merge(ExactLimbs<T>::of(mine.rows[i * mine.m + j]));
       }
     }
-    if (MPI_Allreduce(send.data(), recv.data(), m, type, op, comm) != MPI_SUCCESS) {
-      abort_job(rank, "MPI_Allreduce (exact op) failed");
-    }
+    const auto call = [&] {
+      if (MPI_Allreduce(send.data(), recv.data(), m, type, op, comm) != MPI_SUCCESS) {
+        abort_job(rank, "MPI_Allreduce (exact op) failed");
+      }
+    };
+    call();
+    seconds = time_calls(comm, repeats, call);
     for (std::size_t j = 0; j < row.size(); ++j) out[j] = recv[j].round();
     MPI_Op_free(&op);
     MPI_Type_free(&type);
   }
   MPI_Comm_free(&comm);
-  return out;
+  return {std::move(out), seconds};
 }
 
 void hang_forever(const std::filesystem::path& pid_file) {
@@ -127,13 +156,25 @@ void run(const Matrix<T>& data, const std::vector<MpiReduction>& reductions,
   const MPI_Datatype type = std::is_same_v<T, float> ? MPI_FLOAT : MPI_DOUBLE;
   const std::size_t block = static_cast<std::size_t>(size) * data.cols;  // one reduction
   std::vector<T> gathered(rank == 0 ? block * reductions.size() : 0);
+  std::vector<double> slowest(reductions.size());  // rank 0: max over ranks
   for (std::size_t k = 0; k < reductions.size(); ++k) {
-    const std::vector<T> result = reduce<T>(reductions[k], mine, rank);
+    const Reduced<T> result = reduce<T>(reductions[k], mine, args.time_repeats, rank);
     T* target = rank == 0 ? gathered.data() + k * block : nullptr;
-    MPI_Gather(result.data(), static_cast<int>(data.cols), type, target,
+    MPI_Gather(result.values.data(), static_cast<int>(data.cols), type, target,
                static_cast<int>(data.cols), type, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&result.seconds_per_call, &slowest[k], 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   }
   if (rank != 0) return;
+  if (args.time_repeats > 0) {
+    const auto times = mpi_times_path(args.out, file);
+    const auto tmp = times.string() + ".tmp";
+    {
+      std::ofstream out(tmp);
+      for (const double s : slowest) out << fmt::format("{:a}\n", s);
+      if (!out) abort_job(rank, "cannot write " + tmp);
+    }
+    std::filesystem::rename(tmp, times);
+  }
   const auto final_path = mpi_output_path(args.out, file);
   const auto tmp = final_path.string() + ".tmp";
   {

@@ -23,6 +23,10 @@ struct MpiWorkerArgs {
   std::filesystem::path out;                 // prefix: input k's results go to PREFIX.k.bin
   bool split_rows = false;                   // K >= P rows split in contiguous blocks (row_block)
   int hang_rank = -1;                        // fault injection (tests): this rank hangs
+  // > 0: after its result, each reduction runs this many more times between
+  // two barriers, and rank 0 writes the slowest rank's mean seconds per
+  // call (%a, one line per reduction) to PREFIX.k.times before PREFIX.k.bin.
+  std::size_t time_repeats = 0;
   std::filesystem::path pid_file;
 };
 

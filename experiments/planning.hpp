@@ -14,9 +14,9 @@ namespace fplab {
 struct Experiment;
 
 struct PlannedRun {
-  const Experiment* experiment;
+  const Experiment* experiment = nullptr;
   Params params;
-  std::uint64_t seed;
+  std::uint64_t seed = 0;
 };
 
 // Resolves ids ("all" for every experiment) and settings ("name=value" for

@@ -188,15 +188,17 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   std::vector<std::size_t> batches;
   for (const auto b : p.int_list("batches")) batches.push_back(static_cast<std::size_t>(b));
   std::vector<Policy> policies;
-  for (const auto& precision : p.text_list("precisions"))
+  for (const auto& precision : p.text_list("precisions")) {
     for (const auto& reduction : p.text_list("policies"))
       policies.push_back({parse_reduction_policy(reduction), parse_precision_policy(precision)});
+  }
 
   const OneThread one;
   const std::uint64_t total = policies.size() * prompts.size() * batches.size();
   std::uint64_t done = 0;
   const auto tick = [&] { ctx.progress(++done, total, "decode"); };
   std::vector<PolicyAnswers> all;
+  all.reserve(policies.size());
   for (const Policy policy : policies)
     all.push_back(measure_policy(m, policy, prompts, batches, steps, tick));
   ctx.finish_progress();

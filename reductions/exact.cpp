@@ -133,17 +133,18 @@ std::string_view to_string(ExactPath p) {
 }
 
 bool exact_path_available(ExactPath p) {
+#if defined(__x86_64__)
+  constexpr bool kSse2 = true;  // part of x86-64
+#else
+  constexpr bool kSse2 = false;
+#endif
   switch (p) {
     case ExactPath::automatic:
     case ExactPath::superaccumulator:
     case ExactPath::scalar:
       return true;
     case ExactPath::sse2:
-#if defined(__x86_64__)
-      return true;
-#else
-      return false;
-#endif
+      return kSse2;
     case ExactPath::avx2:
       return cpu_has_avx2();
   }
@@ -286,9 +287,10 @@ void ExactSum::large_add_doubles(const double* x, std::size_t n) {
 
 void ExactSum::large_add_floats(const float* x, std::size_t n) {
   if (std::uint64_t{n} > kFloatsPerCall) {  // astronomically long: in parts, each flushed
-    for (std::size_t b = 0; b < n; b += kFloatsPerCall)
+    for (std::size_t b = 0; b < n; b += kFloatsPerCall) {
       large_add_floats(x + b,
                        static_cast<std::size_t>(std::min<std::uint64_t>(kFloatsPerCall, n - b)));
+    }
     return;
   }
   std::array<std::uint64_t, 512> table[kTables]{};  // index: sign and exponent bits

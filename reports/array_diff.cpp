@@ -212,22 +212,25 @@ ArrayDiffReport diff_arrays(const std::string& file_a, const std::vector<Array>&
         by_name.erase(it);
       }
     }
+    only_b.reserve(by_name.size());
     for (const auto& [n, x] : by_name) only_b.push_back(name_of(*x));
     if (!only_a.empty() || !only_b.empty()) {
-      throw InputError("names differ: only in " + file_a + ": " +
-                       (only_a.empty() ? "(none)" : fmt::format("{}", fmt::join(only_a, ", "))) +
-                       "; only in " + file_b + ": " +
-                       (only_b.empty() ? "(none)" : fmt::format("{}", fmt::join(only_b, ", "))));
+      const auto listed = [](const std::vector<std::string>& names) {
+        return names.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(names, ", "));
+      };
+      throw InputError(fmt::format("names differ: only in {}: {}; only in {}: {}", file_a,
+                                   listed(only_a), file_b, listed(only_b)));
     }
   }
   for (const auto& [x, y] : pairs) {
     if (x->type != y->type) {
-      throw InputError(name_of(*x) + ": dtype " + std::string(element_type_name(x->type)) + " in " +
-                       file_a + ", " + std::string(element_type_name(y->type)) + " in " + file_b);
+      throw InputError(fmt::format("{}: dtype {} in {}, {} in {}", name_of(*x),
+                                   element_type_name(x->type), file_a, element_type_name(y->type),
+                                   file_b));
     }
     if (x->shape != y->shape) {
-      throw InputError(name_of(*x) + ": shape " + x->shape_text() + " in " + file_a + ", " +
-                       y->shape_text() + " in " + file_b);
+      throw InputError(fmt::format("{}: shape {} in {}, {} in {}", name_of(*x), x->shape_text(),
+                                   file_a, y->shape_text(), file_b));
     }
     d.tensors.push_back(compare(*x, *y, tolerance, listed_per_kind));
   }

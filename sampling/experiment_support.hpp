@@ -39,14 +39,14 @@ inline std::vector<float> logits_after(const model::Model& m, model::Policy poli
 
 // A token for tables: its character, with newline and space spelled out.
 inline std::string shown(const model::Model& m, Token t) {
-  const std::string s = m.tokenizer().decode(t);
+  std::string s = m.tokenizer().decode(t);
   if (s == "\n") return "\\n";
   if (s == " ") return "' '";
   return s;
 }
 
 // Text for notes and verdicts, newlines as \n.
-inline std::string shown_text(std::string s) {
+inline std::string shown_text(const std::string& s) {
   std::string out;
   for (const char c : s) out += c == '\n' ? std::string("\\n") : std::string(1, c);
   return out;
