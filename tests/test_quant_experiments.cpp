@@ -123,4 +123,10 @@ TEST_CASE("precision-ladder --quick: a D8 verdict and LayerCast's figure row",
             ->as_f64() == ladder->get("layercast", "logit_change")->as_f64());
   REQUIRE(r.verdicts.size() == 1);
   CHECK(r.verdicts[0].claim == "D8");
+  // Pinned on these weights, as the defaults: bf16 leaves fp32 within 40
+  // steps (prompt 2, step 37), the lower rungs do not.
+  CHECK(r.verdicts[0].status == fplab::Status::reproduced);
+  CHECK(ladder->get("bf16", "diverged")->as_int() == 1);
+  for (const char* rung : {"layercast", "fp16"})
+    CHECK(ladder->get(rung, "diverged")->as_int() == 0);
 }
