@@ -68,7 +68,8 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--samples", o->samples, "Samples to print, with seeds seed, seed+1, ...")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  cmd->add_option("--precision", o->precision, "fp32, bf16 or fp16")->capture_default_str();
+  cmd->add_option("--precision", o->precision, "fp32, bf16, fp16 or layercast")
+      ->capture_default_str();
   cmd->add_option("--policy", o->policy, "Reduction order: library, split-k or batch-invariant")
       ->capture_default_str();
   cmd->add_option("--model", o->model,

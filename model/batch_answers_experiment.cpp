@@ -226,7 +226,7 @@ Experiment make() {
                                              "split-k,batch-invariant", "split-k,batch-invariant",
                                              {"library", "split-k", "batch-invariant"}),
                         ParamSpec::text_list("precisions", "precisions", "bf16", "bf16",
-                                             {"fp32", "bf16", "fp16"}),
+                                             {"fp32", "bf16", "fp16", "layercast"}),
                         model_param()}},
           .run = run};
 }

@@ -25,6 +25,8 @@ std::string_view name(PrecisionPolicy p) {
       return "bf16";
     case PrecisionPolicy::fp16:
       return "fp16";
+    case PrecisionPolicy::layercast:
+      return "layercast";
   }
   throw std::logic_error("unknown PrecisionPolicy");
 }
@@ -42,7 +44,7 @@ PrecisionPolicy parse_precision_policy(std::string_view text) {
     if (name(p) == text) return p;
   }
   throw std::invalid_argument("unknown precision policy '" + std::string(text) +
-                              "' (expected fp32, bf16 or fp16)");
+                              "' (expected fp32, bf16, fp16 or layercast)");
 }
 
 }  // namespace fplab::model

@@ -44,14 +44,22 @@ enum class PrecisionPolicy {
   bf16,
   // "fp16": the same with IEEE binary16 (overflow past 65504 gives inf).
   fp16,
+  // "layercast": weights stored in bfloat16 (the bf16 weight set, rounded
+  // once at load), every activation and all arithmetic in fp32: the only
+  // rounding points are the weights' (arXiv 2506.09501's LayerCast, which
+  // upcasts each bf16 weight to fp32 just in time).
+  layercast,
 };
 
 inline constexpr std::array kReductionPolicies = {
     ReductionPolicy::library, ReductionPolicy::split_k, ReductionPolicy::batch_invariant};
+// In enum order (Model indexes its weight sets by it).
 inline constexpr std::array kPrecisionPolicies = {PrecisionPolicy::fp32, PrecisionPolicy::bf16,
-                                                  PrecisionPolicy::fp16};
+                                                  PrecisionPolicy::fp16,
+                                                  PrecisionPolicy::layercast};
 
-// "library", "split-k", "batch-invariant"; "fp32", "bf16", "fp16".
+// "library", "split-k", "batch-invariant"; "fp32", "bf16", "fp16",
+// "layercast".
 std::string_view name(ReductionPolicy p);
 std::string_view name(PrecisionPolicy p);
 

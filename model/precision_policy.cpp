@@ -15,9 +15,14 @@ constexpr std::size_t kParallelRounding = std::size_t{1} << 18;
 
 }  // namespace
 
+PrecisionPolicy weight_precision(PrecisionPolicy p) {
+  return p == PrecisionPolicy::layercast ? PrecisionPolicy::bf16 : p;
+}
+
 float round_to(PrecisionPolicy p, float x) {
   switch (p) {
     case PrecisionPolicy::fp32:
+    case PrecisionPolicy::layercast:
       return x;
     case PrecisionPolicy::bf16:
       return fplab::round(x, kToBF16);
@@ -28,7 +33,7 @@ float round_to(PrecisionPolicy p, float x) {
 }
 
 void round_all(PrecisionPolicy p, std::span<float> x) {
-  if (p == PrecisionPolicy::fp32) return;
+  if (p == PrecisionPolicy::fp32 || p == PrecisionPolicy::layercast) return;
   const auto n = static_cast<long>(x.size());
   // Element by element: no order to keep.
 #pragma omp parallel for schedule(dynamic, 4096) if (x.size() >= kParallelRounding)

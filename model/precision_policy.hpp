@@ -1,6 +1,7 @@
 // The one place the forward pass rounds a value to its precision policy's
-// storage format (bf16 or fp16; fp32 leaves it alone): precision/'s
-// fplab::round with RoundingOptions{kBF16} or {kFP16}, round to nearest even.
+// storage format (bf16 or fp16; fp32 and layercast leave activations alone):
+// precision/'s fplab::round with RoundingOptions{kBF16} or {kFP16}, round to
+// nearest even.
 //
 // Rounding points, the same for every reduction policy (HF Llama run in
 // bf16/fp16 on a GPU, with fused attention):
@@ -15,6 +16,9 @@
 //     fp32.
 // Products of two bf16 or two fp16 values are exact in fp32, so every dot
 // product is plain fp32 arithmetic on rounded inputs.
+//
+// layercast rounds only the first point (the weights, to bf16); every
+// activation stays fp32, so its forward pass is fp32's on bf16 weights.
 #pragma once
 
 #include <span>
@@ -23,10 +27,15 @@
 
 namespace fplab::model {
 
-// x rounded to nearest-even in the policy's format, returned as a float.
+// The policy whose format the weights are stored in: bf16 for layercast,
+// the policy itself otherwise.
+PrecisionPolicy weight_precision(PrecisionPolicy p);
+
+// x (an activation) rounded to nearest-even in the policy's format, returned
+// as a float (fp32 and layercast: x itself).
 float round_to(PrecisionPolicy p, float x);
 
-// Rounds every element in place (nothing to do for fp32).
+// Rounds every element in place (nothing to do for fp32 and layercast).
 void round_all(PrecisionPolicy p, std::span<float> x);
 
 }  // namespace fplab::model

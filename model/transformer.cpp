@@ -10,6 +10,7 @@
 
 #include "build_info.hpp"
 #include "io/npy.hpp"
+#include "model/activation_quant.hpp"
 #include "model/kernels.hpp"
 #include "model/precision_policy.hpp"
 #include "model/safetensors.hpp"
@@ -115,7 +116,10 @@ Model Model::load(const std::filesystem::path& path) {
   w.norm = st.f32("model.norm.weight", {d});
   w.lm_head = st.f32("lm_head.weight", {V, d});
 
+  // One set per weight format; layercast shares bf16's (weights(): no copy).
+  m.weights_.resize(kPrecisionPolicies.size());
   for (PrecisionPolicy p : kPrecisionPolicies) {
+    if (weight_precision(p) != p) continue;
     Weights r = w;
     round_all(p, r.embed);
     for (auto& l : r.layers) {
@@ -126,7 +130,7 @@ Model Model::load(const std::filesystem::path& path) {
     }
     round_all(p, r.norm);
     round_all(p, r.lm_head);
-    m.weights_.push_back(std::move(r));
+    m.weights_[static_cast<std::size_t>(p)] = std::move(r);
   }
 
   // RoPE as tools/train_model.py computes it, in float32:
@@ -150,7 +154,7 @@ Model Model::load(const std::filesystem::path& path) {
 }
 
 const Weights& Model::weights(PrecisionPolicy p) const {
-  return weights_[static_cast<std::size_t>(p)];
+  return weights_[static_cast<std::size_t>(weight_precision(p))];
 }
 
 std::span<const float> Logits::row(std::size_t seq, std::size_t i) const {
@@ -207,14 +211,33 @@ void Batch::rmsnorm(const float* x, const std::vector<float>& w, float* out, std
   round_all(p, all);
 }
 
+void Batch::quantize_activations(ActivationQuantizer* quantizer) {
+  if (quantizer != nullptr && quantizer->precision() != policy_.precision) {
+    throw std::invalid_argument(
+        "quantize_activations: the quantizer was made for another precision");
+  }
+  quantizer_ = quantizer;
+}
+
 void Batch::linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
                    std::size_t out_features, std::size_t in_features) {
+  // fp8: the same kernel on the E4M3 input and weight, then their scales.
+  const float* weight = w.data();
+  const Fp8Weight* fp8 = nullptr;
+  if (quantizer_ != nullptr) {
+    fp8 = quantizer_->quantize_input(weight, x, rows, in_features, fp8_input_, fp8_row_scale_);
+    if (fp8 != nullptr) {
+      x = fp8_input_.data();
+      weight = fp8->values.data();
+    }
+  }
   if (policy_.reduction == ReductionPolicy::library) {
-    kernels::linear_eigen(x, w.data(), y, rows, out_features, in_features);
+    kernels::linear_eigen(x, weight, y, rows, out_features, in_features);
   } else {
-    kernels::linear(x, w.data(), y, rows, out_features, in_features,
+    kernels::linear(x, weight, y, rows, out_features, in_features,
                     dot_splits(policy_.reduction, rows, out_features, in_features));
   }
+  if (fp8 != nullptr) ActivationQuantizer::rescale(*fp8, fp8_row_scale_, y, rows, out_features);
   round_all(policy_.precision, std::span<float>(y, rows * out_features));
 }
 

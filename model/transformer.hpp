@@ -29,6 +29,8 @@
 
 namespace fplab::model {
 
+class ActivationQuantizer;
+
 struct ModelConfig {
   std::size_t vocab_size = 0;
   std::size_t d_model = 0;
@@ -75,7 +77,8 @@ class Model {
   [[nodiscard]] const std::map<std::string, std::string, std::less<>>& metadata() const {
     return metadata_;
   }
-  // The weights rounded to `p`'s format (made once, at load).
+  // The weights rounded to `p`'s weight format (made once, at load;
+  // layercast's are bf16's, the same object).
   [[nodiscard]] const Weights& weights(PrecisionPolicy p) const;
   // RoPE tables [context, head_dim], as torch computes them in float32.
   [[nodiscard]] const std::vector<float>& rope_cos() const { return cos_; }
@@ -88,7 +91,7 @@ class Model {
   ModelConfig config_;
   Tokenizer tokenizer_;
   std::map<std::string, std::string, std::less<>> metadata_;
-  std::vector<Weights> weights_;  // indexed by PrecisionPolicy
+  std::vector<Weights> weights_;  // indexed by PrecisionPolicy (layercast's left empty)
   std::vector<float> cos_, sin_;
 };
 
@@ -131,6 +134,11 @@ class Batch {
   // the context. The reference stays valid until the next forward.
   const Logits& forward(std::span<const std::vector<Token>> new_tokens);
 
+  // Runs every decoder linear through `quantizer` (fp8, model/
+  // activation_quant.hpp; nullptr: none, the default). The quantizer must
+  // have been made for this batch's precision and outlive the batch's passes.
+  void quantize_activations(ActivationQuantizer* quantizer);
+
  private:
   void rmsnorm(const float* x, const std::vector<float>& w, float* out, std::size_t rows);
   void linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
@@ -143,11 +151,13 @@ class Batch {
 
   const Model* model_;
   Policy policy_;
+  ActivationQuantizer* quantizer_ = nullptr;
   std::vector<std::size_t> lengths_;
   std::vector<std::vector<float>> cache_;  // per sequence: [layer][k|v][context][d]
   // Scratch for one pass, reused.
   std::vector<std::size_t> row_seq_, row_pos_, seq_first_, seq_new_;
   std::vector<float> x_, a_, q_, k_, v_, att_, h_, g_, u_, ss_, rope_;
+  std::vector<float> fp8_input_, fp8_row_scale_;
   Logits logits_;
 };
 
