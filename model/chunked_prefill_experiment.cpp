@@ -107,7 +107,8 @@ void record_prefill(const std::vector<PrefillChange>& rows, std::size_t vocab,
   t.add_column("same_argmax", "greedy token unchanged (1/0)");
   t.caption = fmt::format(
       "The prompt: the twelve prompts one after the other, cut at the given length; {} logits. "
-      "At 192 tokens every chunk is full; at 193 (or 129) the last pass of every chunking has "
+      "At 192 tokens every chunk is full; at 193 (65 with --quick) the last pass of every chunking "
+      "has "
       "one token, which Eigen runs as a GEMV instead of a GEMM. A prefix-cache hit copies the "
       "first L positions of an earlier request that shared them, continued with "
       "other text and was prefilled at once beside an unrelated line, then prefills the rest in "
@@ -194,11 +195,11 @@ Experiment make() {
                    .seed = 1,
                    .claims = {"D7"},
                    .params = {ParamSpec::int_list("lengths", "prompt lengths in tokens", "192,193",
-                                                  "129", 2, 256),
+                                                  "65", 2, 256),
                               ParamSpec::int_list("chunks", "prefill chunk sizes", "8,16,32,64",
                                                   "8,16,32,64", 1, 256),
                               ParamSpec::int_list("prefixes", "cached prefix lengths", "64,128",
-                                                  "64", 1, 255),
+                                                  "32", 1, 255),
                               model_param()}},
           .run = run};
 }
