@@ -107,9 +107,9 @@ void record_prefill(const std::vector<PrefillChange>& rows, std::size_t vocab,
   t.add_column("same_argmax", "greedy token unchanged (1/0)");
   t.caption = fmt::format(
       "The prompt: the twelve prompts one after the other, cut at the given length; {} logits. "
-      "At 192 tokens every chunk is full; at 193 (65 with --quick) the last pass of every chunking "
-      "has "
-      "one token, which Eigen runs as a GEMV instead of a GEMM. A prefix-cache hit copies the "
+      "At 192 tokens every chunk is full; at 193 (65 with --quick) the last pass of every "
+      "chunking has one token, which Eigen runs as a GEMV instead of a GEMM. A prefix-cache hit "
+      "copies the "
       "first L positions of an earlier request that shared them, continued with "
       "other text and was prefilled at once beside an unrelated line, then prefills the rest in "
       "one pass.",
