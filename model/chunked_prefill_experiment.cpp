@@ -148,7 +148,7 @@ void record_prefill(const std::vector<PrefillChange>& rows, std::size_t vocab,
   const bool reproduced = others_differing > 0 && split_k_chunk_differing > 0 && bi_differing == 0;
   out.add_verdict(
       "D7",
-      fmt::format("library/split-k: {} logit bits differ over the chunkings and cache hits, "
+      fmt::format("library/split-k: {} differing logits summed over the chunkings and cache hits, "
                   "largest change {}; batch-invariant: {} differ",
                   others_differing, to_decimal(moved), bi_differing),
       reproduced ? Status::reproduced : Status::differs,
