@@ -188,6 +188,24 @@ float* Batch::cache_v(std::size_t seq, std::size_t layer) {
   return cache_[seq].data() + (2 * layer + 1) * c.context * c.d_model;
 }
 
+void Batch::copy_prefix(std::size_t seq, const Batch& from, std::size_t from_seq,
+                        std::size_t length) {
+  if (from.model_ != model_ || from.policy_.precision != policy_.precision) {
+    throw std::invalid_argument("copy_prefix: the caches come from another model or precision");
+  }
+  if (seq >= size() || from_seq >= from.size() || length > from.lengths_[from_seq]) {
+    throw std::invalid_argument("copy_prefix: no such sequence, or fewer than " +
+                                std::to_string(length) + " cached positions");
+  }
+  const auto& c = model_->config();
+  const std::size_t block = c.context * c.d_model;  // one layer's K (or V)
+  for (std::size_t kv = 0; kv < 2 * c.n_layers && &from.cache_[from_seq] != &cache_[seq]; ++kv) {
+    std::copy_n(from.cache_[from_seq].data() + kv * block, length * c.d_model,
+                cache_[seq].data() + kv * block);
+  }
+  lengths_[seq] = length;
+}
+
 void Batch::rmsnorm(const float* x, const std::vector<float>& w, float* out, std::size_t rows) {
   const std::size_t d = model_->config().d_model;
   const PrecisionPolicy p = policy_.precision;

@@ -139,6 +139,15 @@ class Batch {
   // have been made for this batch's precision and outlive the batch's passes.
   void quantize_activations(ActivationQuantizer* quantizer);
 
+  // A prefix-cache hit: sequence `seq` drops its cache and takes the first
+  // `length` positions (every layer's K and V, bit for bit) of sequence
+  // `from_seq` of `from`, which may be this batch; the next forward
+  // continues at position `length`. The reduction policies may differ (a
+  // cache is values, not an order). Throws std::invalid_argument when
+  // `from` runs another model or precision, or holds fewer than `length`
+  // positions.
+  void copy_prefix(std::size_t seq, const Batch& from, std::size_t from_seq, std::size_t length);
+
  private:
   void rmsnorm(const float* x, const std::vector<float>& w, float* out, std::size_t rows);
   void linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
