@@ -145,6 +145,28 @@ TEST_CASE("collectives mpi: the orders do differ (negative control), and --mca p
   }
 }
 
+TEST_CASE("collectives mpi: timed reductions (the bench's) keep their bits and report a time",
+          "[collectives][mpi]") {
+  use_fplab_for_ranks();
+  const auto x = seeded<float>(3, 257, 5);
+  const std::vector<MpiReduction> rs{mpi_reduction_for(Collective::ompi_ring),
+                                     mpi_reduction_for(Collective::exact)};
+  MpiRunOptions timed;
+  timed.time_repeats = 4;
+  const auto out = mpi_allreduce<float>(x, rs, timed);
+  const auto plain = mpi_allreduce<float>(x, rs);
+  CHECK(plain.seconds_per_call.empty());
+  REQUIRE(out.seconds_per_call.size() == 2);
+  for (const double s : out.seconds_per_call) CHECK((s > 0 && s < 10));
+  for (std::size_t k = 0; k < 2; ++k) {
+    for (std::size_t rank = 0; rank < 3; ++rank) {
+      CHECK(
+          same_bits<float>(out.at(k, rank), {plain.at(k, rank).begin(), plain.at(k, rank).end()}));
+    }
+  }
+  CHECK(same_bits<float>(out.at(0, 0), allreduce_model<float>(Collective::ompi_ring, x.values, 3)));
+}
+
 TEST_CASE("collectives mpi: fplab collective --mpi --json agrees", "[collectives][mpi]") {
   const auto dir = std::filesystem::temp_directory_path() / "fplab-test-collective-cli";
   std::filesystem::create_directories(dir);
