@@ -3,7 +3,9 @@
 // of the perturbations that batching and bf16 bring.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <limits>
+#include <utility>
 
 #include "experiments/experiment.hpp"
 #include "io/numbers.hpp"
@@ -120,6 +122,31 @@ void record_perturbations(const GapMeasurements& g, ExperimentRecord& out) {
   out.add_table(std::move(pt));
 }
 
+// 1,001 quantiles of each gap list (rank round(q (n - 1)) of the sorted
+// gaps, with the rank), for the report: it reads the share of gaps below a
+// perturbation that another experiment measured from them, to within one
+// quantile step (0.1 percentage point) (reports/argument.hpp).
+void record_quantiles(const GapMeasurements& g, ExperimentRecord& out) {
+  Table q{"gap-quantiles", "Quantiles of the top-2 gaps", "quantile"};
+  q.add_column("greedy", "greedy gap", ".3e", true);
+  q.add_column("greedy_rank", "its rank");
+  q.add_column("heldout", "teacher-forced gap", ".3e", true);
+  q.add_column("heldout_rank", "its rank");
+  q.in_report = false;
+  if (g.greedy.empty() || g.heldout.empty()) return;
+  constexpr int kSteps = 1000;
+  for (int i = 0; i <= kSteps; ++i) {
+    Row& row = q.add_row(fmt::format("{:.3f}", i / double{kSteps}));
+    for (const auto& [column, gaps] : {std::pair{"greedy", &g.greedy}, {"heldout", &g.heldout}}) {
+      const auto rank = static_cast<std::size_t>(
+          std::llround(static_cast<double>(i) * static_cast<double>(gaps->size() - 1) / kSteps));
+      row.set(column, Value::f64((*gaps)[rank]))
+          .set(std::string(column) + "_rank", Value::integer(static_cast<std::int64_t>(rank)));
+    }
+  }
+  out.add_table(std::move(q));
+}
+
 void record_cdf(const GapMeasurements& g, ExperimentRecord& out) {
   Table cdf{"cdf", "Share of gaps below x", "x"};
   cdf.add_column("x", "x", ".0e");
@@ -196,6 +223,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   record_stats(g, out);
   record_perturbations(g, out);
   record_cdf(g, out);
+  record_quantiles(g, out);
   record_verdicts(g, out);
 }
 

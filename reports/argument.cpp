@@ -251,6 +251,69 @@ bool is_headline(const ExperimentRecord& e, const Figure& f) {
   return e.id == "top2-gaps" && f.id == "gap-cdf";
 }
 
+namespace {
+
+// The share of one source's gaps below x (see headline_record).
+double share_from_quantiles(const Table& q, const std::string& source, double x) {
+  const std::string rank_column = source + "_rank";
+  const Value* last = q.rows.back().get(rank_column);
+  if (last == nullptr) return std::nan("");
+  const double n = static_cast<double>(last->as_int() + 1);
+  double at_least = 0;
+  double at_most = n;
+  for (const auto& row : q.rows) {
+    const Value* v = row.get(source);
+    const Value* rank = row.get(rank_column);
+    if (v == nullptr || rank == nullptr) return std::nan("");
+    if (v->to_double() < x) {
+      at_least = static_cast<double>(rank->as_int() + 1);
+    } else {
+      at_most = static_cast<double>(rank->as_int());
+      break;
+    }
+  }
+  return (at_least + at_most) / (2 * n);
+}
+
+}  // namespace
+
+ExperimentRecord headline_record(const Results& r, const ExperimentRecord& e) {
+  ExperimentRecord out = e;
+  const auto f = std::find_if(out.figures.begin(), out.figures.end(),
+                              [&](const Figure& fig) { return is_headline(e, fig); });
+  const Table* quantiles = e.table("gap-quantiles");
+  if (f == out.figures.end() || quantiles == nullptr || quantiles->rows.empty()) return out;
+  const auto markers = std::find_if(out.tables.begin(), out.tables.end(),
+                                    [&](const Table& t) { return t.id == f->markers.table; });
+  if (markers == out.tables.end()) return out;
+  std::vector<std::string> sources;
+  for (const auto& other : r.experiments) {
+    const Table* t = other.id == e.id ? nullptr : other.table("perturbation");
+    if (t == nullptr) continue;
+    for (const auto& row : t->rows) {
+      const Value* size = row.get("size");
+      if (size == nullptr || !size->is_float()) continue;
+      const std::string key = row.key + " (" + other.id + ")";
+      if (markers->find(key) != nullptr) continue;
+      Row& added = markers->add_row(key).set(f->markers.x, *size);
+      for (const auto& share : f->markers.shares) {
+        const std::string source = share.substr(0, share.find("_below"));
+        added.set(share, Value::f64(share_from_quantiles(*quantiles, source, size->to_double())));
+      }
+      f->markers.rows.push_back(key);
+      if (sources.empty() || sources.back() != other.id) sources.push_back(other.id);
+    }
+  }
+  if (!sources.empty()) {
+    std::string names;
+    for (const auto& s : sources) names += (names.empty() ? "" : ", ") + s;
+    f->caption += " Lines from " + names +
+                  ": their shares of gaps below read from the 1,001 gap quantiles "
+                  "(within 0.05 percentage point).";
+  }
+  return out;
+}
+
 Spans reference_spans(const std::string& source) {
   Spans out;
   static const std::regex arxiv(R"(arXiv[ :](\d{4}\.\d{4,5}))");
@@ -281,7 +344,9 @@ void argument_blocks(const Results& r, bool plots, Document& d) {
     for (auto& span : s) summary.push_back(std::move(span));
   }
   d.blocks.emplace_back(Paragraph{std::move(summary), "summary"});
-  if (const ExperimentRecord* e = r.experiment("top2-gaps")) {
+  if (const ExperimentRecord* gaps = r.experiment("top2-gaps")) {
+    const ExperimentRecord joined = headline_record(r, *gaps);
+    const ExperimentRecord* e = &joined;
     for (const auto& f : e->figures) {
       if (!is_headline(*e, f)) continue;
       FigureBlock fig{{}, "Figure 1. " + f.title, {}};

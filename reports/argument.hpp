@@ -27,6 +27,16 @@ void argument_blocks(const Results& r, bool plots, Document& d);
 // only points to.
 bool is_headline(const ExperimentRecord& e, const Figure& f);
 
+// The record the headline figure is drawn from: top2-gaps' `e`, with one
+// line more for each row of every other experiment's `perturbation` table
+// (a `size` column: tensor parallelism, the fp8 scale, chunked prefill,
+// LayerCast ...), keyed "ROW (EXPERIMENT)". Their shares of gaps below come
+// from e's `gap-quantiles` table (1,001 quantiles with their ranks): at
+// least the count up to the last quantile below the size, at most the count
+// before the first one at or above it; the midpoint, within 0.05 percentage
+// point of the exact share. `e` unchanged when nothing is to be added.
+ExperimentRecord headline_record(const Results& r, const ExperimentRecord& e);
+
 // A source as a reference entry: its text, with "arXiv NNNN.NNNNN" linked
 // to arxiv.org.
 Spans reference_spans(const std::string& source);

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -18,6 +19,7 @@
 
 #include "io/atomic_file.hpp"
 #include "io/input_error.hpp"
+#include "reports/argument.hpp"
 #include "reports/report_document.hpp"
 
 namespace fplab {
@@ -135,7 +137,12 @@ bool stage_plots(const Results& r, const fs::path& dir, StagedFiles& out) {
   StagedFiles plots;
   StagedFiles scratch;  // never committed: removed on return
   fs::create_directories(dir / "figures");
-  for (const auto& e : r.experiments) {
+  for (const auto& record : r.experiments) {
+    // The headline figure also draws the perturbations other experiments measured.
+    const bool joins = std::any_of(record.figures.begin(), record.figures.end(),
+                                   [&](const Figure& f) { return report::is_headline(record, f); });
+    const ExperimentRecord joined = joins ? report::headline_record(r, record) : ExperimentRecord{};
+    const ExperimentRecord& e = joins ? joined : record;
     for (const auto& f : e.figures) {
       const fs::path svg = dir / "figures" / figure_file(e, f);
       fs::path script = svg;

@@ -1,5 +1,6 @@
 // results.json (schema, round trip, fingerprint), SHA-256, and the report
 // rendered from a stored results.json.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include "cli_runner.hpp"
 #include "io/npy.hpp"
 #include "io/sha256.hpp"
+#include "reports/argument.hpp"
 #include "reports/ranges.hpp"
 #include "reports/report.hpp"
 #include "reports/report_document.hpp"
@@ -349,4 +351,46 @@ TEST_CASE("the report opens with the argument, from the quick baseline's results
   CHECK(html.find("<div class=\"scroll\"><table>") != std::string::npos);
   CHECK(md.find("k = `1..32, 64, 128, 256..1024`") != std::string::npos);
   CHECK(html.find("1,2,3,4,5,6") == std::string::npos);
+}
+
+TEST_CASE("the headline figure draws the perturbations other experiments measured", "[reports]") {
+  Results r = read_results_json(std::string(FPLAB_SOURCE_DIR) + "/reports/baselines/quick.json");
+  const ExperimentRecord* gaps = r.experiment("top2-gaps");
+  REQUIRE(gaps != nullptr);
+  const Table* own = gaps->table("perturbations");
+  REQUIRE(own != nullptr);
+  // An experiment whose perturbation equals one of top2-gaps' own, whose
+  // shares top2-gaps computed exactly from every gap: the quantile reading
+  // must agree to within 0.05 percentage point. And one below every gap.
+  const std::string bf16 = "bf16 vs fp32, measured largest change";
+  ExperimentRecord probe;
+  probe.id = "probe";
+  Table t{"perturbation", "probe", "perturbation"};
+  t.add_column("size", "size");
+  t.add_row("as bf16").set("size", *own->get(bf16, "size"));
+  t.add_row("tiny").set("size", Value::f64(1e-30));
+  probe.add_table(std::move(t));
+  r.experiments.push_back(probe);
+  const ExperimentRecord joined = fplab::report::headline_record(r, *r.experiment("top2-gaps"));
+  const Table* lines = joined.table("perturbations");
+  REQUIRE(lines != nullptr);
+  for (const char* share : {"greedy_below", "heldout_below"}) {
+    const double exact = own->get(bf16, share)->as_f64();
+    const double read = lines->get("as bf16 (probe)", share)->as_f64();
+    CHECK(std::abs(read - exact) <= 0.0005);
+    CHECK(lines->get("tiny (probe)", share)->as_f64() == 0);
+  }
+  // Every serving experiment of the quick baseline adds its lines.
+  const auto figure = std::find_if(joined.figures.begin(), joined.figures.end(),
+                                   [&](const Figure& f) { return f.id == "gap-cdf"; });
+  REQUIRE(figure != joined.figures.end());
+  const auto& markers = figure->markers.rows;
+  for (const char* id : {"(quantization-scales)", "(precision-ladder)", "(chunked-prefill)",
+                         "(tensor-parallel)", "(probe)"}) {
+    CHECK(std::any_of(markers.begin(), markers.end(),
+                      [&](const std::string& key) { return key.find(id) != std::string::npos; }));
+  }
+  // Not the headline: unchanged.
+  const ExperimentRecord same = fplab::report::headline_record(r, probe);
+  CHECK(same.table("perturbations") == nullptr);
 }
