@@ -36,7 +36,7 @@ TEST_CASE("tensor-parallel: tp-invariant keeps every bit at T = 2, 4, the others
   }
 }
 
-TEST_CASE("tensor-parallel: at T = 2 all orders agree (D3); fixed T is reproducible (D5)",
+TEST_CASE("tensor-parallel: at T = 2 all orders agree (D3), a fixed T is reproducible (D5)",
           "[model][experiments][tp]") {
   const Model& m = bundled_model();
   const auto prompts = encode_prompts(m, 3);
