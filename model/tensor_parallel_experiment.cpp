@@ -1,10 +1,11 @@
 // tensor-parallel (claims D3, D4, D5): the bundled model split Megatron-style
 // over T = 2 and 4 shards (model/tensor_parallel.hpp), in process: every
 // shard computed here and the all-reduce by collectives' order model, which
-// equals real Open MPI bit for bit (the allreduce experiment, and
-// test_tensor_parallel_mpi for this forward pass). Each policy at T against
-// the same policy at T = 1: logits that change, by how much, greedy answers
-// that flip; tp-invariant (TBIK's fixed tile tree) keeps every bit.
+// equals real Open MPI bit for bit (the allreduce experiment; for this
+// forward pass, test_collectives_mpi's `fplab generate --tp` cases). Each
+// policy at T against the same policy at T = 1: logits that change, by how
+// much, greedy answers that flip; tp-invariant (TBIK's fixed tile tree)
+// keeps every bit.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -288,7 +289,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   verdicts(cells, sweeps, fixed, out);
   out.add_note(
       "In process (no mpirun): the shards' partial sums are all-reduced by the order model, which "
-      "test_tensor_parallel_mpi checks against real Open MPI ranks for this forward pass.");
+      "test_collectives_mpi checks against real Open MPI ranks (fplab generate --tp) for this "
+      "forward pass.");
 }
 
 Experiment make() {
