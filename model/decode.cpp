@@ -29,12 +29,13 @@ TopTwo top_two(std::span<const float> logits) {
 }
 
 std::vector<std::vector<float>> last_logits(const Model& model, Policy policy,
-                                            std::span<const std::vector<Token>> prompts) {
+                                            std::span<const std::vector<Token>> prompts,
+                                            const TensorParallel& tp) {
   if (prompts.empty()) throw std::invalid_argument("last_logits: no prompts");
   for (const auto& p : prompts) {
     if (p.empty()) throw std::invalid_argument("last_logits: empty prompt");
   }
-  Batch batch(model, policy, prompts.size());
+  Batch batch(model, policy, prompts.size(), tp);
   const Logits& logits = batch.forward(prompts);
   std::vector<std::vector<float>> out;
   for (std::size_t b = 0; b < prompts.size(); ++b) {
@@ -46,7 +47,7 @@ std::vector<std::vector<float>> last_logits(const Model& model, Policy policy,
 
 GreedyResult greedy_decode(const Model& model, Policy policy,
                            std::span<const std::vector<Token>> prompts, std::size_t steps,
-                           const StepCallback& on_logits) {
+                           const StepCallback& on_logits, const TensorParallel& tp) {
   const std::size_t B = prompts.size();
   if (B == 0) throw std::invalid_argument("greedy_decode: no prompts");
   for (const auto& p : prompts) {
@@ -59,7 +60,7 @@ GreedyResult greedy_decode(const Model& model, Policy policy,
                                   std::to_string(model.config().context));
     }
   }
-  Batch batch(model, policy, B);
+  Batch batch(model, policy, B, tp);
   GreedyResult result;
   result.tokens.assign(B, {});
   result.steps.assign(B, {});

@@ -26,9 +26,11 @@ TopTwo top_two(std::span<const float> logits);
 
 // The logits after the last token of each prompt, all prompts run as one
 // batch in one pass (row b is prompt b's). Throws std::invalid_argument
-// for an empty prompt.
+// for an empty prompt. `tp`: split over tensor-parallel shards
+// (model/tensor_parallel.hpp).
 std::vector<std::vector<float>> last_logits(const Model& model, Policy policy,
-                                            std::span<const std::vector<Token>> prompts);
+                                            std::span<const std::vector<Token>> prompts,
+                                            const TensorParallel& tp = {});
 
 // Sees sequence `seq`'s logits before it picks the token of step `step`.
 using StepCallback =
@@ -45,7 +47,7 @@ struct GreedyResult {
 // would outgrow the context.
 GreedyResult greedy_decode(const Model& model, Policy policy,
                            std::span<const std::vector<Token>> prompts, std::size_t steps,
-                           const StepCallback& on_logits = {});
+                           const StepCallback& on_logits = {}, const TensorParallel& tp = {});
 
 struct PositionScore {
   Token target = 0;  // the next token of the text

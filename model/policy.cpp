@@ -13,6 +13,8 @@ std::string_view name(ReductionPolicy p) {
       return "split-k";
     case ReductionPolicy::batch_invariant:
       return "batch-invariant";
+    case ReductionPolicy::tp_invariant:
+      return "tp-invariant";
   }
   throw std::logic_error("unknown ReductionPolicy");
 }
@@ -32,11 +34,11 @@ std::string_view name(PrecisionPolicy p) {
 }
 
 ReductionPolicy parse_reduction_policy(std::string_view text) {
-  for (auto p : kReductionPolicies) {
+  for (auto p : kAllReductionPolicies) {
     if (name(p) == text) return p;
   }
   throw std::invalid_argument("unknown reduction policy '" + std::string(text) +
-                              "' (expected library, split-k or batch-invariant)");
+                              "' (expected library, split-k, batch-invariant or tp-invariant)");
 }
 
 PrecisionPolicy parse_precision_policy(std::string_view text) {

@@ -32,6 +32,12 @@ enum class ReductionPolicy {
   // *size* (kKvSplitSize positions per part), never a fixed number of parts
   // (claim B8). A row's bits depend only on its own tokens.
   batch_invariant,
+  // "tp-invariant": batch-invariant, except that every row-parallel dot
+  // product of tensor parallelism (o_proj, down_proj) is one fixed binary
+  // tree over K tiles of 32 (model/tensor_parallel.hpp), each shard reducing
+  // its own subtree and the all-reduce adding the tree's top levels: the
+  // bits depend neither on the batch nor on the tensor-parallel degree.
+  tp_invariant,
 };
 
 enum class PrecisionPolicy {
@@ -51,15 +57,23 @@ enum class PrecisionPolicy {
   layercast,
 };
 
+// The single-device policies, which the batch experiments iterate. At T = 1
+// tp-invariant is one more batch-invariant order (its row-parallel products
+// are a tile tree): it is left out of these loops on purpose and measured
+// where tensor parallelism is (tensor-parallel experiment).
 inline constexpr std::array kReductionPolicies = {
     ReductionPolicy::library, ReductionPolicy::split_k, ReductionPolicy::batch_invariant};
+// Every policy: what the parser accepts.
+inline constexpr std::array kAllReductionPolicies = {
+    ReductionPolicy::library, ReductionPolicy::split_k, ReductionPolicy::batch_invariant,
+    ReductionPolicy::tp_invariant};
 // In enum order (Model indexes its weight sets by it).
 inline constexpr std::array kPrecisionPolicies = {PrecisionPolicy::fp32, PrecisionPolicy::bf16,
                                                   PrecisionPolicy::fp16,
                                                   PrecisionPolicy::layercast};
 
-// "library", "split-k", "batch-invariant"; "fp32", "bf16", "fp16",
-// "layercast".
+// "library", "split-k", "batch-invariant", "tp-invariant"; "fp32", "bf16",
+// "fp16", "layercast".
 std::string_view name(ReductionPolicy p);
 std::string_view name(PrecisionPolicy p);
 

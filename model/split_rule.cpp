@@ -23,6 +23,7 @@ std::size_t dot_splits(ReductionPolicy policy, std::size_t rows, std::size_t out
     case ReductionPolicy::split_k:
       return split_k_splits(rows, out_features, k);
     case ReductionPolicy::batch_invariant:
+    case ReductionPolicy::tp_invariant:
       return 1;
     case ReductionPolicy::library:
       break;

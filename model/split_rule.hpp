@@ -54,8 +54,9 @@ inline constexpr std::size_t kKvSplitSize = 64;
 // The number of K splits the split-k policy uses for this product (>= 1).
 std::size_t split_k_splits(std::size_t rows, std::size_t out_features, std::size_t k);
 
-// The number of K splits `policy` uses (1 for batch-invariant; library has
-// none of its own and throws std::invalid_argument).
+// The number of K splits `policy` uses (1 for batch-invariant and
+// tp-invariant, whose row-parallel tile tree is model/tensor_parallel.hpp's;
+// library has none of its own and throws std::invalid_argument).
 std::size_t dot_splits(ReductionPolicy policy, std::size_t rows, std::size_t out_features,
                        std::size_t k);
 

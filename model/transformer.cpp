@@ -15,6 +15,7 @@
 #include "model/precision_policy.hpp"
 #include "model/safetensors.hpp"
 #include "model/split_rule.hpp"
+#include "model/tensor_parallel.hpp"
 
 namespace fplab::model {
 
@@ -169,10 +170,14 @@ std::span<const float> Logits::last(std::size_t seq) const {
   return row(seq, count(seq) - 1);
 }
 
-Batch::Batch(const Model& model, Policy policy, std::size_t sequences)
-    : model_(&model), policy_(policy), lengths_(sequences, 0), cache_(sequences) {
+Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorParallel tp)
+    : model_(&model), policy_(policy), tp_(tp), lengths_(sequences, 0), cache_(sequences) {
   if (sequences == 0) throw std::invalid_argument("a batch needs at least one sequence");
   const auto& c = model.config();
+  validate_tensor_parallel(c, policy.reduction, tp_);
+  const std::size_t per_shard = c.n_heads / tp_.degree;
+  head_begin_ = tp_.rank ? *tp_.rank * per_shard : 0;
+  head_end_ = tp_.rank ? head_begin_ + per_shard : c.n_heads;
   for (auto& kv : cache_) kv.assign(c.n_layers * 2 * c.context * c.d_model, 0.0f);
 }
 
@@ -234,29 +239,66 @@ void Batch::quantize_activations(ActivationQuantizer* quantizer) {
     throw std::invalid_argument(
         "quantize_activations: the quantizer was made for another precision");
   }
+  if (quantizer != nullptr && tp_.degree != 1) {
+    throw std::invalid_argument("quantize_activations: fp8 linears run without tensor parallelism");
+  }
   quantizer_ = quantizer;
+}
+
+void Batch::product(const float* x, const float* w, float* y, std::size_t rows,
+                    std::size_t out_features, std::size_t in_features) const {
+  if (policy_.reduction == ReductionPolicy::library) {
+    kernels::linear_eigen(x, w, y, rows, out_features, in_features);
+  } else {
+    kernels::linear(x, w, y, rows, out_features, in_features,
+                    dot_splits(policy_.reduction, rows, out_features, in_features));
+  }
+}
+
+bool Batch::fp8_linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
+                       std::size_t out_features, std::size_t in_features) {
+  if (quantizer_ == nullptr) return false;
+  // fp8: the same kernel on the E4M3 input and weight, then their scales.
+  const Fp8Weight* fp8 =
+      quantizer_->quantize_input(w.data(), x, rows, in_features, fp8_input_, fp8_row_scale_);
+  if (fp8 == nullptr) return false;  // lm_head: not quantized
+  product(fp8_input_.data(), fp8->values.data(), y, rows, out_features, in_features);
+  ActivationQuantizer::rescale(*fp8, fp8_row_scale_, y, rows, out_features);
+  round_all(policy_.precision, std::span<float>(y, rows * out_features));
+  return true;
 }
 
 void Batch::linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
                    std::size_t out_features, std::size_t in_features) {
-  // fp8: the same kernel on the E4M3 input and weight, then their scales.
-  const float* weight = w.data();
-  const Fp8Weight* fp8 = nullptr;
-  if (quantizer_ != nullptr) {
-    fp8 = quantizer_->quantize_input(weight, x, rows, in_features, fp8_input_, fp8_row_scale_);
-    if (fp8 != nullptr) {
-      x = fp8_input_.data();
-      weight = fp8->values.data();
-    }
-  }
-  if (policy_.reduction == ReductionPolicy::library) {
-    kernels::linear_eigen(x, weight, y, rows, out_features, in_features);
-  } else {
-    kernels::linear(x, weight, y, rows, out_features, in_features,
-                    dot_splits(policy_.reduction, rows, out_features, in_features));
-  }
-  if (fp8 != nullptr) ActivationQuantizer::rescale(*fp8, fp8_row_scale_, y, rows, out_features);
+  if (fp8_linear(x, w, y, rows, out_features, in_features)) return;
+  product(x, w.data(), y, rows, out_features, in_features);
   round_all(policy_.precision, std::span<float>(y, rows * out_features));
+}
+
+void Batch::column_linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
+                          std::size_t out_features, std::size_t in_features) {
+  if (fp8_linear(x, w, y, rows, out_features, in_features)) return;
+  const auto kernel = [this](const float* xs, const float* ws, float* ys, std::size_t m,
+                             std::size_t n, std::size_t k) { product(xs, ws, ys, m, n, k); };
+  column_parallel(tp_, kernel, x, w.data(), y, rows, out_features, in_features);
+  round_all(policy_.precision, std::span<float>(y, rows * out_features));
+}
+
+void Batch::row_linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
+                       std::size_t out_features, std::size_t in_features) {
+  if (fp8_linear(x, w, y, rows, out_features, in_features)) return;
+  const bool tree = policy_.reduction == ReductionPolicy::tp_invariant;
+  const auto kernel = [this, tree](const float* xs, const float* ws, float* ys, std::size_t m,
+                                   std::size_t n, std::size_t k) {
+    if (tree) {
+      tile_tree_linear(xs, ws, ys, m, n, k);
+    } else {
+      product(xs, ws, ys, m, n, k);
+    }
+  };
+  const auto round = [this](std::span<float> v) { round_all(policy_.precision, v); };
+  row_parallel(tp_, tp_allreduce_order(policy_.reduction, tp_), kernel, round, !tree, x, w.data(),
+               y, rows, out_features, in_features);
 }
 
 const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
@@ -318,9 +360,9 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
   for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
     const LayerWeights& L = w.layers[layer];
     rmsnorm(x_.data(), L.input_norm, a_.data(), M);
-    linear(a_.data(), L.q, q_.data(), M, d, d);
-    linear(a_.data(), L.k, k_.data(), M, d, d);
-    linear(a_.data(), L.v, v_.data(), M, d, d);
+    column_linear(a_.data(), L.q, q_.data(), M, d, d);
+    column_linear(a_.data(), L.k, k_.data(), M, d, d);
+    column_linear(a_.data(), L.v, v_.data(), M, d, d);
     // RoPE (rotate_half): out[i] = x[i] cos[i] + rot[i] sin[i],
     // rot = (-x[half:], x[:half]) within each head.
     const std::size_t half = hd / 2;
@@ -348,17 +390,17 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
     }
     attention(layer, M);
     round_all(prec, att_);
-    linear(att_.data(), L.o, a_.data(), M, d, d);
+    row_linear(att_.data(), L.o, a_.data(), M, d, d);
     for (std::size_t i = 0; i < M * d; ++i) h_[i] = x_[i] + a_[i];
     round_all(prec, h_);
     rmsnorm(h_.data(), L.post_norm, a_.data(), M);
-    linear(a_.data(), L.gate, g_.data(), M, f, d);
-    linear(a_.data(), L.up, u_.data(), M, f, d);
+    column_linear(a_.data(), L.gate, g_.data(), M, f, d);
+    column_linear(a_.data(), L.up, u_.data(), M, f, d);
     for (std::size_t i = 0; i < M * f; ++i) g_[i] = g_[i] / (1.0f + std::exp(-g_[i]));
     round_all(prec, g_);
     for (std::size_t i = 0; i < M * f; ++i) g_[i] = g_[i] * u_[i];
     round_all(prec, g_);
-    linear(g_.data(), L.down, a_.data(), M, d, f);
+    row_linear(g_.data(), L.down, a_.data(), M, d, f);
     for (std::size_t i = 0; i < M * d; ++i) x_[i] = h_[i] + a_[i];
     round_all(prec, x_);
   }
@@ -386,7 +428,7 @@ void Batch::attention_library(std::size_t layer) {
   const auto& c = model_->config();
   const std::size_t d = c.d_model;
   const std::size_t hd = c.head_dim();
-  const auto heads = static_cast<long>(c.n_heads);
+  const auto heads = static_cast<long>(head_end_ - head_begin_);
   const auto seqs = static_cast<long>(size());
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
   const PrecisionPolicy prec = policy_.precision;
@@ -399,7 +441,7 @@ void Batch::attention_library(std::size_t layer) {
   for (long b = 0; b < seqs; ++b) {
     for (long h = 0; h < heads; ++h) {
       const auto bu = static_cast<std::size_t>(b);
-      const auto hu = static_cast<std::size_t>(h);
+      const auto hu = head_begin_ + static_cast<std::size_t>(h);
       const std::size_t n = seq_new_[bu];
       if (n == 0) continue;
       const std::size_t past = lengths_[bu];
@@ -439,13 +481,15 @@ void Batch::attention_split(std::size_t layer, std::size_t rows) {
   const auto& c = model_->config();
   const std::size_t d = c.d_model;
   const std::size_t hd = c.head_dim();
-  const std::size_t heads = c.n_heads;
+  const std::size_t heads = head_end_ - head_begin_;
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
   const PrecisionPolicy prec = policy_.precision;
-  const bool fixed_size = policy_.reduction == ReductionPolicy::batch_invariant;
+  const bool fixed_size = policy_.reduction == ReductionPolicy::batch_invariant ||
+                          policy_.reduction == ReductionPolicy::tp_invariant;
   std::size_t query_blocks = 0;
   for (std::size_t n : seq_new_) query_blocks += (n + kQueryTile - 1) / kQueryTile;
-  const std::size_t units = attention_work_units(heads, query_blocks);
+  // Each shard's own kernel: its n_heads / T heads are its work units.
+  const std::size_t units = attention_work_units(c.n_heads / tp_.degree, query_blocks);
   const auto items = static_cast<long>(rows * heads);
   // Multiply-adds of the scores and values, to decide on threads.
   std::size_t work = 0;
@@ -458,7 +502,7 @@ void Batch::attention_split(std::size_t layer, std::size_t rows) {
 #pragma omp for schedule(dynamic, 4)
     for (long it = 0; it < items; ++it) {
       const std::size_t r = static_cast<std::size_t>(it) / heads;
-      const std::size_t h = static_cast<std::size_t>(it) % heads;
+      const std::size_t h = head_begin_ + static_cast<std::size_t>(it) % heads;
       const std::size_t b = row_seq_[r];
       const std::size_t kv = row_pos_[r] + 1;
       const KvPartition parts = fixed_size ? fixed_size_partition(kv, kKvSplitSize)

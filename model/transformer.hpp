@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "model/policy.hpp"
+#include "model/tensor_parallel.hpp"
 #include "model/tokenizer.hpp"
 
 namespace fplab::model {
@@ -118,10 +119,14 @@ class Logits {
 
 class Batch {
  public:
-  Batch(const Model& model, Policy policy, std::size_t sequences);
+  // `tp`: the forward pass split over tensor-parallel shards
+  // (model/tensor_parallel.hpp; T = 1 changes no bit). Throws
+  // std::invalid_argument when the model cannot be split so.
+  Batch(const Model& model, Policy policy, std::size_t sequences, TensorParallel tp = {});
 
   [[nodiscard]] std::size_t size() const { return lengths_.size(); }
   [[nodiscard]] Policy policy() const { return policy_; }
+  [[nodiscard]] const TensorParallel& tensor_parallel() const { return tp_; }
   // Tokens already in sequence `seq`'s KV cache.
   [[nodiscard]] std::size_t length(std::size_t seq) const { return lengths_[seq]; }
   // Empties every KV cache.
@@ -152,6 +157,18 @@ class Batch {
   void rmsnorm(const float* x, const std::vector<float>& w, float* out, std::size_t rows);
   void linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
               std::size_t out_features, std::size_t in_features);
+  // With a quantizer (one process only): the fp8 product, rescaled and
+  // rounded; false when there is none or `w` is not quantized (lm_head).
+  bool fp8_linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
+                  std::size_t out_features, std::size_t in_features);
+  // The policy's product for one shape, unrounded.
+  void product(const float* x, const float* w, float* y, std::size_t rows, std::size_t out_features,
+               std::size_t in_features) const;
+  // Tensor-parallel linears (model/tensor_parallel.hpp), rounded like linear().
+  void column_linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
+                     std::size_t out_features, std::size_t in_features);
+  void row_linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
+                  std::size_t out_features, std::size_t in_features);
   void attention(std::size_t layer, std::size_t rows);
   void attention_library(std::size_t layer);
   void attention_split(std::size_t layer, std::size_t rows);
@@ -161,6 +178,8 @@ class Batch {
   const Model* model_;
   Policy policy_;
   ActivationQuantizer* quantizer_ = nullptr;
+  TensorParallel tp_;
+  std::size_t head_begin_ = 0, head_end_ = 0;  // the heads this process computes
   std::vector<std::size_t> lengths_;
   std::vector<std::vector<float>> cache_;  // per sequence: [layer][k|v][context][d]
   // Scratch for one pass, reused.

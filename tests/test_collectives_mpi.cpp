@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <thread>
@@ -443,4 +444,73 @@ TEST_CASE("collectives mpi: a rank dying mid-enumeration ends the job, no result
   }
   ::setenv("PATH", saved.c_str(), 1);
   CHECK(missing == "mpirun not found on PATH (install openmpi-bin)");
+}
+
+namespace {
+
+std::string file_bytes(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// `fplab generate` greedy, 24 characters, writing its logits to dir/name.npy.
+test::CommandResult generate(const std::filesystem::path& dir, const std::string& name,
+                             const std::string& args) {
+  return test::run_fplab("generate 'And God said, ' -n 24 -t 0 " + args + " --logits " +
+                         (dir / (name + ".npy")).string());
+}
+
+}  // namespace
+
+TEST_CASE("collectives mpi: generate --tp on real ranks equals the in-process prediction",
+          "[collectives][mpi][tp]") {
+  use_fplab_for_ranks();
+  const auto dir = std::filesystem::temp_directory_path() / "fplab-test-tp-generate";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (const std::string args :
+       {"--policy split-k --tp 2", "--policy batch-invariant --tp 4 --allreduce ompi-ring",
+        "--policy split-k --tp 4", "--policy tp-invariant --tp 4"}) {
+    INFO(args);
+    const auto mpi = generate(dir, "mpi", args);
+    REQUIRE(mpi.exit_code == 0);
+    const auto model = generate(dir, "model", args + " --tp-in-process");
+    REQUIRE(model.exit_code == 0);
+    CHECK(mpi.output == model.output);
+    const std::string a = file_bytes(dir / "mpi.npy");
+    CHECK(a.size() == 128 + 24 * 63 * 4);  // the .npy header, then 24 x 63 float32
+    CHECK(a == file_bytes(dir / "model.npy"));
+    CHECK(!std::filesystem::exists(dir / "mpi.npy.tmp"));
+  }
+  // tp-invariant: the 4 ranks' logits are those of one process without TP.
+  REQUIRE(generate(dir, "one", "--policy tp-invariant").exit_code == 0);
+  CHECK(file_bytes(dir / "one.npy") == file_bytes(dir / "mpi.npy"));
+  // The negative control: the all-reduce order shows in the logits at T = 4.
+  REQUIRE(generate(dir, "ring", "--policy split-k --tp 4 --allreduce ompi-ring").exit_code == 0);
+  REQUIRE(generate(dir, "linear", "--policy split-k --tp 4 --allreduce ompi-linear").exit_code ==
+          0);
+  CHECK(file_bytes(dir / "ring.npy") != file_bytes(dir / "linear.npy"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("collectives mpi: generate --tp bad values and a dying rank", "[collectives][mpi][tp]") {
+  use_fplab_for_ranks();
+  const auto dir = std::filesystem::temp_directory_path() / "fplab-test-tp-faults";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (const std::string bad :
+       {"--tp 3", "--tp 0", "--tp 2 --allreduce nccl-ring", "--tp 2 --samples 2"}) {
+    INFO(bad);
+    const auto r = generate(dir, "bad", bad);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.rfind("fplab: error: ", 0) == 0);
+    CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  }
+  const auto r = generate(dir, "dead", "--policy split-k --tp 2 --tp-fail-rank 1 --timeout 60");
+  CHECK(r.exit_code != 0);
+  CHECK(r.output.find("mpirun failed") != std::string::npos);
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  CHECK(!std::filesystem::exists(dir / "dead.npy"));
+  CHECK(!std::filesystem::exists(dir / "dead.npy.tmp"));
+  std::filesystem::remove_all(dir);
 }

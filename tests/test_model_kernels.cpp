@@ -157,11 +157,12 @@ TEST_CASE("KV partitions: fixed split size (claim B8) and fixed count", "[model]
 }
 
 TEST_CASE("policies: names round trip, unknown names rejected", "[model][policy]") {
-  for (auto p : kReductionPolicies) CHECK(parse_reduction_policy(name(p)) == p);
+  for (auto p : kAllReductionPolicies) CHECK(parse_reduction_policy(name(p)) == p);
+  CHECK(parse_reduction_policy("tp-invariant") == ReductionPolicy::tp_invariant);
   for (auto p : kPrecisionPolicies) CHECK(parse_precision_policy(name(p)) == p);
-  CHECK_THROWS_WITH(
-      parse_reduction_policy("splitk"),
-      "unknown reduction policy 'splitk' (expected library, split-k or batch-invariant)");
+  CHECK_THROWS_WITH(parse_reduction_policy("splitk"),
+                    "unknown reduction policy 'splitk' (expected library, split-k, batch-invariant "
+                    "or tp-invariant)");
   CHECK_THROWS_AS(parse_precision_policy("fp8"), std::invalid_argument);
 }
 
