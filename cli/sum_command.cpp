@@ -213,11 +213,11 @@ nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strateg
 
   struct Row {
     std::string name;
-    T total;
-    Accuracy acc;
-    Verdict verdict;
+    T total = 0;
+    Accuracy acc{};
+    Verdict verdict{};
     std::string tree;  // --show-tree: the association, or what it is instead
-    bool is_tree;
+    bool is_tree = false;
   };
   std::vector<Row> rows;
   for (const auto& s : strategies) {

@@ -100,9 +100,11 @@ std::vector<Cell> measure(const std::vector<Matrix<float>>& globals,
                           const std::vector<std::int64_t>& ranks, double timeout, RunContext& ctx) {
   const auto algos = algorithms();
   std::vector<MpiReduction> reductions;
+  reductions.reserve(algos.size());
   for (const auto& a : algos) reductions.push_back(a.mpi);
   const std::vector<NumberMatrix> inputs(globals.begin(), globals.end());
   std::vector<std::vector<float>> exact;
+  exact.reserve(globals.size());
   for (const auto& g : globals) exact.push_back(exact_column_sums(g));
   std::vector<Cell> cells;
   for (std::size_t pi = 0; pi < ranks.size(); ++pi) {

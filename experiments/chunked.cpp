@@ -115,9 +115,10 @@ void a4_table(std::span<const float> x, double reference, ExperimentRecord& out)
     const std::string& claimed_total = claimed.find(c.key)->second;
     const bool ok = total_text == claimed_total && error_text == c.error;
     matches += ok ? 1 : 0;
-    if (!ok)
+    if (!ok) {
       mismatches += fmt::format(" {}: {} ({}) vs {} ({});", c.key, total_text, error_text,
                                 claimed_total, c.error);
+    }
     ours += fmt::format("{}{} {}", ours.empty() ? "" : "; ", c.key, total_text);
     t.add_row(c.key)
         .set("strategy", Value::text(c.strategy))

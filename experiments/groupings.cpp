@@ -132,8 +132,8 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const auto n = static_cast<std::size_t>(p.integer("n"));
   const auto groupings = p.integer("groupings");
   const auto seeds = p.integer("seeds");
-  const std::string inner = p.text("inner");
-  const std::string combine = p.text("combine");
+  const std::string& inner = p.text("inner");
+  const std::string& combine = p.text("combine");
   if (static_cast<std::size_t>(groupings) > n)
     throw std::invalid_argument("groupings must not exceed n");
   const auto counts = record_by_seed(n, groupings, seeds, inner, combine, ctx, out);

@@ -305,7 +305,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const auto& numbers = p.real_list("numbers");
   const auto& names = p.text_list("strategies");
   const auto& dtypes = p.text_list("dtypes");
-  const std::string mode = p.text("mode");
+  const std::string& mode = p.text("mode");
   std::vector<Strategy> strategies;
   for (const auto& n : names) {
     strategies.push_back(parse_strategy(n));

@@ -16,16 +16,17 @@ namespace {
 }
 
 bool dtype_from_name(const std::string& name, ElementType& t) {
-  if (name == "F64")
+  if (name == "F64") {
     t = ElementType::float64;
-  else if (name == "F32")
+  } else if (name == "F32") {
     t = ElementType::float32;
-  else if (name == "F16")
+  } else if (name == "F16") {
     t = ElementType::float16;
-  else if (name == "BF16")
+  } else if (name == "BF16") {
     t = ElementType::bfloat16;
-  else
+  } else {
     return false;
+  }
   return true;
 }
 

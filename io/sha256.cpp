@@ -46,7 +46,7 @@ std::string Sha256::hex_digest() {
   check(EVP_DigestFinal_ex(context_->ctx, digest.data(), &length), "final");
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(2 * length);
+  out.reserve(std::size_t{2} * length);
   for (unsigned int i = 0; i < length; ++i) {
     out += kHex[digest[i] >> 4];
     out += kHex[digest[i] & 0xf];

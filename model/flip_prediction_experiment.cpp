@@ -50,6 +50,7 @@ FlipMeasurements measure_flips(const Model& m, std::size_t n_prompts, std::size_
       for (const auto& pr : prompts) d = std::max(d, largest_batch_change(m, pol, pr, batches));
       const auto together = greedy_decode(m, pol, prompts, steps);
       std::vector<std::vector<Token>> alone;
+      alone.reserve(prompts.size());
       for (const auto& pr : prompts)
         alone.push_back(greedy_decode(m, pol, std::span(&pr, 1), steps).tokens[0]);
       conds.push_back({fmt::format("{} fp32: alone vs batch of {}", name(red), n_prompts), d,

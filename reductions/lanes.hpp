@@ -33,7 +33,7 @@ typename A::value_type sum_lanes_simd(std::size_t begin, std::size_t end, const 
   for (; i + L <= n; i += L) {
     for (std::size_t k = 0; k < K; ++k) acc[k] = acc[k] + simd::terms_at(term, begin + i + k * W);
   }
-  std::array<T, L> lane;
+  std::array<T, L> lane{};  // every element set just below
   for (std::size_t k = 0; k < K; ++k) {
     for (std::size_t w = 0; w < W; ++w) lane[k * W + w] = acc[k][w];
   }

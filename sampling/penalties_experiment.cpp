@@ -259,6 +259,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const GreedyPath path = greedy_path(m, policy, prompt, steps);
   ctx.progress(1, 5);
   std::vector<DecisionChanges> changes;
+  changes.reserve(penalties.size());
   for (const auto& pen : penalties) changes.push_back(decision_changes(path, pen.config, window));
   // Free running with each penalty (greedy otherwise).
   std::vector<std::vector<Token>> free(penalties.size());

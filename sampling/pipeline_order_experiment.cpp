@@ -64,9 +64,10 @@ PenaltyOrderFigures penalty_order_figures(std::span<const float> logits,
   const auto a = apply_stages(logits, history, r1);
   const auto b = apply_stages(logits, history, r2);
   for (std::size_t j = 0; j < V; ++j) {
-    if (a.logits[j] != b.logits[j])
+    if (a.logits[j] != b.logits[j]) {
       f.repetition_max_rel = std::max(f.repetition_max_rel,
                                       std::abs(a.logits[j] - b.logits[j]) / std::abs(a.logits[j]));
+    }
   }
   Generator g1(1), g2(1);
   f.repetition_same = a.tokens == b.tokens && sample_step(logits, history, r1, g1).token ==
