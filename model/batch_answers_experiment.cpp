@@ -217,7 +217,7 @@ Experiment make() {
                    .seed = 1,
                    .claims = {"B6"},
                    .params =
-                       {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "4", "3", 1, 12),
+                       {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "3", "3", 1, 12),
                         ParamSpec::integer("steps", "greedy steps per prompt", "100", "60", 1, 150),
                         ParamSpec::int_list("batches",
                                             "batch sizes (copies of the prompt) compared with 1",

@@ -219,7 +219,7 @@ Experiment make() {
            .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2", 1, 12),
                       ParamSpec::integer("steps", "greedy steps per prompt", "60", "20", 1, 190),
                       ParamSpec::integer("positions", "teacher-forced positions of heldout.txt",
-                                         "30000", "2000", 100, 119999),
+                                         "10000", "2000", 100, 119999),
                       model_param()}},
       .run = run};
 }
