@@ -413,22 +413,29 @@ struct Multiset {
 // block's number of states, held or not (the team's split needs them).
 struct Level {
   std::size_t width = 0;
-  std::vector<std::uint64_t> words;
-  std::vector<std::uint64_t> first;   // per code: where its first state starts in words
-  std::vector<std::uint64_t> states;  // per code: how many states held here
-  std::vector<std::uint64_t> count;   // per code: how many states in the team
+  std::vector<std::uint64_t> words;         // the blocks this rank built
+  std::vector<std::uint64_t> received;      // an exchange's words, other ranks' blocks among them
+  std::vector<const std::uint64_t*> first;  // per code: its first state, in words or received
+  std::vector<std::uint64_t> states;        // per code: how many states held here
+  std::vector<std::uint64_t> count;         // per code: how many states in the team
 
-  // Indexes `words`; `count` is left to the caller (index_all for one rank).
+  // Indexes `words` alone; `count` is left to the caller.
   void index(std::uint64_t codes) {
-    first.assign(codes, 0);
+    first.assign(codes, nullptr);
     states.assign(codes, 0);
-    for (std::size_t i = 0; i + 1 < words.size();) {
-      const std::uint64_t code = words[i];
-      const std::uint64_t k = words[i + 1];
-      if (code >= codes || states[code] != 0 || k == 0 || i + 2 + k * (width + 1) > words.size()) {
+    received = {};
+    add(words);
+  }
+  // Indexes more blocks (other ranks', in `received`).
+  void add(std::span<const std::uint64_t> blocks) {
+    for (std::size_t i = 0; i + 1 < blocks.size();) {
+      const std::uint64_t code = blocks[i];
+      const std::uint64_t k = blocks[i + 1];
+      if (code >= first.size() || states[code] != 0 || k == 0 ||
+          i + 2 + k * (width + 1) > blocks.size()) {
         throw std::logic_error("order levels: a malformed level");
       }
-      first[code] = i + 2;
+      first[code] = blocks.data() + i + 2;
       states[code] = k;
       i += 2 + k * (width + 1);
     }
@@ -650,7 +657,7 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
           if (u == 0) continue;
           const std::uint64_t from = code - set.stride[g];
           const std::uint64_t ways = set.mult[g] - u + 1;  // copies of value g still left in `from`
-          const std::uint64_t* e = level.words.data() + level.first[from];
+          const std::uint64_t* e = level.first[from];
           for (std::uint64_t k = 0; k < level.states[from]; ++k, e += level.width + 1) {
             for (std::size_t j = 0; j < level.width; ++j) in[j] = from_bits<T>(e[j]);
             m.feed(in.data(), d, set.value[g], next_state.data());
@@ -710,20 +717,22 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
     std::vector<std::uint64_t> send{0};
     for (const std::uint64_t code : built_codes) {
       if (wanted[code] == 0) continue;
-      const std::uint64_t* block = level.words.data() + level.first[code] - 2;
+      const std::uint64_t* block = level.first[code] - 2;
       send.insert(send.end(), block, block + 2 + level.states[code] * (width + 1));
     }
     send[0] = send.size() - 1;
-    const auto received = team.exchange(send);
+    level.received = team.exchange(send);
     send = {};
     profile.lap(PhaseProfile::exchange);
-    const auto parts = gathered_parts(received, team.ranks);
-    level.words.reserve(level.words.size() + received.size());  // one allocation, not several
+    // Other ranks' blocks indexed where they arrived, not copied again.
+    const auto parts = gathered_parts(level.received, team.ranks);
+    std::size_t held = level.words.size();
     for (std::size_t r = 0; r < team.ranks; ++r) {
-      if (r != team.rank) level.words.insert(level.words.end(), parts[r].begin(), parts[r].end());
+      if (r == team.rank) continue;
+      level.add(parts[r]);
+      held += parts[r].size();
     }
-    profile.count_words(built, level.words.size());
-    level.index(set.codes);
+    profile.count_words(built, held);
     profile.lap(PhaseProfile::index);
   }
   profile.lap(PhaseProfile::plan);
@@ -735,7 +744,7 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
   };
   std::vector<Start> starts;
   for (const std::uint64_t code : built_codes) {
-    const std::uint64_t* e = level.words.data() + level.first[code];
+    const std::uint64_t* e = level.first[code];
     for (std::uint64_t k = 0; k < level.states[code]; ++k, e += level.width + 1) {
       starts.push_back({code, e});
     }
