@@ -631,7 +631,9 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
   while (next) {
     const auto& targets = by_level[d + 1];
     const std::size_t width = m.width(d + 1);
-    const auto [begin, end] = team_share(cost, all, team.rank, team.ranks);
+    // Plain variables: clang 14 cannot capture structured bindings in OpenMP regions.
+    const auto share = team_share(cost, all, team.rank, team.ranks);
+    const std::size_t begin = share.first, end = share.second;
     for (std::size_t i = begin; i < end; ++i) {
       for (std::size_t g = 0; g < groups; ++g) {
         const std::uint64_t from = targets[i] - set.stride[g];
