@@ -1,9 +1,9 @@
 // Every order of a few numbers, enumerated across MPI ranks, from the
 // launching side: `mpirun -np P fplab mpi-enumerate ...` runs the level
 // programme of reductions/orders.hpp with the P ranks as one OrderTeam (each
-// rank builds its share of every level, MPI_Allgatherv exchanges them, the
-// walk from the last level is split by state), OpenMP threads inside each
-// rank, and rank 0 merges
+// rank builds its share of every level, MPI_Iallgatherv exchanges the parts
+// the other ranks extend next, each rank walks on from the last level's
+// states it built), OpenMP threads inside each rank, and rank 0 merges
 // the ranks' (bit pattern, orders) pairs exactly: a union keyed by the bit
 // pattern, the orders of one pattern added, never per-rank distinct counts
 // added. Up to kMaxDistributedInputs (16) numbers.

@@ -1,5 +1,6 @@
 #include "collectives/mpi_enumerate_worker.hpp"
 
+#include <malloc.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -32,6 +33,21 @@ double cpu_seconds() {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
+// Completes `request`, sleeping between tests: a rank that finishes its
+// share of a level early would otherwise spin in Open MPI's progress loop
+// until the slowest rank arrives, and that spin is CPU time the team spends
+// on nothing (on a loaded or oversubscribed machine, most of the team's
+// overhead). Each test also progresses the transfer, so the pause is short.
+void wait_sleeping(MPI_Request& request) {
+  int done = 0;
+  MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+  const timespec pause{0, 50'000};  // 50 us: small beside a level's milliseconds
+  while (done == 0) {
+    ::nanosleep(&pause, nullptr);
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+  }
+}
+
 double parse_number(const std::string& text) {
   char* end = nullptr;
   const double x = std::strtod(text.c_str(), &end);
@@ -59,7 +75,9 @@ MpiEnumerateRow enumerate_row(const Strategy& s, const std::vector<double>& numb
     const int count = static_cast<int>(mine.size());
     std::vector<int> counts(static_cast<std::size_t>(size)),
         offsets(static_cast<std::size_t>(size));
-    MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    MPI_Request request = MPI_REQUEST_NULL;
+    MPI_Iallgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD, &request);
+    wait_sleeping(request);
     std::size_t total = 0;
     for (int k = 0; k < size; ++k) {
       if (total > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
@@ -69,8 +87,9 @@ MpiEnumerateRow enumerate_row(const Strategy& s, const std::vector<double>& numb
       total += static_cast<std::size_t>(counts[static_cast<std::size_t>(k)]);
     }
     std::vector<std::uint64_t> all(total);
-    MPI_Allgatherv(mine.data(), count, MPI_UINT64_T, all.data(), counts.data(), offsets.data(),
-                   MPI_UINT64_T, MPI_COMM_WORLD);
+    MPI_Iallgatherv(mine.data(), count, MPI_UINT64_T, all.data(), counts.data(), offsets.data(),
+                    MPI_UINT64_T, MPI_COMM_WORLD, &request);
+    wait_sleeping(request);
     return all;
   };
   const auto h = enumerate_orders_in_team<T>(s, std::span<const T>(x), team, args.threads);
@@ -114,6 +133,12 @@ MpiEnumerateRow enumerate_row(const Strategy& s, const std::vector<double>& numb
 }  // namespace
 
 int run_mpi_enumerate_worker(const MpiEnumerateWorkerArgs& args) {
+  // Levels are vectors of tens of MB, made and freed once per level: kept in
+  // the heap and not returned to the kernel, their pages are faulted in once
+  // per job rather than once per level (the faults were a fifth of a rank's
+  // CPU, in the kernel).
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
   MPI_Init(nullptr, nullptr);
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

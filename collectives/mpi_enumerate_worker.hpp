@@ -6,7 +6,8 @@
 //
 // For each (strategy, dtype) row in turn, the P ranks run the level
 // programme as one team (enumerate_orders_in_team, T OpenMP threads each;
-// each level exchanged with MPI_Allgatherv; --levels L: tabulate at most L
+// each level's counts and the blocks other ranks extend exchanged with
+// MPI_Iallgather(v), waited for asleep, not spinning; --levels L: tabulate at most L
 // levels, then walk), and rank 0 gathers every rank's
 // (bit pattern, orders) pairs and its wall and CPU times, merges the pairs
 // by bit pattern (histogram_from_bits) and writes FILE (.tmp first, renamed

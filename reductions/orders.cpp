@@ -7,6 +7,9 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <map>
 #include <stdexcept>
 
@@ -403,29 +406,37 @@ struct Multiset {
 
 // Level d: for every sub-multiset S of d values, the distinct machine
 // states (by bits) that the orders of S reach after d inputs, and how many
-// orders reach each. One block of words, the same on every rank: per S its
-// code, its number of states, then per state `width` words (the values'
-// bits) and the number of orders.
+// orders reach each. The blocks a rank holds, in one vector of words: per S
+// its code, its number of states, then per state `width` words (the values'
+// bits) and the number of orders. A rank of a team holds the blocks it
+// built and those of other ranks that it extends next; `count` has every
+// block's number of states, held or not (the team's split needs them).
 struct Level {
   std::size_t width = 0;
-  std::vector<std::uint64_t> words;
-  std::vector<std::uint64_t> first;   // per code: where its first state starts in words
-  std::vector<std::uint64_t> states;  // per code: how many states
-  std::uint64_t total = 0;
+  std::vector<std::uint64_t> words;         // the blocks this rank built
+  std::vector<std::uint64_t> received;      // an exchange's words, other ranks' blocks among them
+  std::vector<const std::uint64_t*> first;  // per code: its first state, in words or received
+  std::vector<std::uint64_t> states;        // per code: how many states held here
+  std::vector<std::uint64_t> count;         // per code: how many states in the team
 
+  // Indexes `words` alone; `count` is left to the caller.
   void index(std::uint64_t codes) {
-    first.assign(codes, 0);
+    first.assign(codes, nullptr);
     states.assign(codes, 0);
-    total = 0;
-    for (std::size_t i = 0; i + 1 < words.size();) {
-      const std::uint64_t code = words[i];
-      const std::uint64_t k = words[i + 1];
-      if (code >= codes || states[code] != 0 || k == 0) {
+    received = {};
+    add(words);
+  }
+  // Indexes more blocks (other ranks', in `received`).
+  void add(std::span<const std::uint64_t> blocks) {
+    for (std::size_t i = 0; i + 1 < blocks.size();) {
+      const std::uint64_t code = blocks[i];
+      const std::uint64_t k = blocks[i + 1];
+      if (code >= first.size() || states[code] != 0 || k == 0 ||
+          i + 2 + k * (width + 1) > blocks.size()) {
         throw std::logic_error("order levels: a malformed level");
       }
-      first[code] = i + 2;
+      first[code] = blocks.data() + i + 2;
       states[code] = k;
-      total += k;
       i += 2 + k * (width + 1);
     }
   }
@@ -466,6 +477,47 @@ class StateTable {
   std::vector<std::uint64_t> slots_;  // 0: empty, else entry + 1
 };
 
+// Where a team rank's CPU goes, by phase (CPU of the whole process, all its
+// threads, so phases must not overlap): printed to stderr, one line per
+// enumeration, when FPLAB_ORDERS_PROFILE is set. For finding the team's
+// overhead (plan: costing and splitting the targets; build: this rank's
+// states; exchange: the all-gather, waiting for the other ranks included;
+// index: indexing the gathered level; walk: the tail walks).
+class PhaseProfile {
+ public:
+  enum Phase : std::size_t { plan, build, exchange, index, walk, phases };
+  PhaseProfile() : on_(std::getenv("FPLAB_ORDERS_PROFILE") != nullptr), last_(now()) {}
+  void lap(Phase p) {
+    if (!on_) return;
+    const double t = now();
+    seconds_[p] += t - last_;
+    last_ = t;
+  }
+  void count_words(std::size_t mine, std::size_t level) {
+    mine_words_ += mine;
+    level_words_ += level;
+  }
+  void print(const OrderTeam& team, std::size_t levels, std::size_t starts) const {
+    if (!on_) return;
+    std::fprintf(stderr,
+                 "orders profile rank %zu/%zu: cpu s plan %.3f build %.3f exchange %.3f "
+                 "index %.3f walk %.3f; levels %zu, words built %zu of %zu, walk starts %zu\n",
+                 team.rank, team.ranks, seconds_[plan], seconds_[build], seconds_[exchange],
+                 seconds_[index], seconds_[walk], levels, mine_words_, level_words_, starts);
+  }
+
+ private:
+  static double now() {
+    timespec t{};
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+  }
+  bool on_;
+  double last_;
+  std::array<double, phases> seconds_{};
+  std::size_t mine_words_ = 0, level_words_ = 0;
+};
+
 // The rest of the orders from one state of the last level tabulated: the
 // walk over the groups left, each group once per step, its multiplicity
 // counted as that many orders.
@@ -494,6 +546,42 @@ struct TailWalker {
   }
 };
 
+// Rank `rank`'s targets of one level: a contiguous run [begin, end) of
+// them holding about 1/ranks of the work (`cost`, summing to `all`).
+std::pair<std::size_t, std::size_t> team_share(const std::vector<std::uint64_t>& cost,
+                                               std::uint64_t all, std::size_t rank,
+                                               std::size_t ranks) {
+  std::size_t begin = cost.size(), end = cost.size();
+  std::uint64_t before = 0;
+  for (std::size_t i = 0; i < cost.size(); ++i) {
+    const std::uint64_t owner = std::min<std::uint64_t>(ranks - 1, before * ranks / all);
+    if (owner == rank && begin == cost.size()) begin = i;
+    if (owner > rank) {
+      end = i;
+      break;
+    }
+    before += cost[i];
+  }
+  return {std::min(begin, end), end};
+}
+
+// Splits the all-gathered parts of an exchange, each `[words, ...]`, into
+// their bodies in rank order.
+std::vector<std::span<const std::uint64_t>> gathered_parts(const std::vector<std::uint64_t>& all,
+                                                           std::size_t ranks) {
+  std::vector<std::span<const std::uint64_t>> parts;
+  std::size_t i = 0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    if (i >= all.size() || all[i] > all.size() - i - 1) {
+      throw std::logic_error("order levels: a malformed exchange");
+    }
+    parts.emplace_back(all.data() + i + 1, all[i]);
+    i += 1 + all[i];
+  }
+  if (i != all.size()) throw std::logic_error("order levels: a malformed exchange");
+  return parts;
+}
+
 template <class T, class Machine>
 OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const OrderTeam& team,
                              int threads, const ProgressFn& progress) {
@@ -504,8 +592,11 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
   std::vector<std::vector<std::uint64_t>> by_level(n + 1);
   for (std::uint64_t code = 0; code < set.codes; ++code) by_level[set.size(code)].push_back(code);
 
+  PhaseProfile profile;
   Level level;
   level.width = m.width(0);
+  // The codes of level d this rank built (its walk starts there if d is the last).
+  std::vector<std::uint64_t> built_codes;
   {
     std::array<T, kMaxStack> s{};
     m.start(s.data());
@@ -513,43 +604,51 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
     for (std::size_t j = 0; j < level.width; ++j) level.words.push_back(bits_of(s[j]));
     level.words.push_back(1);
     level.index(set.codes);
+    level.count = level.states;
+    if (team.rank == 0) built_codes.push_back(0);
   }
-  std::size_t d = 0;
   const std::size_t last = std::min(n - 1, team.levels);
-  while (d < last) {
+  // The costs of level d + 1's targets (states before merging), or none when
+  // the walk takes over at level d: the same on every rank.
+  const auto plan = [&](std::size_t d, std::vector<std::uint64_t>& cost, std::uint64_t& all) {
+    cost.clear();
+    all = 0;
+    if (d >= last) return false;
     const auto& targets = by_level[d + 1];
-    std::vector<std::uint64_t> cost(targets.size(), 0);
-    std::uint64_t all = 0;
+    cost.assign(targets.size(), 0);
     for (std::size_t i = 0; i < targets.size(); ++i) {
       for (std::size_t g = 0; g < groups; ++g) {
-        if (set.used(targets[i], g) != 0) cost[i] += level.states[targets[i] - set.stride[g]];
+        if (set.used(targets[i], g) != 0) cost[i] += level.count[targets[i] - set.stride[g]];
       }
       all += cost[i];
     }
+    return all * (m.width(d + 1) + 1) * sizeof(std::uint64_t) <= team.budget_bytes;
+  };
+  std::size_t d = 0;
+  std::vector<std::uint64_t> cost;
+  std::uint64_t all = 0;
+  bool next = plan(0, cost, all);
+  while (next) {
+    const auto& targets = by_level[d + 1];
     const std::size_t width = m.width(d + 1);
-    if (all * (width + 1) * sizeof(std::uint64_t) > team.budget_bytes) break;
-    // This rank's targets: a contiguous run holding about 1/ranks of the work.
-    std::size_t begin = targets.size(), end = targets.size();
-    {
-      std::uint64_t before = 0;
-      for (std::size_t i = 0; i < targets.size(); ++i) {
-        const std::uint64_t owner =
-            std::min<std::uint64_t>(team.ranks - 1, before * team.ranks / all);
-        if (owner == team.rank && begin == targets.size()) begin = i;
-        if (owner > team.rank) {
-          end = i;
-          break;
+    // Plain variables: clang 14 cannot capture structured bindings in OpenMP regions.
+    const auto share = team_share(cost, all, team.rank, team.ranks);
+    const std::size_t begin = share.first, end = share.second;
+    for (std::size_t i = begin; i < end; ++i) {
+      for (std::size_t g = 0; g < groups; ++g) {
+        const std::uint64_t from = targets[i] - set.stride[g];
+        if (set.used(targets[i], g) != 0 && level.states[from] != level.count[from]) {
+          throw std::logic_error("order levels: a block this rank extends was not sent");
         }
-        before += cost[i];
       }
-      if (begin > end) begin = end;
     }
+    profile.lap(PhaseProfile::plan);
     std::vector<std::vector<std::uint64_t>> out(static_cast<std::size_t>(team_threads));
 #pragma omp parallel num_threads(team_threads)
     {
       StateTable table;
       auto& mine = out[static_cast<std::size_t>(omp_get_thread_num())];
-      std::array<T, kMaxStack> in{}, next{};
+      std::array<T, kMaxStack> in{}, next_state{};
       std::array<std::uint64_t, kMaxStack> key{};
 #pragma omp for schedule(dynamic, 1)
       for (std::size_t i = begin; i < end; ++i) {
@@ -560,11 +659,11 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
           if (u == 0) continue;
           const std::uint64_t from = code - set.stride[g];
           const std::uint64_t ways = set.mult[g] - u + 1;  // copies of value g still left in `from`
-          const std::uint64_t* e = level.words.data() + level.first[from];
+          const std::uint64_t* e = level.first[from];
           for (std::uint64_t k = 0; k < level.states[from]; ++k, e += level.width + 1) {
             for (std::size_t j = 0; j < level.width; ++j) in[j] = from_bits<T>(e[j]);
-            m.feed(in.data(), d, set.value[g], next.data());
-            for (std::size_t j = 0; j < width; ++j) key[j] = bits_of(next[j]);
+            m.feed(in.data(), d, set.value[g], next_state.data());
+            for (std::size_t j = 0; j < width; ++j) key[j] = bits_of(next_state[j]);
             table.add(key.data(), e[level.width] * ways);
           }
         }
@@ -576,26 +675,80 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
     std::vector<std::uint64_t> part;
     for (const auto& o : out) part.insert(part.end(), o.begin(), o.end());
     out.clear();
-    level.words = team.ranks > 1 ? team.exchange(part) : std::move(part);
+    profile.lap(PhaseProfile::build);
+    const std::size_t built = part.size();
     level.width = width;
+    level.words = std::move(part);
     level.index(set.codes);
+    built_codes.assign(targets.begin() + static_cast<std::ptrdiff_t>(begin),
+                       targets.begin() + static_cast<std::ptrdiff_t>(end));
     ++d;
+    if (team.ranks == 1) {
+      profile.count_words(built, level.words.size());
+      level.count = level.states;
+      profile.lap(PhaseProfile::index);
+      next = plan(d, cost, all);
+      continue;
+    }
+    // Two exchanges: first every block's number of states (the next split
+    // needs them), then only the blocks that some other rank extends next;
+    // none before the walk, which starts from the blocks each rank built.
+    std::vector<std::uint64_t> counts{2 * built_codes.size()};
+    for (const std::uint64_t code : built_codes)
+      counts.insert(counts.end(), {code, level.states[code]});
+    const auto all_counts = team.exchange(counts);
+    profile.lap(PhaseProfile::exchange);
+    level.count.assign(set.codes, 0);
+    for (const auto& p : gathered_parts(all_counts, team.ranks)) {
+      for (std::size_t i = 0; i + 1 < p.size(); i += 2) level.count[p[i]] = p[i + 1];
+    }
+    next = plan(d, cost, all);
+    profile.lap(PhaseProfile::plan);
+    if (!next) break;
+    // Which of this rank's blocks another rank's next targets start from.
+    std::vector<char> wanted(set.codes, 0);
+    for (std::size_t r = 0; r < team.ranks; ++r) {
+      if (r == team.rank) continue;
+      const auto [b, e] = team_share(cost, all, r, team.ranks);
+      for (std::size_t i = b; i < e; ++i) {
+        for (std::size_t g = 0; g < groups; ++g) {
+          if (set.used(by_level[d + 1][i], g) != 0) wanted[by_level[d + 1][i] - set.stride[g]] = 1;
+        }
+      }
+    }
+    std::vector<std::uint64_t> send{0};
+    for (const std::uint64_t code : built_codes) {
+      if (wanted[code] == 0) continue;
+      const std::uint64_t* block = level.first[code] - 2;
+      send.insert(send.end(), block, block + 2 + level.states[code] * (width + 1));
+    }
+    send[0] = send.size() - 1;
+    level.received = team.exchange(send);
+    send = {};
+    profile.lap(PhaseProfile::exchange);
+    // Other ranks' blocks indexed where they arrived, not copied again.
+    const auto parts = gathered_parts(level.received, team.ranks);
+    std::size_t held = level.words.size();
+    for (std::size_t r = 0; r < team.ranks; ++r) {
+      if (r == team.rank) continue;
+      level.add(parts[r]);
+      held += parts[r].size();
+    }
+    profile.count_words(built, held);
+    profile.lap(PhaseProfile::index);
   }
+  profile.lap(PhaseProfile::plan);
 
-  // The rest walked from each state of level d: state i (in the level's
-  // order, the same on every rank) is rank i mod ranks's.
+  // The rest walked from each state of level d that this rank built.
   struct Start {
     std::uint64_t code;
     const std::uint64_t* entry;
   };
   std::vector<Start> starts;
-  {
-    std::uint64_t i = 0;
-    for (const std::uint64_t code : by_level[d]) {
-      const std::uint64_t* e = level.words.data() + level.first[code];
-      for (std::uint64_t k = 0; k < level.states[code]; ++k, ++i, e += level.width + 1) {
-        if (i % team.ranks == team.rank) starts.push_back({code, e});
-      }
+  for (const std::uint64_t code : built_codes) {
+    const std::uint64_t* e = level.first[code];
+    for (std::uint64_t k = 0; k < level.states[code]; ++k, e += level.width + 1) {
+      starts.push_back({code, e});
     }
   }
   const int walkers = starts.size() <= 1 ? 1 : team_threads;
@@ -615,6 +768,8 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
     c.for_each([&](std::uint64_t k, std::uint64_t v) { bits.emplace_back(k, v); });
   auto h = histogram_from_bits<T>(bits);
   h.levels = d;
+  profile.lap(PhaseProfile::walk);
+  profile.print(team, d, starts.size());
   return h;
 }
 

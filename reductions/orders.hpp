@@ -26,10 +26,15 @@
 //
 // The level programme splits over the ranks of an OrderTeam: each rank
 // builds its share of every level (a contiguous run of sub-multisets,
-// balanced by the states they are built from), the ranks exchange them
-// (LevelExchange: an all-gather, MPI_Allgatherv in collectives/), and the
-// walk from the last level is split by state (state i to rank i mod P).
+// balanced by the states they are built from) and keeps only what it
+// extends next. Per level two exchanges (LevelExchange: an all-gather,
+// MPI_Iallgatherv in collectives/): every sub-multiset's number of states
+// (so that every rank computes every rank's next share), then only the
+// blocks some other rank's next share starts from; none before the walk,
+// which each rank runs from the states of the last level it built itself.
 // Inside a rank, OpenMP threads share the sub-multisets and the walks.
+// FPLAB_ORDERS_PROFILE set: each enumeration prints one line to stderr,
+// this rank's CPU seconds by phase (plan, build, exchange, index, walk).
 //
 // enumerate_orders_by_walk is the reference: the plain depth-first walk
 // over all n! orders, each prefix's state shared by the orders that extend
@@ -109,9 +114,9 @@ template <class T>
 OrderHistogram<T> enumerate_orders_by_walk(const Strategy& s, std::span<const T> values,
                                            int threads = 0, const ProgressFn& progress = {});
 
-// Takes this rank's part of a level (words) and returns every rank's parts
-// concatenated in rank order, the same on every rank; every rank calls it
-// the same number of times (a collective, once per level).
+// Takes this rank's words and returns every rank's words concatenated in
+// rank order, the same on every rank; every rank calls it the same number
+// of times (a collective, twice per level tabulated but the last).
 using LevelExchange =
     std::function<std::vector<std::uint64_t>(const std::vector<std::uint64_t>& mine)>;
 
