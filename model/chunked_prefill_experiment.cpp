@@ -150,7 +150,7 @@ void record_prefill(const std::vector<PrefillChange>& rows, std::size_t vocab,
       "D7",
       fmt::format("library/split-k: {} differing logits summed over the chunkings and cache hits, "
                   "largest change {}; batch-invariant: {} differ",
-                  others_differing, to_decimal(moved), bi_differing),
+                  others_differing, to_prose(moved), bi_differing),
       reproduced ? Status::reproduced : Status::differs,
       "same mechanism: the chunk (and the cache hit's remainder) sets the rows of every product "
       "and the query blocks of attention, which split-k's split rule and Eigen's blocking read; a "

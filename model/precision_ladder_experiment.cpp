@@ -162,7 +162,7 @@ void verdict(const std::vector<LadderRung>& rungs, ExperimentRecord& out) {
           h.batch_changed_total, b.batch_changed_total,
           from_fp32 && batch ? "holds" : "does not hold",
           strict ? "strictly" : "with ties: the lower rungs are not told apart",
-          to_decimal(lc.logit_change), to_decimal(h.logit_change), to_decimal(b.logit_change)),
+          to_prose(lc.logit_change), to_prose(h.logit_change), to_prose(b.logit_change)),
       from_fp32 && batch && removes ? Status::reproduced : Status::differs,
       "reproduced when both counts keep the order fp32 <= layercast <= fp16 <= bf16 (ties allowed) "
       "and bf16 moves answers that layercast keeps; the logit change orders layercast (bf16 "

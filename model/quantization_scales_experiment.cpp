@@ -201,7 +201,7 @@ void verdict(const QuantizationScales& q, ExperimentRecord& out) {
                   "change {}) and changes {} greedy answers; per-token, mx-block32 and static: {} "
                   "logits move",
                   per_tensor.differing, per_tensor.prompts_moved, n,
-                  to_decimal(per_tensor.max_change), per_tensor.answers_flipped, others),
+                  to_prose(per_tensor.max_change), per_tensor.answers_flipped, others),
       per_tensor.differing > 0 && others == 0 ? Status::reproduced : Status::differs,
       "reproduced when per-tensor moves a request's logits and the other three rules leave every "
       "bit; batch-invariant reductions, so only the scale couples the rows");
