@@ -190,9 +190,10 @@ void add_generate_command(CLI::App& app) {
     const auto prompt = m.tokenizer().encode(o->prompt);
     if (prompt.empty()) throw std::invalid_argument("the prompt is empty");
     std::size_t steps = o->steps;
-    if (steps == 0)
+    if (steps == 0) {
       steps = std::min<std::size_t>(
           200, m.config().context + 1 - std::min(prompt.size(), m.config().context + 1));
+    }
     if (steps == 0) {
       throw std::invalid_argument(
           fmt::format("the prompt fills the context of {} characters", m.config().context));
@@ -219,9 +220,10 @@ void add_generate_command(CLI::App& app) {
     std::string text;
     if (!o->tp_rank_out.empty()) {
       MpiTpRank rank;
-      if (rank.size() != o->tp)
+      if (rank.size() != o->tp) {
         rank.abort("the job has " + std::to_string(rank.size()) + " ranks for --tp " +
                    std::to_string(o->tp));
+      }
       tp.rank = rank.rank();
       tp.comm = &rank;
       if (o->tp_fail_rank >= 0 && rank.rank() == static_cast<std::size_t>(o->tp_fail_rank))

@@ -83,6 +83,7 @@ QuantizationScales measure_quantization_scales(const Model& m, std::size_t n_pro
   QuantizationScales out;
   out.mate = make_batch_mate(m, prompts);
   std::vector<std::vector<float>> unquantized;
+  unquantized.reserve(prompts.size());
   for (const auto& p : prompts) unquantized.push_back(last_logits(m, kPolicy, std::span(&p, 1))[0]);
   const std::uint64_t total = kActivationScales.size() * prompts.size();
   std::uint64_t done = 0;

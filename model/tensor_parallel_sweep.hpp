@@ -58,6 +58,6 @@ struct FixedDegree {
   std::int64_t vs_degree1_differing = 0;
 };
 FixedDegree measure_fixed_degree(const Model& m, const std::vector<std::vector<Token>>& prompts,
-                                 ReductionPolicy policy, std::size_t degree);
+                                 ReductionPolicy r, std::size_t degree);
 
 }  // namespace fplab::model::experiments
