@@ -79,14 +79,20 @@ struct MarkerStyle {
   const char* colour;
   const char* dash;
 };
-constexpr std::array<MarkerStyle, 8> kMarkerStyles{{{"#000000", "1"},
-                                                    {"#E69F00", "2"},
-                                                    {"#56B4E9", "4"},
-                                                    {"#CC79A7", "5"},
-                                                    {"#D55E00", "(12,4,2,4,2,4)"},
-                                                    {"#009E73", "3"},
-                                                    {"#7F7F7F", "(20,6)"},
-                                                    {"#0072B2", "(2,6)"}}};
+// Twelve lines that differ in colour or dash, or both (the headline figure
+// draws eleven); past twelve the styles repeat.
+constexpr std::array<MarkerStyle, 12> kMarkerStyles{{{"#000000", "1"},
+                                                     {"#E69F00", "2"},
+                                                     {"#56B4E9", "4"},
+                                                     {"#CC79A7", "5"},
+                                                     {"#D55E00", "(12,4,2,4,2,4)"},
+                                                     {"#009E73", "3"},
+                                                     {"#7F7F7F", "(20,6)"},
+                                                     {"#0072B2", "(2,6)"},
+                                                     {"#000000", "(10,4,2,4)"},
+                                                     {"#E69F00", "(2,3)"},
+                                                     {"#CC79A7", "1"},
+                                                     {"#009E73", "(16,4)"}}};
 
 std::string gp_quote(const std::string& s) {
   std::string out = "\"";
@@ -336,9 +342,20 @@ std::string gnuplot_script(const ExperimentRecord& e, const Figure& f,
 
   const std::size_t key_lines = plots.size();
   const int height = (bars ? 560 : 430) + 26 * static_cast<int>(key_lines);
+  // Wide enough for the longest key line at 16 px (about 9 px a character).
+  std::size_t longest = 0;
+  for (const auto& p : plots) {
+    // The key text: the quoted string after " title " (gp_quote escapes '"').
+    const auto open = p.find(" title \"");
+    if (open == std::string::npos) continue;
+    std::size_t end = open + 8;
+    while (end < p.size() && !(p[end] == '"' && p[end - 1] != '\\')) ++end;
+    longest = std::max(longest, end - open - 8);
+  }
+  const int width = std::clamp(120 + 9 * static_cast<int>(longest), 900, 1600);
   std::ostringstream out;
   out << "# " << e.id << "/" << f.id << ": drawn by fplab from table '" << f.table << "'\n"
-      << "set terminal svg size 900," << height
+      << "set terminal svg size " << width << "," << height
       << " noenhanced font 'sans,16' fontscale 1 background rgb 'white'\n"
       << "set output " << gp_quote(svg_path) << "\n"
       << "set title " << gp_quote(f.title) << "\n"
