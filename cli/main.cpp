@@ -8,7 +8,9 @@
 #include "cli/commands.hpp"
 #include "cli/negative_values.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_fplab(int argc, char** argv) {
   CLI::App app{"fplab: the same numbers added in a different order give a different float"};
   app.set_version_flag("--version", std::string("fplab ") + fplab::build::kVersion);
   app.require_subcommand(1);
@@ -51,4 +53,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_fplab(argc, argv);
+  } catch (...) {  // CLI11's set-up, or anything that is not a std::exception
+    std::fprintf(stderr, "fplab: error: unexpected internal error\n");
+    return 2;
+  }
 }

@@ -194,6 +194,7 @@ void run(const RoundCommandOptions& opts) {
   out["values"] = nlohmann::json::array();
   for (std::size_t i = 0; i < xs.size(); ++i) {
     std::vector<Row> rows;
+    rows.reserve(formats.size());
     for (const auto& f : formats) rows.push_back(query(xs[i], f, o));
     if (opts.json) {
       nlohmann::json v;

@@ -292,8 +292,8 @@ std::vector<float> load_a4(ExperimentRecord& out) {
 }
 
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const auto ranks = p.int_list("ranks");
-  const auto sizes = p.int_list("m");
+  const auto& ranks = p.int_list("ranks");
+  const auto& sizes = p.int_list("m");
   const auto rows = static_cast<std::size_t>(p.integer("rows"));
   for (auto r : ranks) {
     if (static_cast<std::size_t>(r) > rows) {

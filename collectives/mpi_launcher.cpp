@@ -98,6 +98,7 @@ TempDir::~TempDir() {
 void run_mpi_job(const MpiJob& job) {
   const std::vector<std::string> args = mpirun_argv(job);
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
 
@@ -119,6 +120,7 @@ void run_mpi_job(const MpiJob& job) {
     env_store.emplace_back("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1");
   }
   std::vector<char*> envp;
+  envp.reserve(env_store.size() + 1);
   for (auto& e : env_store) envp.push_back(e.data());
   envp.push_back(nullptr);
   posix_spawn_file_actions_t actions;

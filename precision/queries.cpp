@@ -147,7 +147,8 @@ BitFields bit_fields(double x, const Format& f) {
     b.mantissa = static_cast<std::uint64_t>(std::ldexp(std::abs(x), f.precision - 1 - f.emin));
   } else {
     b.kind = "normal";
-    b.exponent = static_cast<std::uint64_t>(std::ilogb(x) + f.bias());
+    const int biased = std::ilogb(x) + f.bias();  // >= 1 for a normal value
+    b.exponent = static_cast<std::uint64_t>(biased);
     // Normal values of every format are normal doubles: the leading
     // precision-1 bits of the double's trailing significand.
     b.mantissa = (dbits & ((std::uint64_t{1} << 52) - 1)) >> (53 - f.precision);

@@ -10,12 +10,15 @@
 
 #define fplab FPLAB_CAT(fplab_variant_, FPLAB_VARIANT)
 #define Eigen FPLAB_CAT(Eigen_variant_, FPLAB_VARIANT)
+// The .cpp includes are the point: the same sources, compiled again.
+// NOLINTBEGIN(bugprone-suspicious-include)
 #include "reductions/eigen_sum.cpp"
 #include "reductions/exact.cpp"
 #include "reductions/strategy.cpp"
 // exact's results are rounded by precision/ (the one rounding engine).
 #include "precision/format.cpp"
 #include "precision/rounding.cpp"
+// NOLINTEND(bugprone-suspicious-include)
 #undef Eigen
 #undef fplab
 

@@ -73,7 +73,7 @@ typename A::value_type numpy_pairwise_sum(std::size_t begin, std::size_t end, co
 #if defined(__GNUC__)
     if constexpr (simd::fast_terms<A, Terms>) return detail::numpy_block_simd(begin, n, term, a);
 #endif
-    std::array<T, 8> r;
+    std::array<T, 8> r{};  // every element set just below
     for (std::size_t j = 0; j < 8; ++j) r[j] = term(begin + j);
     std::size_t i = 8;
     for (; i < n - n % 8; i += 8) {

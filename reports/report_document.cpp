@@ -35,12 +35,13 @@ std::string cell_hex(const Row& r, const Column& c) {
 std::string md_escape(const std::string& s) {
   std::string out;
   for (char ch : s) {
-    if (ch == '|')
+    if (ch == '|') {
       out += "\\|";
-    else if (ch == '\n')
+    } else if (ch == '\n') {
       out += ' ';
-    else
+    } else {
       out += ch;
+    }
   }
   return out;
 }
@@ -417,9 +418,10 @@ struct HtmlBlock {
   void operator()(const Grid& g) const { out << html_grid(g); }
   void operator()(const NumberedList& l) const {
     out << "<ol class=\"references\">\n";
-    for (std::size_t i = 0; i < l.items.size(); ++i)
+    for (std::size_t i = 0; i < l.items.size(); ++i) {
       out << "<li id=\"" << html_escape(l.anchors[i]) << "\">" << html_spans(l.items[i])
           << "</li>\n";
+    }
     out << "</ol>\n";
   }
   void operator()(const FigureBlock& f) const {
@@ -476,17 +478,19 @@ Span link(std::string s) {
 Span link(std::string label, std::string href) {
   return {Span::Kind::link, std::move(label), std::move(href), {}};
 }
-Span section(const std::string& id, std::string label) {
-  return {Span::Kind::section, label.empty() ? id : std::move(label), id, {}};
+Span section(const std::string& id, const std::string& label) {
+  return {Span::Kind::section, label.empty() ? id : label, id, {}};
 }
 Span verdict(Status s) { return {Span::Kind::verdict, std::string(to_string(s)), {}, s}; }
 Span mark(std::string s) { return {Span::Kind::mark, std::move(s), {}, {}}; }
 
 std::vector<std::string> claim_sources(const Results& r) {
   std::vector<std::string> out;
-  for (const auto& e : r.experiments)
-    for (const auto& v : e.verdicts)
+  for (const auto& e : r.experiments) {
+    for (const auto& v : e.verdicts) {
       if (std::find(out.begin(), out.end(), v.source) == out.end()) out.push_back(v.source);
+    }
+  }
   return out;
 }
 
@@ -537,10 +541,12 @@ Document build_document(const Results& r, bool plots) {
     for (std::size_t i = 0; i < sources.size(); ++i) {
       Spans item = reference_spans(sources[i]);
       std::string ids;
-      for (const auto& e : r.experiments)
-        for (const auto& v : e.verdicts)
+      for (const auto& e : r.experiments) {
+        for (const auto& v : e.verdicts) {
           if (v.source == sources[i] && ids.find(v.claim) == std::string::npos)
             ids += (ids.empty() ? "" : ", ") + v.claim;
+        }
+      }
       item.push_back(text(" (claims " + ids + ")"));
       refs.items.push_back(std::move(item));
       refs.anchors.push_back("ref-" + std::to_string(i + 1));

@@ -44,7 +44,7 @@ Span strong(std::string s);
 Span link(std::string s);
 Span link(std::string label, std::string href);
 // A link to the heading with anchor `id`, shown as `label` (default: id).
-Span section(const std::string& id, std::string label = {});
+Span section(const std::string& id, const std::string& label = {});
 Span verdict(Status s);
 Span mark(std::string s);
 

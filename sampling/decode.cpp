@@ -68,9 +68,10 @@ double repeated_ngram_share(std::span<const Token> tokens, std::size_t n) {
   if (n == 0 || tokens.size() < n) return 0.0;
   std::set<std::vector<Token>> seen;
   const std::size_t total = tokens.size() - n + 1;
-  for (std::size_t i = 0; i < total; ++i)
+  for (std::size_t i = 0; i < total; ++i) {
     seen.emplace(tokens.begin() + static_cast<std::ptrdiff_t>(i),
                  tokens.begin() + static_cast<std::ptrdiff_t>(i + n));
+  }
   return 1.0 - static_cast<double>(seen.size()) / static_cast<double>(total);
 }
 

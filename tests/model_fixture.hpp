@@ -3,6 +3,8 @@
 // forward pass's invariances).
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -70,8 +72,13 @@ inline TinyModel tiny_model() {
 
 inline std::filesystem::path write_tiny_model(const std::string& file,
                                               const TinyModel& m = tiny_model()) {
+  // ctest runs each test case in its own process, two at a time: written to
+  // a file of this process's own and renamed, so that a process loading the
+  // model never reads another's half-written copy (it did, once, under -j2).
   const auto path = model_temp_dir() / file;
-  model::write_safetensors(path, m.tensors, m.metadata);
+  const auto temporary = path.string() + "." + std::to_string(::getpid()) + ".tmp";
+  model::write_safetensors(temporary, m.tensors, m.metadata);
+  std::filesystem::rename(temporary, path);
   return path;
 }
 
