@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/activation_quant.hpp"
+#include "model/bundled.hpp"
 #include "model/precision_policy.hpp"
 #include "model/transformer.hpp"
 #include "tests/model_fixture.hpp"
@@ -17,11 +18,6 @@ using namespace fplab;
 using namespace fplab::model;
 
 namespace {
-
-const Model& trained() {
-  static const Model m = Model::load();
-  return m;
-}
 
 std::vector<float> copy(std::span<const float> s) { return {s.begin(), s.end()}; }
 
@@ -52,7 +48,7 @@ TEST_CASE("layercast: spelled, parsed, and sharing bf16's weights", "[model][lay
   CHECK(weight_precision(PrecisionPolicy::layercast) == PrecisionPolicy::bf16);
   CHECK(weight_precision(PrecisionPolicy::fp16) == PrecisionPolicy::fp16);
   CHECK(round_to(PrecisionPolicy::layercast, 0.1f) == 0.1f);  // activations stay fp32
-  const Model& m = trained();
+  const Model& m = bundled_model();
   CHECK(&m.weights(PrecisionPolicy::layercast) == &m.weights(PrecisionPolicy::bf16));
 }
 
@@ -93,7 +89,7 @@ TEST_CASE("fp8: E4M3 rounding saturates at 448 and ties to even", "[model][fp8]"
 }
 
 TEST_CASE("fp8: each rule's input scales", "[model][fp8]") {
-  const Model& m = trained();
+  const Model& m = bundled_model();
   const float* weight = m.weights(PrecisionPolicy::fp32).layers[0].q.data();
   const std::size_t in = m.config().d_model;  // 128: four MX blocks per row
   // Row 0: all 1 except 1.9 at 0 (block 0) and 100 at 40 (block 1);
@@ -156,7 +152,7 @@ TEST_CASE("fp8: each rule's input scales", "[model][fp8]") {
 
 TEST_CASE("fp8: per-tensor couples a row to its batch mate, the other rules do not",
           "[model][fp8][D6]") {
-  const Model& m = trained();
+  const Model& m = bundled_model();
   const auto prompt = m.tokenizer().encode("The LORD is my shepherd; ");
   // An unrelated mate: per-tensor couples as soon as the mate's largest
   // input to some linear exceeds the prompt's there.

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "model/bundled.hpp"
 #include "model/decode.hpp"
 #include "model/safetensors.hpp"
 #include "model/transformer.hpp"
@@ -21,15 +22,8 @@ using namespace fplab::model;
 
 namespace {
 
-// The trained model ($FPLAB_MODEL or model/data/kjv-char.safetensors),
-// loaded once per test process.
-const Model& trained() {
-  static const Model m = Model::load();
-  return m;
-}
-
 SafeTensors golden() {
-  return SafeTensors::read(trained().path().parent_path() / "golden.safetensors");
+  return SafeTensors::read(bundled_model().path().parent_path() / "golden.safetensors");
 }
 
 bool same_bits(std::span<const float> a, std::span<const float> b) {
@@ -67,7 +61,7 @@ std::vector<std::vector<float>> run_in_batch(const Model& m, Policy policy,
 }  // namespace
 
 TEST_CASE("model: fp32 logits match torch's golden logits within 1e-4", "[model][golden]") {
-  const Model& m = trained();
+  const Model& m = bundled_model();
   const SafeTensors g = golden();
   const auto prompts = nlohmann::json::parse(g.metadata("prompts"));
   const std::size_t V = m.config().vocab_size;
@@ -95,7 +89,7 @@ TEST_CASE("model: fp32 logits match torch's golden logits within 1e-4", "[model]
 
 TEST_CASE("model: greedy decoding with the KV cache reproduces torch's 40 tokens",
           "[model][golden]") {
-  const Model& m = trained();
+  const Model& m = bundled_model();
   const SafeTensors g = golden();
   const auto want = g.i32("greedy.0");
   REQUIRE(want.size() == 40);
@@ -109,7 +103,7 @@ TEST_CASE("model: greedy decoding with the KV cache reproduces torch's 40 tokens
 
 TEST_CASE("model: batch-invariant gives a row the same bits in batches of 1, 2, 4, 8, 16",
           "[model][invariance]") {
-  const Model& m = trained();
+  const Model& m = bundled_model();
   const auto prompt = m.tokenizer().encode("And God said, Let there be light");
   for (PrecisionPolicy p : {PrecisionPolicy::fp32, PrecisionPolicy::bf16}) {
     const Policy policy{ReductionPolicy::batch_invariant, p};
@@ -131,7 +125,7 @@ TEST_CASE("model: batch-invariant gives a row the same bits in batches of 1, 2, 
 
 TEST_CASE("model: batch-invariant decoding with the KV cache equals one teacher-forced pass",
           "[model][invariance]") {
-  const Model& m = trained();
+  const Model& m = bundled_model();
   const auto text = m.tokenizer().encode("In the beginning God created the heaven and the earth.");
   const Policy policy{ReductionPolicy::batch_invariant, PrecisionPolicy::fp32};
   Batch whole(m, policy, 1);
@@ -150,7 +144,7 @@ TEST_CASE("model: batch-invariant decoding with the KV cache equals one teacher-
 }
 
 TEST_CASE("model: split-k changes a row's bits with the batch size", "[model][invariance]") {
-  const Model& m = trained();
+  const Model& m = bundled_model();
   const auto prompt = m.tokenizer().encode("And God said");
   const Policy policy{ReductionPolicy::split_k, PrecisionPolicy::fp32};
   const auto alone = run_in_batch(m, policy, prompt, 1, 3);
@@ -170,7 +164,7 @@ TEST_CASE("model: split-k changes a row's bits with the batch size", "[model][in
 
 TEST_CASE("model: 20 runs of the same prompt alone are bit-identical (claim B1)",
           "[model][invariance]") {
-  const Model& m = trained();
+  const Model& m = bundled_model();
   const std::vector<std::vector<Token>> feed{m.tokenizer().encode("In the beginning")};
   for (ReductionPolicy r : kReductionPolicies) {
     const Policy policy{r, PrecisionPolicy::fp32};
@@ -187,7 +181,7 @@ TEST_CASE("model: 20 runs of the same prompt alone are bit-identical (claim B1)"
 }
 
 TEST_CASE("model: the thread count changes no bits of any policy", "[model][invariance]") {
-  const Model& m = trained();
+  const Model& m = bundled_model();
   // Two windows of 128 tokens: 256 rows, enough for the threaded paths.
   std::vector<std::vector<Token>> feed(2);
   for (std::size_t i = 0; i < 128; ++i) {
@@ -209,7 +203,7 @@ TEST_CASE("model: the thread count changes no bits of any policy", "[model][inva
 }
 
 TEST_CASE("model: bf16 and fp16 logits are values of their format", "[model][precision]") {
-  const Model& m = trained();
+  const Model& m = bundled_model();
   const std::vector<std::vector<Token>> feed{m.tokenizer().encode("In the beginning")};
   for (ReductionPolicy r : kReductionPolicies) {
     Batch bf(m, Policy{r, PrecisionPolicy::bf16}, 1);
@@ -234,7 +228,7 @@ TEST_CASE("model: bf16 and fp16 logits are values of their format", "[model][pre
 }
 
 TEST_CASE("model: teacher-forced scoring matches single windows and top-2 gaps", "[model][score]") {
-  const Model& m = trained();
+  const Model& m = bundled_model();
   const auto text = m.tokenizer().encode(
       "In the beginning God created the heaven and the earth. And the earth was without form, and "
       "void.");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collectives/allreduce_model.hpp"
+#include "model/bundled.hpp"
 #include "model/decode.hpp"
 #include "model/kernels.hpp"
 #include "model/tensor_parallel.hpp"
@@ -20,11 +21,6 @@ using namespace fplab;
 using namespace fplab::model;
 
 namespace {
-
-const Model& trained() {
-  static const Model m = Model::load();
-  return m;
-}
 
 bool same_bits(std::span<const float> a, std::span<const float> b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
@@ -76,7 +72,7 @@ float tree_reference(std::span<const float> x, std::span<const float> w, std::si
 
 TEST_CASE("tensor parallel: T = 1 gives every policy the bits of the plain forward pass",
           "[model][tp]") {
-  const Model& m = trained();
+  const Model& m = bundled_model();
   for (const ReductionPolicy r : kAllReductionPolicies) {
     for (const PrecisionPolicy p : {PrecisionPolicy::fp32, PrecisionPolicy::bf16}) {
       const Policy policy{r, p};
@@ -93,7 +89,7 @@ TEST_CASE("tensor parallel: T = 1 gives every policy the bits of the plain forwa
 
 TEST_CASE("tensor parallel: tp-invariant logits are identical for T = 1, 2, 4 and batches 1..8",
           "[model][tp][invariance]") {
-  const Model& m = trained();
+  const Model& m = bundled_model();
   for (const PrecisionPolicy p : {PrecisionPolicy::fp32, PrecisionPolicy::bf16}) {
     const Policy policy{ReductionPolicy::tp_invariant, p};
     const auto reference = row0_logits(m, policy, {}, 1, 3);
@@ -115,7 +111,7 @@ TEST_CASE("tensor parallel: tp-invariant logits are identical for T = 1, 2, 4 an
 
 TEST_CASE("tensor parallel: split-k, batch-invariant and library at T = 2, 4 differ from T = 1",
           "[model][tp][invariance]") {
-  const Model& m = trained();
+  const Model& m = bundled_model();
   for (const ReductionPolicy r :
        {ReductionPolicy::split_k, ReductionPolicy::batch_invariant, ReductionPolicy::library}) {
     const Policy policy{r, PrecisionPolicy::fp32};
@@ -135,7 +131,7 @@ TEST_CASE("tensor parallel: split-k, batch-invariant and library at T = 2, 4 dif
 
 TEST_CASE("tensor parallel: at T = 2 every all-reduce order gives the same logits (D3)",
           "[model][tp]") {
-  const Model& m = trained();
+  const Model& m = bundled_model();
   const Policy policy{ReductionPolicy::split_k, PrecisionPolicy::fp32};
   const auto base =
       row0_logits(m, policy, {.degree = 2, .allreduce = Collective::ompi_linear}, 2, 2);
@@ -182,7 +178,7 @@ TEST_CASE("tensor parallel: the tile tree is the stated order, and owns whole su
 
 TEST_CASE("tensor parallel: degrees that do not split the model are one-line errors",
           "[model][tp]") {
-  const Model& m = trained();
+  const Model& m = bundled_model();
   const Policy bi{ReductionPolicy::batch_invariant, PrecisionPolicy::fp32};
   CHECK_THROWS_WITH(Batch(m, bi, 1, {.degree = 3}),
                     "tensor-parallel degree 3 does not divide the model's 4 heads and 384 ffn "
