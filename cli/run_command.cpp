@@ -7,10 +7,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/run_workers.hpp"
 #include "experiments/experiment.hpp"
 #include "experiments/stop_request.hpp"
 #include "reports/context.hpp"
@@ -25,6 +28,7 @@ struct RunOptions {
   std::string out = "report";
   bool quick = false;
   std::vector<std::string> settings;
+  unsigned jobs = std::max(1U, std::thread::hardware_concurrency());
 };
 
 std::string command_line(const RunOptions& o) {
@@ -41,8 +45,10 @@ std::string command_line(const RunOptions& o) {
 // What the stop action reports: set by the run before each experiment.
 struct Progress {
   std::string out;
+  std::mutex mutex;  // `finished` grows in a reader thread (cli/run_workers.hpp)
   std::vector<std::string> finished;
-  std::string current;
+  std::string current;  // set when no experiment runs: "the report"
+  const std::vector<PlannedRun>* plan = nullptr;
   std::size_t planned = 0;
 };
 Progress& progress_state() {
@@ -55,7 +61,8 @@ const char* signal_name(int signal) {
 }
 
 std::string stop_message(int signal, const std::string& during) {
-  const auto& p = progress_state();
+  auto& p = progress_state();
+  const std::lock_guard<std::mutex> lock(p.mutex);
   std::string done;
   for (const auto& id : p.finished) done += (done.empty() ? "" : ", ") + id;
   return fmt::format(
@@ -68,8 +75,17 @@ std::string stop_message(int signal, const std::string& during) {
 // Called at a progress point, possibly inside an OpenMP region: report and
 // exit at once (no results are written yet, so nothing to remove).
 [[noreturn]] void stop_during_experiment(int signal) {
+  kill_workers();
   std::fflush(stdout);
-  const std::string message = stop_message(signal, progress_state().current);
+  const auto& p = progress_state();
+  std::string during = p.current;
+  if (p.plan != nullptr) {
+    const auto running = running_experiments(*p.plan);
+    if (!running.empty()) during.clear();
+    for (std::size_t i = 0; i < running.size(); ++i)
+      during += (i == 0 ? "" : i + 1 == running.size() ? " and " : ", ") + running[i];
+  }
+  const std::string message = stop_message(signal, during);
   std::fputs(message.c_str(), stderr);
   std::fflush(stderr);
   std::_Exit(128 + signal);
@@ -109,6 +125,11 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("-o,--out", opts->out, "Output folder (created if needed)")
       ->capture_default_str();
   cmd->add_flag("-q,--quick", opts->quick, "Small sizes: for CI and a first look");
+  cmd->add_option("-j,--jobs", opts->jobs,
+                  "Experiments run at once, each in its own process (the results do not "
+                  "depend on it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1U, 64U));
   cmd->add_option("--set", opts->settings,
                   "Override a parameter: name=value (every chosen experiment that has it) or "
                   "experiment.name=value (repeatable; see 'fplab list')")
@@ -126,25 +147,27 @@ void add_run_command(CLI::App& app) {
     Results results;
     std::map<std::string, std::uint64_t> seeds;
     const auto start = std::chrono::steady_clock::now();
-    for (std::size_t i = 0; i < plan.size(); ++i) {
+    state.plan = &plan;
+    WorkerHooks hooks;
+    hooks.started = [&plan, tty](std::size_t i) {
+      if (!tty) return;
       const auto& info = plan[i].experiment->info;
-      state.current = info.id;
-      stop_if_requested();
-      if (tty) {
-        std::fprintf(stderr, "fplab: [%zu/%zu] %s: %s\n", i + 1, plan.size(), info.id.c_str(),
-                     info.title.c_str());
-      }
-      results.experiments.push_back(run_experiment(plan[i], opts->quick, tty));
-      const auto& rec = results.experiments.back();
-      seeds[rec.id] = rec.seed;
+      std::fprintf(stderr, "fplab: [%zu/%zu] %s: %s\n", i + 1, plan.size(), info.id.c_str(),
+                   info.title.c_str());
+    };
+    hooks.finished = [&state](std::size_t, const ExperimentRecord& rec) {
       std::string verdicts;
       for (const auto& v : rec.verdicts)
         verdicts += fmt::format(", {} {}", v.claim, to_string(v.status));
       fmt::print("{:<14} {:>7.2f} s  {} tables{}\n", rec.id, rec.wall_seconds, rec.tables.size(),
                  verdicts);
       std::fflush(stdout);
+      const std::lock_guard<std::mutex> lock(state.mutex);
       state.finished.push_back(rec.id);
-    }
+    };
+    results.experiments = run_in_workers(plan, opts->quick, tty, opts->jobs, hooks);
+    state.plan = nullptr;
+    for (const auto& rec : results.experiments) seeds[rec.id] = rec.seed;
     results.total_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     results.context = collect_context(command_line(*opts), opts->quick, seeds);
