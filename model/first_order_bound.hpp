@@ -34,15 +34,15 @@
 // the centre from one reverse-mode pass (Eigen, double) per position, the
 // 63 logits as rows of one adjoint matrix.
 //
-// The prefix. A step's logits depend on every cached K and V. Each cached
-// entry carries its own componentwise first-order bound, made when its
-// position entered the cache: the residual stream x_l at that position is
-// seeded too (d more adjoint rows per layer), giving a componentwise bound
-// on x_l's error; K_l and V_l's bound is then |d(K_l, V_l)/dx_l| that bound
-// plus their own local sources. A step's backward covers its own position
-// and treats each cached entry as a source with that bound (the triangle
-// inequality: valid to first order, loses the cancellation across
-// positions).
+// The prefix. A step's logits depend on every cached K and V, so the
+// backward covers the whole prefix: from the last position down to the
+// first, each position's layers from the top, the adjoints of its cached
+// K_l and V_l complete (every later query's attention added) before its
+// layer l is passed. Cost: about (prefix length) backward passes of one
+// position per step. The cheaper scheme (a componentwise first-order bound
+// on each cached entry, made when it enters the cache, the triangle
+// inequality over positions) was tried and is vacuous on the bundled model
+// (docs/model.md).
 //
 // What is dropped (why this is not a rigorous enclosure): every term of
 // second and higher order in the e_k (products of two roundings, the
@@ -91,7 +91,7 @@ class FirstOrderSequence {
   FirstOrderSequence& operator=(const FirstOrderSequence&) = delete;
 
   [[nodiscard]] std::size_t length() const;
-  // Appends one token and caches its K and V with their bounds; with
+  // Appends one token (the centre's forward pass, its tape kept); with
   // `logits`, also bounds the logits after it (returned; valid until the
   // next push), else the returned step is empty. Throws
   // std::invalid_argument for a token outside the vocabulary or past the
