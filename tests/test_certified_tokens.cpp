@@ -54,7 +54,7 @@ TEST_CASE("enclosure: the growth measured, nothing certified", "[model][enclosur
   CHECK(path.certified_steps == 0);
 }
 
-TEST_CASE("first-order bound: certifies steps; every policy x batch x TP inside, no flip",
+TEST_CASE("first-order bound: certifies steps, every policy x batch x TP inside, no flip",
           "[model][enclosure]") {
   const auto& m = fplab::model::bundled_model();
   // Prompts 7 and 8 (the short ones: the bound's cost grows with the prefix).
@@ -93,7 +93,7 @@ TEST_CASE("first-order bound: certifies steps; every policy x batch x TP inside,
   CHECK(bf16.outside_first_order > 0);
 }
 
-TEST_CASE("first-order bound: bf16's rounding points widen it; scale is linear",
+TEST_CASE("first-order bound: bf16 rounding points widen it, scale is linear",
           "[model][enclosure]") {
   const auto& m = fplab::model::bundled_model();
   using fplab::model::FirstOrderOptions;
@@ -146,8 +146,8 @@ TEST_CASE("certified-tokens --quick: its tables", "[model][experiments][enclosur
   REQUIRE(t->get("first-order bf16", "share") != nullptr);
   const auto* sweep = r.table("sweep");
   REQUIRE(sweep != nullptr);
-  for (const char* key : {"library batch 1 tp 1", "split-k batch 8 tp 2",
-                          "tp-invariant batch 8 tp 4", "batch-invariant batch 1 tp 4"}) {
+  for (const char* key : {"library batch 1 tp 1", "split-k batch 2 tp 2",
+                          "tp-invariant batch 2 tp 4", "batch-invariant batch 1 tp 4"}) {
     INFO(key);
     REQUIRE(sweep->get(key, "outside") != nullptr);
     CHECK(sweep->get(key, "outside")->as_int() == 0);
