@@ -101,5 +101,12 @@ std::vector<SweepCheck> check_sweep(const Model& m, const CertifiedPath& path,
                                     std::span<const std::size_t> degrees,
                                     std::span<const ReductionPolicy> policies,
                                     PrecisionPolicy precision = PrecisionPolicy::fp32);
+// A first-order bound alone, against forward passes in its own precision
+// along its own path (T = 1: under bf16, tensor parallelism rounds its
+// partial sums, a rounding point the bound does not list); the rigorous
+// columns stay 0.
+std::vector<SweepCheck> check_first_order(const Model& m, const FirstOrderPath& first_order,
+                                          std::span<const std::size_t> batches,
+                                          std::span<const ReductionPolicy> policies);
 
 }  // namespace fplab::model::experiments

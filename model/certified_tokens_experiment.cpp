@@ -139,7 +139,9 @@ FirstOrderPath measure_first_order_path(const Model& m, std::size_t prompts, std
 
 namespace {
 
-SweepCheck check_one(const Model& m, const CertifiedPath& path, const FirstOrderPath& fo,
+// `path`: null for a first-order bound alone (its own path, no rigorous
+// enclosure counted).
+SweepCheck check_one(const Model& m, const CertifiedPath* path, const FirstOrderPath& fo,
                      const std::vector<std::vector<Token>>& encoded, ReductionPolicy red,
                      PrecisionPolicy precision, std::size_t b, std::size_t tp) {
   SweepCheck c;
@@ -147,60 +149,53 @@ SweepCheck check_one(const Model& m, const CertifiedPath& path, const FirstOrder
   c.batch = b;
   c.tp = tp;
   c.precision = precision;
-  for (std::size_t first = 0; first < path.prompts; first += b) {
+  for (std::size_t first = 0; first < fo.prompts; first += b) {
     Batch batch(m, Policy{red, precision}, b, TensorParallel{.degree = tp});
     std::vector<std::vector<Token>> rows(b);
     for (std::size_t r = 0; r < b; ++r) {
-      rows[r] = first + r < path.prompts
-                    ? encoded[first + r]
-                    : m.tokenizer().encode(kFillers[(r - 1) % kFillers.size()]);
+      rows[r] = first + r < fo.prompts ? encoded[first + r]
+                                       : m.tokenizer().encode(kFillers[(r - 1) % kFillers.size()]);
     }
-    for (std::size_t t = 0; t < path.steps; ++t) {
+    for (std::size_t t = 0; t < fo.steps; ++t) {
       const Logits& logits = batch.forward(rows);
       for (std::size_t r = 0; r < b; ++r) {
         const auto row = logits.last(r);
         const Token top = top_two(row).first;
-        if (first + r >= path.prompts) {
+        if (first + r >= fo.prompts) {
           rows[r] = {top};  // a filler decodes greedily
           continue;
         }
         const std::size_t p = first + r;
-        const auto& enc = path.enclosures[p][t];
         const auto& bound = fo.bounds[p][t];
         for (std::size_t j = 0; j < row.size(); ++j) {
           ++c.logits;
-          if (!enc[j].contains(row[j])) ++c.outside;
+          if (path != nullptr && !path->enclosures[p][t][j].contains(row[j])) ++c.outside;
           const double dev = std::abs(static_cast<double>(row[j]) - bound.centre[j]);
           if (!(dev <= bound.logit_bound[j])) ++c.outside_first_order;
           if (!(dev <= bound.logit_bound[j] * kControlScale)) ++c.outside_control;
           c.worst_ratio = std::max(c.worst_ratio, dev / bound.logit_bound[j]);
         }
-        if (top != path.tokens[p][t]) {
-          const bool rigorous = path.certified[p][t] != 0;
+        if (top != fo.tokens[p][t]) {
+          const bool rigorous = path != nullptr && path->certified[p][t] != 0;
           if (rigorous) ++c.certified_flips;
           if (bound.certified) ++c.first_order_flips;
           if (!rigorous && !bound.certified) ++c.uncertified_flips;
         }
-        rows[r] = {path.tokens[p][t]};  // teacher-forced along the path
+        rows[r] = {fo.tokens[p][t]};  // teacher-forced along the path
       }
     }
   }
   return c;
 }
 
-}  // namespace
-
-std::vector<SweepCheck> check_sweep(const Model& m, const CertifiedPath& path,
-                                    const FirstOrderPath& first_order,
-                                    std::span<const std::size_t> batches,
-                                    std::span<const std::size_t> degrees,
-                                    std::span<const ReductionPolicy> policies,
-                                    PrecisionPolicy precision) {
-  if (first_order.tokens != path.tokens || first_order.precision != PrecisionPolicy::fp32) {
-    throw std::invalid_argument("check_sweep: the two bounds follow different paths");
-  }
+std::vector<SweepCheck> sweep_runs(const Model& m, const CertifiedPath* path,
+                                   const FirstOrderPath& first_order,
+                                   std::span<const std::size_t> batches,
+                                   std::span<const std::size_t> degrees,
+                                   std::span<const ReductionPolicy> policies,
+                                   PrecisionPolicy precision) {
   const OneThread one;
-  const auto encoded = encode_slice(m, path.first, path.prompts);
+  const auto encoded = encode_slice(m, first_order.first, first_order.prompts);
   struct Run {
     std::size_t tp;
     ReductionPolicy red;
@@ -223,6 +218,27 @@ std::vector<SweepCheck> check_sweep(const Model& m, const CertifiedPath& path,
         check_one(m, path, first_order, encoded, r.red, precision, r.batch, r.tp);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<SweepCheck> check_sweep(const Model& m, const CertifiedPath& path,
+                                    const FirstOrderPath& first_order,
+                                    std::span<const std::size_t> batches,
+                                    std::span<const std::size_t> degrees,
+                                    std::span<const ReductionPolicy> policies,
+                                    PrecisionPolicy precision) {
+  if (first_order.tokens != path.tokens || first_order.precision != PrecisionPolicy::fp32) {
+    throw std::invalid_argument("check_sweep: the two bounds follow different paths");
+  }
+  return sweep_runs(m, &path, first_order, batches, degrees, policies, precision);
+}
+
+std::vector<SweepCheck> check_first_order(const Model& m, const FirstOrderPath& first_order,
+                                          std::span<const std::size_t> batches,
+                                          std::span<const ReductionPolicy> policies) {
+  const std::array one = {std::size_t{1}};
+  return sweep_runs(m, nullptr, first_order, batches, one, policies, first_order.precision);
 }
 
 namespace {
@@ -362,6 +378,16 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
   const auto control =
       check_sweep(m, path, fp32, one_batch, one_tp, bi, PrecisionPolicy::bf16).front();
   sweep.push_back(control);
+  const auto bf16_sweep = check_first_order(m, bf16, batches, kReductionPolicies);
+  record_sweep(bf16_sweep, "sweep_bf16",
+               "bf16: every measured logit of the bf16 policies (T = 1) against the bf16 "
+               "first-order bound, along the bf16 path",
+               out);
+  std::int64_t bf16_outside = 0, bf16_flips = 0;
+  for (const auto& c : bf16_sweep) {
+    bf16_outside += c.outside_first_order;
+    bf16_flips += c.first_order_flips;
+  }
   record_sweep(sweep, "sweep",
                "Every measured logit against both bounds, per tensor-parallel degree, policy and "
                "batch size (fp32; the last row: bf16's logits against the fp32 bounds, a control)",
@@ -382,10 +408,13 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
       "the rigorous enclosure, {} outside the first-order bound (the largest |l - centre| / "
       "bound {:.3g}), {} rigorously and {} first-order certified steps flipped. Negative "
       "controls: the bound x 2^-20 is violated in {} of the {} runs; bf16's logits fall outside "
-      "the fp32 first-order bound {} times. No published claim: fplab's own certificate.",
+      "the fp32 first-order bound {} times. bf16 (T = 1, {} runs): {} logits outside the bf16 "
+      "first-order bound, {} certified steps flipped. No published claim: fplab's own "
+      "certificate.",
       path.certified_steps, path.total_steps, fp32.certified_steps, fp32.total_steps,
       bf16.certified_steps, bf16.total_steps, sweep.size() - 1, outside, outside_fo, worst, flips,
-      fo_flips, control_ok, sweep.size() - 1, control.outside_first_order));
+      fo_flips, control_ok, sweep.size() - 1, control.outside_first_order, bf16_sweep.size(),
+      bf16_outside, bf16_flips));
 }
 
 Experiment make() {

@@ -107,6 +107,15 @@ TEST_CASE("first-order bound: bf16 rounding points widen it, scale is linear",
   const auto bf16 = mx::measure_first_order_path(
       m, 1, 1, FirstOrderOptions{.precision = fplab::model::PrecisionPolicy::bf16}, 7);
   CHECK(bf16.median_logit_bound > 100 * fp32.median_logit_bound);
+  // bf16's own forward passes (every policy, T = 1) inside the bf16 bound.
+  const std::vector<std::size_t> batches = {1, 2};
+  for (const auto& c : mx::check_first_order(m, bf16, batches, fplab::model::kReductionPolicies)) {
+    INFO(name(c.policy) << " batch " << c.batch);
+    CHECK(c.logits == static_cast<std::int64_t>(m.config().vocab_size));
+    CHECK(c.outside_first_order == 0);
+    CHECK(c.worst_ratio > 0);
+    CHECK(c.first_order_flips == 0);
+  }
   const auto small = mx::measure_first_order_path(m, 1, 1, FirstOrderOptions{.scale = 0x1p-20}, 7);
   const auto& a = fp32.bounds[0][0];
   const auto& b = small.bounds[0][0];
@@ -163,6 +172,10 @@ TEST_CASE("certified-tokens --quick: its tables", "[model][experiments][enclosur
   }
   REQUIRE(sweep->get("batch-invariant batch 1 tp 1 bf16", "outside_first_order") != nullptr);
   CHECK(sweep->get("batch-invariant batch 1 tp 1 bf16", "outside_first_order")->as_int() > 0);
+  const auto* bf16 = r.table("sweep_bf16");
+  REQUIRE(bf16 != nullptr);
+  REQUIRE(bf16->get("split-k batch 2 tp 1 bf16", "outside_first_order") != nullptr);
+  CHECK(bf16->get("split-k batch 2 tp 1 bf16", "outside_first_order")->as_int() == 0);
   REQUIRE(r.table("growth") != nullptr);
   CHECK(r.table("growth")->get("0", "largest")->as_f64() < 0.5);
 }
