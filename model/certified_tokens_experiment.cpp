@@ -355,7 +355,7 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
   }
   const auto first = static_cast<std::size_t>(p.integer("first"));
   if (first + prompts > kPrompts.size()) {
-    throw std::invalid_argument("certified-tokens: first + prompts must be at most 12");
+    throw std::invalid_argument("first + prompts must be at most 12");
   }
   CertifiedPath path;
   FirstOrderPath fp32, bf16;
