@@ -1,18 +1,27 @@
-// certified-tokens' measurements, as plain data: the enclosure
-// (model/enclosure.hpp) along the greedy path of the batch-invariant fp32
-// decode, and the check of every measured logit against it.
+// certified-tokens' measurements, as plain data: the rigorous enclosure
+// (model/enclosure.hpp) and the first-order bound (model/
+// first_order_bound.hpp) along the greedy path of the batch-invariant
+// decode (fp32; bf16 for the bf16 first-order bound), and the check of
+// every measured logit against both.
 //
-// The path: greedy_decode of the first `prompts` of kPrompts for `steps`
+// The path: greedy_decode of `prompts` of kPrompts from index `first` for `steps`
 // steps, batch-invariant, fp32. Step t's logits are those after the prompt
 // and the path's first t tokens; step t is certified when the path's token
 // t has the certified lead (certified()).
 //
-// The sweep: for each reduction policy and batch size b, the prompts in
+// The first-order path: the same, with FirstOrderSequence; a step is
+// certified when its centre's leader beats every other logit by more than
+// the gap's bound (FirstOrderStep::certified).
+//
+// The sweep: for each tensor-parallel degree T (in process, the default
+// all-reduce order), each reduction policy (all four) and batch size b,
+// the prompts in
 // groups of b (a group short of b filled with unrelated lines that decode
 // greedily), each prompt teacher-forced along the path, one token per
 // step after a prefill of all prompts at once; every logit of every step of
-// every prompt compared with its enclosure, and each step's measured
-// greedy token with the path's.
+// every prompt compared with its enclosure and with its first-order bound
+// (|l - centre| <= B, and <= B 2^-20: the negative control), and each
+// step's measured greedy token with the path's.
 #pragma once
 
 #include <cstddef>
@@ -21,12 +30,14 @@
 #include <vector>
 
 #include "model/enclosure.hpp"
+#include "model/first_order_bound.hpp"
 #include "model/policy.hpp"
 #include "model/transformer.hpp"
 
 namespace fplab::model::experiments {
 
 struct CertifiedPath {
+  std::size_t first = 0;  // the prompts are kPrompts[first, first + prompts)
   std::size_t prompts = 0;
   std::size_t steps = 0;
   std::vector<std::vector<Token>> tokens;                      // [prompt][step]
@@ -43,17 +54,59 @@ struct CertifiedPath {
   std::vector<double> growth_min, growth_max;
 };
 CertifiedPath measure_certified_path(const Model& m, std::size_t prompts, std::size_t steps,
-                                     EnclosureOptions options = {});
+                                     EnclosureOptions options = {}, std::size_t first = 0);
+
+struct FirstOrderPath {
+  PrecisionPolicy precision = PrecisionPolicy::fp32;
+  double scale = 1;
+  std::size_t first = 0;
+  std::size_t prompts = 0;
+  std::size_t steps = 0;
+  std::vector<std::vector<Token>> tokens;           // [prompt][step]
+  std::vector<std::vector<FirstOrderStep>> bounds;  // [prompt][step]
+  std::int64_t certified_steps = 0;
+  std::int64_t total_steps = 0;
+  std::int64_t lead_differs = 0;       // steps whose centre's leader is not the path's token
+  double median_gap_bound = 0;         // median G_j over every competitor of every step
+  double median_logit_bound = 0;       // median B_j over every logit of every step
+  double smallest_certified_gap = 0;   // smallest measured top-2 gap (path) at a certified step
+  double largest_uncertified_gap = 0;  // largest such gap at an uncertified step
+};
+// `precision`: fp32 or bf16 (the path then the bf16 batch-invariant decode).
+FirstOrderPath measure_first_order_path(const Model& m, std::size_t prompts, std::size_t steps,
+                                        FirstOrderOptions options = {}, std::size_t first = 0);
+
+// The negative control's factor on the first-order bound.
+inline constexpr double kControlScale = 0x1p-20;
 
 struct SweepCheck {
   ReductionPolicy policy;
   std::size_t batch = 0;
-  std::int64_t logits = 0;             // logits compared
-  std::int64_t outside = 0;            // outside their enclosure
-  std::int64_t certified_flips = 0;    // certified steps whose greedy token differs
-  std::int64_t uncertified_flips = 0;  // uncertified steps whose greedy token differs
+  std::size_t tp = 1;  // tensor-parallel degree
+  PrecisionPolicy precision = PrecisionPolicy::fp32;
+  std::int64_t logits = 0;               // logits compared
+  std::int64_t outside = 0;              // outside their rigorous enclosure
+  std::int64_t certified_flips = 0;      // rigorously certified steps whose greedy token differs
+  std::int64_t uncertified_flips = 0;    // steps certified by neither bound whose token differs
+  std::int64_t outside_first_order = 0;  // |l - centre| > B
+  std::int64_t outside_control = 0;      // |l - centre| > B kControlScale
+  std::int64_t first_order_flips = 0;    // first-order certified steps whose token differs
+  double worst_ratio = 0;                // largest |l - centre| / B
 };
+// Both paths along the same tokens (fp32). `precision`: the sweep's
+// forward passes (fp32; bf16 as the negative control of an fp32 bound).
 std::vector<SweepCheck> check_sweep(const Model& m, const CertifiedPath& path,
-                                    std::span<const std::size_t> batches);
+                                    const FirstOrderPath& first_order,
+                                    std::span<const std::size_t> batches,
+                                    std::span<const std::size_t> degrees,
+                                    std::span<const ReductionPolicy> policies,
+                                    PrecisionPolicy precision = PrecisionPolicy::fp32);
+// A first-order bound alone, against forward passes in its own precision
+// along its own path (T = 1: under bf16, tensor parallelism rounds its
+// partial sums, a rounding point the bound does not list); the rigorous
+// columns stay 0.
+std::vector<SweepCheck> check_first_order(const Model& m, const FirstOrderPath& first_order,
+                                          std::span<const std::size_t> batches,
+                                          std::span<const ReductionPolicy> policies);
 
 }  // namespace fplab::model::experiments

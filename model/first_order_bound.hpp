@@ -1,0 +1,107 @@
+// A FIRST-ORDER (not rigorous) bound on the bundled model's logits and on
+// their gaps, over the same family of computations as model/enclosure.hpp
+// (every association order of every sum, split-K, KV splits, any running
+// maximum, FMA or not; libm's or Eigen's exp within kExpError relative),
+// and, for PrecisionPolicy::bf16, with every bf16 rounding point of
+// model/precision_policy.hpp as one more error source.
+//
+// The centre. The forward pass evaluated in double on the policy's weights
+// (fp32's, or bf16's rounded weights), with no rounding point: a stand-in
+// for the exact real-number pass.
+//
+// The bound. Every rounded operation k of a member is its exact result
+// plus an error e_k, with |e_k| <= b_k evaluated at the centre:
+//   - a dot product of length K (linear layers, lm_head, q.k, RMSNorm's sum
+//     of squares), any order and split: gamma_K sum |w_i x_i| (Higham,
+//     "Accuracy and Stability of Numerical Algorithms", 2nd ed., eq. 3.5);
+//   - RoPE's two products and one add: gamma_2 (|x c| + |rot s|);
+//   - every other float op (/, +, sqrt, 1/, *, the residual adds) u |v|,
+//     u = 2^-24;
+//   - softmax: each weight exp(s_j - m_c) exp(m_c - m) carries a relative
+//     error of at most 2u (m - s_j) + 2 kExpError + u (the subtractions
+//     of any part maximum m_c, both exps, the product l_c * corr), as one
+//     source per weight shared by numerator and denominator; the weighted
+//     sum of V and the denominator are sums of kv terms with at most two
+//     products each: gamma_{kv+2} sum_j p_j |v_j| at each output, and
+//     gamma_{kv+2} relative on the denominator; the division u |o|;
+//   - SiLU g / (1 + exp(-g)): (kExpError + u) |g| t / (1 + t)^2 + u |silu|,
+//     t = exp(-g);
+//   - bf16 (PrecisionPolicy::bf16 only): each rounding point v rounded to
+//     bf16, 2^-8 |v| (the unrounded exp(s - m) before it multiplies V too).
+// To first order in the e_k, a logit l_j moves by sum_k (dl_j/de_k) e_k;
+// the bound is B_j = sum_k |dl_j/de_k| b_k, and a gap g_j = l_lead - l_j's
+// is G_j = sum_k |dl_lead/de_k - dl_j/de_k| b_k, with the derivatives at
+// the centre from one reverse-mode pass (Eigen; double, the linear layers'
+// products in float, covered by a 1 + 2^-7 factor) per position, the
+// 63 logits as rows of one adjoint matrix.
+//
+// The prefix. A step's logits depend on every cached K and V, so the
+// backward covers the whole prefix: from the last position down to the
+// first, each position's layers from the top, the adjoints of its cached
+// K_l and V_l complete (every later query's attention added) before its
+// layer l is passed. Cost: about (prefix length) backward passes of one
+// position per step. The cheaper scheme (a componentwise first-order bound
+// on each cached entry, made when it enters the cache, the triangle
+// inequality over positions) was tried and is vacuous on the bundled model
+// (docs/model.md).
+//
+// What is dropped (why this is not a rigorous enclosure): every term of
+// second and higher order in the e_k (products of two roundings, the
+// change of the derivatives and of the b_k between the centre and a
+// member, which moves by O(u)); with bf16's u = 2^-8 these are ~2^-16
+// relative, not negligible in principle. The centre's own double rounding
+// (~2^-53 relative) is dropped too. kExpError is assumed, not proved
+// (model/enclosure.hpp). The rigorous enclosure (model/enclosure.hpp)
+// stands beside this one; it certifies nothing on the bundled model.
+//
+// A greedy step is certified (first order) when the centre's leader l_lead
+// has g_j > G_j for every other j.
+//
+// FirstOrderOptions::scale multiplies every b_k (the bounds are linear in
+// it): 2^-20 is the negative control that measured logits must violate.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "model/transformer.hpp"
+
+namespace fplab::model {
+
+struct FirstOrderOptions {
+  PrecisionPolicy precision = PrecisionPolicy::fp32;  // fp32 or bf16
+  double scale = 1;
+};
+
+struct FirstOrderStep {
+  std::vector<double> centre;       // the centre's logits
+  std::vector<double> logit_bound;  // B_j
+  std::vector<double> gap_bound;    // G_j (0 at the leader)
+  Token lead = 0;                   // the centre's argmax
+  double gap = 0;                   // the centre's top-2 gap
+  bool certified = false;           // every g_j > G_j
+};
+
+class FirstOrderSequence {
+ public:
+  // Throws std::invalid_argument for a precision other than fp32 or bf16.
+  explicit FirstOrderSequence(const Model& model, FirstOrderOptions options = {});
+  ~FirstOrderSequence();
+  FirstOrderSequence(const FirstOrderSequence&) = delete;
+  FirstOrderSequence& operator=(const FirstOrderSequence&) = delete;
+
+  [[nodiscard]] std::size_t length() const;
+  // Appends one token (the centre's forward pass, its tape kept); with
+  // `logits`, also bounds the logits after it (returned; valid until the
+  // next push), else the returned step is empty. Throws
+  // std::invalid_argument for a token outside the vocabulary or past the
+  // context.
+  const FirstOrderStep& push(Token token, bool logits = true);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace fplab::model
