@@ -10,7 +10,7 @@
 #
 # ci:   x86-64, i686 (x87), aarch64 and s390x (qemu-user): one entry per
 #       cause, within CI's budget. full: also x86-64-v3, i686 with SSE2 (the
-#       control for x87), clang 13/15/16 and g++ 11. Each entry prints its
+#       control for x87), clang 13/14/15/16 and g++ 11. Each entry prints its
 #       build and run time (also in OUT/times.txt). --no-example: skip
 #       examples/drift_kernel (run_example.sh; the ctest test
 #       example_drift_kernel runs it too). Exit status: 0 when every
@@ -58,6 +58,7 @@ entries_full=(
   "x86-64-v3|-|g++|-march=x86-64-v3|-"
   "i686-sse2|i686-linux-gnu|-|-msse2;-mfpmath=sse|-"
   "clang-13|-|clang++-13||-"
+  "clang-14|-|clang++-14||-"
   "clang-15|-|clang++-15||-"
   "clang-16|-|clang++-16||-"
   "g++-11|-|g++-11||-"

@@ -98,6 +98,16 @@ Spans params_spans(const ExperimentRecord& e) {
 
 void context_blocks(const Results& r, Document& d) {
   const auto& c = r.context;
+  // A results file another program wrote (docs/drift.md's minimum) has no
+  // context: say so rather than print a line of empty fields.
+  if (c.fplab_version.empty() && c.compiler_id.empty() && c.compiler_version.empty() &&
+      c.build_type.empty() && c.fp_flags.empty() && c.git_commit.empty()) {
+    d.blocks.emplace_back(Paragraph{
+        {text("No build context in this results file (written by another program).")}, "context"});
+    d.blocks.emplace_back(
+        Paragraph{{text("Fingerprint of the results: "), code(fingerprint(r))}, "context"});
+    return;
+  }
   Spans line{
       text("fplab " + c.fplab_version + ", " + c.compiler_id + " " + c.compiler_version + " (" +
            c.build_type + ", "),
