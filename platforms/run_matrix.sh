@@ -8,9 +8,9 @@
 #   platforms/run_matrix.sh [--subset ci|full] [--out DIR] [--fplab PATH] [--jobs N]
 #                           [--analyse-only] [--only NAME,NAME...] [--no-example]
 #
-# ci:   x86-64, i686 (x87), aarch64 and s390x (qemu-user): one entry per
-#       cause, within CI's budget. full: also x86-64-v3, i686 with SSE2 (the
-#       control for x87), clang 13/14/15/16 and g++ 11. Each entry prints its
+# ci:   x86-64, i686 (x87) and s390x (qemu-user; big-endian, FMA): one entry
+#       per cause, within CI's budget. full: also aarch64, x86-64-v3, i686
+#       with SSE2 (the control for x87), clang 13/14/15/16 and g++ 11. Each entry prints its
 #       build and run time (also in OUT/times.txt). --no-example: skip
 #       examples/drift_kernel (run_example.sh; the ctest test
 #       example_drift_kernel runs it too). Exit status: 0 when every
@@ -42,13 +42,14 @@ done
 
 # name | toolchain file (or -) | C++ compiler (or -) | extra flags | modes (or -: both)
 # ci builds the defaults probe only where it shows a cause of its own
-# (aarch64: contraction into FMA); x86-64's, i686's and s390x's defaults
-# builds are in full.
+# (s390x: contraction into FMA); x86-64's and i686's defaults builds are in
+# full. aarch64 is in full only: in the full run it moved the same 9 libm
+# values as s390x by the same ulps and showed no cause s390x does not, and
+# leaving it out made the ci subset's builds 413 s -> 334 s.
 entries_ci=(
   "x86-64|-|g++||strict"
   "i686|i686-linux-gnu|-||strict"
-  "aarch64|aarch64-linux-gnu|-||-"
-  "s390x|s390x-linux-gnu|-||strict"
+  "s390x|s390x-linux-gnu|-||-"
 )
 entries_full=(
   "x86-64|-|g++||-"
