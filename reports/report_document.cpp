@@ -198,8 +198,11 @@ void experiment_blocks(const ExperimentRecord& e, bool plots, Document& d) {
     for (const auto& n : e.notes) notes.items.push_back({text(n)});
     d.blocks.emplace_back(std::move(notes));
   }
-  d.blocks.emplace_back(
-      Paragraph{{text("Wall time: " + fmt::format("{:.2f}", e.wall_seconds) + " s.")}, "context"});
+  // A results file written by another program has no timing: no line of 0.00 s.
+  if (e.wall_seconds > 0) {
+    d.blocks.emplace_back(Paragraph{
+        {text("Wall time: " + fmt::format("{:.2f}", e.wall_seconds) + " s.")}, "context"});
+  }
 }
 
 // ---- Markdown ------------------------------------------------------------------

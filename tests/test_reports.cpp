@@ -312,17 +312,20 @@ TEST_CASE("integer lists print as ranges", "[reports]") {
 
 TEST_CASE("a results file with no context says so instead of a line of empty fields", "[reports]") {
   Results foreign = sample();
-  foreign.context = {};  // docs/drift.md's minimum: no context written
+  foreign.context = {};  // docs/drift.md's minimum: no context written, no timing
+  for (auto& e : foreign.experiments) e.wall_seconds = 0;
   const std::string md =
       fplab::report::render_markdown(fplab::report::build_document(foreign, false));
   CHECK(md.find("No build context in this results file") != std::string::npos);
   CHECK(md.find("with 0 threads") == std::string::npos);
+  CHECK(md.find("Wall time:") == std::string::npos);
   CHECK(md.find("Fingerprint of the results: ") != std::string::npos);
   // Negative control: fplab's own results keep their context line.
   const std::string own =
       fplab::report::render_markdown(fplab::report::build_document(sample(), false));
   CHECK(own.find("No build context") == std::string::npos);
   CHECK(own.find("fplab 0.1.0, GNU") != std::string::npos);
+  CHECK(own.find("Wall time:") != std::string::npos);
 }
 
 TEST_CASE("the report opens with the argument, from the quick baseline's results", "[reports]") {
