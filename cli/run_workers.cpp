@@ -272,6 +272,7 @@ std::vector<std::string> running_experiments(const std::vector<PlannedRun>& plan
   }
   std::sort(running.begin(), running.end());
   std::vector<std::string> ids;
+  ids.reserve(running.size());
   for (const auto i : running) ids.push_back(plan[i].experiment->info.id);
   return ids;
 }

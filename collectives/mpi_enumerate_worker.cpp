@@ -127,7 +127,7 @@ MpiEnumerateRow enumerate_row(const Strategy& s, const std::vector<double>& numb
   // The union: one entry per bit pattern over all ranks.
   row.bits = histogram_bits(histogram_from_bits<T>(pairs));
   std::sort(row.bits.begin(), row.bits.end());
-  for (int k = 0; k < size; ++k) {
+  for (std::size_t k = 0; k < static_cast<std::size_t>(size); ++k) {
     row.rank_seconds.push_back(all_times[2 * k]);
     row.rank_cpu_seconds.push_back(all_times[2 * k + 1]);
   }

@@ -307,6 +307,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const auto& dtypes = p.text_list("dtypes");
   const std::string& mode = p.text("mode");
   std::vector<Strategy> strategies;
+  strategies.reserve(names.size());
   for (const auto& n : names) {
     strategies.push_back(parse_strategy(n));
   }

@@ -80,7 +80,7 @@ FirstOrderPath measure_first_order_path(const Model& m, std::size_t prompts, std
 inline constexpr double kControlScale = 0x1p-20;
 
 struct SweepCheck {
-  ReductionPolicy policy;
+  ReductionPolicy policy = ReductionPolicy::library;
   std::size_t batch = 0;
   std::size_t tp = 1;  // tensor-parallel degree
   PrecisionPolicy precision = PrecisionPolicy::fp32;

@@ -280,7 +280,7 @@ using NeumaierMachine = CompensatedMachine<T, NeumaierStep>;
 template <class T, class Machine>
 struct Walker {
   const Machine& m;
-  std::size_t n;
+  std::size_t n = 0;
   std::array<T, kMaxDistributedInputs> a{};
   std::array<std::array<T, kMaxStack>, kMaxDistributedInputs + 1> st{};
   BitsCounter& counter;
@@ -525,7 +525,7 @@ template <class T, class Machine>
 struct TailWalker {
   const Machine& m;
   const Multiset<T>& set;
-  std::size_t n;
+  std::size_t n = 0;
   BitsCounter& counter;
   std::array<std::uint64_t, kMaxDistributedInputs> left{};
   std::array<std::array<T, kMaxStack>, kMaxDistributedInputs + 1> st{};

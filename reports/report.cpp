@@ -181,10 +181,13 @@ bool stage_plots(const Results& r, const fs::path& dir, StagedFiles& out) {
 std::string claims_summary_markdown(const Results& r) {
   // For a terminal: the experiment ids as plain words, not in-page links.
   report::Grid g = report::claims_grid(r);
-  for (auto& row : g.rows)
-    for (auto& cell : row)
-      for (auto& span : cell)
+  for (auto& row : g.rows) {
+    for (auto& cell : row) {
+      for (auto& span : cell) {
         if (span.kind == report::Span::Kind::section) span.kind = report::Span::Kind::text;
+      }
+    }
+  }
   return report::render_markdown(g);
 }
 

@@ -174,9 +174,10 @@ void ExperimentRecord::add_figure(Figure f) {
     const Table* m = table(f.markers.table);
     if (m == nullptr || m->column(f.markers.x) == nullptr)
       throw std::logic_error("figure '" + f.id + "': no marker table or column");
-    for (const auto& c : f.markers.shares)
+    for (const auto& c : f.markers.shares) {
       if (m->column(c) == nullptr)
         throw std::logic_error("figure '" + f.id + "': no marker column '" + c + "'");
+    }
   }
   figures.push_back(std::move(f));
 }
@@ -524,10 +525,11 @@ ExperimentRecord experiment_from(const json& j) {
     fig.logx = f.value("logx", false);
     fig.logy = f.value("logy", false);
     fig.caption = str_or(f, "caption");
-    for (const auto& s : array_or_empty(f, "series", fw))
+    for (const auto& s : array_or_empty(f, "series", fw)) {
       fig.series.push_back({str(s, "column", fw + " series"), str_or(s, "title"),
                             str_or(s, "style", "linespoints"), str_or(s, "where_column"),
                             str_or(s, "where_value"), str_or(s, "missing")});
+    }
     fig.kind = str_or(f, "kind", "lines");
     if (f.contains("markers") && f["markers"].is_object()) {
       const auto& m = f["markers"];
