@@ -249,10 +249,19 @@ class Collector {
   std::atomic<bool> done_{false};
 };
 
+// Every experiment in this process, one after another; what runs is in a
+// Shared of its own, so that a stop message names it as with workers.
 std::vector<ExperimentRecord> run_here(const std::vector<PlannedRun>& plan, bool quick,
                                        bool show_progress, const WorkerHooks& hooks) {
+  Shared shared;
+  for (auto& r : shared.running) r.store(kIdle);
+  current_shared = &shared;
+  struct Reset {
+    ~Reset() { current_shared = nullptr; }
+  } reset;
   std::vector<ExperimentRecord> out;
-  for (std::size_t i = 0; i < plan.size(); ++i) {
+  for (std::size_t i = take(shared, 0, plan.size()); i < plan.size();
+       i = take(shared, 0, plan.size())) {
     stop_if_requested();
     if (hooks.started) hooks.started(i);
     out.push_back(run_experiment(plan[i], quick, show_progress));

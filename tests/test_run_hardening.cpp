@@ -214,33 +214,37 @@ TEST_CASE("fplab run: unwritable folders and final names are exit 2 and one line
 }
 
 TEST_CASE("fplab run: SIGINT and SIGTERM stop at the next progress point", "[hardening][cli]") {
-  for (const int signal : {SIGTERM, SIGINT}) {
-    const auto dir = fresh_dir(signal == SIGINT ? "sigint" : "sigterm");
-    const std::string before = earlier_report(dir);
-    const fs::path log = dir.parent_path() / (dir.filename().string() + ".log");
-    // groupings over 10,000 seeds takes many seconds; it calls progress after each.
-    const pid_t pid = spawn_fplab({"run", "associativity", "groupings", "--quick", "--set",
-                                   "groupings.seeds=10000", "--out", dir.string()},
-                                  log);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (slurp(log).find("associativity ") == std::string::npos &&
-           std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // In one process (--jobs 1) and over two workers (cli/run_workers.hpp).
+  for (const std::string jobs : {"1", "2"})
+    for (const int signal : {SIGTERM, SIGINT}) {
+      INFO("--jobs " << jobs);
+      const auto dir = fresh_dir((signal == SIGINT ? "sigint-" : "sigterm-") + jobs);
+      const std::string before = earlier_report(dir);
+      const fs::path log = dir.parent_path() / (dir.filename().string() + ".log");
+      // groupings over 10,000 seeds takes many seconds; it calls progress after each.
+      const pid_t pid =
+          spawn_fplab({"run", "associativity", "groupings", "--quick", "--set",
+                       "groupings.seeds=10000", "--jobs", jobs, "--out", dir.string()},
+                      log);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (slurp(log).find("associativity ") == std::string::npos &&
+             std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // inside groupings
+      REQUIRE(kill(pid, signal) == 0);
+      const int status = wait_status(pid, 20.0);
+      const std::string output = slurp(log);
+      INFO(output);
+      REQUIRE(status != -1);  // it stopped, not ran on to the end
+      REQUIRE(WIFEXITED(status));
+      CHECK(WEXITSTATUS(status) == 128 + signal);
+      CHECK(output.find(std::string("fplab: stopped by ") +
+                        (signal == SIGINT ? "SIGINT" : "SIGTERM") +
+                        " during groupings: 1 of 2 experiments finished (associativity); nothing "
+                        "written, " +
+                        dir.string() + " left as it was\n") != std::string::npos);
+      CHECK(slurp(dir / "results.json") == before);
+      CHECK(temporaries(dir).empty());
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // inside groupings
-    REQUIRE(kill(pid, signal) == 0);
-    const int status = wait_status(pid, 20.0);
-    const std::string output = slurp(log);
-    INFO(output);
-    REQUIRE(status != -1);  // it stopped, not ran on to the end
-    REQUIRE(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 128 + signal);
-    CHECK(output.find(std::string("fplab: stopped by ") +
-                      (signal == SIGINT ? "SIGINT" : "SIGTERM") +
-                      " during groupings: 1 of 2 experiments finished (associativity); nothing "
-                      "written, " +
-                      dir.string() + " left as it was\n") != std::string::npos);
-    CHECK(slurp(dir / "results.json") == before);
-    CHECK(temporaries(dir).empty());
-  }
 }
