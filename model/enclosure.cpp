@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "reductions/error.hpp"
+
 namespace fplab::model {
 
 namespace {
@@ -23,11 +25,6 @@ constexpr double kMargin = 1 + 0x1p-30;
 constexpr double kNormMargin = 1 + 1e-6;
 // sup |silu'(z)| = 1.09984 (at z = 2.3994).
 constexpr double kSiluLipschitz = 1.1;
-
-double gamma(std::size_t n, double u) {
-  const double nu = static_cast<double>(n) * u;
-  return nu / (1 - nu);
-}
 
 double norm2(const double* e, std::size_t n) {
   double s = 0;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "model/enclosure.hpp"
+#include "reductions/error.hpp"
 
 namespace fplab::model {
 
@@ -28,10 +29,8 @@ constexpr double kBf16U = 0x1p-8;  // bf16's
 // products (docs/model.md).
 constexpr double kFloatAdjoint = 1 + 0x1p-7;
 
-double gamma(std::size_t n) {
-  const double nu = static_cast<double>(n) * kU;
-  return nu / (1 - nu);
-}
+// Higham's gamma_n for fp32's unit roundoff (reductions/error.hpp).
+double gamma(std::size_t n) { return fplab::gamma(static_cast<double>(n), kU); }
 
 struct DenseWeight {
   Mat w;               // [out, in]

@@ -29,7 +29,8 @@ for arg in "$@"; do
 done
 [ -f "$build/compile_commands.json" ] || { echo "clang_tidy: no $build/compile_commands.json" >&2; exit 2; }
 areas='(reductions|precision|experiments|reports|model|io|cli|sampling|bench|collectives|platforms|examples)'
-files="^$PWD/$areas/"
+every_file="^$PWD/$areas/"
+files=$every_file
 if [ "$all" -eq 0 ]; then
   files=$(python3 tools/clang_tidy_changed.py "$build" tools/clang_tidy.base "$areas/")
   if [ -z "$files" ]; then
@@ -38,7 +39,7 @@ if [ "$all" -eq 0 ]; then
   fi
   if [ "$files" = ALL ]; then
     echo "clang-tidy: .clang-tidy or the global flags changed since the last full run: every file"
-    files="^$PWD/$areas/"
+    files=$every_file
   else
     echo "clang-tidy: the files changed since the last full run, or including a header that did:"
     echo "$files" | tr '|' '\n' | sed 's/^\^/  /; s/\$$//; s/\\//g'
