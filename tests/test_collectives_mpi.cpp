@@ -26,6 +26,7 @@
 #include "collectives/allreduce_model.hpp"
 #include "collectives/mpi_allreduce.hpp"
 #include "collectives/mpi_enumerate.hpp"
+#include "collectives/mpi_launcher.hpp"
 #include "collectives/npy_matrix.hpp"
 #include "reductions/orders.hpp"
 #include "reductions/strategy.hpp"
@@ -69,6 +70,16 @@ bool process_gone(pid_t pid) {
   std::getline(stat, line);
   const auto close = line.rfind(')');
   return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+// How a job with a dead rank ends: Open MPI's report (mpirun exiting
+// non-zero, or, seen 3 times in 100 runs at four jobs at once, mpirun itself
+// crashing), or the launcher's grace when Open MPI hangs on the dead rank
+// (4 in 100). Never the timeout.
+bool ended_by_a_death(const std::string& message) {
+  return message.rfind("mpirun failed (exit ", 0) == 0 ||
+         message.rfind("mpirun killed by signal ", 0) == 0 ||
+         message.rfind("MPI job still running ", 0) == 0;
 }
 
 // Every ompi-* order and the exact op at the sizes of issue 12 item 2, for
@@ -242,8 +253,8 @@ TEST_CASE("collectives mpi: a killed rank ends the job with an error, no results
     message = e.what();
   }
   killer.join();
-  CHECK(message.find("mpirun failed") != std::string::npos);
-  CHECK(message.find("timed out") == std::string::npos);  // ended by the death, not the clock
+  INFO(message);
+  CHECK(ended_by_a_death(message));
   CHECK(message.find('\n') == std::string::npos);
   std::filesystem::remove_all(dir);
 }
@@ -275,6 +286,63 @@ TEST_CASE("collectives mpi: a hung rank is ended by the timeout", "[collectives]
     if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   CHECK(gone);
+  std::filesystem::remove_all(dir);
+}
+
+// A stand-in for mpirun (a shell script first on PATH) whose one "rank"
+// ends at 0.2 s: one never reaps it and never exits (Open MPI's hang), the
+// control exits 0.5 s after it. Only the first may be ended by the grace.
+TEST_CASE("collectives mpi: a job still running after a rank ended is ended by the grace",
+          "[collectives][mpi]") {
+  const auto dir = std::filesystem::temp_directory_path() / "fplab-test-mpirun-hang";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto fake = [&](const std::string& body) {
+    std::ofstream(dir / "mpirun") << "#!/bin/sh\n" << body << "\n";
+    std::filesystem::permissions(dir / "mpirun", std::filesystem::perms::owner_all);
+  };
+  const std::string saved = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+  ::setenv("PATH", (dir.string() + ":" + saved).c_str(), 1);
+  MpiJob job;
+  job.command = {"unused"};
+  job.timeout_seconds = 60;
+  job.rank_end_grace_seconds = 2;
+  const auto run = [&] {
+    std::string message;
+    try {
+      run_mpi_job(job);
+    } catch (const MpiError& e) {
+      message = e.what();
+    }
+    return message;
+  };
+  // Hung: a zombie "rank" that exec'd sleep never reaps, and a live one.
+  fake("sleep 0.2 & sleep 60 & echo $! > " + (dir / "live.pid").string() + "; exec sleep 60");
+  const auto start = std::chrono::steady_clock::now();
+  const std::string hung = run();
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  CHECK(hung ==
+        "MPI job still running 2 s after a rank ended (an Open MPI hang); mpirun and its ranks "
+        "were killed");
+  CHECK(took.count() < 20);
+  std::ifstream in(dir / "live.pid");
+  pid_t live = 0;
+  REQUIRE(in >> live);
+  bool gone = false;
+  for (int i = 0; i < 300 && !gone; ++i) {
+    gone = process_gone(live);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(gone);
+  // Control: the rank ends and mpirun exits 0 within the grace.
+  fake("sleep 0.2 & sleep 0.7; wait; exit 0");
+  CHECK(run().empty());
+  // And one that fails within the grace keeps its own report.
+  fake(
+      "sleep 0.2 & sleep 0.7; echo 'mpirun noticed that process rank 1 exited on signal 9'; "
+      "exit 137");
+  CHECK(run() == "mpirun failed (exit 137): mpirun noticed that process rank 1 exited on signal 9");
+  ::setenv("PATH", saved.c_str(), 1);
   std::filesystem::remove_all(dir);
 }
 
@@ -425,11 +493,7 @@ TEST_CASE("collectives mpi: a rank dying mid-enumeration ends the job, no result
   }
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   INFO("the error: " << message);
-  // Usually "mpirun failed (exit 137)" or a line naming the killed rank; once under ASan and ctest
-  // -j2 it was another of the launcher's one-line MpiErrors (the session's log did not keep which).
-  // What matters: an error, one line, within seconds.
-  CHECK((message.find("mpirun") != std::string::npos ||
-         message.find("MPI job") != std::string::npos));
+  CHECK(ended_by_a_death(message));
   CHECK(message.find('\n') == std::string::npos);
   CHECK(took.count() < 30);
   // mpirun missing: MpiUnavailable, one line.
@@ -508,7 +572,9 @@ TEST_CASE("collectives mpi: generate --tp bad values and a dying rank", "[collec
   }
   const auto r = generate(dir, "dead", "--policy split-k --tp 2 --tp-fail-rank 1 --timeout 60");
   CHECK(r.exit_code != 0);
-  CHECK(r.output.find("mpirun failed") != std::string::npos);
+  INFO(r.output);
+  CHECK(r.output.rfind("fplab: error: ", 0) == 0);
+  CHECK(ended_by_a_death(r.output.substr(std::string("fplab: error: ").size())));
   CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
   CHECK(!std::filesystem::exists(dir / "dead.npy"));
   CHECK(!std::filesystem::exists(dir / "dead.npy.tmp"));
