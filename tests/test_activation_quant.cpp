@@ -12,21 +12,16 @@
 #include "model/bundled.hpp"
 #include "model/precision_policy.hpp"
 #include "model/transformer.hpp"
+#include "test_support.hpp"
 #include "tests/model_fixture.hpp"
 
 using namespace fplab;
 using namespace fplab::model;
 
+using fplab::test::copy;
+using fplab::test::same_bits;
+
 namespace {
-
-std::vector<float> copy(std::span<const float> s) { return {s.begin(), s.end()}; }
-
-bool same_bits(std::span<const float> a, std::span<const float> b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::bit_cast<std::uint32_t>(a[i]) != std::bit_cast<std::uint32_t>(b[i])) return false;
-  return true;
-}
 
 // The logits of `prompt` (sequence 0), alone or beside `mate`, with every
 // decoder linear in fp8 under `q`.

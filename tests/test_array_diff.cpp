@@ -8,20 +8,16 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
+#include "golden_arrays.hpp"
 #include "io/array.hpp"
 #include "io/numbers.hpp"
 #include "io/safetensors_arrays.hpp"
 #include "reports/array_diff.hpp"
 
+using fplab::test::golden;
+using fplab::test::kGolden;
+
 namespace {
-
-const std::filesystem::path kGolden =
-    std::filesystem::path(FPLAB_SOURCE_DIR) / "tests/golden/arrays";
-
-nlohmann::json golden() {
-  std::ifstream in(kGolden / "golden.json");
-  return nlohmann::json::parse(in);
-}
 
 std::filesystem::path temp_dir() {
   const auto dir = std::filesystem::temp_directory_path() / "fplab-test-array-diff";

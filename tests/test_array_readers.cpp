@@ -6,28 +6,21 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "golden_arrays.hpp"
 #include "io/array.hpp"
 #include "io/npy.hpp"
 #include "io/numbers.hpp"
 #include "io/safetensors_arrays.hpp"
+#include "test_support.hpp"
 #include "tests/npy_bytes.hpp"
+
+using fplab::test::golden;
+using fplab::test::kGolden;
+using fplab::test::slurp;
 
 namespace {
 
-const std::filesystem::path kGolden =
-    std::filesystem::path(FPLAB_SOURCE_DIR) / "tests/golden/arrays";
-
-nlohmann::json golden() {
-  std::ifstream in(kGolden / "golden.json");
-  return nlohmann::json::parse(in);
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::filesystem::path temp_file(const std::string& name) {
+std::filesystem::path readers_file(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() / "fplab-test-array-readers";
   std::filesystem::create_directories(dir);
   return dir / name;
@@ -81,7 +74,7 @@ using fplab::test::npy_bytes;
 }  // namespace
 
 TEST_CASE("npy: a header that promises more data than the file holds is refused", "[npy]") {
-  const auto damaged = temp_file("claims.npy");
+  const auto damaged = readers_file("claims.npy");
   const auto check = [&](const std::string& shape, const std::string& descr, std::size_t bytes,
                          const std::string& message) {
     std::ofstream(damaged, std::ios::binary)
@@ -111,7 +104,7 @@ TEST_CASE("npy: a header that promises more data than the file holds is refused"
 
 TEST_CASE("npy: write_npy writes little-endian data that numpy's reader layout expects", "[npy]") {
   const std::vector<double> x{1.0, -0.0, 0x1.8p-1074};
-  const auto p = temp_file("le.npy");
+  const auto p = readers_file("le.npy");
   fplab::write_npy(p, std::span<const double>(x));
   const std::string b = slurp(p);
   REQUIRE(b.size() % 64 == 24);  // data after a header padded to 64 bytes
@@ -134,7 +127,7 @@ std::string make_safetensors(const std::string& header, const std::string& data)
 
 TEST_CASE("safetensors arrays: a header that claims more than the file holds is refused",
           "[safetensors][array]") {
-  const auto damaged = temp_file("claims.safetensors");
+  const auto damaged = readers_file("claims.safetensors");
   const auto check = [&](const std::string& file, const std::string& message) {
     std::ofstream(damaged, std::ios::binary | std::ios::trunc) << file;
     INFO(file.substr(8));

@@ -12,6 +12,9 @@
 #include "experiments/experiment.hpp"
 #include "model/bundled.hpp"
 #include "model/chunked_prefill.hpp"
+#include "test_support.hpp"
+
+using fplab::test::same_bits;
 
 namespace {
 
@@ -21,10 +24,6 @@ using fplab::model::PrecisionPolicy;
 using fplab::model::ReductionPolicy;
 using fplab::model::Token;
 namespace mx = fplab::model::experiments;
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 }  // namespace
 

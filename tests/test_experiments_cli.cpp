@@ -10,7 +10,7 @@
 using fplab::test::run_fplab;
 
 namespace {
-std::filesystem::path temp_dir(const std::string& name) {
+std::filesystem::path run_dir(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() / "fplab-test-run" / name;
   std::filesystem::remove_all(dir);
   return dir;
@@ -18,7 +18,7 @@ std::filesystem::path temp_dir(const std::string& name) {
 }  // namespace
 
 TEST_CASE("fplab run: results.json, report, CSV and plots", "[cli][run]") {
-  const auto dir = temp_dir("run");
+  const auto dir = run_dir("run");
   const auto r =
       run_fplab("run associativity spacing groupings --quick --set seeds=2 --out " + dir.string());
   INFO(r.output);
@@ -49,7 +49,7 @@ TEST_CASE("fplab run: results.json, report, CSV and plots", "[cli][run]") {
 TEST_CASE("fplab run all --quick twice, in two processes: one fingerprint",
           "[cli][run][fingerprint]") {
   const auto fingerprint_of = [](const std::string& args, const std::string& name) {
-    const auto dir = temp_dir(name);
+    const auto dir = run_dir(name);
     const auto r = run_fplab(args + " --out " + dir.string());
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
@@ -71,7 +71,7 @@ TEST_CASE("fplab run all --quick twice, in two processes: one fingerprint",
 TEST_CASE("fplab run --jobs: the results do not depend on the number of workers",
           "[cli][run][fingerprint]") {
   const auto run_with = [](const std::string& args, const std::string& name) {
-    const auto dir = temp_dir(name);
+    const auto dir = run_dir(name);
     const auto r = run_fplab("run associativity spacing groupings permutations --quick " + args +
                              " --out " + dir.string());
     INFO(r.output);
@@ -92,7 +92,7 @@ TEST_CASE("fplab run --jobs: the results do not depend on the number of workers"
 }
 
 TEST_CASE("fplab run: bad input is one line on stderr and exit 2", "[cli][run]") {
-  const auto blocker = temp_dir("blocker");
+  const auto blocker = run_dir("blocker");
   std::filesystem::create_directories(blocker.parent_path());
   std::ofstream(blocker) << "a file, not a folder";
   const std::vector<std::pair<std::string, std::string>> cases{

@@ -15,22 +15,20 @@
 #include "model/decode.hpp"
 #include "model/safetensors.hpp"
 #include "model/transformer.hpp"
+#include "test_support.hpp"
 #include "tests/model_fixture.hpp"
 
 using namespace fplab;
 using namespace fplab::model;
+
+using fplab::test::copy;
+using fplab::test::same_bits;
 
 namespace {
 
 SafeTensors golden() {
   return SafeTensors::read(bundled_model().path().parent_path() / "golden.safetensors");
 }
-
-bool same_bits(std::span<const float> a, std::span<const float> b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
-std::vector<float> copy(std::span<const float> s) { return {s.begin(), s.end()}; }
 
 // Logits of every position of `prompt` when it is sequence 0 of a batch of
 // `batch` sequences whose others hold other prompts of other lengths, then

@@ -15,14 +15,11 @@
 #include "model/precision_flips.hpp"
 #include "model/top2_gaps.hpp"
 #include "model/transformer.hpp"
+#include "quick_run.hpp"
+
+using fplab::test::run_quick;
 
 namespace {
-
-fplab::ExperimentRecord run_quick(const std::string& id) {
-  const auto plan = fplab::plan_runs({id}, true, {});
-  REQUIRE(plan.size() == 1);
-  return fplab::run_experiment(plan.front(), true, false);
-}
 
 const fplab::Verdict* verdict(const fplab::ExperimentRecord& r, const std::string& claim) {
   for (const auto& v : r.verdicts)

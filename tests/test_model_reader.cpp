@@ -9,18 +9,16 @@
 #include "model/safetensors.hpp"
 #include "model/tokenizer.hpp"
 #include "model/transformer.hpp"
+#include "test_support.hpp"
 #include "tests/model_fixture.hpp"
 
 using namespace fplab;
 using namespace fplab::model;
 using namespace fplab::test;
 
-namespace {
+using fplab::test::slurp;
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+namespace {
 
 void spit(const std::filesystem::path& p, const std::string& bytes) {
   std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;

@@ -6,22 +6,21 @@
 
 #include "io/npy.hpp"
 #include "io/numbers.hpp"
+#include "test_support.hpp"
+
+using fplab::test::slurp;
 
 namespace {
-std::filesystem::path temp_file(const std::string& name) {
+std::filesystem::path npy_file(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() / "fplab-test-npy";
   std::filesystem::create_directories(dir);
   return dir / name;
-}
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 }  // namespace
 
 TEST_CASE("npy round trip", "[npy]") {
   const std::vector<double> x{0.1, -0.0, 1e300, 5e-324};
-  const auto p = temp_file("rt.npy");
+  const auto p = npy_file("rt.npy");
   fplab::write_npy(p, std::span<const double>(x));
   const auto back = std::get<std::vector<double>>(fplab::read_npy(p));
   REQUIRE(back.size() == x.size());
@@ -33,10 +32,10 @@ TEST_CASE("npy round trip", "[npy]") {
 
 TEST_CASE("npy: truncated, corrupt or unsupported files are rejected", "[npy]") {
   const std::vector<float> x(100, 1.5f);
-  const auto good = temp_file("good.npy");
+  const auto good = npy_file("good.npy");
   fplab::write_npy(good, std::span<const float>(x));
   const std::string bytes = slurp(good);
-  const auto damaged = temp_file("damaged.npy");
+  const auto damaged = npy_file("damaged.npy");
   const auto write = [&](const std::string& content) {
     std::ofstream(damaged, std::ios::binary) << content;
   };
@@ -61,7 +60,7 @@ TEST_CASE("npy: truncated, corrupt or unsupported files are rejected", "[npy]") 
   other.replace(other.find("(100,)"), 6, "(5,20)");
   write(other);
   CHECK_THROWS_WITH(fplab::read_npy(damaged), Catch::Contains("1-D"));
-  CHECK_THROWS_AS(fplab::read_npy(temp_file("missing.npy")), fplab::InputError);
+  CHECK_THROWS_AS(fplab::read_npy(npy_file("missing.npy")), fplab::InputError);
 }
 
 TEST_CASE("numbers parse exactly, straight to the target type", "[numbers]") {

@@ -18,17 +18,18 @@
 #include "precision/rounding.hpp"
 #include "reductions/exact.hpp"
 #include "reductions/strategy.hpp"
+#include "test_support.hpp"
 
 using fplab::Format;
 using fplab::Rounding;
 using fplab::RoundingOptions;
 
+using fplab::test::kInf;
+using fplab::test::same;
+
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 std::uint64_t bits(double x) { return std::bit_cast<std::uint64_t>(x); }
-bool same(double a, double b) { return bits(a) == bits(b); }
 
 double rnd(double x, const Format& f, Rounding r = Rounding::nearest_even, bool via_float = false) {
   return fplab::round(x, RoundingOptions{f, r, via_float});

@@ -13,17 +13,16 @@
 #include "precision/emulated.hpp"
 #include "precision/queries.hpp"
 #include "reductions/strategy.hpp"
+#include "test_support.hpp"
 
 using fplab::Emulated;
 using fplab::Rounding;
 using fplab::RoundingOptions;
 using fplab::Strategy;
 
-namespace {
+using fplab::test::same;
 
-bool same(double a, double b) {
-  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
-}
+namespace {
 
 // bf16 arithmetic as Eigen does it: the operation in float, then
 // Eigen::bfloat16's round to nearest even. For operands of bf16 (8-bit

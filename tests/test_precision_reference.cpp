@@ -24,6 +24,9 @@
 #include "precision/queries.hpp"
 #include "precision/rounding.hpp"
 #include "test_precision_sweep.hpp"
+#include "test_support.hpp"
+
+using fplab::test::kInf;
 
 namespace {
 
@@ -31,8 +34,6 @@ using boost::multiprecision::cpp_int;
 using fplab::Format;
 using fplab::Rounding;
 using fplab::RoundingOptions;
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // A format as its encoding describes it.
 struct RefFormat {
@@ -211,7 +212,7 @@ double ref_round_finite(const RefFormat& f, double x, Rounding mode, bool coin =
   return choose(bracket(f, x), x, mode, coin);
 }
 
-bool same(double a, double b) {
+bool same_value(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) {
     return std::isnan(a) && std::isnan(b) && std::signbit(a) == std::signbit(b);
   }
@@ -244,7 +245,7 @@ void check(const Case& c, double x, Tally& t, bool via_float) {
   if (std::isnan(x)) {
     for (Rounding r : kDeterministic) {
       const double got = fplab::round(x, RoundingOptions{c.format, r});
-      if (!same(got, x)) t.fail(c, "nan", x, got, x);
+      if (!same_value(got, x)) t.fail(c, "nan", x, got, x);
     }
     return;
   }
@@ -259,11 +260,11 @@ void check(const Case& c, double x, Tally& t, bool via_float) {
   for (Rounding r : kDeterministic) {
     const double want = std::isinf(x) ? ref_infinity(c.ref, x < 0) : choose(b, x, r);
     const double got = fplab::round(x, RoundingOptions{c.format, r});
-    if (!same(got, want)) t.fail(c, std::string(fplab::to_string(r)), x, got, want);
+    if (!same_value(got, want)) t.fail(c, std::string(fplab::to_string(r)), x, got, want);
     if (via_float && std::isfinite(x)) {
       const double want2 = std::isinf(f) ? ref_infinity(c.ref, f < 0) : choose(via, f, r);
       const double got2 = fplab::round(x, RoundingOptions{c.format, r, true});
-      if (!same(got2, want2)) {
+      if (!same_value(got2, want2)) {
         t.fail(c, std::string(fplab::to_string(r)) + " via float", x, got2, want2);
       }
     }
@@ -274,7 +275,7 @@ void check(const Case& c, double x, Tally& t, bool via_float) {
     for (std::uint64_t seed : {1u, 2u}) {
       const double got =
           fplab::round(x, RoundingOptions{c.format, Rounding::stochastic, false, seed});
-      if (!same(got, low) && !same(got, high)) t.fail(c, "sr", x, got, low);
+      if (!same_value(got, low) && !same_value(got, high)) t.fail(c, "sr", x, got, low);
     }
   }
 }

@@ -10,19 +10,14 @@
 #include "model/precision_flips.hpp"
 #include "model/precision_ladder.hpp"
 #include "model/quantization_scales.hpp"
+#include "quick_run.hpp"
 
 using namespace fplab::model;
 using namespace fplab::model::experiments;
 
-namespace {
+using fplab::test::run_quick;
 
-fplab::ExperimentRecord run_quick(const std::string& id) {
-  const auto plan = fplab::plan_runs({id}, true, {});
-  REQUIRE(plan.size() == 1);
-  return fplab::run_experiment(plan.front(), true, false);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("quantization-scales: only per-tensor moves a request's logits", "[model][fp8][D6]") {
   const auto& m = bundled_model();

@@ -19,9 +19,12 @@
 #include "reports/report.hpp"
 #include "reports/report_document.hpp"
 #include "reports/results.hpp"
+#include "test_support.hpp"
 
 using namespace fplab;
 using fplab::test::run_fplab;
+
+using fplab::test::slurp;
 
 namespace {
 
@@ -30,13 +33,6 @@ std::filesystem::path temp_dir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 Results sample() {

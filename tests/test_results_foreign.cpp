@@ -15,7 +15,7 @@ using nlohmann::json;
 
 namespace {
 
-std::filesystem::path temp_dir() {
+std::filesystem::path foreign_dir() {
   const auto dir = std::filesystem::temp_directory_path() / "fplab-test-results-foreign";
   std::filesystem::create_directories(dir);
   return dir;
@@ -102,7 +102,7 @@ TEST_CASE("errors name the object and the field", "[results][foreign]") {
 
 TEST_CASE("fplab pack: arrays to a results file that diff and report take",
           "[results][pack][cli]") {
-  const auto dir = temp_dir();
+  const auto dir = foreign_dir();
   const std::string golden = std::string(FPLAB_SOURCE_DIR) + "/tests/golden/arrays/";
   std::ofstream(dir / "a.csv") << "x,y\n0.1,1\n0.2,2\n";
   std::ofstream(dir / "b.csv") << "x,y\n0.1,1\n0x1.999999999999bp-3,2\n";

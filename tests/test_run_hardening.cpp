@@ -26,9 +26,12 @@
 #include "cli_runner.hpp"
 #include "io/atomic_file.hpp"
 #include "io/input_error.hpp"
+#include "test_support.hpp"
 
 namespace fs = std::filesystem;
 using fplab::test::run_fplab;
+
+using fplab::test::slurp;
 
 namespace {
 
@@ -37,13 +40,6 @@ fs::path fresh_dir(const std::string& name) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // Every file under `dir` whose name marks a temporary of StagedFiles.

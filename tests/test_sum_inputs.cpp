@@ -7,19 +7,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
+#include "golden_arrays.hpp"
 #include "io/numbers.hpp"
 
 using fplab::test::run_fplab;
 
+using fplab::test::golden;
+using fplab::test::kGolden;
+
 namespace {
-
-const std::filesystem::path kGolden =
-    std::filesystem::path(FPLAB_SOURCE_DIR) / "tests/golden/arrays";
-
-nlohmann::json golden() {
-  std::ifstream in(kGolden / "golden.json");
-  return nlohmann::json::parse(in);
-}
 
 nlohmann::json sum_json(const std::string& args) {
   const auto r = run_fplab("sum --json " + args);

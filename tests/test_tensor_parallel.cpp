@@ -16,15 +16,14 @@
 #include "model/tensor_parallel.hpp"
 #include "model/transformer.hpp"
 #include "reductions/strategy.hpp"
+#include "test_support.hpp"
 
 using namespace fplab;
 using namespace fplab::model;
 
-namespace {
+using fplab::test::same_bits;
 
-bool same_bits(std::span<const float> a, std::span<const float> b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+namespace {
 
 // Row 0's logits at every position of a prompt prefilled beside batch - 1
 // other rows, then after `steps` decode steps (one token per row each).

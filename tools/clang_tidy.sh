@@ -9,8 +9,10 @@
 #   last full run (tools/clang_tidy.base), or that include a header that
 #   did (tools/clang_tidy_changed.py): the whole tree takes about 25 minutes
 #   of both cores, over CI's budget. After a full run that finds nothing
-#   left unfixed, write its starting commit into tools/clang_tidy.base;
-#   a changed .clang-tidy or global flags make the run a full one;
+#   left unfixed, write its starting commit and its flags digest into
+#   tools/clang_tidy.base;
+#   a changed .clang-tidy, or flags (beyond -O and -g) that differ from
+#   that run's compile database, make the run a full one;
 #   --analyzer: also the clang static analyzer (off in .clang-tidy: it
 #   triples the time; see there).
 # Exits 1 when clang-tidy reports anything.
@@ -38,7 +40,7 @@ if [ "$all" -eq 0 ]; then
     exit 0
   fi
   if [ "$files" = ALL ]; then
-    echo "clang-tidy: .clang-tidy or the global flags changed since the last full run: every file"
+    echo "clang-tidy: .clang-tidy or the compile flags changed since the last full run: every file"
     files=$every_file
   else
     echo "clang-tidy: the files changed since the last full run, or including a header that did:"
@@ -46,8 +48,11 @@ if [ "$all" -eq 0 ]; then
   fi
 fi
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-run-clang-tidy-14 -p "$build" -j "$(nproc)" -quiet "${extra[@]}" "$files" >"$log" 2>&1 || true
+db=$(mktemp -d)
+trap 'rm -rf "$log" "$db"' EXIT
+# cli/ is a unity build: its entries become one per file (see clang_tidy_changed.py).
+python3 tools/clang_tidy_changed.py --database "$build" "$db"
+run-clang-tidy-14 -p "$db" -j "$(nproc)" -quiet "${extra[@]}" "$files" >"$log" 2>&1 || true
 findings=$(grep -cE '(warning|error):' "$log" || true)
 files=$(grep -c '^clang-tidy-14 ' "$log" || true)
 if [ "$findings" -ne 0 ]; then
