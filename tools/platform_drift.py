@@ -32,6 +32,11 @@ import re
 import sys
 
 
+def is_eigen(path):
+    """A value of Eigen's sum (the strategy part of the path is "eigen")."""
+    return path.split("/")[1:2] == ["eigen"]
+
+
 def load(path):
     with open(path) as f:
         return json.load(f)
@@ -127,7 +132,7 @@ def main():
     # Entries with 16-byte packets whose Eigen values are x86-64's: the evidence
     # that the packet width, not the target, sets Eigen's association.
     sixteen = [e for e in order if e.startswith(("aarch64-strict", "i686-sse2-strict"))]
-    eigen_paths = sorted(p for p in values[base] if p.split("/")[1:2] == ["eigen"])
+    eigen_paths = sorted(p for p in values[base] if is_eigen(p))
     sixteen_clean = bool(sixteen) and all(not differs(e, p) for e in sixteen for p in eigen_paths)
     for e in order:
         name, mode = e.rsplit("-", 1)
@@ -143,9 +148,9 @@ def main():
                 c[p] = "x87"
             elif control and flt_eval(e) == 2 and control not in moved and not p.startswith("libm/"):
                 c[p] = "x87-named"  # the ci subset: no i686-sse2 build to show it
-            elif p.split("/")[1:2] == ["eigen"] and eigen_equals_own_sequential(e, p):
+            elif is_eigen(p) and eigen_equals_own_sequential(e, p):
                 c[p] = "eigen-scalar"
-            elif p.split("/")[1:2] == ["eigen"] and name == "x86-64-v3" and sixteen_clean:
+            elif is_eigen(p) and name == "x86-64-v3" and sixteen_clean:
                 c[p] = "eigen-width"
             elif p.startswith("libm/"):
                 c[p] = "libm"
@@ -175,7 +180,7 @@ def main():
                        f"{name}-strict, -ffp-contract=off, gives x86-64's bits"
                        f"{'; __FP_FAST_FMA is set' if fma == 1 else '; __FP_FAST_FMA is not set'})")
         if count("x87"):
-            scalar = sum(1 for p, v in c.items() if v == "x87" and p.split("/")[1:2] == ["eigen"]
+            scalar = sum(1 for p, v in c.items() if v == "x87" and is_eigen(p)
                          and eigen_equals_own_sequential(e, p))
             why.append(f"x87 excess precision ({count('x87')} values{libm_part('x87')}; FLT_EVAL_METHOD 2; "
                        f"i686-sse2-{mode}, -msse2 -mfpmath=sse, gives x86-64's bits"
