@@ -13,9 +13,11 @@
 #include "io/numbers.hpp"
 #include "io/safetensors_arrays.hpp"
 #include "reports/array_diff.hpp"
+#include "test_support.hpp"
 
 using fplab::test::golden;
 using fplab::test::kGolden;
+using fplab::test::slurp;
 
 namespace {
 
@@ -240,8 +242,7 @@ TEST_CASE("safetensors arrays round trip and damaged files are refused",
     CHECK(back[i].shape == a[i].shape);
     CHECK(back[i].bits == a[i].bits);
   }
-  std::ifstream in(kGolden / "tensors_a.safetensors", std::ios::binary);
-  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::string bytes = slurp(kGolden / "tensors_a.safetensors");
   std::ofstream(dir / "cut.safetensors", std::ios::binary) << bytes.substr(0, bytes.size() - 4);
   CHECK_THROWS_WITH(fplab::read_arrays(dir / "cut.safetensors"), Catch::Contains("truncated"));
   std::string i32 = bytes;

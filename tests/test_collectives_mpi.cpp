@@ -30,8 +30,10 @@
 #include "collectives/npy_matrix.hpp"
 #include "reductions/orders.hpp"
 #include "reductions/strategy.hpp"
+#include "test_support.hpp"
 
 using namespace fplab;
+using fplab::test::slurp;
 
 namespace {
 
@@ -71,6 +73,31 @@ bool process_gone(pid_t pid) {
   const auto close = line.rfind(')');
   return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
 }
+
+// Whether pid is gone (or a zombie) within 3 s: a killed process takes a
+// moment to end.
+bool gone_within_3s(pid_t pid) {
+  for (int i = 0; i < 300; ++i) {
+    if (process_gone(pid)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// PATH set to `value` until the end of the scope (also when a REQUIRE throws).
+class PathForScope {
+ public:
+  explicit PathForScope(const std::string& value)
+      : saved_(std::getenv("PATH") != nullptr ? std::getenv("PATH") : "") {
+    ::setenv("PATH", value.c_str(), 1);
+  }
+  ~PathForScope() { ::setenv("PATH", saved_.c_str(), 1); }
+  PathForScope(const PathForScope&) = delete;
+  PathForScope& operator=(const PathForScope&) = delete;
+
+ private:
+  std::string saved_;
+};
 
 // How a job with a dead rank ends: Open MPI's report (mpirun exiting
 // non-zero, or, seen 3 times in 100 runs at four jobs at once, mpirun itself
@@ -215,11 +242,11 @@ TEST_CASE("collectives mpi: mpirun missing is a one-line error, exit 2", "[colle
   const auto x = seeded<float>(2, 3, 9);
   write_npy_matrix<float>(dir / "x.npy", 2, 3, x.values);
   // fplab's own PATH without mpirun (popen's /bin/sh and fplab are absolute).
-  const std::string saved = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
-  ::setenv("PATH", "/nonexistent", 1);
-  const auto r = test::run_fplab("collective --algorithm ompi-ring --ranks 2 --mpi --file " +
-                                 (dir / "x.npy").string());
-  ::setenv("PATH", saved.c_str(), 1);
+  const auto r = [&] {
+    const PathForScope no_mpirun("/nonexistent");
+    return test::run_fplab("collective --algorithm ompi-ring --ranks 2 --mpi --file " +
+                           (dir / "x.npy").string());
+  }();
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("fplab: error: mpirun not found on PATH (install openmpi-bin)\n") !=
         std::string::npos);
@@ -280,12 +307,7 @@ TEST_CASE("collectives mpi: a hung rank is ended by the timeout", "[collectives]
   std::ifstream in(options.pid_file);
   pid_t pid = 0;
   REQUIRE(in >> pid);
-  bool gone = false;
-  for (int i = 0; i < 300 && !gone; ++i) {
-    gone = process_gone(pid);
-    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  CHECK(gone);
+  CHECK(gone_within_3s(pid));
   std::filesystem::remove_all(dir);
 }
 
@@ -301,8 +323,8 @@ TEST_CASE("collectives mpi: a job still running after a rank ended is ended by t
     std::ofstream(dir / "mpirun") << "#!/bin/sh\n" << body << "\n";
     std::filesystem::permissions(dir / "mpirun", std::filesystem::perms::owner_all);
   };
-  const std::string saved = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
-  ::setenv("PATH", (dir.string() + ":" + saved).c_str(), 1);
+  const char* path = std::getenv("PATH");
+  const PathForScope fake_first(dir.string() + ":" + (path != nullptr ? path : ""));
   MpiJob job;
   job.command = {"unused"};
   job.timeout_seconds = 60;
@@ -328,12 +350,7 @@ TEST_CASE("collectives mpi: a job still running after a rank ended is ended by t
   std::ifstream in(dir / "live.pid");
   pid_t live = 0;
   REQUIRE(in >> live);
-  bool gone = false;
-  for (int i = 0; i < 300 && !gone; ++i) {
-    gone = process_gone(live);
-    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  CHECK(gone);
+  CHECK(gone_within_3s(live));
   // Control: the rank ends and mpirun exits 0 within the grace.
   fake("sleep 0.2 & sleep 0.7; wait; exit 0");
   CHECK(run().empty());
@@ -342,7 +359,6 @@ TEST_CASE("collectives mpi: a job still running after a rank ended is ended by t
       "sleep 0.2 & sleep 0.7; echo 'mpirun noticed that process rank 1 exited on signal 9'; "
       "exit 137");
   CHECK(run() == "mpirun failed (exit 137): mpirun noticed that process rank 1 exited on signal 9");
-  ::setenv("PATH", saved.c_str(), 1);
   std::filesystem::remove_all(dir);
 }
 
@@ -352,8 +368,7 @@ TEST_CASE("collectives mpi: the allreduce experiment, quick, through fplab run",
   std::filesystem::remove_all(dir);
   const auto r = test::run_fplab("run allreduce --quick --out " + dir.string());
   REQUIRE(r.exit_code == 0);
-  std::ifstream in(dir / "report.md");
-  const std::string report((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string report = slurp(dir / "report.md");
   // Every cell of the model agrees with Open MPI; D3 holds; the exact op is
   // one value for every P and algorithm.
   CHECK(report.find("Model against Open MPI: 112 of 112 cells agree") != std::string::npos);
@@ -454,8 +469,7 @@ TEST_CASE("collectives mpi: permutations with ranks=P through fplab run, 13 numb
                       (dir / "three" / "results.json").string());
   CHECK(r.exit_code == 0);
   CHECK(r.output.find("result: identical") != std::string::npos);
-  std::ifstream in(dir / "three" / "results.json");
-  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string json = slurp(dir / "three" / "results.json");
   CHECK(json.find("\"exhaustive-ranks\"") != std::string::npos);
   // 13 numbers: accepted across ranks (one cheap strategy: exact), refused in one process.
   const std::string thirteen =
@@ -466,9 +480,7 @@ TEST_CASE("collectives mpi: permutations with ranks=P through fplab run, 13 numb
   CHECK(r.output.find("at most 12 in one process; set ranks=P") != std::string::npos);
   r = test::run_fplab(thirteen + "--set ranks=2 --out " + (dir / "13").string());
   CHECK(r.exit_code == 0);
-  std::ifstream in13(dir / "13" / "results.json");
-  const std::string json13((std::istreambuf_iterator<char>(in13)),
-                           std::istreambuf_iterator<char>());
+  const std::string json13 = slurp(dir / "13" / "results.json");
   CHECK(json13.find("6227020800") != std::string::npos);  // 13! orders
   std::filesystem::remove_all(dir);
 }
@@ -498,24 +510,17 @@ TEST_CASE("collectives mpi: a rank dying mid-enumeration ends the job, no result
   CHECK(took.count() < 30);
   // mpirun missing: MpiUnavailable, one line.
   request.fail_rank = -1;
-  const std::string saved = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
-  ::setenv("PATH", "/nonexistent", 1);
   std::string missing;
   try {
+    const PathForScope no_mpirun("/nonexistent");
     (void)mpi_enumerate(request);
   } catch (const MpiUnavailable& e) {
     missing = e.what();
   }
-  ::setenv("PATH", saved.c_str(), 1);
   CHECK(missing == "mpirun not found on PATH (install openmpi-bin)");
 }
 
 namespace {
-
-std::string file_bytes(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // `fplab generate` greedy, 24 characters, writing its logits to dir/name.npy.
 test::CommandResult generate(const std::filesystem::path& dir, const std::string& name,
@@ -541,19 +546,19 @@ TEST_CASE("collectives mpi: generate --tp on real ranks equals the in-process pr
     const auto model = generate(dir, "model", args + " --tp-in-process");
     REQUIRE(model.exit_code == 0);
     CHECK(mpi.output == model.output);
-    const std::string a = file_bytes(dir / "mpi.npy");
+    const std::string a = slurp(dir / "mpi.npy");
     CHECK(a.size() == 128 + 24 * 63 * 4);  // the .npy header, then 24 x 63 float32
-    CHECK(a == file_bytes(dir / "model.npy"));
+    CHECK(a == slurp(dir / "model.npy"));
     CHECK(!std::filesystem::exists(dir / "mpi.npy.tmp"));
   }
   // tp-invariant: the 4 ranks' logits are those of one process without TP.
   REQUIRE(generate(dir, "one", "--policy tp-invariant").exit_code == 0);
-  CHECK(file_bytes(dir / "one.npy") == file_bytes(dir / "mpi.npy"));
+  CHECK(slurp(dir / "one.npy") == slurp(dir / "mpi.npy"));
   // The negative control: the all-reduce order shows in the logits at T = 4.
   REQUIRE(generate(dir, "ring", "--policy split-k --tp 4 --allreduce ompi-ring").exit_code == 0);
   REQUIRE(generate(dir, "linear", "--policy split-k --tp 4 --allreduce ompi-linear").exit_code ==
           0);
-  CHECK(file_bytes(dir / "ring.npy") != file_bytes(dir / "linear.npy"));
+  CHECK(slurp(dir / "ring.npy") != slurp(dir / "linear.npy"));
   std::filesystem::remove_all(dir);
 }
 
