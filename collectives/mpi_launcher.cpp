@@ -93,6 +93,13 @@ std::vector<Rank> ranks_of(pid_t mpirun) {
   return out;
 }
 
+// Seconds as a message writes them: "4", "0.5".
+std::string seconds_text(double seconds) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%g", seconds);
+  return text;
+}
+
 // Ends the job: its live ranks first (while they are still mpirun's
 // children, so no pid can have been reused), then mpirun's group.
 void kill_job(pid_t mpirun) {
@@ -199,9 +206,7 @@ void run_mpi_job(const MpiJob& job) {
     const auto now = Clock::now();
     if (std::chrono::duration<double>(now - start).count() > job.timeout_seconds) {
       kill_job(pid);
-      char text[64];
-      std::snprintf(text, sizeof text, "%g", job.timeout_seconds);
-      throw MpiError(std::string("MPI job timed out after ") + text +
+      throw MpiError("MPI job timed out after " + seconds_text(job.timeout_seconds) +
                      " s (a rank hung?); mpirun and its ranks were killed");
     }
     if (poll % 10 == 0 && !first_end) {  // every 50 ms
@@ -218,14 +223,12 @@ void run_mpi_job(const MpiJob& job) {
     if (first_end &&
         std::chrono::duration<double>(now - *first_end).count() > job.rank_end_grace_seconds) {
       kill_job(pid);
-      char text[64];
-      std::snprintf(text, sizeof text, "%g", job.rank_end_grace_seconds);
-      throw MpiError(std::string("MPI job still running ") + text +
+      throw MpiError("MPI job still running " + seconds_text(job.rank_end_grace_seconds) +
                      " s after a rank ended (an Open MPI hang); mpirun and its ranks were killed");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  ::kill(-pid, SIGKILL);  // nothing of the job outlives it
+  ::kill(-pid, SIGKILL);  // stragglers in mpirun's group (mpirun has ended its ranks)
   if (WIFSIGNALED(status)) {
     throw MpiError("mpirun killed by signal " + std::to_string(WTERMSIG(status)) + ": " +
                    failure_line(log));
