@@ -58,13 +58,16 @@ def database(build):
     return entries
 
 
-def flags_sha256(build, root, areas):
-    """The digest of the flags clang-tidy sees (see the docstring)."""
+def area_entries(build, root, areas):
+    """database(BUILD)'s entries for the files under AREAS."""
+    return [e for e in database(build)
+            if areas.match(os.path.relpath(os.path.normpath(e["file"]), root))]
+
+
+def flags_sha256(entries, build, root):
+    """The digest of the flags clang-tidy sees in ENTRIES (see the docstring)."""
     lists = set()
-    for entry in database(build):
-        source = os.path.normpath(entry["file"])
-        if not areas.match(os.path.relpath(source, root)):
-            continue
+    for entry in entries:
         words = entry["command"].split()
         kept = []
         skip = False
@@ -88,7 +91,7 @@ def main():
     if sys.argv[1] == "--flags-sha256":
         build = os.path.abspath(sys.argv[2])
         root = git("rev-parse", "--show-toplevel").stdout.strip()
-        print(flags_sha256(build, root, re.compile(sys.argv[3])))
+        print(flags_sha256(area_entries(build, root, re.compile(sys.argv[3])), build, root))
         return
     build, base_file = os.path.abspath(sys.argv[1]), sys.argv[2]
     areas = re.compile(sys.argv[3])
@@ -103,7 +106,8 @@ def main():
         if hashlib.sha256(f.read()).hexdigest() != config_sha:
             print("ALL")
             return
-    if flags_sha256(build, root, areas) != fields["flags-sha256"]:
+    entries = area_entries(build, root, areas)
+    if flags_sha256(entries, build, root) != fields["flags-sha256"]:
         print("ALL")
         return
     diff = git("diff", "--name-only", commit)  # against the working tree
@@ -124,10 +128,8 @@ def main():
         elif line.strip() and current is not None:
             deps[current].append(os.path.normpath(os.path.join(build, line.strip())))
     selected = []
-    for entry in database(build):
+    for entry in entries:
         source = os.path.normpath(entry["file"])
-        if not areas.match(os.path.relpath(source, root)):
-            continue
         obj = re.search(r"-o (\S+)", entry["command"])
         headers = deps.get(obj.group(1)) if obj else None
         if source in changed_abs or headers is None or changed_abs.intersection(headers):
