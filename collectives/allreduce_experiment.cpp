@@ -30,7 +30,7 @@
 #include "reductions/exact.hpp"
 
 namespace fplab {
-namespace {
+namespace allreduce_experiment {
 
 // The reductions every job runs: MPI_SUM under algorithms 1..6 and the fixed
 // rules (0), then the exact op under the same seven.
@@ -386,5 +386,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace allreduce_experiment
 }  // namespace fplab

@@ -13,6 +13,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "collectives/mpi_abort.hpp"
 #include "collectives/mpi_enumerate.hpp"
 #include "reductions/orders.hpp"
 #include "reductions/strategy.hpp"
@@ -20,13 +21,6 @@
 namespace fplab {
 
 namespace {
-
-[[noreturn]] void abort_job(int rank, const std::string& why) {
-  std::fprintf(stderr, "fplab mpi-enumerate (rank %d): %s\n", rank, why.c_str());
-  std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 2);
-  std::_Exit(2);
-}
 
 double cpu_seconds() {
   timespec t{};
@@ -172,7 +166,7 @@ int run_mpi_enumerate_worker(const MpiEnumerateWorkerArgs& args) {
     }
     if (rank == 0) write_mpi_enumerate_output(args.out, rows, static_cast<std::size_t>(size));
   } catch (const std::exception& e) {
-    abort_job(rank, e.what());
+    abort_mpi_job("mpi-enumerate", rank, e.what());
   }
   MPI_Finalize();
   return 0;

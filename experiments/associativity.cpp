@@ -51,7 +51,7 @@ Groupings groupings_in(const Format& f, double a, double b, double c) {
   return emulated(a, b, c, f);
 }
 
-namespace {
+namespace associativity_experiment {
 
 const Table& record_groupings(const std::vector<std::string>& formats, double a, double b, double c,
                               ExperimentRecord& out) {
@@ -143,5 +143,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace associativity_experiment
 }  // namespace fplab

@@ -17,7 +17,7 @@
 #include "reductions/strategy.hpp"
 
 namespace fplab {
-namespace {
+namespace chunked_experiment {
 
 constexpr const char* kFixtureSha256 =
     "da69446c02edb9a4bf092168d07f6460046013571c6c980e17e59014c0606f42";
@@ -319,5 +319,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace chunked_experiment
 }  // namespace fplab

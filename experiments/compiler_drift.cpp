@@ -21,7 +21,7 @@
 #include "reductions/strategy.hpp"
 
 namespace fplab {
-namespace {
+namespace compiler_drift_experiment {
 
 // Inputs start on a 64-byte boundary in every run. The
 // fp-contract-fast-fma variant is built with -mfma (AVX): Eigen's sum then
@@ -233,5 +233,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace compiler_drift_experiment
 }  // namespace fplab

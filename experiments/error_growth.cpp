@@ -57,7 +57,7 @@ ErrorFigures measure_errors(std::span<const float> x, const std::vector<Strategy
   return f;
 }
 
-namespace {
+namespace error_growth_experiment {
 
 std::string slug(std::string s) {
   for (char& c : s) {
@@ -165,5 +165,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace error_growth_experiment
 }  // namespace fplab

@@ -44,7 +44,7 @@ CountSpread count_spread(const std::vector<std::int64_t>& counts) {
   return {counts.front(), sorted.front(), sorted.back(), median};
 }
 
-namespace {
+namespace groupings_experiment {
 
 // One row per seed; returns the per-seed counts.
 std::vector<std::int64_t> record_by_seed(std::size_t n, std::int64_t groupings, std::int64_t seeds,
@@ -167,5 +167,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace groupings_experiment
 }  // namespace fplab

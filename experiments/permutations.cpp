@@ -21,7 +21,7 @@
 #include "reductions/strategy.hpp"
 
 namespace fplab {
-namespace {
+namespace permutations_experiment {
 
 constexpr const char* kTmlNumbers = "1e-10,1e-5,1e-2,1,-1e-10,-1e-5,-1e-2,-1";
 
@@ -535,5 +535,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace permutations_experiment
 }  // namespace fplab

@@ -20,7 +20,7 @@ Bf16Probe bf16_probe(double probe) {
           .max_error = max_rounding_error(probe, kBF16)};
 }
 
-namespace {
+namespace spacing_experiment {
 
 void record_spacing(const std::vector<Format>& formats, std::int64_t lo, std::int64_t hi,
                     ExperimentRecord& out) {
@@ -151,5 +151,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace spacing_experiment
 }  // namespace fplab

@@ -14,10 +14,6 @@ namespace {
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kMagicLen = 6;
 
-[[noreturn]] void fail(const std::filesystem::path& path, const std::string& why) {
-  throw InputError(path.string() + ": " + why);
-}
-
 std::string dict_value(const std::string& header, const std::string& key) {
   const std::regex re("'" + key + "'\\s*:\\s*('[^']*'|True|False|\\([^)]*\\))");
   std::smatch m;
@@ -149,10 +145,10 @@ void write(const std::filesystem::path& path, std::span<const T> x, const char* 
 
 Array read_npy_array(const std::filesystem::path& path, const NpyReadOptions& options) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open");
+  if (!in) fail_input(path, "cannot open");
   in.seekg(0, std::ios::end);
   const auto end = in.tellg();
-  if (end < 0) fail(path, "cannot read");
+  if (end < 0) fail_input(path, "cannot read");
   const auto file_size = static_cast<std::uint64_t>(end);
   in.seekg(0);
 
@@ -160,7 +156,7 @@ Array read_npy_array(const std::filesystem::path& path, const NpyReadOptions& op
   const std::size_t prefix_len = file_size < 12 ? static_cast<std::size_t>(file_size) : 12;
   in.read(reinterpret_cast<char*>(prefix), static_cast<std::streamsize>(prefix_len));
   if (prefix_len < kMagicLen + 4 || std::memcmp(prefix, kMagic, kMagicLen) != 0) {
-    fail(path, "not a .npy file (bad magic)");
+    fail_input(path, "not a .npy file (bad magic)");
   }
   const int major = prefix[kMagicLen];
   std::uint64_t header_len = 0;
@@ -169,52 +165,52 @@ Array read_npy_array(const std::filesystem::path& path, const NpyReadOptions& op
     header_len = prefix[8] | (std::uint64_t{prefix[9]} << 8);
     offset = 10;
   } else if (major == 2 || major == 3) {
-    if (prefix_len < 12) fail(path, "truncated header");
+    if (prefix_len < 12) fail_input(path, "truncated header");
     header_len = prefix[8] | (std::uint64_t{prefix[9]} << 8) | (std::uint64_t{prefix[10]} << 16) |
                  (std::uint64_t{prefix[11]} << 24);
     offset = 12;
   } else {
-    fail(path, "unsupported .npy version " + std::to_string(major));
+    fail_input(path, "unsupported .npy version " + std::to_string(major));
   }
-  if (file_size < offset + header_len) fail(path, "truncated header");
+  if (file_size < offset + header_len) fail_input(path, "truncated header");
   std::string header(static_cast<std::size_t>(header_len), '\0');
   in.seekg(static_cast<std::streamoff>(offset));
   in.read(header.data(), static_cast<std::streamsize>(header_len));
-  if (!in) fail(path, "cannot read the header");
+  if (!in) fail_input(path, "cannot read the header");
   offset += header_len;
 
   const std::string descr = dict_value(header, "descr");
   const std::string fortran = dict_value(header, "fortran_order");
   const std::string shape_text = dict_value(header, "shape");
-  if (descr.empty() || fortran.empty() || shape_text.empty()) fail(path, "malformed header");
+  if (descr.empty() || fortran.empty() || shape_text.empty()) fail_input(path, "malformed header");
   Descr d{};
   std::string why;
-  if (!parse_descr(descr, options, d, why)) fail(path, why);
+  if (!parse_descr(descr, options, d, why)) fail_input(path, why);
   Array a;
   a.type = d.type;
-  if (!parse_shape(shape_text, a.shape)) fail(path, "malformed shape " + shape_text);
+  if (!parse_shape(shape_text, a.shape)) fail_input(path, "malformed shape " + shape_text);
 
   // Check the size the header promises against the file before reading.
   const std::size_t width = element_bits(d.type) / 8;
   std::uint64_t count = 1;
   for (std::size_t dim : a.shape) {
     if (dim != 0 && count > std::numeric_limits<std::uint64_t>::max() / width / dim) {
-      fail(path, "shape " + shape_text + " is too large");
+      fail_input(path, "shape " + shape_text + " is too large");
     }
     count *= dim;
   }
   const std::uint64_t data_bytes = file_size - offset;
   if (data_bytes / width < count) {
-    fail(path, "truncated: header promises " + std::to_string(count) + " values of " +
-                   std::to_string(width) + " bytes, file holds " + std::to_string(data_bytes) +
-                   " bytes of data");
+    fail_input(path, "truncated: header promises " + std::to_string(count) + " values of " +
+                         std::to_string(width) + " bytes, file holds " +
+                         std::to_string(data_bytes) + " bytes of data");
   }
-  if (data_bytes != count * width) fail(path, "trailing bytes after the data");
+  if (data_bytes != count * width) fail_input(path, "trailing bytes after the data");
 
   std::vector<unsigned char> raw(static_cast<std::size_t>(data_bytes));
   if (!raw.empty()) {
     in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
-    if (!in) fail(path, "cannot read the data");
+    if (!in) fail_input(path, "cannot read the data");
   }
   a.bits.resize(static_cast<std::size_t>(count));
   for (std::size_t i = 0; i < a.bits.size(); ++i) {
@@ -223,14 +219,14 @@ Array read_npy_array(const std::filesystem::path& path, const NpyReadOptions& op
   if (fortran == "True" && a.shape.size() > 1) {
     a.bits = fortran_to_c(a.bits, a.shape);
   } else if (fortran != "True" && fortran != "False") {
-    fail(path, "malformed fortran_order " + fortran);
+    fail_input(path, "malformed fortran_order " + fortran);
   }
   return a;
 }
 
 NumberArray read_npy(const std::filesystem::path& path) {
   const Array a = read_npy_array(path);
-  if (a.shape.size() != 1) fail(path, "expected a 1-D array, shape is " + a.shape_text());
+  if (a.shape.size() != 1) fail_input(path, "expected a 1-D array, shape is " + a.shape_text());
   if (a.type == ElementType::float32) {
     std::vector<float> out(a.size());
     for (std::size_t i = 0; i < out.size(); ++i) {
@@ -243,8 +239,8 @@ NumberArray read_npy(const std::filesystem::path& path) {
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::bit_cast<double>(a.bits[i]);
     return out;
   }
-  fail(path, "unsupported dtype " + std::string(element_type_name(a.type)) +
-                 " here (need float32 or float64)");
+  fail_input(path, "unsupported dtype " + std::string(element_type_name(a.type)) +
+                       " here (need float32 or float64)");
 }
 
 void write_npy(const std::filesystem::path& path, std::span<const float> x) {

@@ -11,10 +11,6 @@ namespace fplab {
 
 namespace {
 
-[[noreturn]] void fail(const std::filesystem::path& path, const std::string& why) {
-  throw InputError(path.string() + ": " + why);
-}
-
 bool dtype_from_name(const std::string& name, ElementType& t) {
   if (name == "F64") {
     t = ElementType::float64;
@@ -58,10 +54,10 @@ const SafetensorsDTypes kFloatDTypes{[](const std::string& dtype) -> std::size_t
 
 std::vector<Array> read_safetensors_arrays(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open");
+  if (!in) fail_input(path, "cannot open");
   in.seekg(0, std::ios::end);
   const auto end = in.tellg();
-  if (end < 0) fail(path, "cannot read");
+  if (end < 0) fail_input(path, "cannot read");
   const SafetensorsHeader header =
       read_safetensors_header(in, static_cast<std::uint64_t>(end), path, kFloatDTypes);
 
@@ -71,7 +67,7 @@ std::vector<Array> read_safetensors_arrays(const std::filesystem::path& path) {
     raw.resize(static_cast<std::size_t>(e.end - e.begin));
     in.seekg(static_cast<std::streamoff>(header.data_start + e.begin));
     in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
-    if (!in) fail(path, "tensor '" + e.name + "': cannot read its data");
+    if (!in) fail_input(path, "tensor '" + e.name + "': cannot read its data");
     Array a;
     a.name = e.name;
     dtype_from_name(e.dtype, a.type);

@@ -62,7 +62,7 @@ PolicyAnswers measure_policy(const Model& m, Policy policy,
   return a;
 }
 
-namespace {
+namespace batch_answers_experiment {
 
 std::string policy_key(Policy p) {
   return fmt::format("{} {}", name(p.precision), name(p.reduction));
@@ -258,5 +258,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace batch_answers_experiment
 }  // namespace fplab::model::experiments

@@ -42,7 +42,7 @@ std::vector<BatchChange> measure_batching(const Model& m, const std::vector<Toke
   return out;
 }
 
-namespace {
+namespace batch_variance_experiment {
 
 void record_repeats(const Repeats& r, ExperimentRecord& out) {
   Table rep{"repeats", "B1: the same prompt, batch of 1, repeated (library policy, fp32)", "runs"};
@@ -215,5 +215,5 @@ Experiment make() {
 }
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace batch_variance_experiment
 }  // namespace fplab::model::experiments

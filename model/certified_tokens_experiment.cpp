@@ -241,7 +241,7 @@ std::vector<SweepCheck> check_first_order(const Model& m, const FirstOrderPath& 
   return sweep_runs(m, nullptr, first_order, batches, one, policies, first_order.precision);
 }
 
-namespace {
+namespace certified_tokens_experiment {
 
 double share(std::int64_t part, std::int64_t whole) {
   return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
@@ -441,5 +441,5 @@ Experiment make() {
 }
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace certified_tokens_experiment
 }  // namespace fplab::model::experiments

@@ -85,7 +85,7 @@ std::vector<PrefillChange> measure_chunked_prefill(const Model& m, const std::ve
   return out;
 }
 
-namespace {
+namespace chunked_prefill_experiment {
 
 std::string variant_key(const PrefillChange& c) {
   return c.chunk != 0 ? fmt::format("{} tokens, chunks of {}", c.prompt_tokens, c.chunk)
@@ -205,5 +205,5 @@ Experiment make() {
 }
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace chunked_prefill_experiment
 }  // namespace fplab::model::experiments

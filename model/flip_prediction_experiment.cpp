@@ -102,7 +102,7 @@ FlipMeasurements measure_flips(const Model& m, std::size_t n_prompts, std::size_
   return fm;
 }
 
-namespace {
+namespace flip_prediction_experiment {
 
 void record(const FlipMeasurements& fm, ExperimentRecord& out) {
   const auto& conds = fm.conditions;
@@ -226,5 +226,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace flip_prediction_experiment
 }  // namespace fplab::model::experiments

@@ -34,7 +34,7 @@ std::vector<PrecisionDivergence> measure_precision_flips(const Model& m, std::si
   return out;
 }
 
-namespace {
+namespace precision_flips_experiment {
 
 // How many answers diverge, and the mean first differing step of those.
 struct Divergence {
@@ -144,5 +144,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace precision_flips_experiment
 }  // namespace fplab::model::experiments

@@ -84,7 +84,7 @@ std::vector<LadderRung> measure_precision_ladder(const Model& m, std::size_t n_p
   return rungs;
 }
 
-namespace {
+namespace precision_ladder_experiment {
 
 void record_ladder(const std::vector<LadderRung>& rungs, const std::vector<std::size_t>& batches,
                    std::size_t prompts, std::size_t steps, ExperimentRecord& out) {
@@ -202,5 +202,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace precision_ladder_experiment
 }  // namespace fplab::model::experiments

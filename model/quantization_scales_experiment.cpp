@@ -122,7 +122,7 @@ QuantizationScales measure_quantization_scales(const Model& m, std::size_t n_pro
   return out;
 }
 
-namespace {
+namespace quantization_scales_experiment {
 
 void record_rules(const QuantizationScales& q, std::size_t steps, ExperimentRecord& out) {
   Table t{"rules", "A request alone vs beside an outlier batch mate, fp8 linears",
@@ -239,5 +239,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace quantization_scales_experiment
 }  // namespace fplab::model::experiments

@@ -103,7 +103,7 @@ FixedDegree measure_fixed_degree(const Model& m, const std::vector<std::vector<T
   return f;
 }
 
-namespace {
+namespace tensor_parallel_experiment {
 
 constexpr std::size_t kOrderPrompts = 4;
 
@@ -322,5 +322,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace tensor_parallel_experiment
 }  // namespace fplab::model::experiments

@@ -69,7 +69,7 @@ GapMeasurements measure_gaps(const Model& m, std::size_t n_prompts, std::size_t 
   return g;
 }
 
-namespace {
+namespace top2_gaps_experiment {
 
 void record_stats(const GapMeasurements& g, ExperimentRecord& out) {
   Table st{"stats", "Top-2 logit gaps", "source"};
@@ -247,5 +247,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace top2_gaps_experiment
 }  // namespace fplab::model::experiments

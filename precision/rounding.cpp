@@ -31,7 +31,6 @@ constexpr std::uint64_t kSignBit = std::uint64_t{1} << 63;
 constexpr std::uint64_t kQuietBit = std::uint64_t{1} << 51;
 constexpr std::uint64_t kDoubleMantissa = (std::uint64_t{1} << 52) - 1;
 constexpr std::uint64_t kExponentMask = std::uint64_t{0x7FF} << 52;
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 int bit_width(u128 n) {
   const auto high = static_cast<std::uint64_t>(n >> 64);
@@ -107,7 +106,7 @@ double nan_result(double x, const Params& P) {
 double infinity_result(bool negative, const Params& P) {
   if (P.saturate) return with_sign(negative, P.max());
   if (P.fn) return nan_result(with_sign(negative, std::numeric_limits<double>::quiet_NaN()), P);
-  return with_sign(negative, kInf);
+  return with_sign(negative, std::numeric_limits<double>::infinity());
 }
 
 // A finite value beyond the largest: infinity (as above) or +-max by mode.

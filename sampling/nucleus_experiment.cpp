@@ -47,7 +47,7 @@ NucleusTrace measure_nucleus(const model::Model& m, const std::string& prompt, d
   return t;
 }
 
-namespace {
+namespace nucleus_experiment {
 
 struct Prompt {
   std::string key;  // "confident", "open"
@@ -234,5 +234,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace nucleus_experiment
 }  // namespace fplab::sampling

@@ -85,7 +85,7 @@ double natural_share(const model::Model& m, std::size_t length, std::size_t coun
   return total / static_cast<double>(count);
 }
 
-namespace {
+namespace penalties_experiment {
 
 struct Penalty {
   std::string key;
@@ -307,5 +307,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace penalties_experiment
 }  // namespace fplab::sampling

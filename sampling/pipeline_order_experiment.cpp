@@ -99,7 +99,7 @@ OrderOutcome order_outcome(std::span<const float> logits, std::span<const Token>
   return {std::move(cand.tokens), std::move(probs)};
 }
 
-namespace {
+namespace pipeline_order_experiment {
 
 std::string order_key(const std::vector<Stage>& order) {
   std::string s;
@@ -351,5 +351,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace pipeline_order_experiment
 }  // namespace fplab::sampling

@@ -99,7 +99,7 @@ RunComparison compare_runs(const RunResult& a, const RunResult& b, std::size_t s
   return r;
 }
 
-namespace {
+namespace seeded_sampling_experiment {
 
 struct Comparison {
   std::string key;
@@ -325,5 +325,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace seeded_sampling_experiment
 }  // namespace fplab::sampling

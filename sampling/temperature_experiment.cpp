@@ -115,7 +115,7 @@ C2Figures c2_figures(const std::vector<float>& logits) {
   return f;
 }
 
-namespace {
+namespace temperature_experiment {
 
 struct Prompt {
   std::string key;  // "confident", "open"
@@ -357,5 +357,5 @@ Experiment make() {
 
 FPLAB_REGISTER_EXPERIMENT(make);
 
-}  // namespace
+}  // namespace temperature_experiment
 }  // namespace fplab::sampling
