@@ -3,12 +3,12 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <stdexcept>
 
 #include "collectives/allreduce_model.hpp"
+#include "collectives/mpi_abort.hpp"
 
 namespace fplab {
 
@@ -35,10 +35,7 @@ MpiTpRank::MpiTpRank() {
 MpiTpRank::~MpiTpRank() { MPI_Finalize(); }
 
 void MpiTpRank::abort(const std::string& why) const {
-  std::fprintf(stderr, "fplab generate (rank %zu): %s\n", rank_, why.c_str());
-  std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 2);
-  std::_Exit(2);
+  abort_mpi_job("generate", static_cast<int>(rank_), why);
 }
 
 void MpiTpRank::allreduce(std::span<const float> partial, std::span<float> out, Collective order) {

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
@@ -22,18 +21,21 @@ namespace fplab {
 
 namespace {
 
+// The command its abort messages name.
+constexpr const char* kAllreduceCommand = "mpi-allreduce";
+
 // coll_tuned_allreduce_algorithm for communicators created from now on.
 void pin_algorithm(int algorithm, int rank) {
   int index = 0;
   if (MPI_T_cvar_get_index("coll_tuned_allreduce_algorithm", &index) != MPI_SUCCESS) {
-    abort_mpi_job("mpi-allreduce", rank,
+    abort_mpi_job(kAllreduceCommand, rank,
                   "Open MPI has no coll_tuned_allreduce_algorithm (coll/tuned missing?)");
   }
   MPI_T_cvar_handle handle;
   int count = 0;
   if (MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) != MPI_SUCCESS ||
       MPI_T_cvar_write(handle, &algorithm) != MPI_SUCCESS) {
-    abort_mpi_job("mpi-allreduce", rank, "cannot set coll_tuned_allreduce_algorithm");
+    abort_mpi_job(kAllreduceCommand, rank, "cannot set coll_tuned_allreduce_algorithm");
   }
   MPI_T_cvar_handle_free(&handle);
 }
@@ -89,7 +91,7 @@ Reduced<T> reduce(const MpiReduction& r, const Contribution<T>& mine, std::size_
     }
     const auto call = [&] {
       if (MPI_Allreduce(send.data(), out.data(), m, type, MPI_SUM, comm) != MPI_SUCCESS) {
-        abort_mpi_job("mpi-allreduce", rank, "MPI_Allreduce failed");
+        abort_mpi_job(kAllreduceCommand, rank, "MPI_Allreduce failed");
       }
     };
     call();
@@ -110,7 +112,7 @@ Reduced<T> reduce(const MpiReduction& r, const Contribution<T>& mine, std::size_
     }
     const auto call = [&] {
       if (MPI_Allreduce(send.data(), recv.data(), m, type, op, comm) != MPI_SUCCESS) {
-        abort_mpi_job("mpi-allreduce", rank, "MPI_Allreduce (exact op) failed");
+        abort_mpi_job(kAllreduceCommand, rank, "MPI_Allreduce (exact op) failed");
       }
     };
     call();
@@ -137,12 +139,12 @@ void run(const Matrix<T>& data, const std::vector<MpiReduction>& reductions,
          const MpiWorkerArgs& args, std::size_t file, int rank, int size) {
   if (args.split_rows ? data.rows < static_cast<std::size_t>(size)
                       : data.rows != static_cast<std::size_t>(size)) {
-    abort_mpi_job("mpi-allreduce", rank,
+    abort_mpi_job(kAllreduceCommand, rank,
                   args.files[file].string() + " has " + std::to_string(data.rows) + " rows for " +
                       std::to_string(size) + " ranks");
   }
   if (data.cols == 0 || data.cols > (1u << 30))
-    abort_mpi_job("mpi-allreduce", rank, "m outside 1..2^30");
+    abort_mpi_job(kAllreduceCommand, rank, "m outside 1..2^30");
   if (rank == args.hang_rank) hang_forever(args.pid_file);
   const auto [first, last] = args.split_rows ? row_block(data.rows, static_cast<std::size_t>(size),
                                                          static_cast<std::size_t>(rank))
@@ -168,7 +170,7 @@ void run(const Matrix<T>& data, const std::vector<MpiReduction>& reductions,
     {
       std::ofstream out(tmp);
       for (const double s : slowest) out << fmt::format("{:a}\n", s);
-      if (!out) abort_mpi_job("mpi-allreduce", rank, "cannot write " + tmp);
+      if (!out) abort_mpi_job(kAllreduceCommand, rank, "cannot write " + tmp);
     }
     std::filesystem::rename(tmp, times);
   }
@@ -181,7 +183,7 @@ void run(const Matrix<T>& data, const std::vector<MpiReduction>& reductions,
     out.write(reinterpret_cast<const char*>(gathered.data()),
               static_cast<std::streamsize>(gathered.size() * sizeof(T)));
     out << "end\n";
-    if (!out) abort_mpi_job("mpi-allreduce", rank, "cannot write " + tmp);
+    if (!out) abort_mpi_job(kAllreduceCommand, rank, "cannot write " + tmp);
   }
   std::filesystem::rename(tmp, final_path);
 }
@@ -205,7 +207,7 @@ int run_mpi_allreduce_worker(const MpiWorkerArgs& args) {
       std::visit([&](const auto& m) { run(m, reductions, args, k, rank, size); }, data);
     }
   } catch (const std::exception& e) {
-    abort_mpi_job("mpi-allreduce", rank, e.what());
+    abort_mpi_job(kAllreduceCommand, rank, e.what());
   }
   // MPI_T first: Open MPI 4.1.4 crashes in MPI_T_finalize after MPI_Finalize.
   MPI_T_finalize();

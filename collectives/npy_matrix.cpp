@@ -6,15 +6,12 @@
 #include <string>
 #include <type_traits>
 
+#include "io/input_error.hpp"
 #include "io/npy.hpp"
 
 namespace fplab {
 
 namespace {
-
-[[noreturn]] void fail(const std::filesystem::path& path, const std::string& why) {
-  throw InputError(path.string() + ": " + why);
-}
 
 template <class T>
 Matrix<T> to_matrix(const Array& a) {
@@ -31,13 +28,13 @@ Matrix<T> to_matrix(const Array& a) {
 NumberMatrix read_npy_matrix(const std::filesystem::path& path) {
   const Array a = read_npy_array(path);
   if (a.shape.size() != 2) {
-    fail(path, "expected a 2-D array (ranks x m), got " + std::to_string(a.shape.size()) +
-                   " dimension" + (a.shape.size() == 1 ? "" : "s"));
+    fail_input(path, "expected a 2-D array (ranks x m), got " + std::to_string(a.shape.size()) +
+                         " dimension" + (a.shape.size() == 1 ? "" : "s"));
   }
   if (a.type == ElementType::float32) return to_matrix<float>(a);
   if (a.type == ElementType::float64) return to_matrix<double>(a);
-  fail(path, "unsupported dtype " + std::string(element_type_name(a.type)) +
-                 " (float32 <f4 or float64 <f8)");
+  fail_input(path, "unsupported dtype " + std::string(element_type_name(a.type)) +
+                       " (float32 <f4 or float64 <f8)");
 }
 
 template <class T>

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "io/input_error.hpp"
 #include "io/safetensors_header.hpp"
 
 namespace fplab::model {
@@ -27,10 +28,6 @@ constexpr DTypeName kDTypes[] = {
     {DType::I16, "I16", 2},   {DType::I8, "I8", 1},   {DType::U8, "U8", 1},
     {DType::BOOL, "BOOL", 1},
 };
-
-[[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
-  throw InputError(path.string() + ": " + what);
-}
 
 const DTypeName* find_dtype(const std::string& spelling) {
   const auto* known = std::find_if(std::begin(kDTypes), std::end(kDTypes),
@@ -70,10 +67,10 @@ std::size_t TensorInfo::numel() const {
 
 SafeTensors SafeTensors::read(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open the file");
+  if (!in) fail_input(path, "cannot open the file");
   in.seekg(0, std::ios::end);
   const auto end = in.tellg();
-  if (end < 0) fail(path, "cannot read the file");
+  if (end < 0) fail_input(path, "cannot read the file");
   // The data section is read only once the header's offsets fit in it: a
   // header that claims more than the file holds allocates nothing.
   SafetensorsHeader header =
@@ -92,7 +89,7 @@ SafeTensors SafeTensors::read(const std::filesystem::path& path) {
   st.data_.resize(static_cast<std::size_t>(header.data_size));
   in.seekg(static_cast<std::streamoff>(header.data_start));
   in.read(reinterpret_cast<char*>(st.data_.data()), static_cast<std::streamsize>(st.data_.size()));
-  if (!in) fail(path, "cannot read the file");
+  if (!in) fail_input(path, "cannot read the file");
   return st;
 }
 
@@ -108,13 +105,13 @@ std::vector<std::string> SafeTensors::names() const {
 
 const TensorInfo& SafeTensors::info(std::string_view tensor) const {
   const auto it = tensors_.find(tensor);
-  if (it == tensors_.end()) fail(path_, "no tensor '" + std::string(tensor) + "'");
+  if (it == tensors_.end()) fail_input(path_, "no tensor '" + std::string(tensor) + "'");
   return it->second;
 }
 
 const std::string& SafeTensors::metadata(std::string_view key) const {
   const auto it = metadata_.find(key);
-  if (it == metadata_.end()) fail(path_, "no metadata '" + std::string(key) + "'");
+  if (it == metadata_.end()) fail_input(path_, "no metadata '" + std::string(key) + "'");
   return it->second;
 }
 
@@ -122,13 +119,13 @@ std::span<const std::byte> SafeTensors::bytes(std::string_view tensor, DType dty
                                               const std::vector<std::size_t>* shape) const {
   const TensorInfo& t = info(tensor);
   if (t.dtype != dtype) {
-    fail(path_, "tensor '" + std::string(tensor) + "' has dtype " + std::string(name(t.dtype)) +
-                    ", expected " + std::string(name(dtype)));
+    fail_input(path_, "tensor '" + std::string(tensor) + "' has dtype " +
+                          std::string(name(t.dtype)) + ", expected " + std::string(name(dtype)));
   }
   if (shape != nullptr && t.shape != *shape) {
-    fail(path_, "tensor '" + std::string(tensor) + "' has shape " +
-                    safetensors_shape_text(t.shape) + ", expected " +
-                    safetensors_shape_text(*shape));
+    fail_input(path_, "tensor '" + std::string(tensor) + "' has shape " +
+                          safetensors_shape_text(t.shape) + ", expected " +
+                          safetensors_shape_text(*shape));
   }
   return std::span<const std::byte>(data_).subspan(t.begin, t.end - t.begin);
 }
