@@ -24,9 +24,11 @@
 #include <string_view>
 #include <vector>
 
+#include "model/forward_ops.hpp"
 #include "model/policy.hpp"
 #include "model/tensor_parallel.hpp"
 #include "model/tokenizer.hpp"
+#include "model/weights.hpp"
 
 namespace fplab::model {
 
@@ -52,19 +54,6 @@ struct ModelConfig {
 // <source dir>/model/data/kjv-char.safetensors.
 std::filesystem::path model_path(const std::filesystem::path& path = {});
 
-// One layer's weights, row-major as PyTorch stores them ([out, in]).
-struct LayerWeights {
-  std::vector<float> input_norm, q, k, v, o, post_norm, gate, up, down;
-};
-
-// All weights, rounded to one precision policy's format.
-struct Weights {
-  std::vector<float> embed;  // [vocab, d]
-  std::vector<LayerWeights> layers;
-  std::vector<float> norm;     // [d]
-  std::vector<float> lm_head;  // [vocab, d]
-};
-
 class Model {
  public:
   // Reads model_path(path). Throws InputError (one line, naming the file)
@@ -81,6 +70,8 @@ class Model {
   // The weights rounded to `p`'s weight format (made once, at load;
   // layercast's are bf16's, the same object).
   [[nodiscard]] const Weights& weights(PrecisionPolicy p) const;
+  // The forward pass's ops (model/forward_ops.hpp), for this config.
+  [[nodiscard]] const std::vector<Op>& ops() const { return ops_; }
   // RoPE tables [context, head_dim], as torch computes them in float32.
   [[nodiscard]] const std::vector<float>& rope_cos() const { return cos_; }
   [[nodiscard]] const std::vector<float>& rope_sin() const { return sin_; }
@@ -93,6 +84,7 @@ class Model {
   Tokenizer tokenizer_;
   std::map<std::string, std::string, std::less<>> metadata_;
   std::vector<Weights> weights_;  // indexed by PrecisionPolicy (layercast's left empty)
+  std::vector<Op> ops_;
   std::vector<float> cos_, sin_;
 };
 
@@ -117,6 +109,23 @@ class Logits {
   std::vector<float> values_;
 };
 
+class Batch;
+
+// An observation point: told after every op of a forward pass what the op
+// wrote. Observing changes no bit of the pass (tests/test_forward_ops.cpp).
+class OpObserver {
+ public:
+  OpObserver() = default;
+  OpObserver(const OpObserver&) = delete;
+  OpObserver& operator=(const OpObserver&) = delete;
+  virtual ~OpObserver() = default;
+  // Op `op` of batch.ops() wrote `out`: batch.rows() rows of op.width()
+  // values, the new tokens sequence after sequence (batch.row_sequence(r),
+  // batch.row_position(r) say whose). Under tensor parallelism on a real
+  // rank, a column-parallel op's output holds only this rank's columns.
+  virtual void observe(std::size_t op, std::span<const float> out, const Batch& batch) = 0;
+};
+
 class Batch {
  public:
   // `tp`: the forward pass split over tensor-parallel shards
@@ -125,7 +134,19 @@ class Batch {
   Batch(const Model& model, Policy policy, std::size_t sequences, TensorParallel tp = {});
 
   [[nodiscard]] std::size_t size() const { return lengths_.size(); }
-  [[nodiscard]] Policy policy() const { return policy_; }
+  [[nodiscard]] const Policy& policy() const { return policy_; }
+  [[nodiscard]] const std::vector<Op>& ops() const { return model_->ops(); }
+  // The reduction order op `op` runs under (the policy's, looked up by the
+  // op's name once, when the batch is made).
+  [[nodiscard]] ReductionPolicy order(std::size_t op) const { return orders_[op]; }
+  // During and after a forward pass: its rows (new tokens), and each row's
+  // sequence and position.
+  [[nodiscard]] std::size_t rows() const { return row_seq_.size(); }
+  [[nodiscard]] std::size_t row_sequence(std::size_t r) const { return row_seq_[r]; }
+  [[nodiscard]] std::size_t row_position(std::size_t r) const { return row_pos_[r]; }
+  // Calls `observer` after every op of the following passes (nullptr: none,
+  // the default). Not owned; it must outlive the passes.
+  void observe(OpObserver* observer) { observer_ = observer; }
   [[nodiscard]] const TensorParallel& tensor_parallel() const { return tp_; }
   // Tokens already in sequence `seq`'s KV cache.
   [[nodiscard]] std::size_t length(std::size_t seq) const { return lengths_[seq]; }
@@ -154,29 +175,32 @@ class Batch {
   void copy_prefix(std::size_t seq, const Batch& from, std::size_t from_seq, std::size_t length);
 
  private:
-  void rmsnorm(const float* x, const std::vector<float>& w, float* out, std::size_t rows);
-  void linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
-              std::size_t out_features, std::size_t in_features);
+  // One op of the description, on the pass's buffers.
+  void run(const Op& op, ReductionPolicy order, std::span<const std::vector<Token>> new_tokens);
+  [[nodiscard]] float* buffer(Slot s);
+  void rmsnorm(const float* x, const std::vector<float>& w, float* out, std::size_t rows,
+               ReductionPolicy order);
+  // A linear op: replicated, or split as op.parallel says, rounded.
+  void linear(const Op& op, ReductionPolicy order, const float* x, const std::vector<float>& w,
+              float* y, std::size_t rows);
   // With a quantizer (one process only): the fp8 product, rescaled and
   // rounded; false when there is none or `w` is not quantized (lm_head).
   bool fp8_linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
-                  std::size_t out_features, std::size_t in_features);
-  // The policy's product for one shape, unrounded.
+                  std::size_t out_features, std::size_t in_features, ReductionPolicy order);
+  // The order's product for one shape, unrounded.
   void product(const float* x, const float* w, float* y, std::size_t rows, std::size_t out_features,
-               std::size_t in_features) const;
-  // Tensor-parallel linears (model/tensor_parallel.hpp), rounded like linear().
-  void column_linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
-                     std::size_t out_features, std::size_t in_features);
-  void row_linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
-                  std::size_t out_features, std::size_t in_features);
-  void attention(std::size_t layer, std::size_t rows);
+               std::size_t in_features, ReductionPolicy order) const;
+  void rope(float* x, std::size_t rows);
+  void attention(std::size_t layer, std::size_t rows, ReductionPolicy order);
   void attention_library(std::size_t layer);
-  void attention_split(std::size_t layer, std::size_t rows);
+  void attention_split(std::size_t layer, std::size_t rows, ReductionPolicy order);
   float* cache_k(std::size_t seq, std::size_t layer);
   float* cache_v(std::size_t seq, std::size_t layer);
 
   const Model* model_;
   Policy policy_;
+  std::vector<ReductionPolicy> orders_;  // per op
+  OpObserver* observer_ = nullptr;
   ActivationQuantizer* quantizer_ = nullptr;
   TensorParallel tp_;
   std::size_t head_begin_ = 0, head_end_ = 0;  // the heads this process computes
