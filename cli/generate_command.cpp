@@ -24,6 +24,7 @@
 #include "collectives/mpi_tp_rank.hpp"
 #include "collectives/npy_matrix.hpp"
 #include "io/atomic_file.hpp"
+#include "model/op_trace.hpp"
 #include "model/policy.hpp"
 #include "model/transformer.hpp"
 #include "sampling/decode.hpp"
@@ -52,6 +53,7 @@ struct GenerateOptions {
   std::string allreduce = "ompi-default";
   bool tp_in_process = false;
   std::string logits;
+  std::string dump;
   std::string tp_rank_out;  // set: this process is a rank of an mpirun job
   int tp_fail_rank = -1;    // fault injection (tests): this rank dies mid-run
   double timeout = 120;
@@ -150,7 +152,10 @@ void add_generate_command(CLI::App& app) {
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--precision", o->precision, "fp32, bf16, fp16 or layercast")
       ->capture_default_str();
-  cmd->add_option("--policy", o->policy, "Reduction order: library, split-k or batch-invariant")
+  cmd->add_option("--policy", o->policy,
+                  "Reduction order: library, split-k, batch-invariant or tp-invariant, then "
+                  "per-op overrides ,GLOB=POLICY (e.g. library,layers.*.mlp.*=split-k; "
+                  "fplab ops lists the ops)")
       ->capture_default_str();
   cmd->add_option("--model", o->model,
                   "Model file (default: $FPLAB_MODEL, else model/data/kjv-char.safetensors)");
@@ -167,6 +172,9 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--logits", o->logits,
                   "Write the (steps x vocabulary) float32 logits that chose each character "
                   "(.npy, C order; needs --samples 1)");
+  cmd->add_option("--dump", o->dump,
+                  "Write every op's output for the first sample, pass after pass, to this "
+                  ".safetensors file (tensors 'step<N>.<op>', [positions, width] float32)");
   cmd->add_option("--timeout", o->timeout, "Seconds before a hung MPI job is killed")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 86400.0));
@@ -183,8 +191,8 @@ void add_generate_command(CLI::App& app) {
     c.frequency_penalty = o->frequency;
     c.repetition_penalty = o->repetition;
     c.order = sampling::parse_order(o->order);
-    const model::Policy policy{model::parse_reduction_policy(o->policy),
-                               model::parse_precision_policy(o->precision)};
+    const model::Policy policy =
+        model::parse_reduction_spec(o->policy, model::parse_precision_policy(o->precision));
     const model::Model m = model::Model::load(o->model);
     c.validate(m.config().vocab_size);
     const auto prompt = m.tokenizer().encode(o->prompt);
@@ -202,6 +210,9 @@ void add_generate_command(CLI::App& app) {
     for (std::size_t i = 0; i < configs.size(); ++i) configs[i].seed = o->seed + i;
     if (!o->logits.empty() && o->samples != 1)
       throw std::invalid_argument("--logits needs --samples 1");
+    if (!o->dump.empty() && (o->tp > 1 && !o->tp_in_process))
+      throw std::invalid_argument("--dump runs in one process: add --tp-in-process");
+    model::OpTrace trace;
     model::TensorParallel tp{.degree = o->tp, .allreduce = parse_collective(o->allreduce)};
     model::validate_tensor_parallel(m.config(), policy.reduction, tp);
     const Collective order = model::tp_allreduce_order(policy.reduction, tp);
@@ -215,7 +226,7 @@ void add_generate_command(CLI::App& app) {
     // batch-invariant policy, not under split-k or library).
     const auto decode = [&] {
       return sampling::sample(m, policy, prompt, configs, steps, sampling::Batching::together, keep,
-                              tp);
+                              tp, o->dump.empty() ? nullptr : &trace);
     };
     std::string text;
     if (!o->tp_rank_out.empty()) {
@@ -267,6 +278,11 @@ void add_generate_command(CLI::App& app) {
       fmt::print("{}{}\n", o->prompt, m.tokenizer().decode(out[i]));
     }
     if (!o->logits.empty()) write_logits(o->logits, steps, V, logits);
+    if (!o->dump.empty()) {
+      model::write_trace(o->dump, trace.records(),
+                         {{"policy", model::reduction_spec(policy)},
+                          {"precision", std::string(model::name(policy.precision))}});
+    }
   });
 }
 

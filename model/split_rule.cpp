@@ -56,4 +56,11 @@ std::size_t attention_work_units(std::size_t heads, std::size_t total_query_bloc
   return heads * total_query_blocks;
 }
 
+std::size_t op_splits(ReductionPolicy order, const Op& op, std::size_t rows) {
+  if (order == ReductionPolicy::library) return 0;
+  if (op.kind == OpKind::linear) return dot_splits(order, rows, op.out_features, op.in_features);
+  if (op.kind == OpKind::rmsnorm) return dot_splits(order, rows, 1, op.in_features);
+  return 0;
+}
+
 }  // namespace fplab::model

@@ -36,6 +36,7 @@
 
 #include <cstddef>
 
+#include "model/forward_ops.hpp"
 #include "model/policy.hpp"
 #include "reductions/strategy.hpp"
 
@@ -86,6 +87,11 @@ KvPartition fixed_count_partition(std::size_t n, std::size_t parts);
 // The split-k policy's number of KV parts for a row with kv_len positions,
 // in a forward call with `work_units` (sequence, head, query block) triples.
 std::size_t split_k_kv_parts(std::size_t work_units, std::size_t kv_len);
+
+// The K splits of a linear or rmsnorm op (model/forward_ops.hpp) under
+// `order` in a pass of `rows` rows; 0 when the order has no split count of
+// its own (library: Eigen's blocking) or the op is not a dot product.
+std::size_t op_splits(ReductionPolicy order, const Op& op, std::size_t rows);
 
 // Work units of a forward call: heads * sum over sequences of
 // ceil(new_rows / kQueryTile).
