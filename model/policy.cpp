@@ -61,11 +61,20 @@ ReductionPolicy Policy::reduction_of(std::string_view op) const {
 }
 
 Policy parse_reduction_spec(std::string_view text, PrecisionPolicy precision) {
+  // "P(G=Q,...)", the spelling list parameters keep whole, is "P,G=Q,...".
+  std::string flat(text);
+  if (const std::size_t open = flat.find('('); open != std::string::npos) {
+    if (flat.back() != ')' || flat.find('(', open + 1) != std::string::npos) {
+      throw std::invalid_argument("policy '" + flat + "' is not POLICY(GLOB=POLICY,...)");
+    }
+    flat = flat.substr(0, open) + "," + flat.substr(open + 1, flat.size() - open - 2);
+  }
+  std::string_view rest = flat;
   Policy p(ReductionPolicy::batch_invariant, precision);
   bool first = true;
   while (true) {
-    const std::size_t comma = text.find(',');
-    const std::string_view part = text.substr(0, comma);
+    const std::size_t comma = rest.find(',');
+    const std::string_view part = rest.substr(0, comma);
     if (first) {
       p.reduction = parse_reduction_policy(part);
       first = false;
@@ -79,7 +88,7 @@ Policy parse_reduction_spec(std::string_view text, PrecisionPolicy precision) {
           {std::string(part.substr(0, eq)), parse_reduction_policy(part.substr(eq + 1))});
     }
     if (comma == std::string_view::npos) break;
-    text.remove_prefix(comma + 1);
+    rest.remove_prefix(comma + 1);
   }
   return p;
 }

@@ -113,7 +113,8 @@ struct Policy {
 };
 
 // A reduction spec: a policy name, then `,GLOB=POLICY` overrides, e.g.
-// "library,layers.*.mlp.*=split-k". parse_reduction_spec throws
+// "library,layers.*.mlp.*=split-k", also spelt "library(layers.*.mlp.*=split-k)"
+// (one item of a comma-separated list parameter). parse_reduction_spec throws
 // std::invalid_argument (one line) for an unknown name, an empty glob or a
 // part without '='; reduction_spec is its inverse.
 Policy parse_reduction_spec(std::string_view text,

@@ -86,6 +86,10 @@ TEST_CASE("policy specs: parse and print are inverse; bad ones are refused", "[m
   CHECK(p.reduction_of("layers.0.self_attn.q_proj") == ReductionPolicy::library);
   CHECK(p.reduction_of("layers.0.mlp.down_proj") == ReductionPolicy::split_k);
   CHECK(p.reduction_of("layers.1.mlp.up_proj") == ReductionPolicy::library);  // the last match wins
+  CHECK(parse_reduction_spec("library(layers.*.mlp.*=split-k,lm_head=batch-invariant)") ==
+        parse_reduction_spec("library,layers.*.mlp.*=split-k,lm_head=batch-invariant"));
+  CHECK_THROWS_WITH(parse_reduction_spec("library(lm_head=split-k"),
+                    Catch::Contains("POLICY(GLOB"));
   CHECK_THROWS_WITH(parse_reduction_spec("library,layers.*"), Catch::Contains("GLOB=POLICY"));
   CHECK_THROWS_WITH(parse_reduction_spec("library,=split-k"), Catch::Contains("GLOB=POLICY"));
   CHECK_THROWS_WITH(parse_reduction_spec("library,lm_head=fast"),
