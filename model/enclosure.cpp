@@ -98,6 +98,11 @@ EnclosedSequence::EnclosedSequence(const Model& model, EnclosureOptions options)
       u_(options.rounding ? kFloatU : 0),
       rho_(options.rounding ? kExpError : 0),
       norms_(&model_norms(model)) {
+  if (!model.config().plain()) {
+    throw std::invalid_argument(
+        "enclosure: only models without grouped-query attention, biases, q/k norms, tied "
+        "embeddings, their own head_dim or RoPE scaling (the bundled model's kind)");
+  }
   const auto& c = model.config();
   k_.assign(c.n_layers, {});
   v_.assign(c.n_layers, {});

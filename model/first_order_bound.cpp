@@ -432,6 +432,11 @@ FirstOrderSequence::FirstOrderSequence(const Model& model, FirstOrderOptions opt
                                 std::string(name(options.precision)));
   }
   const auto& c = model.config();
+  if (!c.plain()) {
+    throw std::invalid_argument(
+        "first-order bound: only models without grouped-query attention, biases, q/k norms, tied "
+        "embeddings, their own head_dim or RoPE scaling (the bundled model's kind)");
+  }
   s_->model = &model;
   s_->dm = &dense_model(model, options.precision);
   s_->ub = options.precision == PrecisionPolicy::bf16 ? kBf16U : 0;

@@ -16,6 +16,9 @@
 //   layers.L.self_attn.k_rope             k = rope(k)             K cache
 //   layers.L.self_attn.q_proj             q = n W_q^T             dot of length d
 //   layers.L.self_attn.q_rope             q = rope(q)
+//   (Qwen3: layers.L.self_attn.k_norm before k_rope, q_norm before q_rope,
+//    RMSNorm of each head; Qwen2: q, k, v_proj with biases; tied
+//    embeddings: lm_head reads embed_tokens)
 //   layers.L.self_attn.attention          softmax(q K^T / sqrt(hd)) V: the scores
 //                                         (dots of length hd), the softmax's sum and
 //                                         the weighted sum of V (over the KV
@@ -78,8 +81,13 @@ struct Op {
   // lm_head). op_weight() finds it.
   std::vector<float> LayerWeights::*layer_weight = nullptr;
   std::vector<float> Weights::*model_weight = nullptr;
-  // linear: out_features x in_features; rmsnorm, add, rope: width x width;
-  // embed: d; silu_mul: ffn. The reduction length of a linear is in_features.
+  // linear: a bias added to the product before its rounding (Qwen2's q, k,
+  // v), a member of the layer's LayerWeights; null: none.
+  std::vector<float> LayerWeights::*bias = nullptr;
+  // linear: out_features x in_features; rmsnorm: a row of out_features
+  // values normalised in groups of in_features (one group but for Qwen3's
+  // q_norm and k_norm, one per head); add, rope: width x width; embed: d;
+  // silu_mul: ffn. The reduction length is in_features.
   std::size_t out_features = 0;
   std::size_t in_features = 0;
   Parallel parallel = Parallel::replicated;

@@ -60,10 +60,38 @@ ModelConfig ModelConfig::from_json(std::string_view json) {
   c.context = get_size(j, "context");
   c.rope_theta = get_double(j, "rope_theta");
   c.norm_eps = get_double(j, "norm_eps");
-  if (c.d_model % c.n_heads != 0 || c.head_dim() % 2 != 0) {
-    throw InputError("model config: d_model must be n_heads times an even head_dim");
+  // The optional features, for test models of other architectures.
+  if (j.contains("n_kv_heads")) c.n_kv_heads = get_size(j, "n_kv_heads");
+  if (j.contains("head_dim")) c.head_size = get_size(j, "head_dim");
+  for (const auto& [key, flag] :
+       {std::pair{"qkv_bias", &c.qkv_bias}, std::pair{"qk_norm", &c.qk_norm},
+        std::pair{"tie_word_embeddings", &c.tied_embeddings}}) {
+    if (const auto it = j.find(key); it != j.end()) {
+      if (!it->is_boolean())
+        throw InputError(std::string("model config: '") + key + "' is not a boolean");
+      *flag = it->get<bool>();
+    }
   }
+  c.validate();
   return c;
+}
+
+void ModelConfig::validate() const {
+  if (vocab_size == 0 || d_model == 0 || n_layers == 0 || n_heads == 0 || ffn_dim == 0 ||
+      context == 0) {
+    throw InputError("model config: a size is 0");
+  }
+  if (head_size == 0 && d_model % n_heads != 0) {
+    throw InputError("model config: d_model must be n_heads times head_dim");
+  }
+  if (head_dim() % 2 != 0) throw InputError("model config: head_dim must be even (RoPE pairs)");
+  if (n_heads % kv_heads() != 0) {
+    throw InputError("model config: " + std::to_string(n_heads) + " heads do not divide into " +
+                     std::to_string(kv_heads()) + " key-value heads");
+  }
+  if (!(norm_eps > 0) || !(rope_theta > 0)) {
+    throw InputError("model config: norm_eps and rope_theta must be positive");
+  }
 }
 
 std::filesystem::path model_path(const std::filesystem::path& path) {
@@ -101,60 +129,93 @@ Model Model::load(const std::filesystem::path& path) {
   const std::size_t d = config.d_model;
   const std::size_t f = config.ffn_dim;
   const std::size_t V = config.vocab_size;
+  const std::size_t qw = config.q_width(), kvw = config.kv_width(), hd = config.head_dim();
   Weights w;
   w.embed = st.f32("model.embed_tokens.weight", {V, d});
   for (std::size_t i = 0; i < config.n_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     LayerWeights l;
     l.input_norm = st.f32(p + "input_layernorm.weight", {d});
-    l.q = st.f32(p + "self_attn.q_proj.weight", {d, d});
-    l.k = st.f32(p + "self_attn.k_proj.weight", {d, d});
-    l.v = st.f32(p + "self_attn.v_proj.weight", {d, d});
-    l.o = st.f32(p + "self_attn.o_proj.weight", {d, d});
+    l.q = st.f32(p + "self_attn.q_proj.weight", {qw, d});
+    l.k = st.f32(p + "self_attn.k_proj.weight", {kvw, d});
+    l.v = st.f32(p + "self_attn.v_proj.weight", {kvw, d});
+    l.o = st.f32(p + "self_attn.o_proj.weight", {d, qw});
     l.post_norm = st.f32(p + "post_attention_layernorm.weight", {d});
     l.gate = st.f32(p + "mlp.gate_proj.weight", {f, d});
     l.up = st.f32(p + "mlp.up_proj.weight", {f, d});
     l.down = st.f32(p + "mlp.down_proj.weight", {d, f});
+    if (config.qkv_bias) {
+      l.q_bias = st.f32(p + "self_attn.q_proj.bias", {qw});
+      l.k_bias = st.f32(p + "self_attn.k_proj.bias", {kvw});
+      l.v_bias = st.f32(p + "self_attn.v_proj.bias", {kvw});
+    }
+    if (config.qk_norm) {
+      l.q_norm = st.f32(p + "self_attn.q_norm.weight", {hd});
+      l.k_norm = st.f32(p + "self_attn.k_norm.weight", {hd});
+    }
     w.layers.push_back(std::move(l));
   }
   w.norm = st.f32("model.norm.weight", {d});
-  w.lm_head = st.f32("lm_head.weight", {V, d});
+  if (!config.tied_embeddings) w.lm_head = st.f32("lm_head.weight", {V, d});
+  m.set_weights(std::move(w));
+  return m;
+}
 
+void Model::set_weights(Weights w) {
+  const ModelConfig& config = config_;
   // One set per weight format; layercast shares bf16's (weights(): no copy).
-  m.weights_.resize(kPrecisionPolicies.size());
+  weights_.resize(kPrecisionPolicies.size());
   for (PrecisionPolicy p : kPrecisionPolicies) {
     if (weight_precision(p) != p) continue;
     Weights r = w;
     round_all(p, r.embed);
     for (auto& l : r.layers) {
-      for (auto* t :
-           {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate, &l.up, &l.down}) {
+      for (auto* t : {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate, &l.up, &l.down,
+                      &l.q_bias, &l.k_bias, &l.v_bias, &l.q_norm, &l.k_norm}) {
         round_all(p, *t);
       }
     }
     round_all(p, r.norm);
     round_all(p, r.lm_head);
-    m.weights_[static_cast<std::size_t>(p)] = std::move(r);
+    weights_[static_cast<std::size_t>(p)] = std::move(r);
   }
 
-  // RoPE as tools/train_model.py computes it, in float32:
-  // inv_freq = 1 / theta^(i/hd) (i = 0, 2, ...), angle = pos * inv_freq.
+  // RoPE as torch computes it in float32 (tools/train_model.py; HF's
+  // LlamaRotaryEmbedding): inv_freq = 1 / theta^(i/hd) (i = 0, 2, ...),
+  // angle = pos * inv_freq.
   const std::size_t hd = config.head_dim();
   std::vector<float> inv_freq(hd / 2);
   for (std::size_t i = 0; i < hd / 2; ++i) {
     const float e = static_cast<float>(2 * i) / static_cast<float>(hd);
     inv_freq[i] = 1.0f / std::pow(static_cast<float>(config.rope_theta), e);
   }
-  m.cos_.resize(config.context * hd);
-  m.sin_.resize(config.context * hd);
+  if (const auto& s = config.rope_llama3; s.factor != 0) {
+    // HF's _compute_llama3_parameters: long wavelengths divided by the
+    // factor, short ones kept, the band between interpolated (in float32).
+    const auto low_wavelen = static_cast<float>(s.original_context / s.low_freq_factor);
+    const auto high_wavelen = static_cast<float>(s.original_context / s.high_freq_factor);
+    const float pi = 3.14159265358979323846f;
+    for (float& f : inv_freq) {
+      const float wavelen = 2 * pi / f;
+      if (wavelen > low_wavelen) {
+        f = f / static_cast<float>(s.factor);
+      } else if (wavelen >= high_wavelen) {
+        const float smooth = (static_cast<float>(s.original_context) / wavelen -
+                              static_cast<float>(s.low_freq_factor)) /
+                             static_cast<float>(s.high_freq_factor - s.low_freq_factor);
+        f = (1 - smooth) * f / static_cast<float>(s.factor) + smooth * f;
+      }
+    }
+  }
+  cos_.resize(config.context * hd);
+  sin_.resize(config.context * hd);
   for (std::size_t pos = 0; pos < config.context; ++pos) {
     for (std::size_t i = 0; i < hd; ++i) {
       const float angle = static_cast<float>(pos) * inv_freq[i % (hd / 2)];
-      m.cos_[pos * hd + i] = std::cos(angle);
-      m.sin_[pos * hd + i] = std::sin(angle);
+      cos_[pos * hd + i] = std::cos(angle);
+      sin_[pos * hd + i] = std::sin(angle);
     }
   }
-  return m;
 }
 
 const Weights& Model::weights(PrecisionPolicy p) const {
@@ -200,19 +261,19 @@ Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorPar
   const std::size_t per_shard = c.n_heads / tp_.degree;
   head_begin_ = tp_.rank ? *tp_.rank * per_shard : 0;
   head_end_ = tp_.rank ? head_begin_ + per_shard : c.n_heads;
-  for (auto& kv : cache_) kv.assign(c.n_layers * 2 * c.context * c.d_model, 0.0f);
+  for (auto& kv : cache_) kv.assign(c.n_layers * 2 * c.context * c.kv_width(), 0.0f);
 }
 
 void Batch::reset() { std::fill(lengths_.begin(), lengths_.end(), 0); }
 
 float* Batch::cache_k(std::size_t seq, std::size_t layer) {
   const auto& c = model_->config();
-  return cache_[seq].data() + (2 * layer) * c.context * c.d_model;
+  return cache_[seq].data() + (2 * layer) * c.context * c.kv_width();
 }
 
 float* Batch::cache_v(std::size_t seq, std::size_t layer) {
   const auto& c = model_->config();
-  return cache_[seq].data() + (2 * layer + 1) * c.context * c.d_model;
+  return cache_[seq].data() + (2 * layer + 1) * c.context * c.kv_width();
 }
 
 void Batch::copy_prefix(std::size_t seq, const Batch& from, std::size_t from_seq,
@@ -225,33 +286,35 @@ void Batch::copy_prefix(std::size_t seq, const Batch& from, std::size_t from_seq
                                 std::to_string(length) + " cached positions");
   }
   const auto& c = model_->config();
-  const std::size_t block = c.context * c.d_model;  // one layer's K (or V)
+  const std::size_t block = c.context * c.kv_width();  // one layer's K (or V)
   for (std::size_t kv = 0; kv < 2 * c.n_layers && &from.cache_[from_seq] != &cache_[seq]; ++kv) {
-    std::copy_n(from.cache_[from_seq].data() + kv * block, length * c.d_model,
+    std::copy_n(from.cache_[from_seq].data() + kv * block, length * c.kv_width(),
                 cache_[seq].data() + kv * block);
   }
   lengths_[seq] = length;
 }
 
+// Each row of `width` values normalised in groups of `group` (x may be out).
 void Batch::rmsnorm(const float* x, const std::vector<float>& w, float* out, std::size_t rows,
-                    ReductionPolicy order) {
-  const std::size_t d = model_->config().d_model;
+                    std::size_t width, std::size_t group, ReductionPolicy order) {
+  const std::size_t d = group;
+  const std::size_t groups = rows * (width / group);
   const PrecisionPolicy p = policy_.precision;
-  ss_.resize(rows);
+  ss_.resize(groups);
   if (order == ReductionPolicy::library) {
-    kernels::sum_squares_eigen(x, ss_.data(), rows, d);
+    kernels::sum_squares_eigen(x, ss_.data(), groups, d);
   } else {
-    kernels::sum_squares(x, ss_.data(), rows, d, dot_splits(order, rows, 1, d));
+    kernels::sum_squares(x, ss_.data(), groups, d, dot_splits(order, groups, 1, d));
   }
   const float eps = static_cast<float>(model_->config().norm_eps);
   const float n = static_cast<float>(d);
-  for (std::size_t r = 0; r < rows; ++r) {
+  for (std::size_t r = 0; r < groups; ++r) {
     const float inv = 1.0f / std::sqrt(ss_[r] / n + eps);
     for (std::size_t i = 0; i < d; ++i) out[r * d + i] = x[r * d + i] * inv;
   }
-  const std::span<float> all(out, rows * d);
+  const std::span<float> all(out, groups * d);
   round_all(p, all);
-  for (std::size_t r = 0; r < rows; ++r) {
+  for (std::size_t r = 0; r < groups; ++r) {
     for (std::size_t i = 0; i < d; ++i) out[r * d + i] = out[r * d + i] * w[i];
   }
   round_all(p, all);
@@ -324,6 +387,13 @@ void Batch::linear(const Op& op, ReductionPolicy order, const float* x, const st
       return;
     }
   }
+  if (op.bias != nullptr) {
+    // y + b in float, as a GEMM's epilogue adds it before the output's rounding.
+    const float* b = (model_->weights(policy_.precision).layers[op.layer].*op.bias).data();
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t n = 0; n < N; ++n) y[r * N + n] = y[r * N + n] + b[n];
+    }
+  }
   round(std::span<float>(y, rows * N));
 }
 
@@ -353,18 +423,18 @@ float* Batch::buffer(Slot s) {
   throw std::logic_error("unknown Slot");
 }
 
-// RoPE (rotate_half) of every head of each row, at the row's position:
-// out[i] = x[i] cos[i] + rot[i] sin[i], rot = (-x[half:], x[:half]).
-void Batch::rope(float* x, std::size_t rows) {
+// RoPE (rotate_half) of every head of each row of `d` values, at the row's
+// position: out[i] = x[i] cos[i] + rot[i] sin[i], rot = (-x[half:], x[:half]).
+void Batch::rope(float* x, std::size_t rows, std::size_t d) {
   const auto& c = model_->config();
-  const std::size_t d = c.d_model, hd = c.head_dim(), half = hd / 2;
+  const std::size_t hd = c.head_dim(), half = hd / 2;
   const auto& cos = model_->rope_cos();
   const auto& sin = model_->rope_sin();
   rope_.resize(hd);
   for (std::size_t r = 0; r < rows; ++r) {
     const float* cs = cos.data() + row_pos_[r] * hd;
     const float* sn = sin.data() + row_pos_[r] * hd;
-    for (std::size_t h = 0; h < c.n_heads; ++h) {
+    for (std::size_t h = 0; h < d / hd; ++h) {
       float* xh = x + r * d + h * hd;
       for (std::size_t i = 0; i < hd; ++i) {
         const float rot = i < half ? -xh[i + half] : xh[i - half];
@@ -395,13 +465,13 @@ void Batch::run(const Op& op, ReductionPolicy order,
       break;
     }
     case OpKind::rmsnorm:
-      rmsnorm(input(0), op_weight(w, op), out, M, order);
+      rmsnorm(input(0), op_weight(w, op), out, M, op.width(), op.in_features, order);
       break;
     case OpKind::linear:
       linear(op, order, input(0), op_weight(w, op), out, M);
       break;
     case OpKind::rope:
-      rope(out, M);
+      rope(out, M, op.width());
       break;
     case OpKind::attention:
       attention(op.layer, M, order);
@@ -471,10 +541,10 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
 
   x_.resize(M * d);
   a_.resize(M * d);
-  q_.resize(M * d);
-  k_.resize(M * d);
-  v_.resize(M * d);
-  att_.resize(M * d);
+  q_.resize(M * c.q_width());
+  k_.resize(M * c.kv_width());
+  v_.resize(M * c.kv_width());
+  att_.resize(M * c.q_width());
   h_.resize(M * d);
   g_.resize(M * f);
   u_.resize(M * f);
@@ -506,8 +576,9 @@ void Batch::attention(std::size_t layer, std::size_t rows, ReductionPolicy order
 // causal mask, E = exp(S - rowmax), l = rowsum(E), O = round(E) V / l.
 void Batch::attention_library(std::size_t layer) {
   const auto& c = model_->config();
-  const std::size_t d = c.d_model;
+  const std::size_t d = c.q_width(), kvd = c.kv_width();
   const std::size_t hd = c.head_dim();
+  const std::size_t group = c.n_heads / c.kv_heads();  // q heads per kv head
   const auto heads = static_cast<long>(head_end_ - head_begin_);
   const auto seqs = static_cast<long>(size());
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
@@ -529,9 +600,11 @@ void Batch::attention_library(std::size_t layer) {
       const auto ni = static_cast<Eigen::Index>(n);
       const auto hdi = static_cast<Eigen::Index>(hd);
       const Eigen::OuterStride<> stride(static_cast<Eigen::Index>(d));
+      const Eigen::OuterStride<> kv_stride(static_cast<Eigen::Index>(kvd));
+      const std::size_t kvh = hu / group;
       StridedMap Q(q_.data() + seq_first_[bu] * d + hu * hd, ni, hdi, stride);
-      StridedMap K(cache_k(bu, layer) + hu * hd, kv, hdi, stride);
-      StridedMap Vm(cache_v(bu, layer) + hu * hd, kv, hdi, stride);
+      StridedMap K(cache_k(bu, layer) + kvh * hd, kv, hdi, kv_stride);
+      StridedMap Vm(cache_v(bu, layer) + kvh * hd, kv, hdi, kv_stride);
       RowMatrix S = Q * K.transpose();
       S /= scale;
       for (Eigen::Index i = 0; i < ni; ++i) {
@@ -559,8 +632,9 @@ void Batch::attention_library(std::size_t layer) {
 // o = sum o_c exp(m_c - m) with m the largest m_c; the output is o / l.
 void Batch::attention_split(std::size_t layer, std::size_t rows, ReductionPolicy order) {
   const auto& c = model_->config();
-  const std::size_t d = c.d_model;
+  const std::size_t d = c.q_width(), kvd = c.kv_width();
   const std::size_t hd = c.head_dim();
+  const std::size_t group = c.n_heads / c.kv_heads();  // q heads per kv head
   const std::size_t heads = head_end_ - head_begin_;
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
   const PrecisionPolicy prec = policy_.precision;
@@ -588,9 +662,9 @@ void Batch::attention_split(std::size_t layer, std::size_t rows, ReductionPolicy
       const KvPartition parts = fixed_size ? fixed_size_partition(kv, kKvSplitSize)
                                            : fixed_count_partition(kv, split_k_kv_parts(units, kv));
       const float* q = q_.data() + r * d + h * hd;
-      const float* K = cache_k(b, layer) + h * hd;
-      const float* Vc = cache_v(b, layer) + h * hd;
-      kernels::dots(q, K, d, kv, hd, s.data());
+      const float* K = cache_k(b, layer) + (h / group) * hd;
+      const float* Vc = cache_v(b, layer) + (h / group) * hd;
+      kernels::dots(q, K, kvd, kv, hd, s.data());
       for (std::size_t j = 0; j < kv; ++j) s[j] = s[j] / scale;
       part_max.assign(parts.parts, 0.0f);
       float m = -std::numeric_limits<float>::infinity();
@@ -608,7 +682,7 @@ void Batch::attention_split(std::size_t layer, std::size_t rows, ReductionPolicy
         for (std::size_t j = parts.begin(p); j < parts.begin(p + 1); ++j) {
           const float e = std::exp(s[j] - part_max[p]);
           lc += e;
-          kernels::axpy(round_to(prec, e), Vc + j * d, oc.data(), hd);
+          kernels::axpy(round_to(prec, e), Vc + j * kvd, oc.data(), hd);
         }
         const float corr = std::exp(part_max[p] - m);
         l += lc * corr;

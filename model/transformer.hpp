@@ -34,6 +34,8 @@ namespace fplab::model {
 
 class ActivationQuantizer;
 
+// A decoder-only transformer's shape (HF Llama, Qwen2 and Qwen3 are all
+// of this form; the bundled model uses none of the optional features).
 struct ModelConfig {
   std::size_t vocab_size = 0;
   std::size_t d_model = 0;
@@ -43,11 +45,36 @@ struct ModelConfig {
   std::size_t context = 0;
   double rope_theta = 10000.0;
   double norm_eps = 1e-5;
+  // Optional features (defaults: off).
+  std::size_t n_kv_heads = 0;    // grouped-query attention; 0: n_heads
+  std::size_t head_size = 0;     // 0: d_model / n_heads (Qwen3 sets its own)
+  bool qkv_bias = false;         // q/k/v_proj have biases (Qwen2)
+  bool qk_norm = false;          // RMSNorm of each head of q and k before RoPE (Qwen3)
+  bool tied_embeddings = false;  // lm_head is embed_tokens
+  // RoPE's frequencies scaled as Llama 3.1 does (rope_scaling type "llama3").
+  struct Llama3Scaling {
+    double factor = 0;  // 0: no scaling
+    double low_freq_factor = 1;
+    double high_freq_factor = 4;
+    double original_context = 8192;
+  } rope_llama3;
 
-  [[nodiscard]] std::size_t head_dim() const { return d_model / n_heads; }
-  // From the "config" metadata JSON; throws InputError (one line) when a
-  // field is missing or the numbers do not make a model.
+  [[nodiscard]] std::size_t head_dim() const { return head_size ? head_size : d_model / n_heads; }
+  [[nodiscard]] std::size_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
+  // Widths of q (and the attention output) and of k and v.
+  [[nodiscard]] std::size_t q_width() const { return n_heads * head_dim(); }
+  [[nodiscard]] std::size_t kv_width() const { return kv_heads() * head_dim(); }
+  // Whether any optional feature is on (the bounds handle none of them).
+  [[nodiscard]] bool plain() const {
+    return kv_heads() == n_heads && q_width() == d_model && !qkv_bias && !qk_norm &&
+           !tied_embeddings && rope_llama3.factor == 0;
+  }
+  // From the "config" metadata JSON of the bundled model's format; throws
+  // InputError (one line) when a field is missing or the numbers do not
+  // make a model.
   static ModelConfig from_json(std::string_view json);
+  // Throws InputError (one line) when the numbers do not make a model.
+  void validate() const;
 };
 
 // The model file: `path` when given, else $FPLAB_MODEL when set, else
@@ -72,13 +99,18 @@ class Model {
   [[nodiscard]] const Weights& weights(PrecisionPolicy p) const;
   // The forward pass's ops (model/forward_ops.hpp), for this config.
   [[nodiscard]] const std::vector<Op>& ops() const { return ops_; }
-  // RoPE tables [context, head_dim], as torch computes them in float32.
+  // RoPE tables [context, head_dim], as torch computes them in float32
+  // (inverse frequencies 1 / theta^(2i / head_dim), Llama 3 scaled when the
+  // config says so).
   [[nodiscard]] const std::vector<float>& rope_cos() const { return cos_; }
   [[nodiscard]] const std::vector<float>& rope_sin() const { return sin_; }
 
  private:
   Model(std::filesystem::path path, ModelConfig config, Tokenizer tokenizer)
       : path_(std::move(path)), config_(config), tokenizer_(std::move(tokenizer)) {}
+  // Takes the float32 weights: rounds one set per weight format, makes the
+  // RoPE tables.
+  void set_weights(Weights w);
   std::filesystem::path path_;
   ModelConfig config_;
   Tokenizer tokenizer_;
@@ -179,7 +211,7 @@ class Batch {
   void run(const Op& op, ReductionPolicy order, std::span<const std::vector<Token>> new_tokens);
   [[nodiscard]] float* buffer(Slot s);
   void rmsnorm(const float* x, const std::vector<float>& w, float* out, std::size_t rows,
-               ReductionPolicy order);
+               std::size_t width, std::size_t group, ReductionPolicy order);
   // A linear op: replicated, or split as op.parallel says, rounded.
   void linear(const Op& op, ReductionPolicy order, const float* x, const std::vector<float>& w,
               float* y, std::size_t rows);
@@ -190,7 +222,7 @@ class Batch {
   // The order's product for one shape, unrounded.
   void product(const float* x, const float* w, float* y, std::size_t rows, std::size_t out_features,
                std::size_t in_features, ReductionPolicy order) const;
-  void rope(float* x, std::size_t rows);
+  void rope(float* x, std::size_t rows, std::size_t width);
   void attention(std::size_t layer, std::size_t rows, ReductionPolicy order);
   void attention_library(std::size_t layer);
   void attention_split(std::size_t layer, std::size_t rows, ReductionPolicy order);
