@@ -548,4 +548,30 @@ Checkpoint Checkpoint::open(const ModelLocation& where) {
   return std::move(b.c);
 }
 
+std::vector<float> to_float32(const TensorView& t) {
+  std::vector<float> out(t.elements());
+  const std::byte* p = t.data;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    switch (t.dtype) {
+      case StoredType::f32:
+        std::memcpy(&out[i], p + 4 * i, 4);
+        break;
+      case StoredType::bf16: {
+        std::uint16_t h = 0;
+        std::memcpy(&h, p + 2 * i, 2);
+        const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
+        std::memcpy(&out[i], &bits, 4);
+        break;
+      }
+      case StoredType::f16: {
+        std::uint16_t h = 0;
+        std::memcpy(&h, p + 2 * i, 2);
+        out[i] = half_to_float(h);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace fplab::checkpoints

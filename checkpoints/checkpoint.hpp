@@ -64,6 +64,9 @@ struct TensorView {
   std::size_t bytes() const { return elements() * stored_type_bytes(dtype); }
 };
 
+// The tensor's values as float32, exactly (every bf16 and f16 is a float).
+std::vector<float> to_float32(const TensorView& t);
+
 struct ModelLocation {
   enum class Kind { hf_directory, gguf_file };
   Kind kind = Kind::hf_directory;

@@ -5,10 +5,15 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace fplab::checkpoints {
+class BpeTokenizer;
+}
 
 namespace fplab::model {
 
@@ -20,8 +25,11 @@ class Tokenizer {
   // not a list of distinct one-character strings.
   static Tokenizer from_json(std::string_view vocab_json);
   explicit Tokenizer(std::vector<std::string> vocab);
+  // A real checkpoint's byte-level BPE (checkpoints/tokenizer_bpe.hpp):
+  // encode and decode are its; size() its vocabulary's.
+  explicit Tokenizer(std::shared_ptr<const checkpoints::BpeTokenizer> bpe);
 
-  [[nodiscard]] std::size_t size() const { return vocab_.size(); }
+  [[nodiscard]] std::size_t size() const;
   [[nodiscard]] const std::vector<std::string>& vocab() const { return vocab_; }
 
   // Throws InputError naming the first character not in the vocabulary.
@@ -32,6 +40,7 @@ class Tokenizer {
 
  private:
   std::vector<std::string> vocab_;
+  std::shared_ptr<const checkpoints::BpeTokenizer> bpe_;
   std::array<Token, 256> ids_{};  // -1: not in the vocabulary
 };
 

@@ -102,6 +102,10 @@ std::filesystem::path model_path(const std::filesystem::path& path) {
 
 Model Model::load(const std::filesystem::path& path) {
   const auto file = model_path(path);
+  // A directory, a GGUF file or a model id is a real checkpoint.
+  if (!std::filesystem::is_regular_file(file) || file.extension() == ".gguf") {
+    return from_checkpoint(file.string());
+  }
   const SafeTensors st = SafeTensors::read(file);
   const std::string where = file.string() + ": ";
   if (const auto it = st.metadata().find("format");
@@ -189,23 +193,9 @@ void Model::set_weights(Weights w) {
     const float e = static_cast<float>(2 * i) / static_cast<float>(hd);
     inv_freq[i] = 1.0f / std::pow(static_cast<float>(config.rope_theta), e);
   }
-  if (const auto& s = config.rope_llama3; s.factor != 0) {
-    // HF's _compute_llama3_parameters: long wavelengths divided by the
-    // factor, short ones kept, the band between interpolated (in float32).
-    const auto low_wavelen = static_cast<float>(s.original_context / s.low_freq_factor);
-    const auto high_wavelen = static_cast<float>(s.original_context / s.high_freq_factor);
-    const float pi = 3.14159265358979323846f;
-    for (float& f : inv_freq) {
-      const float wavelen = 2 * pi / f;
-      if (wavelen > low_wavelen) {
-        f = f / static_cast<float>(s.factor);
-      } else if (wavelen >= high_wavelen) {
-        const float smooth = (static_cast<float>(s.original_context) / wavelen -
-                              static_cast<float>(s.low_freq_factor)) /
-                             static_cast<float>(s.high_freq_factor - s.low_freq_factor);
-        f = (1 - smooth) * f / static_cast<float>(s.factor) + smooth * f;
-      }
-    }
+  if (!config.rope_inv_freq.empty()) {
+    for (std::size_t i = 0; i < hd / 2; ++i)
+      inv_freq[i] = static_cast<float>(config.rope_inv_freq[i]);
   }
   cos_.resize(config.context * hd);
   sin_.resize(config.context * hd);

@@ -51,13 +51,11 @@ struct ModelConfig {
   bool qkv_bias = false;         // q/k/v_proj have biases (Qwen2)
   bool qk_norm = false;          // RMSNorm of each head of q and k before RoPE (Qwen3)
   bool tied_embeddings = false;  // lm_head is embed_tokens
-  // RoPE's frequencies scaled as Llama 3.1 does (rope_scaling type "llama3").
-  struct Llama3Scaling {
-    double factor = 0;  // 0: no scaling
-    double low_freq_factor = 1;
-    double high_freq_factor = 4;
-    double original_context = 8192;
-  } rope_llama3;
+  // RoPE's inverse frequencies (head_dim / 2 of them, exact values rounded
+  // once to float), when the model sets its own (a real checkpoint's, Llama
+  // 3 scaling included: checkpoints/config.hpp); empty: 1 / theta^(2i/hd)
+  // computed in float32, as the bundled model was trained.
+  std::vector<double> rope_inv_freq;
 
   [[nodiscard]] std::size_t head_dim() const { return head_size ? head_size : d_model / n_heads; }
   [[nodiscard]] std::size_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
@@ -67,7 +65,7 @@ struct ModelConfig {
   // Whether any optional feature is on (the bounds handle none of them).
   [[nodiscard]] bool plain() const {
     return kv_heads() == n_heads && q_width() == d_model && !qkv_bias && !qk_norm &&
-           !tied_embeddings && rope_llama3.factor == 0;
+           !tied_embeddings && rope_inv_freq.empty();
   }
   // From the "config" metadata JSON of the bundled model's format; throws
   // InputError (one line) when a field is missing or the numbers do not
@@ -83,10 +81,15 @@ std::filesystem::path model_path(const std::filesystem::path& path = {});
 
 class Model {
  public:
-  // Reads model_path(path). Throws InputError (one line, naming the file)
+  // Reads model_path(path): a file in the bundled model's format, or else a
+  // real checkpoint (a Hugging Face model directory, a GGUF file or a model
+  // id in the local Hugging Face cache: checkpoints/checkpoint.hpp), its
+  // weights kept as float32. Throws InputError (one line, naming the file)
   // for a damaged file, a missing tensor, a wrong dtype or shape, or bad
   // config/vocab metadata.
   static Model load(const std::filesystem::path& path = {});
+  // A real checkpoint, as `model` names it (model/checkpoint_model.cpp).
+  static Model from_checkpoint(const std::string& model);
 
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
   [[nodiscard]] const ModelConfig& config() const { return config_; }
