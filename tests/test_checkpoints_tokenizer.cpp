@@ -178,7 +178,8 @@ TEST_CASE("checkpoints: malformed tokenizer.json: one line naming the problem",
            R"(,"merges":[["a"]]},"decoder":{"type":"ByteLevel"}})",
        "neither"},
   };
-  for (const auto& [text, needle] : bad) {
+  for (const auto& [bad_text, needle] : bad) {
+    const std::string& text = bad_text;  // clang 14 cannot capture a structured binding
     const auto msg = fplab::test::input_error_message(
         [&] { (void)ck::BpeTokenizer::from_tokenizer_json(text, "t.json"); });
     INFO(msg);
