@@ -179,6 +179,13 @@ struct CheckpointBuilder {
 
   // Every tensor the config implies, with its shape; nothing else.
   void check_shapes(const std::string& source) {
+    // Each layer has at least 9 tensors: a layer count the file cannot
+    // hold is refused before the list of expected tensors is built.
+    if (c.config_.num_layers > c.tensors_.size() / 9) {
+      throw InputError(source + ": the config says " + std::to_string(c.config_.num_layers) +
+                       " layers, more than " + std::to_string(c.tensors_.size()) +
+                       " tensors can hold");
+    }
     const auto expected = expected_tensor_shapes(c.config_);
     for (const auto& [name, shape] : expected) {
       const auto* t = c.find(name);

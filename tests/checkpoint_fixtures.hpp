@@ -7,11 +7,24 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "io/input_error.hpp"
+
 namespace fplab::test {
+
+// The InputError message `f` throws, or "(no InputError)".
+inline std::string input_error_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no InputError)";
+}
 
 inline std::filesystem::path checkpoint_fixtures() { return FPLAB_CHECKPOINT_FIXTURES; }
 

