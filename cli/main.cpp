@@ -34,6 +34,7 @@ int run_fplab(int argc, char** argv) {
   fplab::cli::add_pack_command(app);
   fplab::cli::add_collective_command(app);
   fplab::cli::add_ops_command(app);
+  fplab::cli::add_bisect_command(app);
   try {
     // `fplab sum -inf 1 -.5`, `fplab round -0.1`: negative numbers reach
     // sum and round as values.
