@@ -386,7 +386,35 @@ bool logits_equal(const Request& r, const Setting& a, const Setting& b,
   return equal(x, y);
 }
 
-MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b) {
+std::vector<model::OpOverride> compact_overrides(const model::Model& m,
+                                                 const std::vector<std::string>& ops,
+                                                 model::ReductionPolicy order) {
+  const std::set<std::string> chosen(ops.begin(), ops.end());
+  const std::size_t layers = m.config().n_layers;
+  std::vector<model::OpOverride> out;
+  std::set<std::string> globbed;
+  for (const model::Op& op : m.ops()) {
+    if (chosen.count(op.name) == 0) continue;
+    if (op.layer == model::kNoLayer) {
+      out.push_back({op.name, order});
+      continue;
+    }
+    const std::string prefix = fmt::format("layers.{}.", op.layer);
+    const std::string suffix = op.name.substr(prefix.size());
+    bool every_layer = layers > 1;
+    for (std::size_t l = 0; l < layers && every_layer; ++l)
+      every_layer = chosen.count(fmt::format("layers.{}.{}", l, suffix)) != 0;
+    if (!every_layer) {
+      out.push_back({op.name, order});
+    } else if (globbed.insert(suffix).second) {
+      out.push_back({"layers.*." + suffix, order});
+    }
+  }
+  return out;
+}
+
+MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
+                       const std::vector<OpAlone>* ranking) {
   const std::vector<std::string> candidates = candidate_ops(r, a, b);
   const model::ReductionPolicy inv = invariant_order(a, b);
   MinimalFix fix;
@@ -398,12 +426,25 @@ MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b) {
     return fix;
   }
   fix.exists = true;
+  std::vector<std::size_t> start = all;
+  if (ranking != nullptr) {
+    std::vector<std::size_t> differing;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      for (const OpAlone& o : *ranking)
+        if (o.op == candidates[i] && o.logits_differ) differing.push_back(i);
+    }
+    if (dd.good(differing)) start = differing;
+  }
   std::vector<std::size_t> set;
-  if (!dd.good({})) set = dd.run(all);
+  if (!dd.good({})) set = dd.run(start);
   fix.ops = dd.names(set);
   fix.tests = dd.tests();
-  fix.policy_a = model::reduction_spec(with_ops(setting_policy(r, a), fix.ops, inv));
-  fix.policy_b = model::reduction_spec(with_ops(setting_policy(r, b), fix.ops, inv));
+  const auto overrides = compact_overrides(*r.model, fix.ops, inv);
+  for (const auto& [setting, spec] : {std::pair{&a, &fix.policy_a}, std::pair{&b, &fix.policy_b}}) {
+    model::Policy p = setting_policy(r, *setting);
+    p.overrides.insert(p.overrides.end(), overrides.begin(), overrides.end());
+    *spec = model::reduction_spec(p);
+  }
   // Checked by running the model again, not from ddmin's cache.
   fix.confirmed = logits_equal(r, a, b, fix.ops);
   fix.one_minimal = true;

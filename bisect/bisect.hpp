@@ -133,6 +133,8 @@ std::vector<std::string> candidate_ops(const Request& r, const Setting& a, const
 bool logits_equal(const Request& r, const Setting& a, const Setting& b,
                   const std::vector<std::string>& invariant_ops);
 
+struct OpAlone;
+
 struct MinimalFix {
   // False when even every candidate made invariant leaves a difference
   // (a precision setting, say): no set of orders fixes it.
@@ -145,7 +147,19 @@ struct MinimalFix {
   std::size_t tests = 0;         // decodes of both settings that ddmin ran
 };
 
-MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b);
+// `ranking` (rank_ops' answer, optional): ddmin then starts from the
+// candidates that alone change the logits when those alone, made
+// invariant, already give equality (one more decode), which saves most of
+// its tests when most ops matter; the answer is 1-minimal either way.
+MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
+                       const std::vector<OpAlone>* ranking = nullptr);
+
+// The overrides that make `ops` (names of m's ops) `order`, one per op,
+// except that an op present in every layer becomes one glob
+// "layers.*.<op>": the --policy text a user types.
+std::vector<model::OpOverride> compact_overrides(const model::Model& m,
+                                                 const std::vector<std::string>& ops,
+                                                 model::ReductionPolicy order);
 
 struct OpAlone {
   std::string op;

@@ -32,8 +32,8 @@ BisectReport run_bisect(const Request& r, const std::string& prompt_text, const 
   out.text_a = r.model->tokenizer().decode(da.tokens);
   out.text_b = r.model->tokenizer().decode(db.tokens);
   out.first = first_divergence(*r.model, da, db);
-  if (minimal) out.fix = minimal_fix(r, a, b);
   if (ranking) out.ranking = rank_ops(r, a, b);
+  if (minimal) out.fix = minimal_fix(r, a, b, ranking ? &out.ranking : nullptr);
   return out;
 }
 
@@ -57,7 +57,9 @@ std::string format_bisect(const BisectReport& r) {
       s += "minimal fix: none; every candidate op made invariant still leaves the logits "
            "different (the difference is not a reduction order)\n";
     } else if (r.fix.ops.empty()) {
-      s += "minimal fix: nothing to fix, the logits are already bit-identical\n";
+      s += fmt::format(
+          "minimal fix: nothing to fix, the logits of the {} steps are already bit-identical{}\n",
+          r.steps, r.first ? " (the outputs that differ never reach a decoded step's logits)" : "");
     } else {
       s += fmt::format("minimal fix ({} ops, {} decodes of both; {}, {}): {}\n", r.fix.ops.size(),
                        r.fix.tests, r.fix.confirmed ? "confirmed by a rerun" : "NOT confirmed",
