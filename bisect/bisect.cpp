@@ -331,8 +331,8 @@ class Ddmin {
     return out;
   }
 
-  std::vector<std::size_t> run(std::vector<std::size_t> c) {
-    std::size_t n = 2;
+  // ddmin from `c` at granularity `n` (2: the textbook start).
+  std::vector<std::size_t> run(std::vector<std::size_t> c, std::size_t n) {
     while (c.size() >= 2) {
       const std::size_t parts = std::min(n, c.size());
       std::vector<std::vector<std::size_t>> subsets(parts);
@@ -427,16 +427,20 @@ MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
   }
   fix.exists = true;
   std::vector<std::size_t> start = all;
+  std::size_t granularity = 2;
   if (ranking != nullptr) {
     std::vector<std::size_t> differing;
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       for (const OpAlone& o : *ranking)
         if (o.op == candidates[i] && o.logits_differ) differing.push_back(i);
     }
-    if (dd.good(differing)) start = differing;
+    if (dd.good(differing)) {
+      start = differing;
+      granularity = differing.size();
+    }
   }
   std::vector<std::size_t> set;
-  if (!dd.good({})) set = dd.run(start);
+  if (!dd.good({})) set = dd.run(start, granularity);
   fix.ops = dd.names(set);
   fix.tests = dd.tests();
   const auto overrides = compact_overrides(*r.model, fix.ops, inv);

@@ -149,8 +149,10 @@ struct MinimalFix {
 
 // `ranking` (rank_ops' answer, optional): ddmin then starts from the
 // candidates that alone change the logits when those alone, made
-// invariant, already give equality (one more decode), which saves most of
-// its tests when most ops matter; the answer is 1-minimal either way.
+// invariant, already give equality (one more decode), and at the finest
+// granularity (one op per part: each op alone, then each op's removal),
+// since each of them is known to matter alone; this saves most of its
+// tests when most ops matter. The answer is 1-minimal either way.
 MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
                        const std::vector<OpAlone>* ranking = nullptr);
 
