@@ -198,12 +198,64 @@ Decoded decode(const Request& r, const Setting& s, const model::Policy& policy, 
   return out;
 }
 
-std::uint64_t ulp_distance(float a, float b) {
-  return nulp_count(ElementType::float32, float_bits(a), float_bits(b));
+namespace {
+
+// The float16 bit pattern of a float16 value held as a float.
+std::uint64_t half_bits(float x) {
+  const std::uint64_t sign = std::signbit(x) ? 0x8000u : 0u;
+  const double v = std::abs(static_cast<double>(x));
+  if (std::isinf(x)) return sign | 0x7c00u;
+  if (std::isnan(x)) return sign | 0x7e00u;
+  if (v < 0x1p-14) return sign | static_cast<std::uint64_t>(v * 0x1p24);  // subnormal or zero
+  int e = 0;
+  const double m = std::frexp(v, &e);  // v = m 2^e, m in [0.5, 1)
+  return sign | static_cast<std::uint64_t>(e - 1 + 15) << 10 |
+         static_cast<std::uint64_t>((m * 2.0 - 1.0) * 1024.0);
+}
+
+std::uint64_t format_bits(float x, ElementType t) {
+  switch (t) {
+    case ElementType::bfloat16:
+      return float_bits(x) >> 16;
+    case ElementType::float16:
+      return half_bits(x);
+    default:
+      return float_bits(x);
+  }
+}
+
+}  // namespace
+
+bool representable(float x, ElementType t) {
+  if (std::isnan(x) || std::isinf(x)) return true;
+  switch (t) {
+    case ElementType::bfloat16:
+      return (float_bits(x) & 0xffffu) == 0;
+    case ElementType::float16: {
+      const double v = std::abs(static_cast<double>(x));
+      if (v > 65504.0) return false;
+      const double spacing = v < 0x1p-14 ? 0x1p-24 : std::ldexp(1.0, std::ilogb(v) - 10);
+      return std::fmod(v, spacing) == 0.0;
+    }
+    default:
+      return true;
+  }
+}
+
+std::uint64_t ulp_distance(float a, float b, ElementType t) {
+  return nulp_count(t, format_bits(a, t), format_bits(b, t));
+}
+
+ElementType ulp_format(const Request& r, const Setting& a, const Setting& b) {
+  const auto pa = setting_policy(r, a).precision, pb = setting_policy(r, b).precision;
+  if (pa != pb) return ElementType::float32;
+  if (pa == model::PrecisionPolicy::bf16) return ElementType::bfloat16;
+  if (pa == model::PrecisionPolicy::fp16) return ElementType::float16;
+  return ElementType::float32;
 }
 
 std::optional<Divergence> first_divergence(const model::Model& m, const Decoded& a,
-                                           const Decoded& b) {
+                                           const Decoded& b, ElementType format) {
   if (a.trace.size() != b.trace.size())
     throw std::invalid_argument("the traces hold different numbers of op outputs");
   const auto& ops = m.ops();
@@ -251,12 +303,17 @@ std::optional<Divergence> first_divergence(const model::Model& m, const Decoded&
     d.position = x.position;
     d.elements = x.values.size();
     d.inputs_matched = inputs;
+    d.ulp_format = format;
+    for (std::size_t j = 0; j < x.values.size(); ++j) {
+      if (!representable(x.values[j], format) || !representable(y.values[j], format))
+        d.ulp_format = ElementType::float32;
+    }
     for (std::size_t j = 0; j < x.values.size(); ++j) {
       if (float_bits(x.values[j]) == float_bits(y.values[j])) continue;
       ++d.moved;
       const std::uint64_t u = std::isnan(x.values[j]) || std::isnan(y.values[j])
                                   ? UINT64_MAX
-                                  : ulp_distance(x.values[j], y.values[j]);
+                                  : ulp_distance(x.values[j], y.values[j], d.ulp_format);
       if (d.moved == 1 || u > d.max_ulps) {
         d.max_ulps = u;
         d.max_index = j;

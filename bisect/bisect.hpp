@@ -42,6 +42,7 @@
 #include <string_view>
 #include <vector>
 
+#include "io/array.hpp"
 #include "model/policy.hpp"
 #include "model/transformer.hpp"
 
@@ -93,9 +94,13 @@ struct Decoded {
 // model cannot be split over tp shards under the policy.
 Decoded decode(const Request& r, const Setting& s, const model::Policy& policy, bool trace);
 
-// Exact ulp distance of two floats (numpy's nulp_diff: +0 and -0 are 0
-// apart; not for NaNs).
-std::uint64_t ulp_distance(float a, float b);
+// Whether `x` is exactly a value of format `t` (float16, bfloat16 or
+// float32; NaN and infinities are).
+bool representable(float x, ElementType t);
+// Exact ulp distance of two values of format `t` held as floats (numpy's
+// nulp_diff counted on t's grid: +0 and -0 are 0 apart; not for NaNs;
+// both must be representable in t).
+std::uint64_t ulp_distance(float a, float b, ElementType t = ElementType::float32);
 
 struct Divergence {
   std::string op;
@@ -106,16 +111,24 @@ struct Divergence {
   std::size_t elements = 0;  // the op's width
   std::size_t moved = 0;     // elements whose bits differ
   std::uint64_t max_ulps = 0;
-  std::size_t max_index = 0;  // the element that moved most, and its values
+  ElementType ulp_format = ElementType::float32;  // whose ulps max_ulps counts
+  std::size_t max_index = 0;                      // the element that moved most, and its values
   float a = 0, b = 0;
   bool inputs_matched = true;
 };
 
 // The first divergent op (see the top) of two traces of one request;
-// nullopt when every output matches. Throws std::invalid_argument when the
-// traces do not hold the same (op, position) outputs.
+// nullopt when every output matches. Its ulps are counted in `format` (the
+// format both settings round every op's output to: bfloat16 or float16)
+// when both rows' values are all of that format, else in float32. Throws
+// std::invalid_argument when the traces do not hold the same (op,
+// position) outputs.
 std::optional<Divergence> first_divergence(const model::Model& m, const Decoded& a,
-                                           const Decoded& b);
+                                           const Decoded& b,
+                                           ElementType format = ElementType::float32);
+
+// The format whose ulps a divergence between A and B is counted in.
+ElementType ulp_format(const Request& r, const Setting& a, const Setting& b);
 
 // The policy `base` with every op of `ops` (names) overridden to `order`.
 model::Policy with_ops(const model::Policy& base, const std::vector<std::string>& ops,

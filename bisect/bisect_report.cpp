@@ -31,7 +31,7 @@ BisectReport run_bisect(const Request& r, const std::string& prompt_text, const 
   const Decoded db = decode(r, b, pb, true);
   out.text_a = r.model->tokenizer().decode(da.tokens);
   out.text_b = r.model->tokenizer().decode(db.tokens);
-  out.first = first_divergence(*r.model, da, db);
+  out.first = first_divergence(*r.model, da, db, ulp_format(r, a, b));
   if (ranking) out.ranking = rank_ops(r, a, b);
   if (minimal) out.fix = minimal_fix(r, a, b, ranking ? &out.ranking : nullptr);
   return out;
@@ -47,10 +47,11 @@ std::string format_bisect(const BisectReport& r) {
     const Divergence& d = *r.first;
     s += fmt::format(
         "first divergent op: {} (op {}{}), step {}, position {}: {} of {} elements moved, "
-        "largest {} ulps ({} vs {} at [{}]); its inputs {}\n",
+        "largest {} ulps of {} ({} vs {} at [{}]); its inputs {}\n",
         d.op, d.op_index, d.layer == model::kNoLayer ? "" : fmt::format(", layer {}", d.layer),
-        d.step, d.position, d.moved, d.elements, ulps_text(d.max_ulps), exact(d.a), exact(d.b),
-        d.max_index, d.inputs_matched ? "matched" : "differed too");
+        d.step, d.position, d.moved, d.elements, ulps_text(d.max_ulps),
+        element_type_name(d.ulp_format), exact(d.a), exact(d.b), d.max_index,
+        d.inputs_matched ? "matched" : "differed too");
   }
   if (r.fix.tests != 0 || r.fix.exists) {
     if (!r.fix.exists) {
@@ -104,6 +105,7 @@ nlohmann::json bisect_to_json(const BisectReport& r) {
         {"elements", d.elements},
         {"moved", d.moved},
         {"max_ulps", d.max_ulps},
+        {"ulp_format", element_type_name(d.ulp_format)},
         {"index", d.max_index},
         {"a", exact(d.a)},
         {"b", exact(d.b)},

@@ -79,7 +79,7 @@ void record_first(const std::vector<Localisation>& rows, ExperimentRecord& out) 
   t.add_column("position", "position");
   t.add_column("moved", "elements moved");
   t.add_column("elements", "elements");
-  t.add_column("max_ulps", "largest move (ulps)");
+  t.add_column("max_ulps", "largest move (float32 ulps)");
   t.add_column("a", "that element, A", "", true);
   t.add_column("b", "that element, B", "", true);
   t.add_column("same_text", "same greedy text (1/0)");

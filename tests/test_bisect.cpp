@@ -261,3 +261,42 @@ TEST_CASE("fplab bisect: JSON, and bad input is one line with exit 2", "[bisect]
     CHECK(std::count(e.output.begin(), e.output.end(), '\n') == 1);
   }
 }
+
+TEST_CASE("bisect: ulps are counted on the grid of the format every output is rounded to",
+          "[bisect]") {
+  using fplab::ElementType;
+  using fplab::bisect::ulp_distance;
+  CHECK(ulp_distance(1.0f, 2.0f) == (1u << 23));
+  CHECK(ulp_distance(1.0f, 2.0f, ElementType::bfloat16) == 128);
+  CHECK(ulp_distance(1.0f, 2.0f, ElementType::float16) == 1024);
+  CHECK(ulp_distance(1.0f, 1.0f + 0x1p-10f, ElementType::float16) == 1);
+  CHECK(ulp_distance(-0x1p-24f, 0x1p-24f, ElementType::float16) == 2);  // smallest subnormals
+  CHECK(ulp_distance(0x1p-14f - 0x1p-24f, 0x1p-14f, ElementType::float16) == 1);
+  CHECK(ulp_distance(-0.0f, 0.0f, ElementType::bfloat16) == 0);
+  CHECK(ulp_distance(65504.0f, 32768.0f, ElementType::float16) == 1023);
+  CHECK(fplab::bisect::representable(1.0f + 0x1p-10f, ElementType::float16));
+  CHECK_FALSE(fplab::bisect::representable(1.0f + 0x1p-11f, ElementType::float16));
+  CHECK_FALSE(fplab::bisect::representable(1.0f + 0x1p-10f, ElementType::bfloat16));
+  CHECK_FALSE(fplab::bisect::representable(65520.0f, ElementType::float16));
+
+  // A bf16 pass: every output on bf16's grid, so the first divergence
+  // counts bf16 ulps (split-k, batch 1 vs 8: a one-row decode step splits
+  // K otherwise than eight rows do).
+  const model::Model& m = model::bundled_model();
+  Request r;
+  r.model = &m;
+  r.prompt = m.tokenizer().encode("And God said, Let there be light");
+  r.steps = 2;
+  r.policy = model::Policy{model::ReductionPolicy::split_k, model::PrecisionPolicy::bf16};
+  const Setting a;
+  const Setting b = setting({"batch=8"});
+  REQUIRE(fplab::bisect::ulp_format(r, a, b) == ElementType::bfloat16);
+  const auto d =
+      fplab::bisect::first_divergence(m, traced(r, a), traced(r, b), ElementType::bfloat16);
+  REQUIRE(d.has_value());
+  CHECK(d->ulp_format == ElementType::bfloat16);
+  CHECK(d->max_ulps >= 1);
+  CHECK(d->max_ulps == ulp_distance(d->a, d->b, ElementType::bfloat16));
+  CHECK(fplab::bisect::representable(d->a, ElementType::bfloat16));
+  CHECK(fplab::bisect::representable(d->b, ElementType::bfloat16));
+}
