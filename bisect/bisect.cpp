@@ -493,7 +493,7 @@ MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
     }
     if (dd.good(differing)) {
       start = differing;
-      granularity = differing.size();
+      granularity = std::max<std::size_t>(2, differing.size());
     }
   }
   std::vector<std::size_t> set;

@@ -6,12 +6,13 @@
 // JSON (one object): "model", "prompt", "steps", "a" and "b" (setting,
 // policy, text), "first_divergent_op" (null when nothing differs; else op,
 // layer (null for model-level ops), step, position, elements, moved,
-// max_ulps, a, b (the element that moved most: "decimal (hex)"),
-// inputs_matched), "minimal_set" (the op names; null when no set of orders
-// makes the settings agree), "minimal_fix" (exists, policy_a, policy_b,
-// confirmed, one_minimal, tests) and "ranking" (per candidate op: op,
-// logits_differ, margin_move, max_change, flips). For dumps: "first_divergent"
-// (null or the tensor) and "tensors" in the dump's order.
+// max_ulps, ulp_format, index, a, b (the element that moved most:
+// "decimal (hex)"), inputs_matched), "minimal_set" (the op names; null
+// when no set of orders makes the settings agree, or when it was not run),
+// "minimal_fix" (exists, policy_a, policy_b, confirmed, one_minimal,
+// tests) and "ranking" (per candidate op: op, logits_differ, margin_move,
+// max_change, flips). For dumps: "first_divergent" (null or the tensor)
+// and "tensors" in the dump's order.
 #pragma once
 
 #include <nlohmann/json.hpp>
