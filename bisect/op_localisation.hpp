@@ -29,7 +29,9 @@ struct Localisation {
 std::vector<std::pair<Setting, Setting>> localisation_settings(std::size_t chunk);
 std::string comparison_name(const Setting& a, const Setting& b);
 
-std::vector<Localisation> measure_op_localisation(const model::Model& m, const std::string& prompt,
+// `prompt`: the request's tokens; `steps` greedy steps.
+std::vector<Localisation> measure_op_localisation(const model::Model& m,
+                                                  const std::vector<model::Token>& prompt,
                                                   std::size_t steps, std::size_t chunk,
                                                   std::span<const model::ReductionPolicy> policies);
 

@@ -11,10 +11,12 @@
 
 #include "bisect/bisect.hpp"
 #include "bisect/dump_diff.hpp"
+#include "bisect/op_localisation.hpp"
 #include "cli_runner.hpp"
 #include "io/array.hpp"
 #include "io/safetensors_arrays.hpp"
 #include "model/bundled.hpp"
+#include "model/chunked_prefill.hpp"
 
 namespace {
 
@@ -299,4 +301,29 @@ TEST_CASE("bisect: ulps are counted on the grid of the format every output is ro
   CHECK(d->max_ulps == ulp_distance(d->a, d->b, ElementType::bfloat16));
   CHECK(fplab::bisect::representable(d->a, ElementType::bfloat16));
   CHECK(fplab::bisect::representable(d->b, ElementType::bfloat16));
+}
+
+TEST_CASE("op-localisation: every comparison's set is confirmed and 1-minimal", "[bisect]") {
+  const model::Model& m = model::bundled_model();
+  const std::vector<model::ReductionPolicy> policies = {model::ReductionPolicy::library};
+  const auto prompt = model::experiments::long_prompt(m, 12);
+  const auto rows = fplab::bisect::measure_op_localisation(m, prompt, 1, 4, policies);
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0].comparison == "batch 1 vs 8");
+  CHECK(rows[1].comparison == "TP 1 vs 4");
+  CHECK(rows[2].comparison == "whole prefill vs chunks of 4");
+  for (const auto& l : rows) {
+    INFO(l.comparison);
+    const auto& f = l.report.fix;
+    CHECK(f.exists);
+    CHECK(f.confirmed);
+    CHECK(f.one_minimal);
+    CHECK(l.linear + l.rmsnorm + l.attention == f.ops.size());
+    CHECK(l.report.ranking.size() == 42);  // every op that reduces is a candidate under library
+    // The policy text parses and names only the invariant order of the comparison.
+    const auto p = model::parse_reduction_spec(f.policy_a);
+    const auto inv = l.comparison.rfind("TP", 0) == 0 ? model::ReductionPolicy::tp_invariant
+                                                      : model::ReductionPolicy::batch_invariant;
+    for (const auto& o : p.overrides) CHECK(o.reduction == inv);
+  }
 }
