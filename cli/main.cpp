@@ -36,6 +36,7 @@ int run_fplab(int argc, char** argv) {
   fplab::cli::add_ops_command(app);
   fplab::cli::add_tokenize_command(app);
   fplab::cli::add_inspect_command(app);
+  fplab::cli::add_bisect_command(app);
   try {
     // `fplab sum -inf 1 -.5`, `fplab round -0.1`: negative numbers reach
     // sum and round as values.

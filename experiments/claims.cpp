@@ -76,6 +76,10 @@ constexpr Claim kClaims[] = {
      "no split-K; one configuration for every shape; fixed split size (1000 = 256+256+256+232)"},
     {"B9", "PyTorch: (A@B)[0] is not guaranteed bitwise equal to A[0]@B",
      "PyTorch numerical accuracy notes", "(A@B)[0] is not guaranteed bitwise equal to A[0]@B"},
+    {"B10",
+     "batch invariance needs batch-invariant kernels for three ops: matmul, RMSNorm and "
+     "attention",
+     kTml, "matmul, RMSNorm and attention need batch-invariant kernels"},
     // ---- sampling
     {"C1",
      "temperature divides the logits before the softmax; scaling probabilities instead changes "
