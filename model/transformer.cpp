@@ -103,7 +103,9 @@ std::filesystem::path model_path(const std::filesystem::path& path) {
 Model Model::load(const std::filesystem::path& path) {
   const auto file = model_path(path);
   // A directory, a GGUF file or a model id is a real checkpoint.
-  if (!std::filesystem::is_regular_file(file) || file.extension() == ".gguf") {
+  // (A missing .safetensors file is the bundled format's "cannot open".)
+  if (std::filesystem::is_directory(file) || file.extension() == ".gguf" ||
+      (!std::filesystem::exists(file) && file.extension() != ".safetensors")) {
     return from_checkpoint(file.string());
   }
   const SafeTensors st = SafeTensors::read(file);
