@@ -1,3 +1,5 @@
+# What users outside the lab get: a Debian package, and the CI recipe.
+#
 # `cpack -G DEB` in a build directory: a Debian package of what
 # `cmake --install` installs (bin/fplab and the fplab Python package under
 # lib/python3/dist-packages), prefix /usr. Meant for the lite preset
@@ -24,4 +26,14 @@ if(FPLAB_BUILD_TESTS AND FPLAB_LITE)
            COMMAND ${PROJECT_SOURCE_DIR}/packaging/check_deb.sh ${PROJECT_BINARY_DIR}
                    ${Python3_EXECUTABLE})
   set_tests_properties(deb_package PROPERTIES TIMEOUT 300)
+endif()
+
+# The CI recipe (examples/ci/, docs/ci.md): fplab-ci.sh, the script both
+# example workflows call, run on examples/ci/project with its committed
+# baseline: unchanged passes, planted drift is caught, refresh works.
+if(FPLAB_BUILD_TESTS)
+  add_test(NAME ci_recipe
+           COMMAND ${PROJECT_SOURCE_DIR}/examples/ci/test_recipe.sh $<TARGET_FILE:fplab>
+                   ${Python3_EXECUTABLE})
+  set_tests_properties(ci_recipe PROPERTIES TIMEOUT 300)
 endif()
