@@ -63,6 +63,12 @@ bool worse(const ElementMismatch& x, const ElementMismatch& y) {
   return x.index < y.index;
 }
 
+// worse() without the tie-break by position.
+bool strictly_worse(const ElementMismatch& x, const ElementMismatch& y) {
+  if (severity(x.kind) != severity(y.kind)) return severity(x.kind) > severity(y.kind);
+  return x.ulps > y.ulps;
+}
+
 constexpr std::size_t kListedPerKind = 10;
 
 }  // namespace
@@ -201,9 +207,16 @@ TensorDiff compare_arrays(const ArrayView& a, const ArrayView& b, const ArrayTol
                          m.kind == ElementMismatch::Kind::signed_zero;
     if (!within) {
       ++t.beyond_tolerance;
-      m.tensor = shown_name;
-      m.index = multi_index(a.shape, i);
-      keep_drifted(std::move(m));
+      // Elements come in index order, so a full list keeps a new one only
+      // when it is strictly worse by kind and ulps: the name and index
+      // (an allocation each) are made only then.
+      const bool kept = t.drifted.size() < drift_limit ||
+                        (drift_limit > 0 && strictly_worse(m, t.drifted.front()));
+      if (kept) {
+        m.tensor = shown_name;
+        m.index = multi_index(a.shape, i);
+        keep_drifted(std::move(m));
+      }
     } else if (special && listed_count[m.kind]++ < kListedPerKind) {
       m.tensor = shown_name;
       m.index = multi_index(a.shape, i);
