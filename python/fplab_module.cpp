@@ -34,6 +34,11 @@ namespace {
 
 fplab::ElementType element_type_of(const py::array& x, const char* what) {
   const py::dtype dt = x.dtype();
+  if (dt.kind() == 'f' && !dt.attr("isnative").cast<bool>()) {
+    throw py::type_error(std::string(what) + ": dtype " + py::repr(dt).cast<std::string>() +
+                         " is not in this machine's byte order; "
+                         "x.astype(x.dtype.newbyteorder('=')) converts it exactly");
+  }
   if (dt.is(py::dtype::of<float>())) return fplab::ElementType::float32;
   if (dt.is(py::dtype::of<double>())) return fplab::ElementType::float64;
   if (dt.kind() == 'f' && dt.itemsize() == 2) return fplab::ElementType::float16;

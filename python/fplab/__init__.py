@@ -50,6 +50,8 @@ def formats() -> list[str]:
 
 
 def _as_array(x, what: str) -> np.ndarray:
+    if isinstance(x, np.generic):  # a numpy scalar: a 0-d array
+        return np.asarray(x)
     if not isinstance(x, np.ndarray):
         raise TypeError(f"{what}: expected a numpy array, got {type(x).__name__}")
     return x
@@ -85,7 +87,7 @@ def sum(x, strategy: str = "numpy", axis: int | None = None):  # noqa: A001 (num
     if not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
         raise ValueError(f"fplab.sum: axis {axis!r} out of range for an array of {x.ndim} dims")
     moved = np.ascontiguousarray(np.moveaxis(x, axis, -1))
-    rows = moved.reshape(-1, moved.shape[-1]) if moved.shape[-1] else moved.reshape(-1, 0)
+    rows = moved.reshape(int(np.prod(moved.shape[:-1])), moved.shape[-1])
     return _core.sum_rows(rows, strategy).reshape(moved.shape[:-1])
 
 
@@ -108,6 +110,8 @@ def round(x, format: str, mode: str = "nearest-even", *, seed: int = 0,  # noqa:
     format; a float32 x needs a format whose values are all float32 values.
     """
     x = _as_array(x, "fplab.round")
+    if not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 64:
+        raise ValueError(f"fplab.round: seed must be an integer in [0, 2^64), got {seed!r}")
     return _core.round(x, format, mode, int(seed), bool(via_float))
 
 

@@ -71,6 +71,9 @@ def test_ulp_diff_bad_input():
         fplab.ulp_diff(a, np.ones(5))
     with pytest.raises(TypeError, match="int64"):
         fplab.ulp_diff(np.arange(4), np.arange(4))
+    with pytest.raises(TypeError, match="byte order"):
+        fplab.ulp_diff(a.astype(">f8"), a.astype(">f8"))
+    assert fplab.ulp_diff(np.zeros((2, 0)), np.zeros((2, 0))).shape == (2, 0)
 
 
 def planted():

@@ -95,6 +95,8 @@ def test_shapes_layouts_and_bad_input():
     assert r.shape == (2, 3, 4)
     t = fplab.round(x.transpose(2, 0, 1), "bf16")  # non-contiguous: element by element
     assert np.array_equal(bits(t), bits(r.transpose(2, 0, 1)))
+    with pytest.raises(ValueError, match="seed"):
+        fplab.round(x, "bf16", mode="stochastic", seed=-1)
     with pytest.raises(ValueError, match="unknown format"):
         fplab.round(x, "bf17")
     with pytest.raises(ValueError):

@@ -147,6 +147,11 @@ def test_bad_input_raises():
         fplab.sum(x, "bogus")
     with pytest.raises(ValueError):
         fplab.sum(x, "lanes(0)")
+    with pytest.raises(TypeError, match="byte order"):
+        fplab.sum(x.astype(">f4"))
+    assert fplab.sum(np.float64(3.0)) == 3.0  # a numpy scalar is a 0-d array
+    assert fplab.sum(np.zeros((3, 0)), axis=1).shape == (3,)
+    assert fplab.sum(np.zeros((3, 0)), axis=0).shape == (0,)
     with pytest.raises(ValueError, match="axis 2 out of range"):
         fplab.sum(x.reshape(10, 10), axis=2)
     # A NaN is a value to sum, as in numpy: NaN out, no exception.
