@@ -45,7 +45,7 @@ grep -q 'x\[1\]: 0.25' <<<"$out" || { echo "$out"; fail "the drifted element is 
 # import fplab from the unpacked tree only (-I: no user site, no PYTHONPATH
 # from the environment; the build tree is not on the path).
 cd "$scratch"
-PYTHONPATH= "$python" -I -c "
+PYTHONPATH='' "$python" -I -c "
 import sys
 sys.path.insert(0, '$site')
 import numpy as np, fplab
