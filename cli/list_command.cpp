@@ -13,6 +13,7 @@ void add_list_command(CLI::App& app) {
     fmt::print(
         "experiments (fplab run ID... | all; parameters: --set NAME=VALUE, default [--quick "
         "default]):\n");
+    if (registered_experiments().empty()) fmt::print("  (none in this build: FPLAB_LITE)\n");
     for (const auto* e : registered_experiments()) {
       std::string claims;
       for (const auto& c : e->info.claims) claims += (claims.empty() ? " [" : ", ") + c;

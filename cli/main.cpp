@@ -26,17 +26,23 @@ int run_fplab(int argc, char** argv) {
   fplab::cli::add_sum_command(app);
   fplab::cli::add_list_command(app);
   fplab::cli::add_round_command(app);
+#ifndef FPLAB_LITE  // the lab's commands (cli/CMakeLists.txt)
   fplab::cli::add_run_command(app);
+#endif
   fplab::cli::add_report_command(app);
   fplab::cli::add_diff_command(app);
   fplab::cli::add_summary_command(app);
+#ifndef FPLAB_LITE  // the lab's commands (cli/CMakeLists.txt)
   fplab::cli::add_generate_command(app);
+#endif
   fplab::cli::add_pack_command(app);
+#ifndef FPLAB_LITE
   fplab::cli::add_collective_command(app);
   fplab::cli::add_ops_command(app);
   fplab::cli::add_tokenize_command(app);
   fplab::cli::add_inspect_command(app);
   fplab::cli::add_bisect_command(app);
+#endif
   try {
     // `fplab sum -inf 1 -.5`, `fplab round -0.1`: negative numbers reach
     // sum and round as values.

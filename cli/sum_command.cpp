@@ -34,6 +34,7 @@
 #include "io/array.hpp"
 #include "io/npy.hpp"
 #include "io/numbers.hpp"
+#include "io/text_columns.hpp"
 #include "reductions/error.hpp"
 #include "reductions/orders.hpp"
 #include "reductions/strategy.hpp"
@@ -340,13 +341,14 @@ nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strateg
 Array pick_array(const std::filesystem::path& file, const SumOptions& o) {
   ArrayReadOptions read;
   read.void2_as_bfloat16 = o.bfloat16_void;
+  read.text_type = o.dtype == "float32" ? ElementType::float32 : ElementType::float64;
   auto arrays = read_arrays(file, read);
-  if (file.extension() == ".safetensors") {
+  if (file.extension() != ".npy") {  // .safetensors, or a CSV with a header row (as diff reads it)
     if (o.tensor.empty()) {
       if (arrays.size() == 1) return arrays[0];
       std::string names;
       for (const auto& a : arrays) names += (names.empty() ? "" : ", ") + a.name;
-      throw InputError(file.string() + ": holds several tensors, pick one with --tensor (" + names +
+      throw InputError(file.string() + ": holds several arrays, pick one with --tensor (" + names +
                        ")");
     }
     for (auto& a : arrays) {
@@ -453,8 +455,10 @@ void add_sum_command(CLI::App& app) {
   cmd->add_option("--axis", opts->axis,
                   "For an N-D array: sum each 1-D slice along this axis (default: the whole "
                   "array, flattened in C order)");
-  cmd->add_option("--tensor", opts->tensor,
-                  "The tensor of a .safetensors file to sum (needed when it holds several)");
+  cmd->add_option(
+      "--tensor", opts->tensor,
+      "The tensor of a .safetensors file, or the column of a text file with a header row, to "
+      "sum (needed when it holds several)");
   cmd->add_flag("--bfloat16-void", opts->bfloat16_void,
                 "Read .npy dtype '<V2'/'|V2' (how np.save writes ml_dtypes' bfloat16) as bfloat16");
   cmd->add_option("--dtype", opts->dtype, "Precision for numbers given as text")
@@ -499,7 +503,8 @@ void add_sum_command(CLI::App& app) {
 
     NumberArray data;
     const std::filesystem::path file = opts->file;
-    if (!opts->file.empty() && (file.extension() == ".npy" || file.extension() == ".safetensors")) {
+    if (!opts->file.empty() && (file.extension() == ".npy" || file.extension() == ".safetensors" ||
+                                text_columns_have_header(file))) {
       sum_array(pick_array(file, *opts), *opts, strategies);
       return;
     }

@@ -12,6 +12,7 @@ packages=(
   gnuplot-nox
   emscripten chromium chromium-driver python3-selenium
   python3 python3-numpy python3-torch libopenblas0-openmp
+  pybind11-dev python3-dev python3-pytest python3-yaml  # python/: the fplab module, its tests; examples/ci/
   bible-kjv bible-kjv-text
   # platforms/: cross compilers, qemu-user, the other compilers Debian 12 ships
   g++-i686-linux-gnu g++-aarch64-linux-gnu g++-s390x-linux-gnu qemu-user
