@@ -170,9 +170,7 @@ def main():
         # Widget 3: the token widget's text = fplab generate's, and the slider
         # flips it (bf16), while fp32 stays (the negative control here).
         def token_view():
-            WebDriverWait(driver, 60).until(lambda d: d.execute_script(
-                "return document.getElementById('gen-text').dataset.text !== undefined"))
-            time.sleep(0.6)  # past the page's 250 ms debounce
+            driver.execute_script("tokenFlipNow();")  # no waiting for the 250 ms debounce
             return (driver.find_element(By.ID, "gen-text").get_attribute("data-text"),
                     int(driver.find_element(By.ID, "flip").get_attribute("data-first")))
 
