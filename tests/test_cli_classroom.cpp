@@ -3,6 +3,7 @@
 // (the classroom's split-K slider).
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <sstream>
 #include <string>
 
@@ -38,6 +39,23 @@ TEST_CASE("fplab sum --narrow fits 80 columns, the wide table does not", "[cli]"
             occurrences(wide.output, std::string("\n") + s + " "));
     }
   }
+  // Without --narrow, on a terminal 80 columns wide (script(1) from
+  // util-linux gives one): the narrow table; 200 wide: the wide one.
+  const auto on_terminal = [](int columns) {
+    const std::string command = "script -qec 'stty cols " + std::to_string(columns) + "; " +
+                                FPLAB_BINARY + " sum 0.1 1e20 -1e20' /dev/null";
+    FILE* pipe = popen(command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::string out;
+    for (int c; (c = std::fgetc(pipe)) != EOF;) {
+      if (c != '\r') out += static_cast<char>(c);
+    }
+    pclose(pipe);
+    return out;
+  };
+  CHECK(widest_line(on_terminal(80)) <= 80);
+  CHECK(widest_line(on_terminal(200)) == 148);
+
   const auto r = run_fplab("sum --narrow 0.1 1e20 -1e20");
   CHECK(r.output.find("0x1.999999999999ap-4") != std::string::npos);
   CHECK(r.output.find("all digits lost") != std::string::npos);
