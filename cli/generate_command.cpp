@@ -7,6 +7,8 @@
 // all-reduces on real Open MPI (collectives/mpi_tp_rank.hpp); rank 0 writes
 // the text and the logits to DIR, and this process prints and copies them.
 // --tp-in-process computes every shard here instead (the prediction).
+// --split-k S (with --policy split-k) fixes every product's number of K
+// splits (model/split_rule.hpp's SplitKOverride), as the classroom's slider.
 // --logits FILE.npy: the (steps x vocabulary) float32 logits that chose each
 // generated character, C order, written to FILE.npy.tmp and renamed.
 #include <fmt/format.h>
@@ -16,6 +18,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +29,7 @@
 #include "io/atomic_file.hpp"
 #include "model/op_trace.hpp"
 #include "model/policy.hpp"
+#include "model/split_rule.hpp"
 #include "model/transformer.hpp"
 #include "sampling/decode.hpp"
 #include "sampling/pipeline.hpp"
@@ -48,6 +52,7 @@ struct GenerateOptions {
   std::uint64_t seed = 0;
   std::string precision = "fp32";
   std::string policy = "batch-invariant";
+  std::size_t split_k = 0;  // 0: the split rule's count
   std::string model;
   std::size_t tp = 1;
   std::string allreduce = "ompi-default";
@@ -157,6 +162,10 @@ void add_generate_command(CLI::App& app) {
                   "per-op overrides ,GLOB=POLICY (e.g. library,layers.*.mlp.*=split-k; "
                   "fplab ops lists the ops)")
       ->capture_default_str();
+  cmd->add_option("--split-k", o->split_k,
+                  "With --policy split-k: cut every product's K into this many splits "
+                  "(model/split_rule.hpp; default: the split rule's count for the shape)")
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--model", o->model,
                   "Model file (default: $FPLAB_MODEL, else model/data/kjv-char.safetensors)");
   cmd->add_option("--tp", o->tp,
@@ -193,6 +202,13 @@ void add_generate_command(CLI::App& app) {
     c.order = sampling::parse_order(o->order);
     const model::Policy policy =
         model::parse_reduction_spec(o->policy, model::parse_precision_policy(o->precision));
+    std::optional<model::SplitKOverride> forced_splits;
+    if (o->split_k != 0) {
+      if (policy.reduction != model::ReductionPolicy::split_k)
+        throw std::invalid_argument("--split-k needs --policy split-k");
+      if (o->tp != 1) throw std::invalid_argument("--split-k needs --tp 1");
+      forced_splits.emplace(o->split_k);
+    }
     const model::Model m = model::Model::load(o->model);
     c.validate(m.config().vocab_size);
     const auto prompt = m.tokenizer().encode(o->prompt);

@@ -15,8 +15,11 @@
 // something; a total with no correct digit (relative error >= 100 %) says
 // "all digits lost". --show-tree adds each strategy's association as
 // ReductionProgram (reductions/orders.hpp) records it; --json and --csv are
-// the machine-readable forms (docs/cli.md lists their fields).
+// the machine-readable forms (docs/cli.md lists their fields). --narrow (or
+// a terminal narrower than 148 columns) fits the table in 80.
 #include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <bit>
 #include <cmath>
@@ -51,6 +54,7 @@ struct SumOptions {
   bool json = false;
   bool csv = false;
   bool show_tree = false;
+  bool narrow = false;
   std::optional<std::size_t> axis;
   std::string tensor;
   bool bfloat16_void = false;
@@ -197,7 +201,23 @@ std::string not_a_tree(const Strategy& s) {
 
 // ---- one sum, every strategy ---------------------------------------------------------
 
-enum class Output { text, json, csv };
+// narrow_text: the text table in 80 columns (--narrow, or a terminal
+// narrower than the wide table's 148): each strategy on two lines.
+enum class Output { text, narrow_text, json, csv };
+
+// `text` broken at spaces into lines of at most `width` columns (a longer
+// word stands alone), each line after the first indented by `indent`.
+std::string wrapped(std::string text, std::size_t width, std::size_t indent) {
+  std::string out;
+  while (text.size() > width) {
+    std::size_t cut = text.rfind(' ', width);
+    if (cut == std::string::npos || cut <= indent) cut = text.find(' ', width);
+    if (cut == std::string::npos) break;
+    out += text.substr(0, cut) + "\n";
+    text = std::string(indent, ' ') + text.substr(cut + 1);
+  }
+  return out + text + "\n";
+}
 
 template <class T>
 nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strategies, Output output,
@@ -297,32 +317,54 @@ nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strateg
   if (!source.slice.empty()) fmt::print("slice {}: ", source.slice);
   const std::string what =
       source.input_dtype.empty() ? dtype : source.input_dtype + ", summed in " + dtype;
-  fmt::print("{} numbers ({}), exact sum {} ({}), condition number {}\n", x.size(), what,
-             shown_decimal(exact), shown_hex(exact), shown_g(cond));
-  if (std::isnan(exact)) {
-    fmt::print("(the inputs hold a NaN, or both +inf and -inf: they have no real sum)\n");
-  }
-  fmt::print(
+  const bool narrow = output == Output::narrow_text;
+  // Paragraphs: as they are, or in 80 columns.
+  const auto say = [&](const std::string& text) {
+    fmt::print("{}", narrow ? wrapped(text, 80, 2) : text + "\n");
+  };
+  say(fmt::format("{} numbers ({}), exact sum {} ({}), condition number {}", x.size(), what,
+                  shown_decimal(exact), shown_hex(exact), shown_g(cond)));
+  if (std::isnan(exact))
+    say("(the inputs hold a NaN, or both +inf and -inf: they have no real sum)");
+  say(fmt::format(
       "errors vs exact: against the exact real sum of the inputs (no rounding); ulps vs exact: "
-      "{} values from the total to that sum rounded to {}\n\n",
-      dtype, dtype);
-  fmt::print("{:<28} {:>24} {:>24} {:>18} {:>18} {:>23}\n", "strategy", "total", "hex",
-             "abs error vs exact", "rel error vs exact", fmt::format("ulps vs exact ({})", dtype));
+      "{} values from the total to that sum rounded to {}",
+      dtype, dtype));
+  fmt::print("\n");
+  const std::string ulps_title = fmt::format("ulps vs exact ({})", dtype);
+  if (narrow) {
+    fmt::print("{:<28} {:>24} {:>24}\n  {:<26} {:>24} {:>24}\n", "strategy", "total", "hex",
+               "abs error vs exact", "rel error vs exact", ulps_title);
+  } else {
+    fmt::print("{:<28} {:>24} {:>24} {:>18} {:>18} {:>23}\n", "strategy", "total", "hex",
+               "abs error vs exact", "rel error vs exact", ulps_title);
+  }
   bool any_nan = std::isnan(exact);
   for (const auto& r : rows) {
     any_nan = any_nan || std::isnan(r.total);
     const std::string ulps = r.verdict == Verdict::ulps ? std::to_string(r.acc.ulps)
                                                         : std::string(verdict_name(r.verdict));
-    fmt::print("{:<28} {:>24} {:>24} {:>18} {:>18} {:>23}\n", r.name, shown_decimal(r.total),
-               shown_hex(r.total), shown_g(r.acc.abs_error), shown_percent(r.acc.rel_error), ulps);
+    if (narrow) {
+      fmt::print("{:<28} {:>24} {:>24}\n  {:<26} {:>24} {:>24}\n", r.name, shown_decimal(r.total),
+                 shown_hex(r.total), shown_g(r.acc.abs_error), shown_percent(r.acc.rel_error),
+                 ulps);
+    } else {
+      fmt::print("{:<28} {:>24} {:>24} {:>18} {:>18} {:>23}\n", r.name, shown_decimal(r.total),
+                 shown_hex(r.total), shown_g(r.acc.abs_error), shown_percent(r.acc.rel_error),
+                 ulps);
+    }
   }
   fmt::print("\n{} distinct total{} (by bits):\n", groups.size(), groups.size() == 1 ? "" : "s");
-  for (const auto& [hex, names] : groups) fmt::print("  {:<24} {}\n", hex, fmt::join(names, ", "));
+  for (const auto& [hex, names] : groups) {
+    fmt::print("{}", narrow
+                         ? wrapped(fmt::format("  {:<24} {}", hex, fmt::join(names, ", ")), 80, 4)
+                         : fmt::format("  {:<24} {}\n", hex, fmt::join(names, ", ")));
+  }
   if (any_nan) {
-    fmt::print(
-        "\nnan: not a number. Its sign bit means nothing (IEEE 754 leaves it unspecified; x86 "
+    fmt::print("\n");
+    say("nan: not a number. Its sign bit means nothing (IEEE 754 leaves it unspecified; x86 "
         "gives inf - inf the sign bit set, which printf writes with a minus sign), so every NaN "
-        "is written nan, with its bit pattern where the hex value would be.\n");
+        "is written nan, with its bit pattern where the hex value would be.");
   }
   if (show_tree) {
     fmt::print(
@@ -415,9 +457,22 @@ std::vector<std::pair<std::string, std::vector<std::size_t>>> slices(
   return out;
 }
 
+// The wide table's width; a terminal narrower than it gets the narrow one.
+constexpr std::size_t kWideTableColumns = 148;
+
+// The width of the terminal standard output is, or a huge width when it is
+// not a terminal (a pipe or a file keeps the wide table).
+std::size_t terminal_columns() {
+  winsize w{};
+  if (isatty(STDOUT_FILENO) == 0 || ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) != 0 || w.ws_col == 0)
+    return std::numeric_limits<std::size_t>::max();
+  return w.ws_col;
+}
+
 Output output_of(const SumOptions& o) {
   if (o.json) return Output::json;
-  return o.csv ? Output::csv : Output::text;
+  if (o.csv) return Output::csv;
+  return o.narrow || terminal_columns() < kWideTableColumns ? Output::narrow_text : Output::text;
 }
 
 void sum_array(const Array& a, const SumOptions& o, const std::vector<Strategy>& strategies) {
@@ -438,7 +493,7 @@ void sum_array(const Array& a, const SumOptions& o, const std::vector<Strategy>&
     }
     first = false;
     if (o.json) all.push_back(std::move(j));
-    if (output == Output::text && o.axis) fmt::print("\n");
+    if ((output == Output::text || output == Output::narrow_text) && o.axis) fmt::print("\n");
   }
   if (o.json) fmt::print("{}\n", (o.axis ? all : all.at(0)).dump(2));
 }
@@ -472,6 +527,9 @@ void add_sum_command(CLI::App& app) {
                     "Print CSV, one row per strategy (errors vs the exact sum, exact decimal, hex "
                     "and bits)")
           ->excludes(json);
+  cmd->add_flag("--narrow", opts->narrow,
+                "The text table in 80 columns, two lines per strategy (the default on a "
+                "terminal narrower than the wide table's 148 columns)");
   cmd->add_flag("--show-tree", opts->show_tree,
                 "Also print how each strategy parenthesises the sum, e.g. ((x0 + x1) + (x2 + "
                 "x3)) (at most 16 numbers; text and --json)")

@@ -45,16 +45,43 @@ ModelConfig model_config(const checkpoints::ArchitectureConfig& a, const std::st
   return c;
 }
 
+// checkpoints' byte-level BPE as the model's subword tokenizer.
+class BpeSubword final : public SubwordTokenizer {
+ public:
+  explicit BpeSubword(checkpoints::BpeTokenizer bpe) : bpe_(std::move(bpe)) {}
+  [[nodiscard]] std::size_t vocab_size() const override { return bpe_.vocab_size(); }
+  [[nodiscard]] std::vector<Token> encode(std::string_view text) const override {
+    return bpe_.encode(text);
+  }
+  [[nodiscard]] std::string decode(std::span<const Token> tokens) const override {
+    return bpe_.decode(tokens);
+  }
+
+ private:
+  checkpoints::BpeTokenizer bpe_;
+};
+
 }  // namespace
+
+Model Model::load(const std::filesystem::path& path) {
+  const auto file = model_path(path);
+  // A directory, a GGUF file or a model id is a real checkpoint.
+  // (A missing .safetensors file is the bundled format's "cannot open".)
+  if (std::filesystem::is_directory(file) || file.extension() == ".gguf" ||
+      (!std::filesystem::exists(file) && file.extension() != ".safetensors")) {
+    return from_checkpoint(file.string());
+  }
+  return load_bundled(file);
+}
 
 Model Model::from_checkpoint(const std::string& model) {
   const checkpoints::ModelLocation where = checkpoints::resolve_model(model);
   const checkpoints::Checkpoint ck = checkpoints::Checkpoint::open(where);
   const std::string name = where.path.string();
   const ModelConfig config = model_config(ck.config(), name);
-  auto bpe = std::make_shared<const checkpoints::BpeTokenizer>(
-      checkpoints::BpeTokenizer::for_model(where.path.string()));
-  Model m(where.path, config, Tokenizer(std::move(bpe)));
+  Model m(where.path, config,
+          Tokenizer(std::make_shared<const BpeSubword>(
+              checkpoints::BpeTokenizer::for_model(where.path.string()))));
   m.metadata_ = {
       {"format", std::string(ck.format())},
       {"id", where.id},

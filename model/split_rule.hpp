@@ -52,8 +52,23 @@ inline constexpr std::size_t kKvMinSplitLength = 32;
 inline constexpr std::size_t kKvMaxSplits = 16;
 inline constexpr std::size_t kKvSplitSize = 64;
 
-// The number of K splits the split-k policy uses for this product (>= 1).
+// The number of K splits the split-k policy uses for this product (>= 1):
+// the rule above, or min(S, k) while a SplitKOverride of S is alive.
 std::size_t split_k_splits(std::size_t rows, std::size_t out_features, std::size_t k);
+
+// Sets the split-k policy's number of K splits to S for every product (the
+// rule above is bypassed; S is capped at the product's k), until destroyed:
+// the classroom's split-K slider and `fplab generate --split-k S`. Attention's
+// KV parts keep their rule. Process-wide; not for concurrent batches that
+// want different counts. Throws std::invalid_argument for S = 0 or while
+// another override is alive.
+class SplitKOverride {
+ public:
+  explicit SplitKOverride(std::size_t splits);
+  ~SplitKOverride();
+  SplitKOverride(const SplitKOverride&) = delete;
+  SplitKOverride& operator=(const SplitKOverride&) = delete;
+};
 
 // The number of K splits `policy` uses (1 for batch-invariant and
 // tp-invariant, whose row-parallel tile tree is model/tensor_parallel.hpp's;

@@ -100,14 +100,7 @@ std::filesystem::path model_path(const std::filesystem::path& path) {
   return std::filesystem::path(build::kSourceDir) / "model" / "data" / "kjv-char.safetensors";
 }
 
-Model Model::load(const std::filesystem::path& path) {
-  const auto file = model_path(path);
-  // A directory, a GGUF file or a model id is a real checkpoint.
-  // (A missing .safetensors file is the bundled format's "cannot open".)
-  if (std::filesystem::is_directory(file) || file.extension() == ".gguf" ||
-      (!std::filesystem::exists(file) && file.extension() != ".safetensors")) {
-    return from_checkpoint(file.string());
-  }
+Model Model::load_bundled(const std::filesystem::path& file) {
   const SafeTensors st = SafeTensors::read(file);
   const std::string where = file.string() + ": ";
   if (const auto it = st.metadata().find("format");

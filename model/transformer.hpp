@@ -87,9 +87,13 @@ class Model {
   // weights kept as float32. Throws InputError (one line, naming the file)
   // for a damaged file, a missing tensor, a wrong dtype or shape, or bad
   // config/vocab metadata.
+  // (model/checkpoint_model.cpp: it decides which of the two below.)
   static Model load(const std::filesystem::path& path = {});
   // A real checkpoint, as `model` names it (model/checkpoint_model.cpp).
   static Model from_checkpoint(const std::string& model);
+  // A file in the bundled model's format only (the classroom's WebAssembly
+  // build reads the bundled model with it and has no checkpoint reader).
+  static Model load_bundled(const std::filesystem::path& file);
 
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
   [[nodiscard]] const ModelConfig& config() const { return config_; }
