@@ -92,7 +92,8 @@ TEST_CASE("batch-answers: the earliest divergence is the brute-force minimum ove
   std::size_t distinct_steps = 0;  // how many different first steps the pairs have
   std::vector<std::size_t> seen;
   for (const auto& prompt : prompts) {
-    const auto alone = fplab::model::greedy_decode(m, policy, std::vector{prompt}, steps);
+    const std::vector<std::vector<fplab::model::Token>> one{prompt};
+    const auto alone = fplab::model::greedy_decode(m, policy, one, steps);
     for (const std::size_t b : batches) {
       const std::vector<std::vector<fplab::model::Token>> rows(b, prompt);
       const auto batched = fplab::model::greedy_decode(m, policy, rows, steps);
