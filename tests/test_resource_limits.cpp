@@ -142,10 +142,12 @@ TEST_CASE("fplab generate: steps, batch, samples, tp and top-k served or refused
     check_served_or_refused(base + "-n 1 --tp-in-process --tp " + n, n == "1");
     check_served_or_refused(base + "-n 1 --top-k " + n, small);
   }
-  // The limits: the context (256 characters: 'And ' is 4), 1,024 rows,
+  // The limits: the context (256 characters: 'And ' is 4, so 253 steps), 1,024 rows,
   // 1,000 samples, 64 ranks (which must divide the 4 heads), 63 characters.
-  check_served_or_refused(base + "--steps 252", true);
-  check_served_or_refused(base + "--steps 253", false);
+  // The last generated character is never fed back: prompt + steps may
+  // reach the context + 1.
+  check_served_or_refused(base + "--steps 253", true);
+  check_served_or_refused(base + "--steps 254", false);
   check_served_or_refused(base + "--steps 256", false);
   check_served_or_refused(base + "--steps 257", false);
   check_served_or_refused(base + "-n 1 --batch 1024", true);
