@@ -11,6 +11,12 @@
 // splits (model/split_rule.hpp's SplitKOverride), as the classroom's slider.
 // --logits FILE.npy: the (steps x vocabulary) float32 logits that chose each
 // generated character, C order, written to FILE.npy.tmp and renamed.
+// --batch N: the batch holds N rows, the samples first and then copies of
+// the prompt decoded with sample 0's settings (their texts unprinted), so
+// the printed answer is row 0 of a batch of N: the headline (claim B6)
+// from the command line, `fplab generate -t 0 --precision bf16 --policy
+// split-k --batch 8`. --json prints {"prompt_ids", "ids", "text"} per
+// sample (ids and text: the generated characters only).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,6 +25,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -28,6 +35,7 @@
 #include "collectives/npy_matrix.hpp"
 #include "io/atomic_file.hpp"
 #include "model/op_trace.hpp"
+#include "model/model_experiments.hpp"
 #include "model/policy.hpp"
 #include "model/split_rule.hpp"
 #include "model/transformer.hpp"
@@ -38,10 +46,16 @@ namespace fplab::cli {
 
 namespace {
 
+// The prompt of the headline's lead example (batch-answers' prompt 3).
+constexpr std::string_view kDefaultPrompt = model::experiments::kPrompts[2];
+constexpr std::size_t kMaxBatch = 1024;
+
 struct GenerateOptions {
-  std::string prompt;
+  std::string prompt = std::string(kDefaultPrompt);
   std::size_t steps = 0;
   std::size_t samples = 1;
+  std::size_t batch = 0;  // 0: as many rows as samples
+  bool json = false;
   double temperature = 1.0;
   std::int64_t top_k = 0;
   double top_p = 1.0;
@@ -103,6 +117,8 @@ std::vector<std::string> rank_command(const GenerateOptions& o, std::size_t step
                                    o.allreduce,
                                    "--tp-rank-out",
                                    dir.string()};
+  if (o.batch != 0) argv.insert(argv.end(), {"--batch", std::to_string(o.batch)});
+  if (o.json) argv.emplace_back("--json");
   if (o.tp_fail_rank >= 0)
     argv.insert(argv.end(), {"--tp-fail-rank", std::to_string(o.tp_fail_rank)});
   return argv;
@@ -129,7 +145,7 @@ void add_generate_command(CLI::App& app) {
       app.add_subcommand("generate", "Continue a prompt with the bundled model (seeded sampling)");
   cmd->add_option("prompt", o->prompt,
                   "The text to continue (characters of the model's vocabulary)")
-      ->required();
+      ->capture_default_str();
   cmd->add_option("-n,--steps", o->steps,
                   "Characters to generate (default: up to 200, as the context allows)");
   cmd->add_option("-t,--temperature", o->temperature, "Temperature; 0 or less: greedy (argmax)")
@@ -155,6 +171,13 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--samples", o->samples, "Samples to print, with seeds seed, seed+1, ...")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--batch", o->batch,
+                  "Rows in the batch: the samples, then copies of the prompt (default: the "
+                  "samples alone); the answer printed is row 0's")
+      ->check(CLI::Range(std::size_t{1}, kMaxBatch));
+  cmd->add_flag("--json", o->json,
+                "Print {\"prompt_ids\": [...], \"ids\": [...], \"text\": \"...\"} per sample "
+                "(ids and text: the generated characters only)");
   cmd->add_option("--precision", o->precision, "fp32, bf16, fp16 or layercast")
       ->capture_default_str();
   cmd->add_option("--policy", o->policy,
@@ -213,6 +236,11 @@ void add_generate_command(CLI::App& app) {
     c.validate(m.config().vocab_size);
     const auto prompt = m.tokenizer().encode(o->prompt);
     if (prompt.empty()) throw std::invalid_argument("the prompt is empty");
+    // Held to the context before any sum: prompt + steps cannot wrap around.
+    if (o->steps > m.config().context) {
+      throw std::invalid_argument(fmt::format("--steps {}: over the context of {} characters",
+                                              o->steps, m.config().context));
+    }
     std::size_t steps = o->steps;
     if (steps == 0) {
       steps = std::min<std::size_t>(
@@ -222,8 +250,15 @@ void add_generate_command(CLI::App& app) {
       throw std::invalid_argument(
           fmt::format("the prompt fills the context of {} characters", m.config().context));
     }
-    std::vector<sampling::SamplingConfig> configs(o->samples, c);
-    for (std::size_t i = 0; i < configs.size(); ++i) configs[i].seed = o->seed + i;
+    const std::size_t rows = o->batch == 0 ? o->samples : o->batch;
+    if (rows < o->samples) {
+      throw std::invalid_argument(
+          fmt::format("--batch {} holds fewer rows than --samples {}", rows, o->samples));
+    }
+    // Rows past the samples: copies of sample 0 (same prompt, same seed).
+    std::vector<sampling::SamplingConfig> configs(rows, c);
+    for (std::size_t i = 0; i < o->samples; ++i) configs[i].seed = o->seed + i;
+    for (std::size_t i = o->samples; i < rows; ++i) configs[i].seed = o->seed;
     if (!o->logits.empty() && o->samples != 1)
       throw std::invalid_argument("--logits needs --samples 1");
     if (!o->dump.empty() && (o->tp > 1 && !o->tp_in_process))
@@ -238,7 +273,24 @@ void add_generate_command(CLI::App& app) {
                           const sampling::Step&) {
       if (seq == 0) logits.insert(logits.end(), row.begin(), row.end());
     };
-    // All samples in one batch (bits independent of the batch under the
+    // The printed form of the samples' answers (rows past them unprinted).
+    const auto answers_text = [&](const std::vector<std::vector<model::Token>>& out) {
+      std::string text;
+      if (o->json) {
+        nlohmann::json all = nlohmann::json::array();
+        for (std::size_t i = 0; i < o->samples; ++i) {
+          all.push_back(
+              {{"prompt_ids", prompt}, {"ids", out[i]}, {"text", m.tokenizer().decode(out[i])}});
+        }
+        return (o->samples == 1 ? all.at(0) : all).dump() + "\n";
+      }
+      for (std::size_t i = 0; i < o->samples; ++i) {
+        if (o->samples > 1) text += fmt::format("--- seed {}\n", configs[i].seed);
+        text += fmt::format("{}{}\n", o->prompt, m.tokenizer().decode(out[i]));
+      }
+      return text;
+    };
+    // All rows in one batch (bits independent of the batch under the
     // batch-invariant policy, not under split-k or library).
     const auto decode = [&] {
       return sampling::sample(m, policy, prompt, configs, steps, sampling::Batching::together, keep,
@@ -262,10 +314,7 @@ void add_generate_command(CLI::App& app) {
         rank.abort(e.what());
       }
       if (rank.rank() != 0) return;
-      for (std::size_t i = 0; i < out.size(); ++i) {
-        if (out.size() > 1) text += fmt::format("--- seed {}\n", configs[i].seed);
-        text += fmt::format("{}{}\n", o->prompt, m.tokenizer().decode(out[i]));
-      }
+      text = answers_text(out);
       const std::filesystem::path dir = o->tp_rank_out;
       write_logits(dir / "logits.npy", steps, V, logits);
       write_file_atomically(dir / "text.txt", text);
@@ -288,11 +337,7 @@ void add_generate_command(CLI::App& app) {
       fmt::print("{}", text);
       return;
     }
-    const auto out = decode();
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      if (out.size() > 1) fmt::print("--- seed {}\n", configs[i].seed);
-      fmt::print("{}{}\n", o->prompt, m.tokenizer().decode(out[i]));
-    }
+    fmt::print("{}", answers_text(decode()));
     if (!o->logits.empty()) write_logits(o->logits, steps, V, logits);
     if (!o->dump.empty()) {
       model::write_trace(o->dump, trace.records(),

@@ -54,8 +54,11 @@ int run_fplab(int argc, char** argv) {
     for (const auto& a : args) words.push_back(a.c_str());
     app.parse(static_cast<int>(words.size()), words.data());
   } catch (const CLI::ParseError& e) {
-    // --help and --version exit 0; every usage error exits 2 like other bad input.
-    return app.exit(e) == 0 ? 0 : 2;
+    // --help and --version exit 0; every usage error is one line and exit 2
+    // like other bad input.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "fplab: error: %s (see --help)\n", e.what());
+    return 2;
   } catch (const fplab::cli::ExitStatus& e) {
     return e.code;
   } catch (const std::exception& e) {

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -266,6 +267,19 @@ nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strateg
     std::erase(same, r.name);
     return same;
   };
+
+  // An empty input (an empty file, a 0-element array) is summed, not
+  // refused: every strategy gives the empty sum, and the user is told so.
+  if (x.empty()) {
+    const std::string empty = fmt::format(
+        "the input is empty (0 numbers): the empty sum is {} ({}) under {}", shown_decimal(exact),
+        shown_hex(exact), groups.size() == 1 ? "every strategy" : "the exact sum");
+    if (output == Output::text && groups.size() == 1) {
+      fmt::print("{}\n", empty);
+      return nullptr;
+    }
+    fmt::print(stderr, "fplab: note: {}\n", empty);
+  }
 
   if (output == Output::json) {
     nlohmann::json out;
@@ -552,6 +566,24 @@ void add_sum_command(CLI::App& app) {
       opts->file = opts->numbers[0];
       opts->numbers.clear();
     }
+    // A lone word that is no number but names a file (a '/' or a file
+    // extension such as .npy) that does not exist: "no such file", not
+    // "is not a number".
+    if (opts->file.empty() && opts->numbers.size() == 1 &&
+        !std::filesystem::exists(opts->numbers[0])) {
+      const std::string& word = opts->numbers[0];
+      const std::string ext = std::filesystem::path(word).extension().string();
+      const bool path_like = word.find('/') != std::string::npos ||
+                             (ext.size() > 1 && std::isalpha(static_cast<unsigned char>(ext[1])));
+      try {
+        parse_number<double>(word);
+      } catch (const std::exception&) {
+        if (path_like) throw InputError("'" + word + "': no such file");
+        throw;
+      }
+    }
+    if (!opts->file.empty() && !std::filesystem::exists(opts->file))
+      throw InputError("'" + opts->file + "': no such file");
     if (opts->numbers.empty() == opts->file.empty()) {
       throw InputError("give numbers as arguments or one --file, not both or neither");
     }
