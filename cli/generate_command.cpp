@@ -24,6 +24,7 @@
 #include "collectives/mpi_tp_rank.hpp"
 #include "collectives/npy_matrix.hpp"
 #include "io/atomic_file.hpp"
+#include "model/gated_decode.hpp"
 #include "model/op_trace.hpp"
 #include "model/policy.hpp"
 #include "model/transformer.hpp"
@@ -57,6 +58,8 @@ struct GenerateOptions {
   std::string tp_rank_out;  // set: this process is a rank of an mpirun job
   int tp_fail_rank = -1;    // fault injection (tests): this rank dies mid-run
   double timeout = 120;
+  std::string gate;            // gated greedy decoding (model/gated_decode.hpp)
+  std::size_t gate_batch = 1;  // the prompt as N gated copies in one batch
 };
 
 // The same command for the ranks (every option spelled out; doubles in
@@ -175,6 +178,14 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--dump", o->dump,
                   "Write every op's output for the first sample, pass after pass, to this "
                   ".safetensors file (tensors 'step<N>.<op>', [positions, width] float32)");
+  cmd->add_option("--gate", o->gate,
+                  "Greedy decoding under --policy (fast, batch-variant) made equal to "
+                  "batch-invariant decoding: bound, margin:TAU or window:W (also fast, "
+                  "invariant); prints the gate's counts as one JSON line on stderr");
+  cmd->add_option("--gate-batch", o->gate_batch,
+                  "With --gate: the prompt as N gated copies in one batch")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--timeout", o->timeout, "Seconds before a hung MPI job is killed")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 86400.0));
@@ -270,6 +281,26 @@ void add_generate_command(CLI::App& app) {
         std::filesystem::rename(o->logits + ".tmp", o->logits);
       }
       fmt::print("{}", text);
+      return;
+    }
+    if (!o->gate.empty()) {
+      const model::Gate gate = model::parse_gate(o->gate);
+      if (o->temperature > 0) throw std::invalid_argument("--gate decodes greedily: add -t 0");
+      if (o->tp > 1 || !o->logits.empty() || !o->dump.empty() || o->samples != 1)
+        throw std::invalid_argument("--gate runs alone: no --tp, --logits, --dump or --samples");
+      std::unique_ptr<model::StepBounds> bounds;
+      if (gate.kind == model::GateKind::bound)
+        bounds = std::make_unique<model::StepBounds>(m, policy.precision);
+      const std::vector<std::vector<model::Token>> rows(o->gate_batch, prompt);
+      const auto r = model::gated_decode(m, policy, rows, steps, gate, bounds.get());
+      fmt::print("{}{}\n", o->prompt, m.tokenizer().decode(r.tokens[0]));
+      const auto& t = r.total;
+      fmt::print(stderr,
+                 "{{\"gate\": \"{}\", \"batch\": {}, \"steps\": {}, \"recomputed_steps\": {}, "
+                 "\"rigorous_steps\": {}, \"first_order_steps\": {}, \"rollbacks\": {}, "
+                 "\"replayed_tokens\": {}, \"fast_tokens\": {}, \"invariant_tokens\": {}}}\n",
+                 model::gate_spec(gate), o->gate_batch, t.steps, t.recomputed, t.rigorous,
+                 t.first_order, t.rollbacks, t.replayed, t.fast_tokens, t.invariant_tokens);
       return;
     }
     const auto out = decode();
