@@ -9,6 +9,7 @@
 #include "model/bundled.hpp"
 #include "model/decode.hpp"
 #include "model/first_order_bound.hpp"
+#include "model/first_order_remainder.hpp"
 #include "model/gated_decode.hpp"
 
 namespace {
@@ -181,4 +182,24 @@ TEST_CASE("first-order bound: adjoints against finite differences", "[model][gat
     // Negative control: the neighbouring element's adjoint must not match.
     CHECK(miss_wrong > 1e-3 * largest);
   }
+}
+
+TEST_CASE("first-order remainder: second order, small at fp32's rounding size", "[model][gated]") {
+  const auto& m = fm::bundled_model();
+  const auto prefix = m.tokenizer().encode("Hear, O Israel: ");
+  const std::vector<double> scales = {0x1p-24, 0x1p-8};
+  const auto r = fm::measure_remainder(m, fm::PrecisionPolicy::fp32, prefix, scales, 1);
+  REQUIRE(r.size() == 2);
+  for (const auto& s : r) {
+    CHECK(s.linear > 0);
+    CHECK(s.remainder > 0);  // the pass is not linear: something was dropped
+  }
+  // At fp32's rounding size the dropped part is a millionth of the first-
+  // order change; it grows as c^2 against c, so 2^16 times the scale makes
+  // the ratio about 2^16 times larger (at least 2^10 asserted).
+  CHECK(r[0].remainder < 1e-5 * r[0].linear);
+  CHECK(r[1].remainder / r[1].linear > 0x1p10 * (r[0].remainder / r[0].linear));
+  // Sampled at fp32's size, the remainder on every gap is far below the
+  // first-order bound on the top-2 gap.
+  CHECK(r[0].gap_remainder < 1e-6 * r[0].gap_bound);
 }
