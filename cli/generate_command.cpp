@@ -223,6 +223,12 @@ void add_generate_command(CLI::App& app) {
       throw std::invalid_argument("--logits needs --samples 1");
     if (!o->dump.empty() && (o->tp > 1 && !o->tp_in_process))
       throw std::invalid_argument("--dump runs in one process: add --tp-in-process");
+    if (!o->gate.empty()) {
+      (void)model::parse_gate(o->gate);
+      if (o->temperature > 0) throw std::invalid_argument("--gate decodes greedily: add -t 0");
+      if (o->tp > 1 || !o->logits.empty() || !o->dump.empty() || o->samples != 1)
+        throw std::invalid_argument("--gate runs alone: no --tp, --logits, --dump or --samples");
+    }
     model::OpTrace trace;
     model::TensorParallel tp{.degree = o->tp, .allreduce = parse_collective(o->allreduce)};
     model::validate_tensor_parallel(m.config(), policy.reduction, tp);
@@ -285,9 +291,6 @@ void add_generate_command(CLI::App& app) {
     }
     if (!o->gate.empty()) {
       const model::Gate gate = model::parse_gate(o->gate);
-      if (o->temperature > 0) throw std::invalid_argument("--gate decodes greedily: add -t 0");
-      if (o->tp > 1 || !o->logits.empty() || !o->dump.empty() || o->samples != 1)
-        throw std::invalid_argument("--gate runs alone: no --tp, --logits, --dump or --samples");
       std::unique_ptr<model::StepBounds> bounds;
       if (gate.kind == model::GateKind::bound)
         bounds = std::make_unique<model::StepBounds>(m, policy.precision);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "cli_runner.hpp"
 #include "model/bundled.hpp"
 #include "model/decode.hpp"
 #include "model/first_order_bound.hpp"
@@ -202,4 +203,36 @@ TEST_CASE("first-order remainder: second order, small at fp32's rounding size", 
   // Sampled at fp32's size, the remainder on every gap is far below the
   // first-order bound on the top-2 gap.
   CHECK(r[0].gap_remainder < 1e-6 * r[0].gap_bound);
+}
+
+TEST_CASE("fplab generate --gate: the invariant text, the counts, one-line errors",
+          "[model][gated][cli]") {
+  const std::string base =
+      "generate 'Wherefore, my beloved brethren, ' -t 0 -n 14 --precision bf16 ";
+  const auto invariant = fplab::test::run_fplab(base);
+  REQUIRE(invariant.exit_code == 0);
+  const auto first_line = [](const std::string& s) { return s.substr(0, s.find('\n')); };
+  for (const char* gate : {"window:8", "margin:0.05", "bound"}) {
+    INFO(gate);
+    const auto r = fplab::test::run_fplab(base + "--policy split-k --gate-batch 4 --gate " + gate);
+    REQUIRE(r.exit_code == 0);
+    // stdout (the text) and stderr (the JSON line) share the pipe: the text
+    // is one of the two lines.
+    CHECK(r.output.find(first_line(invariant.output) + "\n") != std::string::npos);
+    CHECK(r.output.find("\"recomputed_steps\": ") != std::string::npos);
+    CHECK(r.output.find("\"rollbacks\": ") != std::string::npos);
+  }
+  // The negative control: split-k ungated prints another text.
+  const auto fast = fplab::test::run_fplab(base + "--policy split-k --gate-batch 4 --gate fast");
+  REQUIRE(fast.exit_code == 0);
+  CHECK(fast.output.find(first_line(invariant.output) + "\n") == std::string::npos);
+  for (const char* bad : {"--gate margin:-1 -t 0", "--gate window:0 -t 0", "--gate nope -t 0",
+                          "--gate bound --precision fp16 -t 0", "--gate window:2 --tp 2 -t 0",
+                          "--gate window:2 -t 1"}) {
+    INFO(bad);
+    const auto r = fplab::test::run_fplab("generate 'Hear' -n 3 " + std::string(bad));
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.rfind("fplab: error: ", 0) == 0);
+    CHECK(r.output.find('\n') == r.output.size() - 1);
+  }
 }
