@@ -312,11 +312,9 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
   }
   if (window64 != nullptr) {
     bool all_windows = true;
-    std::int64_t rollbacks = 0, replayed = 0, discarded = 0;
     for (const Row& r : all_rows) {
       if (r.gate.kind != GateKind::window) continue;
       all_windows = all_windows && r.deterministic == r.prompts;
-      rollbacks += r.stats.rollbacks, replayed += r.stats.replayed, discarded += r.stats.discarded;
     }
     out.add_verdict(
         "B11",
