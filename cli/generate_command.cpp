@@ -34,6 +34,7 @@
 #include "collectives/mpi_tp_rank.hpp"
 #include "collectives/npy_matrix.hpp"
 #include "io/atomic_file.hpp"
+#include "model/gated_decode.hpp"
 #include "model/op_trace.hpp"
 #include "model/model_experiments.hpp"
 #include "model/policy.hpp"
@@ -76,6 +77,7 @@ struct GenerateOptions {
   std::string tp_rank_out;  // set: this process is a rank of an mpirun job
   int tp_fail_rank = -1;    // fault injection (tests): this rank dies mid-run
   double timeout = 120;
+  std::string gate;            // gated greedy decoding (model/gated_decode.hpp)
 };
 
 // The same command for the ranks (every option spelled out; doubles in
@@ -207,6 +209,11 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--dump", o->dump,
                   "Write every op's output for the first sample, pass after pass, to this "
                   ".safetensors file (tensors 'step<N>.<op>', [positions, width] float32)");
+  cmd->add_option("--gate", o->gate,
+                  "Greedy decoding under --policy (fast, batch-variant) made equal to "
+                  "batch-invariant decoding: bound, margin:TAU or window:W (also fast, "
+                  "invariant); with --batch N, N gated copies of the prompt; prints the gate's "
+                  "counts as one JSON line on stderr (with --json: in the object on stdout)");
   cmd->add_option("--timeout", o->timeout, "Seconds before a hung MPI job is killed")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 86400.0));
@@ -263,6 +270,12 @@ void add_generate_command(CLI::App& app) {
       throw std::invalid_argument("--logits needs --samples 1");
     if (!o->dump.empty() && (o->tp > 1 && !o->tp_in_process))
       throw std::invalid_argument("--dump runs in one process: add --tp-in-process");
+    if (!o->gate.empty()) {
+      (void)model::parse_gate(o->gate);
+      if (o->temperature > 0) throw std::invalid_argument("--gate decodes greedily: add -t 0");
+      if (o->tp > 1 || !o->logits.empty() || !o->dump.empty() || o->samples != 1)
+        throw std::invalid_argument("--gate runs alone: no --tp, --logits, --dump or --samples");
+    }
     model::OpTrace trace;
     model::TensorParallel tp{.degree = o->tp, .allreduce = parse_collective(o->allreduce)};
     model::validate_tensor_parallel(m.config(), policy.reduction, tp);
@@ -335,6 +348,36 @@ void add_generate_command(CLI::App& app) {
         std::filesystem::rename(o->logits + ".tmp", o->logits);
       }
       fmt::print("{}", text);
+      return;
+    }
+    if (!o->gate.empty()) {
+      const model::Gate gate = model::parse_gate(o->gate);
+      std::unique_ptr<model::StepBounds> bounds;
+      if (gate.kind == model::GateKind::bound)
+        bounds = std::make_unique<model::StepBounds>(m, policy.precision);
+      const std::vector<std::vector<model::Token>> copies(rows, prompt);
+      const auto r = model::gated_decode(m, policy, copies, steps, gate, bounds.get());
+      const auto& t = r.total;
+      const nlohmann::json counts = {{"gate", model::gate_spec(gate)},
+                                     {"batch", rows},
+                                     {"steps", t.steps},
+                                     {"recomputed_steps", t.recomputed},
+                                     {"rigorous_steps", t.rigorous},
+                                     {"first_order_steps", t.first_order},
+                                     {"rollbacks", t.rollbacks},
+                                     {"replayed_tokens", t.replayed},
+                                     {"fast_tokens", t.fast_tokens},
+                                     {"invariant_tokens", t.invariant_tokens}};
+      if (o->json) {
+        nlohmann::json answer = {{"prompt_ids", prompt},
+                                 {"ids", r.tokens[0]},
+                                 {"text", m.tokenizer().decode(r.tokens[0])}};
+        answer.update(counts);
+        fmt::print("{}\n", answer.dump());
+      } else {
+        fmt::print("{}{}\n", o->prompt, m.tokenizer().decode(r.tokens[0]));
+        fmt::print(stderr, "{}\n", counts.dump());
+      }
       return;
     }
     fmt::print("{}", answers_text(decode()));

@@ -129,7 +129,8 @@ struct OpTape {
 struct FirstOrderSequence::State {
   const Model* model = nullptr;
   const std::vector<DenseOp>* dm = nullptr;
-  double ub = 0;  // bf16's rounding points, or 0
+  FirstOrderOptions options;  // the probes
+  double ub = 0;              // bf16's rounding points, or 0
   double scale = 1;
   double eps = 0;
   double attn_scale = 0;
@@ -273,6 +274,10 @@ struct FirstOrderSequence::State {
           break;
         }
       }
+      if (options.perturb) {
+        options.perturb(length, i,
+                        std::span<double>(t.out.data(), static_cast<std::size_t>(t.out.size())));
+      }
       if (op.cache == Cache::k) kc[op.layer].row(p) = t.out.transpose();
       if (op.cache == Cache::v) vc[op.layer].row(p) = t.out.transpose();
     }
@@ -345,6 +350,11 @@ struct FirstOrderSequence::State {
       if (op.cache == Cache::v) adj[i] = av[pos][op.layer];
       if (!adj[i]) continue;
       const Mat& a = *adj[i];
+      if (options.adjoint) {
+        options.adjoint(pos, i, static_cast<std::size_t>(a.rows()),
+                        static_cast<std::size_t>(a.cols()),
+                        std::span<const double>(a.data(), static_cast<std::size_t>(a.size())));
+      }
       const OpTape& t = tapes[pos][i];
       const DenseOp& w = (*dm)[i];
       const Vec* x = op.in[0] == kNoInput ? nullptr : &tapes[pos][op.in[0]].out;
@@ -438,6 +448,7 @@ FirstOrderSequence::FirstOrderSequence(const Model& model, FirstOrderOptions opt
         "embeddings, their own head_dim or RoPE scaling (the bundled model's kind)");
   }
   s_->model = &model;
+  s_->options = options;
   s_->dm = &dense_model(model, options.precision);
   s_->ub = options.precision == PrecisionPolicy::bf16 ? kBf16U : 0;
   s_->scale = options.scale;
