@@ -41,6 +41,12 @@
 // it, split over OpenMP threads on the first two slots, each thread counting
 // totals by bit pattern in its own hash table. Its shares (OrderShare) split
 // the walk's prefix tasks over processes.
+//
+// Where each part lives: order_program.cpp (the symbol recorder,
+// ReductionProgram), order_machines.hpp (the machines both enumerations
+// drive, the per-thread counter), order_walk.cpp (the walk and its shares),
+// order_levels.cpp (the level tables and the team), order_profile.hpp (the
+// FPLAB_ORDERS_PROFILE phases), order_histogram.cpp (merging by bit pattern).
 #pragma once
 
 #include <cstdint>
