@@ -17,6 +17,7 @@
 
 #include "reductions/order_machines.hpp"
 #include "reductions/order_profile.hpp"
+#include "reductions/order_subtrees.hpp"
 #include "reductions/orders.hpp"
 
 namespace fplab {
@@ -34,37 +35,6 @@ std::uint64_t mix64(std::uint64_t x) {
   x *= 0xc4ceb9fe1a85ec53ULL;
   return x ^ (x >> 33);
 }
-
-// The values as a multiset: equal bit patterns are one group of
-// multiplicity mult[g] (so -0 and +0 are two groups). A sub-multiset is a
-// code in mixed radix, code = sum_g used_g * stride[g]: at most 2^16 codes
-// for 16 values, fewer with ties.
-template <class T>
-struct Multiset {
-  std::vector<T> value;
-  std::vector<std::uint64_t> mult;
-  std::vector<std::uint64_t> stride;
-  std::uint64_t codes = 1;
-
-  explicit Multiset(std::span<const T> x) {
-    std::map<std::uint64_t, std::uint64_t> groups;
-    for (T v : x) ++groups[bits_of(v)];
-    for (const auto& [b, k] : groups) {
-      value.push_back(from_bits<T>(b));
-      mult.push_back(k);
-      stride.push_back(codes);
-      codes *= k + 1;
-    }
-  }
-  [[nodiscard]] std::uint64_t used(std::uint64_t code, std::size_t g) const {
-    return code / stride[g] % (mult[g] + 1);
-  }
-  [[nodiscard]] std::size_t size(std::uint64_t code) const {
-    std::size_t s = 0;
-    for (std::size_t g = 0; g < value.size(); ++g) s += used(code, g);
-    return s;
-  }
-};
 
 // Level d: for every sub-multiset S of d values, the distinct machine
 // states (by bits) that the orders of S reach after d inputs, and how many
@@ -230,8 +200,16 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
   }
   const std::size_t last = std::min(n - 1, team.levels);
   // The costs of level d + 1's targets (states before merging), or none when
-  // the walk takes over at level d: the same on every rank.
+  // the walk takes over at level d: the same on every rank. Level d + 1's
+  // size is predicted as its states before merging times the share of level
+  // d's that were left after merging (`all` comes in as level d's cost).
   const auto plan = [&](std::size_t d, std::vector<std::uint64_t>& cost, std::uint64_t& all) {
+    double kept = 1.0;
+    if (d > 0 && all > 0) {
+      std::uint64_t states = 0;
+      for (const std::uint64_t k : level.count) states += k;
+      kept = std::min(1.0, static_cast<double>(states) / static_cast<double>(all));
+    }
     cost.clear();
     all = 0;
     if (d >= last) return false;
@@ -243,7 +221,9 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
       }
       all += cost[i];
     }
-    return all * (m.width(d + 1) + 1) * sizeof(std::uint64_t) <= team.budget_bytes;
+    return static_cast<double>(all) * kept * static_cast<double>(m.width(d + 1) + 1) *
+               sizeof(std::uint64_t) <=
+           static_cast<double>(team.budget_bytes);
   };
   std::size_t d = 0;
   std::vector<std::uint64_t> cost;
@@ -417,7 +397,9 @@ OrderHistogram<T> enumerate_orders_in_team(const Strategy& s, std::span<const T>
   if (s.order == Order::neumaier) {
     return run_levels(NeumaierMachine<T>{}, values, team, threads, progress);
   }
-  const TreeMachine<T> m(ReductionProgram::of(s, values.size()));
+  const ReductionProgram program = ReductionProgram::of(s, values.size());
+  if (team.subtrees) return enumerate_by_subtrees(program, values, team, threads, progress);
+  const TreeMachine<T> m(program);
   return run_levels(m, values, team, threads, progress);
 }
 

@@ -18,6 +18,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -246,5 +247,36 @@ inline void check_share(std::size_t n, const OrderShare& share, std::size_t limi
                                 " slots leaves nothing to walk in " + std::to_string(n));
   }
 }
+
+// The values as a multiset: equal bit patterns are one group of
+// multiplicity mult[g] (so -0 and +0 are two groups). A sub-multiset is a
+// code in mixed radix, code = sum_g used_g * stride[g]: at most 2^16 codes
+// for 16 values, fewer with ties.
+template <class T>
+struct Multiset {
+  std::vector<T> value;
+  std::vector<std::uint64_t> mult;
+  std::vector<std::uint64_t> stride;
+  std::uint64_t codes = 1;
+
+  explicit Multiset(std::span<const T> x) {
+    std::map<std::uint64_t, std::uint64_t> groups;
+    for (T v : x) ++groups[bits_of(v)];
+    for (const auto& [b, k] : groups) {
+      value.push_back(from_bits<T>(b));
+      mult.push_back(k);
+      stride.push_back(codes);
+      codes *= k + 1;
+    }
+  }
+  [[nodiscard]] std::uint64_t used(std::uint64_t code, std::size_t g) const {
+    return code / stride[g] % (mult[g] + 1);
+  }
+  [[nodiscard]] std::size_t size(std::uint64_t code) const {
+    std::size_t s = 0;
+    for (std::size_t g = 0; g < value.size(); ++g) s += used(code, g);
+    return s;
+  }
+};
 
 }  // namespace fplab::order_detail
