@@ -24,8 +24,8 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,8 +35,8 @@
 #include "collectives/npy_matrix.hpp"
 #include "io/atomic_file.hpp"
 #include "model/gated_decode.hpp"
-#include "model/op_trace.hpp"
 #include "model/model_experiments.hpp"
+#include "model/op_trace.hpp"
 #include "model/policy.hpp"
 #include "model/split_rule.hpp"
 #include "model/transformer.hpp"
@@ -77,7 +77,7 @@ struct GenerateOptions {
   std::string tp_rank_out;  // set: this process is a rank of an mpirun job
   int tp_fail_rank = -1;    // fault injection (tests): this rank dies mid-run
   double timeout = 120;
-  std::string gate;            // gated greedy decoding (model/gated_decode.hpp)
+  std::string gate;  // gated greedy decoding (model/gated_decode.hpp)
 };
 
 // The same command for the ranks (every option spelled out; doubles in

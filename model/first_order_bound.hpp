@@ -80,7 +80,8 @@ struct FirstOrderOptions {
   // sees, in the reverse sweep, the adjoint of every logit with respect to
   // that output: `rows` (the vocabulary) x `cols` (the op's width), column
   // major, complete (every reader's share added) before the op passes it on.
-  std::function<void(std::size_t position, std::size_t op, std::span<double> out)> perturb = nullptr;
+  std::function<void(std::size_t position, std::size_t op, std::span<double> out)> perturb =
+      nullptr;
   std::function<void(std::size_t position, std::size_t op, std::size_t rows, std::size_t cols,
                      std::span<const double> adjoint)>
       adjoint = nullptr;

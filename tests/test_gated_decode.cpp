@@ -225,7 +225,8 @@ TEST_CASE("fplab generate --gate: the invariant text, the counts, one-line error
     CHECK(r.output.find("\"rollbacks\":") != std::string::npos);
   }
   // --json: one object on stdout, the answer with the gate's counts.
-  const auto js = fplab::test::run_fplab(base + "--policy split-k --batch 4 --gate window:8 --json");
+  const auto js =
+      fplab::test::run_fplab(base + "--policy split-k --batch 4 --gate window:8 --json");
   REQUIRE(js.exit_code == 0);
   const auto j = nlohmann::json::parse(js.output);
   CHECK(std::string("Wherefore, my beloved brethren, ") + j.at("text").get<std::string>() ==
