@@ -51,6 +51,12 @@ namespace {
 constexpr std::string_view kDefaultPrompt = model::experiments::kPrompts[2];
 constexpr std::size_t kMaxBatch = 1024;
 
+// One line of JSON. A subword model's token may decode to part of a UTF-8
+// character: "text" shows it as U+FFFD (the ids are exact).
+std::string dump_json(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 struct GenerateOptions {
   std::string prompt = std::string(kDefaultPrompt);
   std::size_t steps = 0;
@@ -295,7 +301,7 @@ void add_generate_command(CLI::App& app) {
           all.push_back(
               {{"prompt_ids", prompt}, {"ids", out[i]}, {"text", m.tokenizer().decode(out[i])}});
         }
-        return (o->samples == 1 ? all.at(0) : all).dump() + "\n";
+        return dump_json(o->samples == 1 ? all.at(0) : all) + "\n";
       }
       for (std::size_t i = 0; i < o->samples; ++i) {
         if (o->samples > 1) text += fmt::format("--- seed {}\n", configs[i].seed);
@@ -373,7 +379,7 @@ void add_generate_command(CLI::App& app) {
                                  {"ids", r.tokens[0]},
                                  {"text", m.tokenizer().decode(r.tokens[0])}};
         answer.update(counts);
-        fmt::print("{}\n", answer.dump());
+        fmt::print("{}\n", dump_json(answer));
       } else {
         fmt::print("{}{}\n", o->prompt, m.tokenizer().decode(r.tokens[0]));
         fmt::print(stderr, "{}\n", counts.dump());

@@ -25,6 +25,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "experiments/experiment.hpp"
@@ -126,21 +127,24 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
       reference.push_back(greedy_decode(m, invariant, alone, steps).tokens[0]);
     }
     // The bound's verdicts along each reference path, timed.
-    StepBounds bounds(m, precision, rigorous);
+    // The bound exists for the bundled model's kind only (a real
+    // checkpoint's margin and window gates need none).
     const bool wants_bound = std::any_of(gates.begin(), gates.end(),
                                          [](const Gate& g) { return g.kind == GateKind::bound; });
+    std::optional<StepBounds> bounds;
+    if (wants_bound) bounds.emplace(m, precision, rigorous);
     double verdict_seconds = 0;
     if (wants_bound) {
       const auto t0 = Clock::now();
       for (std::size_t i = 0; i < prompts.size(); ++i) {
         std::vector<Token> prefix = prompts[i];
         for (std::size_t s = 0; s < steps; ++s) {
-          (void)bounds.verdict(prefix);
+          (void)bounds->verdict(prefix);
           prefix.push_back(reference[i][s]);
         }
       }
       verdict_seconds =
-          seconds_since(t0) / static_cast<double>(std::max<std::int64_t>(bounds.computed(), 1));
+          seconds_since(t0) / static_cast<double>(std::max<std::int64_t>(bounds->computed(), 1));
     }
     std::vector<Row> rows(gates.size());
     std::vector<std::vector<bool>> equal(gates.size(), std::vector<bool>(prompts.size(), true));
@@ -149,10 +153,10 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
       for (std::size_t i = 0; i < prompts.size(); ++i) {
         const auto rows_in = batch_rows(m, prompts[i], batch);
         for (std::size_t g = 0; g < gates.size(); ++g) {
-          const std::int64_t before = bounds.computed();
+          const std::int64_t before = bounds ? bounds->computed() : 0;
           const auto t0 = Clock::now();
-          const auto r =
-              gated_decode(m, Policy{fast, precision}, rows_in, steps, gates[g], &bounds, 1);
+          const auto r = gated_decode(m, Policy{fast, precision}, rows_in, steps, gates[g],
+                                      bounds ? &*bounds : nullptr, 1);
           rows[g].seconds += seconds_since(t0);
           const bool same = r.tokens[0] == reference[i];
           equal[g][i] = equal[g][i] && same;
@@ -168,7 +172,7 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
             const std::int64_t asked = r.per_sequence[0].steps;
             rows[g].verdicts += asked;
             rows[g].bound_seconds +=
-                static_cast<double>(asked - (bounds.computed() - before)) * verdict_seconds;
+                static_cast<double>(asked - (bounds->computed() - before)) * verdict_seconds;
           }
         }
       }
@@ -342,41 +346,49 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
                       "every batch size"
                     : "a window gate left a sequence unequal to batch-invariant decoding");
   }
-  // What the first-order bound drops, sampled (model/first_order_remainder.hpp).
-  Table rt{"remainder",
-           "The first-order bound's dropped remainder, sampled: every op output moved by c |v| "
-           "(random signs), the logits' change against its first-order part",
-           "precision, scale"};
-  rt.add_column("precision", "precision of the weights");
-  rt.add_column("scale", "c (relative move of every op output)", ".3e", true);
-  rt.add_column("linear", "largest first-order change of a logit, max |J e|", ".3e", true);
-  rt.add_column("remainder", "largest remainder on a logit, max |l(e) - l(0) - J e|", ".3e", true);
-  rt.add_column("ratio", "remainder / linear", ".3e", true);
-  rt.add_column("gap_remainder", "largest remainder on a gap l_lead - l_j", ".3e", true);
-  rt.add_column("gap_bound", "first-order bound on the top-2 gap (the rounding sizes, c = 1)",
-                ".3e", true);
-  rt.add_column("gap", "the centre's top-2 gap", ".3e", true);
-  const std::array scales = {0x1p-24, 0x1p-16, 0x1p-8, 0x1p-6, 0x1p-4};
-  for (const auto pr : precisions) {
-    for (const auto& r : measure_remainder(m, pr, prompts[0], scales, 1)) {
-      rt.add_row(fmt::format("{} c {}", name(pr), to_hex(r.scale)))
-          .set("precision", Value::text(std::string(name(pr))))
-          .set("scale", Value::f64(r.scale))
-          .set("linear", Value::f64(r.linear))
-          .set("remainder", Value::f64(r.remainder))
-          .set("ratio", Value::f64(ratio(r.remainder, r.linear)))
-          .set("gap_remainder", Value::f64(r.gap_remainder))
-          .set("gap_bound", Value::f64(r.gap_bound))
-          .set("gap", Value::f64(r.gap));
+  // What the first-order bound drops, sampled (model/first_order_remainder.hpp):
+  // the bound, and so this table, exists for the bundled model's kind only.
+  if (m.config().plain()) {
+    Table rt{"remainder",
+             "The first-order bound's dropped remainder, sampled: every op output moved by c |v| "
+             "(random signs), the logits' change against its first-order part",
+             "precision, scale"};
+    rt.add_column("precision", "precision of the weights");
+    rt.add_column("scale", "c (relative move of every op output)", ".3e", true);
+    rt.add_column("linear", "largest first-order change of a logit, max |J e|", ".3e", true);
+    rt.add_column("remainder", "largest remainder on a logit, max |l(e) - l(0) - J e|", ".3e",
+                  true);
+    rt.add_column("ratio", "remainder / linear", ".3e", true);
+    rt.add_column("gap_remainder", "largest remainder on a gap l_lead - l_j", ".3e", true);
+    rt.add_column("gap_bound", "first-order bound on the top-2 gap (the rounding sizes, c = 1)",
+                  ".3e", true);
+    rt.add_column("gap", "the centre's top-2 gap", ".3e", true);
+    const std::array scales = {0x1p-24, 0x1p-16, 0x1p-8, 0x1p-6, 0x1p-4};
+    for (const auto pr : precisions) {
+      for (const auto& r : measure_remainder(m, pr, prompts[0], scales, 1)) {
+        rt.add_row(fmt::format("{} c {}", name(pr), to_hex(r.scale)))
+            .set("precision", Value::text(std::string(name(pr))))
+            .set("scale", Value::f64(r.scale))
+            .set("linear", Value::f64(r.linear))
+            .set("remainder", Value::f64(r.remainder))
+            .set("ratio", Value::f64(ratio(r.remainder, r.linear)))
+            .set("gap_remainder", Value::f64(r.gap_remainder))
+            .set("gap_bound", Value::f64(r.gap_bound))
+            .set("gap", Value::f64(r.gap));
+      }
     }
+    rt.caption = fmt::format(
+        "After prompt {} (its last position), one seeded sign vector per scale. The remainder is "
+        "what a rigorous certificate must bound on top of the first-order one; it grows as c^2 "
+        "against J e's c. Not a bound: a sample. The rigorous enclosure of the activations a proof "
+        "of the remainder would need is vacuous from layer 1 on (certified-tokens, table growth).",
+        first);
+    out.add_table(std::move(rt));
+  } else {
+    out.add_note(
+        "No table 'remainder': the first-order bound covers the bundled model's kind "
+        "only (no grouped-query attention, biases, q/k norms or tied embeddings).");
   }
-  rt.caption = fmt::format(
-      "After prompt {} (its last position), one seeded sign vector per scale. The remainder is "
-      "what a rigorous certificate must bound on top of the first-order one; it grows as c^2 "
-      "against J e's c. Not a bound: a sample. The rigorous enclosure of the activations a proof "
-      "of the remainder would need is vacuous from layer 1 on (certified-tokens, table growth).",
-      first);
-  out.add_table(std::move(rt));
   out.add_note(fmt::format(
       "Bound violations (a certified step whose fast token was not the bound's lead): {}. "
       "Rows 'fast' are the negative control (batch-variant decoding unchecked); 'invariant' the "

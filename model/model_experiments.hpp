@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <span>
@@ -71,10 +72,26 @@ inline ParamSpec model_param() {
                          "bundled");
 }
 
-// The model the "model" parameter names, recorded as the input "model".
+// The model the "model" parameter names, recorded as the input "model"; a
+// real checkpoint's directory as each file a checkpoint is read from
+// ("model/config.json", "model/model.safetensors", "model/tokenizer.json",
+// ...), in name order.
 inline const Model& experiment_model(const Params& p, ExperimentRecord& out) {
   const Model& m = load_model(p.text("model"));
-  record_input(out, "model", m.path());
+  if (!std::filesystem::is_directory(m.path())) {
+    record_input(out, "model", m.path());
+    return m;
+  }
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(m.path())) {
+    const std::string name = entry.path().filename().string();
+    const bool read =
+        name == "config.json" || name == "tokenizer.json" || name == "tokenizer_config.json" ||
+        entry.path().extension() == ".safetensors" || name == "model.safetensors.index.json";
+    if (read && entry.is_regular_file()) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) record_input(out, "model/" + f.filename().string(), f);
   return m;
 }
 
