@@ -1,7 +1,9 @@
 // Sampled decoding with a model (sampling/decode.hpp) and `fplab generate`,
 // on the tiny random model of tests/model_fixture.hpp: the same seed gives the
-// same text; batch-invariant decoding does not depend on the batch.
+// same text; batch-invariant decoding does not depend on the batch (and, on
+// the bundled model, `fplab generate --batch` shows split-k's answer does).
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -157,4 +159,34 @@ TEST_CASE("fplab generate: bad parameters give one-line errors", "[sampling][cli
   r = fplab::test::run_fplab("generate 'xyz' --model " + model);
   CHECK(r.exit_code == 2);
   CHECK(r.output.rfind("fplab: error: ", 0) == 0);
+}
+
+TEST_CASE("fplab generate --batch: split-k's answer depends on the batch, batch-invariant's not",
+          "[sampling][cli][model][B6]") {
+  // The default prompt (batch-answers' lead prompt), greedy, bf16: 45 steps
+  // reach batch-answers' earliest split (step 38, at batch 8).
+  const auto answer = [](const std::string& policy, int batch) {
+    const auto r = fplab::test::run_fplab("generate -t 0 -n 45 --precision bf16 --json --policy " +
+                                          policy + " --batch " + std::to_string(batch));
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.output);
+    CHECK(j.at("prompt_ids").size() > 0);
+    const auto ids = j.at("ids").get<std::vector<int>>();
+    CHECK(ids.size() == 45);
+    return ids;
+  };
+  const int batches[] = {2, 4, 8, 16};
+  const auto invariant = answer("batch-invariant", 1);
+  for (int n : batches) {
+    INFO("batch-invariant, batch " << n);
+    CHECK(answer("batch-invariant", n) == invariant);
+  }
+  // The negative control: under split-k some batch size changes the answer.
+  const auto alone = answer("split-k", 1);
+  std::vector<int> changed;
+  for (int n : batches) {
+    if (answer("split-k", n) != alone) changed.push_back(n);
+  }
+  INFO("split-k: the batch sizes whose answer differs from batch 1's: " << changed.size());
+  CHECK(!changed.empty());
 }
