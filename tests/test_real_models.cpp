@@ -15,6 +15,7 @@
 // with the rotary convention swapped, Qwen2's q/k/v biases dropped, or
 // Qwen3's q_norm skipped (wrong_logits_<i>_<mistake>.npy) lies 0.23 to 4.3
 // from fplab's logits, against a bound of about 0.0015.
+#include <algorithm>
 #include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -24,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint_fixtures.hpp"
+#include "cli_runner.hpp"
 #include "io/array.hpp"
 #include "model/transformer.hpp"
 #include "test_support.hpp"
@@ -230,4 +233,53 @@ TEST_CASE("real models: negative controls, a reference with a mistake is outside
       CHECK_FALSE(bad.within_bound());
     }
   }
+}
+
+// fplab generate --model M --prompt-ids: a real model from token ids, as
+// `fplab tokenize` prints them.
+TEST_CASE("real models: fplab generate --prompt-ids starts from the tokenizer's ids",
+          "[model][real][cli]") {
+  const auto dir = kFixtures / "qwen2-f32";
+  const std::string model = " --model " + dir.string();
+  const std::string text = "Hello, world! caf\u00e9";
+  const auto tokenized = test::run_fplab("tokenize" + model + " --json '" + text + "'");
+  REQUIRE(tokenized.exit_code == 0);
+  const auto ids = nlohmann::json::parse(tokenized.output).get<std::vector<Token>>();
+  REQUIRE(ids.size() > 3);
+  std::string list;
+  for (Token id : ids) list += (list.empty() ? "" : ",") + std::to_string(id);
+  const std::string common = model + " -t 0 -n 3 --json";
+  const auto from_text = test::run_fplab("generate '" + text + "'" + common);
+  const auto from_ids = test::run_fplab("generate --prompt-ids " + list + common);
+  REQUIRE(from_ids.exit_code == 0);
+  CHECK(from_ids.output == from_text.output);
+  const auto answer = nlohmann::json::parse(from_ids.output);
+  CHECK(answer.at("prompt_ids").get<std::vector<Token>>() == ids);
+  const auto generated = answer.at("ids").get<std::vector<Token>>();
+  REQUIRE(generated.size() == 3);
+  // --logits: the first row is the forward pass's last row for the prompt
+  // (the default policy, batch-invariant), its argmax the first token.
+  const auto npy = test::scratch_dir("prompt-ids") / "logits.npy";
+  const auto batched = test::run_fplab("generate --prompt-ids " + list + common +
+                                       " --batch 3 --logits " + npy.string());
+  REQUIRE(batched.exit_code == 0);
+  CHECK(batched.output == from_ids.output);  // batch-invariant: batch 3 as batch 1
+  const Model m = Model::load(dir);
+  const std::size_t V = m.config().vocab_size;
+  const auto written = read_arrays(npy).at(0);
+  REQUIRE(written.shape == std::vector<std::size_t>{3, V});
+  const auto prefill = logits(m, ids, ReductionPolicy::batch_invariant);
+  std::vector<float> first(V),
+      expected(prefill.end() - static_cast<std::ptrdiff_t>(V), prefill.end());
+  for (std::size_t v = 0; v < V; ++v)
+    first[v] = std::bit_cast<float>(static_cast<std::uint32_t>(written.bits[v]));
+  CHECK(test::same_bits(first, expected));
+  CHECK(std::max_element(first.begin(), first.end()) - first.begin() == generated[0]);
+  // Ids the tokenizer does not have (Qwen's vocab_size 151936 holds padding
+  // rows past its 151669 tokens): one line, exit 2.
+  const auto bad = test::run_fplab("generate --prompt-ids " + list + ",151669" + common);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output ==
+        "fplab: error: --prompt-ids: 151669 is not a token id of the model (0 to "
+        "151668)\n");
 }
