@@ -17,6 +17,11 @@
 // from the command line, `fplab generate -t 0 --precision bf16 --policy
 // split-k --batch 8`. --json prints {"prompt_ids", "ids", "text"} per
 // sample (ids and text: the generated characters only).
+// --prompt-ids 1,2,3 (or [1,2,3]): the prompt as token ids instead of a
+// text (a real model's BPE ids, as `fplab tokenize` prints them); every id
+// below both the model's vocab_size and its tokenizer's size, the list not
+// empty (one line, exit 2 otherwise); the printed text starts with their
+// decoded bytes.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -59,6 +64,8 @@ std::string dump_json(const nlohmann::json& j) {
 
 struct GenerateOptions {
   std::string prompt = std::string(kDefaultPrompt);
+  std::string prompt_ids;  // given: the prompt as token ids, instead of `prompt`
+  bool from_ids = false;
   std::size_t steps = 0;
   std::size_t samples = 1;
   std::size_t batch = 0;  // 0: as many rows as samples
@@ -92,7 +99,6 @@ std::vector<std::string> rank_command(const GenerateOptions& o, std::size_t step
                                       const std::filesystem::path& dir) {
   std::vector<std::string> argv = {mpi_rank_program().string(),
                                    "generate",
-                                   o.prompt,
                                    "--steps",
                                    std::to_string(steps),
                                    "--temperature",
@@ -125,6 +131,11 @@ std::vector<std::string> rank_command(const GenerateOptions& o, std::size_t step
                                    o.allreduce,
                                    "--tp-rank-out",
                                    dir.string()};
+  if (o.from_ids) {
+    argv.insert(argv.end(), {"--prompt-ids", o.prompt_ids});
+  } else {
+    argv.push_back(o.prompt);
+  }
   if (o.batch != 0) argv.insert(argv.end(), {"--batch", std::to_string(o.batch)});
   if (o.json) argv.emplace_back("--json");
   if (o.tp_fail_rank >= 0)
@@ -139,6 +150,25 @@ void write_logits(const std::filesystem::path& path, std::size_t steps, std::siz
   std::filesystem::rename(tmp, path);
 }
 
+// The ids of --prompt-ids as tokens: each one an embedding row of the model
+// and a token of its tokenizer (a real model's vocab_size can exceed its
+// tokenizer's size: padding rows no text decodes to).
+std::vector<model::Token> prompt_from_ids(const model::Model& m, const std::string& list) {
+  const std::vector<std::int64_t> ids = parse_token_ids("--prompt-ids", list);
+  if (ids.empty()) throw std::invalid_argument("--prompt-ids: the list is empty");
+  const std::size_t vocabulary = std::min(m.config().vocab_size, m.tokenizer().size());
+  std::vector<model::Token> out;
+  out.reserve(ids.size());
+  for (const std::int64_t id : ids) {
+    if (id < 0 || static_cast<std::uint64_t>(id) >= vocabulary) {
+      throw std::invalid_argument(fmt::format(
+          "--prompt-ids: {} is not a token id of the model (0 to {})", id, vocabulary - 1));
+    }
+    out.push_back(static_cast<model::Token>(id));
+  }
+  return out;
+}
+
 std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw MpiError("the MPI job wrote no results (" + path.filename().string() + ")");
@@ -151,9 +181,14 @@ void add_generate_command(CLI::App& app) {
   auto o = std::make_shared<GenerateOptions>();
   auto* cmd =
       app.add_subcommand("generate", "Continue a prompt with the bundled model (seeded sampling)");
-  cmd->add_option("prompt", o->prompt,
-                  "The text to continue (characters of the model's vocabulary)")
-      ->capture_default_str();
+  auto* prompt_text = cmd->add_option("prompt", o->prompt,
+                                      "The text to continue (characters of the model's vocabulary)")
+                          ->capture_default_str();
+  auto* prompt_ids =
+      cmd->add_option("--prompt-ids", o->prompt_ids,
+                      "Start from these token ids instead of a text: 1,2,3 or [1,2,3] (as "
+                      "fplab tokenize prints them; each below the model's vocabulary size)")
+          ->excludes(prompt_text);
   cmd->add_option("-n,--steps", o->steps,
                   "Characters to generate (default: up to 200, as the context allows)");
   cmd->add_option("-t,--temperature", o->temperature, "Temperature; 0 or less: greedy (argmax)")
@@ -227,7 +262,8 @@ void add_generate_command(CLI::App& app) {
                   "Internal: this process is a rank of the mpirun job --tp starts");
   cmd->add_option("--tp-fail-rank", o->tp_fail_rank,
                   "Fault injection for tests: this rank exits mid-run (status 3)");
-  cmd->callback([o] {
+  cmd->callback([o, prompt_ids] {
+    o->from_ids = prompt_ids->count() > 0;
     sampling::SamplingConfig c;
     c.temperature = o->temperature;
     c.top_k = o->top_k;
@@ -247,8 +283,10 @@ void add_generate_command(CLI::App& app) {
     }
     const model::Model m = model::Model::load(o->model);
     c.validate(m.config().vocab_size);
-    const auto prompt = m.tokenizer().encode(o->prompt);
+    const auto prompt =
+        o->from_ids ? prompt_from_ids(m, o->prompt_ids) : m.tokenizer().encode(o->prompt);
     if (prompt.empty()) throw std::invalid_argument("the prompt is empty");
+    if (o->from_ids) o->prompt = m.tokenizer().decode(prompt);  // printed before the answer
     // Held to the context before any sum: prompt + steps cannot wrap around.
     if (o->steps > m.config().context) {
       throw std::invalid_argument(fmt::format("--steps {}: over the context of {} characters",

@@ -11,8 +11,11 @@
 // kBound = 2^-12: the fixtures' dot products are at most 256 long, so a
 // float32 forward pass of a few layers carries relative errors of a few
 // 2^-24 x 256 per op (Higham's gamma_n), far below 2^-12; the bound holds
-// them with room, and the negative controls below (which move logits by
-// 10^-2 and more) break it.
+// them with room, and the negative controls below break it: the reference
+// with the rotary convention swapped, Qwen2's q/k/v biases dropped, or
+// Qwen3's q_norm skipped (wrong_logits_<i>_<mistake>.npy) lies 0.23 to 4.3
+// from fplab's logits, against a bound of about 0.0015.
+#include <algorithm>
 #include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -22,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint_fixtures.hpp"
+#include "cli_runner.hpp"
 #include "io/array.hpp"
 #include "model/transformer.hpp"
 #include "test_support.hpp"
@@ -49,13 +54,34 @@ std::vector<Prompt> prompts(const std::filesystem::path& dir) {
   return out;
 }
 
-// The reference's (tokens x vocab) float64 logits of prompt i.
-std::vector<double> reference(const std::filesystem::path& dir, std::size_t i) {
-  const auto arrays = read_arrays(dir / ("reference_logits_" + std::to_string(i) + ".npy"));
+// A (tokens x vocab) float64 .npy of the fixture.
+std::vector<double> float64_npy(const std::filesystem::path& path) {
+  const auto arrays = read_arrays(path);
   std::vector<double> out;
   out.reserve(arrays.at(0).size());
   for (auto b : arrays.at(0).bits) out.push_back(std::bit_cast<double>(b));
   return out;
+}
+
+// The reference's (tokens x vocab) float64 logits of prompt i.
+std::vector<double> reference(const std::filesystem::path& dir, std::size_t i) {
+  return float64_npy(dir / ("reference_logits_" + std::to_string(i) + ".npy"));
+}
+
+// max |fplab - reference| and max |reference| over every logit.
+struct Distance {
+  double worst = 0;
+  double scale = 0;
+  [[nodiscard]] bool within_bound() const { return worst <= kBound * (1 + scale); }
+};
+
+Distance distance(const std::vector<float>& got, const std::vector<double>& ref) {
+  Distance d;
+  for (std::size_t v = 0; v < ref.size(); ++v) {
+    d.worst = std::max(d.worst, std::abs(static_cast<double>(got[v]) - ref[v]));
+    d.scale = std::max(d.scale, std::abs(ref[v]));
+  }
+  return d;
 }
 
 // fplab's fp32 logits of every position of `ids`, prefilled in one pass.
@@ -165,4 +191,95 @@ TEST_CASE("real models: batch invariance and its negative control on a real arch
   CHECK(test::same_bits(run(ReductionPolicy::batch_invariant, 1),
                         run(ReductionPolicy::batch_invariant, 5)));
   CHECK_FALSE(test::same_bits(run(ReductionPolicy::split_k, 1), run(ReductionPolicy::split_k, 5)));
+}
+
+// The negative controls: the same float64 forward pass with one mistake
+// (tools/make_checkpoints.py's PERTURBATIONS, wrong_logits_<i>_<mistake>.npy)
+// must lie outside the bound of fplab's logits, so the comparison above
+// would have caught that mistake in fplab.
+TEST_CASE("real models: negative controls, a reference with a mistake is outside the bound",
+          "[model][real]") {
+  struct Control {
+    const char* fixture;
+    const char* mistake;
+  };
+  // Every fixture gets the swapped rotary convention; the Qwen2 ones the
+  // dropped q/k/v biases, the Qwen3 ones the skipped q_norm.
+  std::vector<Control> controls;
+  for (const char* fixture : kNames) {
+    controls.push_back({fixture, "rope_interleaved"});
+    const std::string f = fixture;
+    if (f.starts_with("qwen2")) controls.push_back({fixture, "no_qkv_bias"});
+    if (f.starts_with("qwen3")) controls.push_back({fixture, "no_q_norm"});
+  }
+  for (const auto& [fixture, mistake] : controls) {
+    const auto dir = kFixtures / fixture;
+    INFO(fixture << ", " << mistake);
+    const Model m = Model::load(dir);
+    const auto ps = prompts(dir);
+    REQUIRE(!ps.empty());
+    for (std::size_t i = 0; i < ps.size(); ++i) {
+      const auto path = dir / ("wrong_logits_" + std::to_string(i) + "_" + mistake + ".npy");
+      REQUIRE(std::filesystem::exists(path));
+      const auto wrong = float64_npy(path);
+      const auto got = logits(m, ps[i].ids, ReductionPolicy::batch_invariant);
+      REQUIRE(wrong.size() == got.size());
+      const Distance bad = distance(got, wrong);
+      const Distance good = distance(got, reference(dir, i));
+      WARN(fixture << " prompt " << i << " " << mistake << ": max |fplab - wrong| = " << bad.worst
+                   << " (bound " << kBound * (1 + bad.scale)
+                   << "; the right reference: " << good.worst << ")");
+      CHECK(good.within_bound());
+      CHECK_FALSE(bad.within_bound());
+    }
+  }
+}
+
+// fplab generate --model M --prompt-ids: a real model from token ids, as
+// `fplab tokenize` prints them.
+TEST_CASE("real models: fplab generate --prompt-ids starts from the tokenizer's ids",
+          "[model][real][cli]") {
+  const auto dir = kFixtures / "qwen2-f32";
+  const std::string model = " --model " + dir.string();
+  const std::string text = "Hello, world! caf\u00e9";
+  const auto tokenized = test::run_fplab("tokenize" + model + " --json '" + text + "'");
+  REQUIRE(tokenized.exit_code == 0);
+  const auto ids = nlohmann::json::parse(tokenized.output).get<std::vector<Token>>();
+  REQUIRE(ids.size() > 3);
+  std::string list;
+  for (Token id : ids) list += (list.empty() ? "" : ",") + std::to_string(id);
+  const std::string common = model + " -t 0 -n 3 --json";
+  const auto from_text = test::run_fplab("generate '" + text + "'" + common);
+  const auto from_ids = test::run_fplab("generate --prompt-ids " + list + common);
+  REQUIRE(from_ids.exit_code == 0);
+  CHECK(from_ids.output == from_text.output);
+  const auto answer = nlohmann::json::parse(from_ids.output);
+  CHECK(answer.at("prompt_ids").get<std::vector<Token>>() == ids);
+  const auto generated = answer.at("ids").get<std::vector<Token>>();
+  REQUIRE(generated.size() == 3);
+  // --logits: the first row is the forward pass's last row for the prompt
+  // (the default policy, batch-invariant), its argmax the first token.
+  const auto npy = test::scratch_dir("prompt-ids") / "logits.npy";
+  const auto batched = test::run_fplab("generate --prompt-ids " + list + common +
+                                       " --batch 3 --logits " + npy.string());
+  REQUIRE(batched.exit_code == 0);
+  CHECK(batched.output == from_ids.output);  // batch-invariant: batch 3 as batch 1
+  const Model m = Model::load(dir);
+  const std::size_t V = m.config().vocab_size;
+  const auto written = read_arrays(npy).at(0);
+  REQUIRE(written.shape == std::vector<std::size_t>{3, V});
+  const auto prefill = logits(m, ids, ReductionPolicy::batch_invariant);
+  std::vector<float> first(V),
+      expected(prefill.end() - static_cast<std::ptrdiff_t>(V), prefill.end());
+  for (std::size_t v = 0; v < V; ++v)
+    first[v] = std::bit_cast<float>(static_cast<std::uint32_t>(written.bits[v]));
+  CHECK(test::same_bits(first, expected));
+  CHECK(std::max_element(first.begin(), first.end()) - first.begin() == generated[0]);
+  // Ids the tokenizer does not have (Qwen's vocab_size 151936 holds padding
+  // rows past its 151669 tokens): one line, exit 2.
+  const auto bad = test::run_fplab("generate --prompt-ids " + list + ",151669" + common);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output ==
+        "fplab: error: --prompt-ids: 151669 is not a token id of the model (0 to "
+        "151668)\n");
 }

@@ -1,7 +1,12 @@
 // Sampled decoding with a model (sampling/decode.hpp) and `fplab generate`,
 // on the tiny random model of tests/model_fixture.hpp: the same seed gives the
-// same text; batch-invariant decoding does not depend on the batch.
+// same text; batch-invariant decoding does not depend on the batch (and, on
+// the bundled model, `fplab generate --batch` shows split-k's answer does).
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -160,4 +165,100 @@ TEST_CASE("fplab generate: bad parameters give one-line errors", "[sampling][cli
   r = fplab::test::run_fplab("generate 'xyz' --model " + model);
   CHECK(r.exit_code == 2);
   CHECK(r.output.rfind("fplab: error: ", 0) == 0);
+}
+
+TEST_CASE("fplab generate --batch: split-k's answer depends on the batch, batch-invariant's not",
+          "[sampling][cli][model][B6]") {
+  // The default prompt (batch-answers' lead prompt), greedy, bf16: 45 steps
+  // reach batch-answers' earliest split (step 38, at batch 8).
+  const auto answer = [](const std::string& policy, int batch) {
+    const auto r = fplab::test::run_fplab("generate -t 0 -n 45 --precision bf16 --json --policy " +
+                                          policy + " --batch " + std::to_string(batch));
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.output);
+    CHECK(j.at("prompt_ids").size() > 0);
+    const auto ids = j.at("ids").get<std::vector<int>>();
+    CHECK(ids.size() == 45);
+    return ids;
+  };
+  const int batches[] = {2, 4, 8, 16};
+  const auto invariant = answer("batch-invariant", 1);
+  for (int n : batches) {
+    INFO("batch-invariant, batch " << n);
+    CHECK(answer("batch-invariant", n) == invariant);
+  }
+  // The negative control: under split-k some batch size changes the answer.
+  const auto alone = answer("split-k", 1);
+  std::vector<int> changed;
+  for (int n : batches) {
+    if (answer("split-k", n) != alone) changed.push_back(n);
+  }
+  INFO("split-k: the batch sizes whose answer differs from batch 1's: " << changed.size());
+  CHECK(!changed.empty());
+}
+
+TEST_CASE("fplab generate --prompt-ids: the text prompt's ids give the same answer",
+          "[sampling][cli][model]") {
+  const auto dir = fplab::test::model_temp_dir();
+  const auto bytes = [](const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  // The bundled model's tokenizer is character-level: --json prints the
+  // prompt's ids, which come back through --prompt-ids.
+  const std::string common = " -t 0 -n 40 --precision bf16 --policy split-k --batch 4";
+  const auto text = fplab::test::run_fplab("generate 'And God said, '" + common + " --json");
+  REQUIRE(text.exit_code == 0);
+  const auto prompt_ids = nlohmann::json::parse(text.output).at("prompt_ids");
+  REQUIRE(prompt_ids.size() == 14);
+  std::string list;
+  for (const auto& id : prompt_ids) list += (list.empty() ? "" : ",") + id.dump();
+  const auto ids = fplab::test::run_fplab("generate --prompt-ids " + list + common + " --json");
+  CHECK(ids.exit_code == 0);
+  CHECK(ids.output == text.output);
+  // A JSON array too; the plain form prints the decoded prompt; the logits.
+  CHECK(fplab::test::run_fplab("generate --prompt-ids '" + prompt_ids.dump() + "'" + common +
+                               " --json")
+            .output == text.output);
+  const std::string pid = std::to_string(::getpid());
+  const auto a = dir / ("prompt-text-" + pid + ".npy");
+  const auto b = dir / ("prompt-ids-" + pid + ".npy");
+  const auto plain_text =
+      fplab::test::run_fplab("generate 'And God said, '" + common + " --logits " + a.string());
+  const auto plain_ids =
+      fplab::test::run_fplab("generate --prompt-ids " + list + common + " --logits " + b.string());
+  REQUIRE(plain_text.exit_code == 0);
+  CHECK(plain_ids.output == plain_text.output);
+  CHECK(plain_text.output.rfind("And God said, ", 0) == 0);
+  CHECK(bytes(a).size() > 40 * 63 * 4);
+  CHECK(bytes(a) == bytes(b));
+  std::filesystem::remove(a);
+  std::filesystem::remove(b);
+  // Gated decoding too (its counts on stderr, in the output here).
+  CHECK(fplab::test::run_fplab("generate --prompt-ids " + list + common + " --gate window:8")
+            .output ==
+        fplab::test::run_fplab("generate 'And God said, '" + common + " --gate window:8").output);
+  // The control: other ids, another answer (the last character changed).
+  const auto other =
+      fplab::test::run_fplab("generate --prompt-ids " + list.substr(0, list.rfind(',') + 1) +
+                             std::to_string(prompt_ids.back().get<int>() + 1) + common + " --json");
+  REQUIRE(other.exit_code == 0);
+  CHECK(nlohmann::json::parse(other.output).at("ids") !=
+        nlohmann::json::parse(text.output).at("ids"));
+  // Bad lists: one line, exit 2.
+  const auto bad = [](const std::string& args) {
+    const auto r = fplab::test::run_fplab("generate -n 3 " + args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.rfind("fplab: error: ", 0) == 0);
+    CHECK(r.output.find('\n') == r.output.size() - 1);
+    return r.output;
+  };
+  CHECK(bad("--prompt-ids 1,63") ==
+        "fplab: error: --prompt-ids: 63 is not a token id of the model (0 to 62)\n");
+  CHECK(bad("--prompt-ids ''") == "fplab: error: --prompt-ids: the list is empty\n");
+  CHECK(bad("--prompt-ids []") == "fplab: error: --prompt-ids: the list is empty\n");
+  CHECK(bad("--prompt-ids 1,,2") == "fplab: error: --prompt-ids: '' is not a token id\n");
+  CHECK(bad("--prompt-ids=-1") == "fplab: error: --prompt-ids: '-1' is not a token id\n");
+  CHECK(bad("--prompt-ids 1,x") == "fplab: error: --prompt-ids: 'x' is not a token id\n");
+  CHECK(bad("'And' --prompt-ids 1").find("excludes") != std::string::npos);
 }

@@ -19,6 +19,9 @@ For every fixture NAME it writes DIR/NAME/:
   prompts.json                      [{"text", "ids"}]: ids from tests/data/tokenizer_goldens.json
   reference_logits_<i>.npy          float64 (tokens x vocab) logits of prompt i from the
                                     float64 forward pass below, on the stored (rounded) weights
+  wrong_logits_<i>_<mistake>.npy    the same forward pass with one mistake, for the negative
+                                    controls: rope_interleaved (every fixture), no_qkv_bias
+                                    (Qwen2), no_q_norm (Qwen3)
 
 The safetensors and GGUF writers are written here by hand from the formats'
 specifications (safetensors is not packaged in Debian).
@@ -415,8 +418,34 @@ def rotate_half(x):
     return np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
 
 
-def forward(cfg, w, ids):
-    """Logits (len(ids) x vocab), float64, for one sequence from position 0."""
+def rotate_interleaved(x, cos, sin):
+    """The other rotary convention (GPT-J's, llama.cpp's in its own layout):
+    pairs (x[2i], x[2i+1]) rotated by frequency i. Only for the negative
+    control: Hugging Face's checkpoints pair x[i] with x[i + head_dim/2]."""
+    half = x.shape[-1] // 2
+    c, s = cos[..., :half], sin[..., :half]
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = even * c - odd * s
+    out[..., 1::2] = even * s + odd * c
+    return out
+
+
+# Negative controls: the forward pass with one thing wrong, that fplab's
+# logits must NOT match (tests/test_real_models.cpp). name -> (applies to
+# the architecture?, keyword arguments of forward()).
+PERTURBATIONS = {
+    "rope_interleaved": (lambda arch: True, {"rope": "interleaved"}),
+    "no_qkv_bias": (lambda arch: arch == "Qwen2ForCausalLM", {"qkv_bias": False}),
+    "no_q_norm": (lambda arch: arch == "Qwen3ForCausalLM", {"q_norm": False}),
+}
+
+
+def forward(cfg, w, ids, rope="half", qkv_bias=True, q_norm=True):
+    """Logits (len(ids) x vocab), float64, for one sequence from position 0.
+    The defaults are the Hugging Face equations; rope="interleaved",
+    qkv_bias=False (q, k and v biases dropped) and q_norm=False (Qwen3's
+    q_norm skipped, k_norm kept) are the negative controls' mistakes."""
     arch = cfg["architectures"][0]
     nh, nkv, hd, eps = cfg["num_attention_heads"], cfg["num_key_value_heads"], head_dim(cfg), cfg["rms_norm_eps"]
     T = len(ids)
@@ -431,7 +460,8 @@ def forward(cfg, w, ids):
 
         def proj(name, inp):
             y = inp @ w[p + name + ".weight"].T
-            if p + name + ".bias" in w:
+            dropped = not qkv_bias and name in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj")
+            if p + name + ".bias" in w and not dropped:
                 y = y + w[p + name + ".bias"]
             return y
 
@@ -439,10 +469,15 @@ def forward(cfg, w, ids):
         k = proj("self_attn.k_proj", h).reshape(T, nkv, hd)
         v = proj("self_attn.v_proj", h).reshape(T, nkv, hd)
         if arch == "Qwen3ForCausalLM":  # q_norm / k_norm over head_dim, before rotary
-            q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
+            if q_norm:
+                q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
             k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
+        if rope == "half":
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
+        else:
+            q = rotate_interleaved(q, cos, sin)
+            k = rotate_interleaved(k, cos, sin)
         out = np.empty((T, nh, hd))
         group = nh // nkv
         for head in range(nh):  # repeat_kv: query head h reads kv head h // group
@@ -517,6 +552,9 @@ def make_fixture(out, name, cfg, dtype, shards, tok_pkg, seed, tokenizers_dir, g
     w64 = {hf: v for hf, (_, v) in stored.items()}
     for i, pr in enumerate(prompts):
         write_npy(os.path.join(d, f"reference_logits_{i}.npy"), forward(cfg, w64, pr["ids"]))
+        for wrong, (applies, kwargs) in PERTURBATIONS.items():
+            if applies(cfg["architectures"][0]):
+                write_npy(os.path.join(d, f"wrong_logits_{i}_{wrong}.npy"), forward(cfg, w64, pr["ids"], **kwargs))
 
 
 def bytes_to_unicode():
