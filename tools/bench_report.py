@@ -559,19 +559,26 @@ def load_counters(data, family):
     """{run_name: {counter: value}, ...} of one family, with each run's label under "label":
     the median aggregate when there are repetitions (the ratios are already taken inside each
     run, so the middle one is reported), else the single run."""
-    singles, medians = {}, {}
+    singles, medians, labels = {}, {}, {}
     for b in data.get("benchmarks", []):
         name = b.get("run_name", b["name"])
         if not name.startswith(family + "/") or b.get("error_occurred"):
             continue
         fields = {k: v for k, v in b.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-        fields["label"] = b.get("label", "")
         if b.get("run_type") == "aggregate":
             if b.get("aggregate_name") == "median":
                 medians[name] = fields
         else:
             singles.setdefault(name, fields)
-    return {**singles, **medians}
+            if b.get("label"):
+                labels.setdefault(name, []).append(b["label"])
+    out = {**singles, **medians}
+    for name, fields in out.items():
+        # The aggregates carry no label: every repetition's, counted.
+        seen = labels.get(name, [])
+        fields["label"] = ", ".join(
+            f"{v} x{seen.count(v)}" if seen.count(v) > 1 else v for v in dict.fromkeys(seen))
+    return out
 
 
 EXACT_DATA = ("normal", "uniform01", "uniform12", "wide", "inf-nan")
@@ -642,7 +649,8 @@ def emit_collective_ratios(emit, data):
     emit("One mpirun job per (P, m) runs every pinned algorithm and the exact MPI_Op (each timed "
          "in the ranks: the slowest rank's mean seconds per call); then each algorithm's order "
          "model is timed in this process (fastest call); every rank's result equals the model's "
-         "bit for bit. MPI time per call, and MPI / model.")
+         "bit for bit. MPI time per call, and MPI / model; the last row names the fastest inexact "
+         "algorithm of each repetition.")
     emit("")
     algorithms = []
     for r in runs.values():
@@ -669,8 +677,6 @@ def emit_collective_ratios(emit, data):
             else:
                 cells.append("-")
         emit(f"| {a} | " + " | ".join(cells) + " |")
-    emit("| model, fastest in process | " + " | ".join(
-        fmt_s(min(runs[name][k] for k in runs[name] if k.endswith("_model_us"))) for _, _, name in keys) + " |")
     emit("| **exact / fastest inexact** | " + " | ".join(
         f"**{runs[name].get('exact_over_fastest_inexact', float('nan')):.3g}x** "
         f"({runs[name].get('label', '').replace('fastest inexact: ', '')})" for _, _, name in keys) + " |")
