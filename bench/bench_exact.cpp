@@ -2,10 +2,13 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <random>
 #include <span>
@@ -17,13 +20,14 @@
 #include "bench/bench_context.hpp"
 #include "reductions/eigen_sum.hpp"
 #include "reductions/exact.hpp"
+#include "reductions/exact_blocks.hpp"
 #include "reductions/simd.hpp"
 
 namespace fplab::bench {
 
 namespace {
 
-enum class Data { normal, uniform01, uniform12, wide };
+enum class Data { normal, uniform01, uniform12, wide, inf_nan };
 
 const char* name_of(Data d) {
   switch (d) {
@@ -35,6 +39,8 @@ const char* name_of(Data d) {
       return "uniform12";
     case Data::wide:
       return "wide";
+    case Data::inf_nan:
+      return "inf-nan";
   }
   return "?";
 }
@@ -42,7 +48,10 @@ const char* name_of(Data d) {
 // Fixed seeds. uniform [1,2): one binade, the superaccumulator's worst case
 // (every term on one exponent entry). wide: xsum's kind of test data, a
 // random sign and significand with the exponent uniform over +-60 (float)
-// or +-500 (double) binades, so no block passes the fast test.
+// or +-500 (double) binades, so no block passes the fast test. inf-nan:
+// the normals with +inf at every 65,536th term (from term 12,345) and one
+// NaN in the middle; the sum is NaN, and the blocks holding a special fail
+// the fast test.
 template <class T>
 std::vector<T> make(Data d, std::size_t n) {
   std::mt19937_64 rng(20261201 + static_cast<unsigned>(d));
@@ -67,7 +76,14 @@ std::vector<T> make(Data d, std::size_t n) {
       case Data::wide:
         v = static_cast<T>(std::ldexp(u01(rng) < 0.5 ? -u01(rng) : u01(rng), exponent(rng)));
         break;
+      case Data::inf_nan:
+        v = static_cast<T>(normal(rng));
+        break;
     }
+  }
+  if (d == Data::inf_nan) {
+    for (std::size_t i = 12'345; i < n; i += 65'536) x[i] = std::numeric_limits<T>::infinity();
+    if (n > 0) x[n / 2] = std::numeric_limits<T>::quiet_NaN();
   }
   return x;
 }
@@ -102,6 +118,9 @@ T stream8(const std::vector<T>& x) {
 }
 
 enum class Kind { exact, eigen, stream8 };
+
+constexpr Data kAllData[] = {Data::normal, Data::uniform01, Data::uniform12, Data::wide,
+                             Data::inf_nan};
 
 template <class T>
 void bm_exact(benchmark::State& state, Data d, Kind kind, ExactPath path) {
@@ -140,6 +159,108 @@ void bm_exact(benchmark::State& state, Data d, Kind kind, ExactPath path) {
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
+// The share of x's blocks of exact_blocks::kBlock terms that the fast-block
+// test of the automatic path's kernel (the scalar one off x86-64) accepts, each block tried on its
+// own (the double kernels carry the split exponent from block to block, as add_all does). add_all
+// sends the others, and after a failure the next 1, 3, 7 ... 63 blocks untried, to the large
+// accumulator.
+template <class T>
+double fast_block_share(std::span<const T> x) {
+  [[maybe_unused]] const bool avx2 = exact_path_available(ExactPath::avx2);
+  std::size_t blocks = 0;
+  std::size_t accepted = 0;
+  int k = 0;
+  if constexpr (std::is_same_v<T, double>) {
+    if (!x.empty()) {
+      const auto first = std::bit_cast<std::uint64_t>(std::abs(x[0]));
+      k = exact_blocks::split_exponent_for(first, first);
+    }
+  }
+  for (std::size_t i = 0; i < x.size(); i += exact_blocks::kBlock) {
+    const std::size_t len = std::min(exact_blocks::kBlock, x.size() - i);
+    bool ok = false;
+    if constexpr (std::is_same_v<T, float>) {
+      double sum = 0;
+#if defined(__x86_64__)
+      ok = avx2 ? exact_blocks::float_block_avx2(x.data() + i, len, sum)
+                : exact_blocks::float_block_sse2(x.data() + i, len, sum);
+#else
+      ok = exact_blocks::float_block_scalar(x.data() + i, len, sum);
+#endif
+    } else {
+      double hi = 0;
+      double lo = 0;
+#if defined(__x86_64__)
+      ok = avx2 ? exact_blocks::double_block_avx2(x.data() + i, len, k, hi, lo)
+                : exact_blocks::double_block_sse2(x.data() + i, len, k, hi, lo);
+#else
+      ok = exact_blocks::double_block_scalar(x.data() + i, len, k, hi, lo);
+#endif
+    }
+    ++blocks;
+    if (ok) ++accepted;
+  }
+  return blocks == 0 ? 0.0 : static_cast<double>(accepted) / static_cast<double>(blocks);
+}
+
+// sum-exact-ratio/<type>/<data>/n:<n>: exact against Eigen, interleaved.
+// Each iteration times eigen_sum, then exact_sum on every available path,
+// back to back on the same data (steady_clock), so a busy machine slows
+// all of them alike. Counters: `eigen_ns`, and per path `<path>_ns` and
+// `<path>_over_eigen`, from each one's fastest iteration (ns per term);
+// `fast_blocks`, fast_block_share. The iteration time is the automatic
+// path's.
+template <class T>
+void bm_exact_ratio(benchmark::State& state, Data d) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const std::vector<T>& x = data<T>(d, n);
+  const std::span<const T> s(x);
+  std::vector<ExactPath> paths;
+  for (ExactPath p : {ExactPath::automatic, ExactPath::superaccumulator, ExactPath::scalar,
+                      ExactPath::sse2, ExactPath::avx2}) {
+    if (exact_path_available(p)) paths.push_back(p);
+  }
+  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  const auto want = std::bit_cast<Bits>(exact_sum(s, ExactPath::superaccumulator));
+  for (ExactPath p : paths) {
+    if (std::bit_cast<Bits>(exact_sum(s, p)) != want) {
+      state.SkipWithError("a path's result differs from the superaccumulator's");
+      return;
+    }
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto seconds = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
+  double best_eigen = std::numeric_limits<double>::infinity();
+  std::vector<double> best(paths.size(), best_eigen);
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    T e = eigen_sum(x.data(), n);
+    benchmark::DoNotOptimize(e);
+    best_eigen = std::min(best_eigen, seconds(t0, Clock::now()));
+    double automatic = 0;
+    for (std::size_t k = 0; k < paths.size(); ++k) {
+      const auto a = Clock::now();
+      T r = exact_sum(s, paths[k]);
+      benchmark::DoNotOptimize(r);
+      const double t = seconds(a, Clock::now());
+      best[k] = std::min(best[k], t);
+      if (k == 0) automatic = t;
+    }
+    state.SetIterationTime(automatic);
+  }
+  const double per_term = 1e9 / static_cast<double>(n);
+  state.counters["eigen_ns"] = best_eigen * per_term;
+  for (std::size_t k = 0; k < paths.size(); ++k) {
+    const std::string name(to_string(paths[k]));
+    state.counters[name + "_ns"] = best[k] * per_term;
+    state.counters[name + "_over_eigen"] = best[k] / best_eigen;
+  }
+  state.counters["fast_blocks"] = fast_block_share(s);
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
+}
+
 template <class T>
 void register_type(const char* type) {
   struct Variant {
@@ -154,7 +275,7 @@ void register_type(const char* type) {
   }
   variants.push_back({"eigen", Kind::eigen, ExactPath::automatic});
   variants.push_back({"stream8", Kind::stream8, ExactPath::automatic});
-  for (Data d : {Data::normal, Data::uniform01, Data::uniform12, Data::wide}) {
+  for (Data d : kAllData) {
     for (const auto& v : variants) {
       const std::string name = std::string("sum-exact/") + type + "/" + name_of(d) + "/" + v.name;
       auto* b = benchmark::RegisterBenchmark(name.c_str(), bm_exact<T>, d, v.kind, v.path);
@@ -167,9 +288,21 @@ void register_type(const char* type) {
 
 }  // namespace
 
+template <class T>
+void register_ratios(const char* type) {
+  for (Data d : kAllData) {
+    const std::string name = std::string("sum-exact-ratio/") + type + "/" + name_of(d);
+    auto* b = benchmark::RegisterBenchmark(name.c_str(), bm_exact_ratio<T>, d);
+    // n = 1000: one block, for ctest's bench_smoke; 10^6 is the measurement.
+    b->ArgNames({"n"})->Arg(1'000)->Arg(1'000'000)->UseManualTime()->Unit(benchmark::kMicrosecond);
+  }
+}
+
 void register_exact_benchmarks() {
   register_type<float>("float");
   register_type<double>("double");
+  register_ratios<float>("float");
+  register_ratios<double>("double");
 }
 
 }  // namespace fplab::bench

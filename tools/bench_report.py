@@ -3,7 +3,9 @@
 target of docs/bench.md with its measured ratio and met/missed, ns per term
 of every strategy, accuracy against speed, the price of determinism (split-k
 against batch-invariant matrix products and forward passes, next to the
-published figures) and the forward pass's tokens/s; with --plots, the
+published figures) and the forward pass's tokens/s, exact against Eigen per data distribution
+(sum-exact-ratio/) and real Open MPI all-reduces against their order
+models (collective/ratios/); with --plots, the
 gnuplot SVGs the section links to.
 
   build/release/bench/fplab_bench --benchmark_repetitions=5 \\
@@ -333,6 +335,8 @@ def main():
     emit_emulated(emit, emulated, strategies, n)
     missed += emit_determinism(emit, matmul, forward, plot_dir, plot_link)
     emit_forward(emit, forward)
+    missed += emit_exact_by_data(emit, data)
+    emit_collective_ratios(emit, data)
     emit(f"Targets missed in this run: {missed}.")
     emit("")
 
@@ -548,6 +552,134 @@ def emit_forward(emit, forward):
             t = forward.get(f"forward/{red}/{prec}/batch:{b}")
             cells.append(f"{b * 1e9 / t:,.0f}" if t else "-")
         emit(f"| {red} | {prec} | " + " | ".join(cells) + " |")
+    emit("")
+
+
+def load_counters(data, family):
+    """{run_name: {counter: value}, ...} of one family, with each run's label under "label":
+    the median aggregate when there are repetitions (the ratios are already taken inside each
+    run, so the middle one is reported), else the single run."""
+    singles, medians, labels = {}, {}, {}
+    for b in data.get("benchmarks", []):
+        name = b.get("run_name", b["name"])
+        if not name.startswith(family + "/") or b.get("error_occurred"):
+            continue
+        fields = {k: v for k, v in b.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        if b.get("run_type") == "aggregate":
+            if b.get("aggregate_name") == "median":
+                medians[name] = fields
+        else:
+            singles.setdefault(name, fields)
+            if b.get("label"):
+                labels.setdefault(name, []).append(b["label"])
+    out = {**singles, **medians}
+    for name, fields in out.items():
+        # The aggregates carry no label: every repetition's, counted.
+        seen = labels.get(name, [])
+        fields["label"] = ", ".join(
+            f"{v} x{seen.count(v)}" if seen.count(v) > 1 else v for v in dict.fromkeys(seen))
+    return out
+
+
+EXACT_DATA = ("normal", "uniform01", "uniform12", "wide", "inf-nan")
+EXACT_PATHS = ("automatic", "avx2", "sse2", "scalar", "superaccumulator")
+
+
+def emit_exact_by_data(emit, data):
+    """exact / Eigen per data distribution (sum-exact-ratio/); returns the targets missed."""
+    runs = load_counters(data, "sum-exact-ratio")
+    if not runs:
+        return 0
+    emit("### exact against Eigen, by data (sum-exact-ratio/)")
+    emit("")
+    emit("Each iteration sums the same data with Eigen and then with exact on every path, back to "
+         "back; each time is its fastest iteration, each ratio is exact's over Eigen's from the same "
+         "run (the median over repetitions when there are any). `fast blocks`: the share of "
+         "1024-term blocks the automatic path's fast test accepts; the others take the large "
+         "accumulator.")
+    emit("")
+    paths = [p for p in EXACT_PATHS if any(f"{p}_over_eigen" in r for r in runs.values())]
+    emit("| type | data | n | eigen ns | " + " | ".join(f"{p} / eigen" for p in paths) + " | fast blocks |")
+    emit("|---|---|---|---|" + "---|" * len(paths) + "---|")
+    by_key = {}
+    for name, r in runs.items():
+        parts = name.split("/")
+        n_part = next((x for x in parts if x.startswith("n:")), "n:0")
+        by_key[(parts[1], parts[2], int(n_part[2:]))] = r
+    for t in TYPES:
+        for d in EXACT_DATA:
+            for (tt, dd, size), r in sorted(by_key.items()):
+                if tt != t or dd != d:
+                    continue
+                cells = [f"{r[p + '_over_eigen']:.2f}x" if p + "_over_eigen" in r else "-" for p in paths]
+                emit(f"| {t} | {d} | {size:,} | {r.get('eigen_ns', 0):.3f} | " + " | ".join(cells)
+                     + f" | {r.get('fast_blocks', 0) * 100:.1f} % |")
+    emit("")
+    # Issue 33's targets, on standard normals: AVX2 <= 1.0x (float) and 1.2x (double), SSE2 <= 2x.
+    targets = [("float", "avx2", 1.0), ("double", "avx2", 1.2), ("float", "sse2", 2.0), ("double", "sse2", 2.0)]
+    missed = 0
+    rows = []
+    for t, path, limit in targets:
+        sizes = [size for (tt, dd, size) in by_key if tt == t and dd == "normal"]
+        r = by_key.get((t, "normal", max(sizes))) if sizes else None
+        if r is None or f"{path}_over_eigen" not in r:
+            continue
+        ratio_ = r[f"{path}_over_eigen"]
+        ok = ratio_ <= limit
+        missed += not ok
+        rows.append(f"| {t} {path} <= {limit:g}x eigen (normal) | {ratio_:.2f}x | "
+                    + ("met" if ok else "**missed**") + " |")
+    if rows:
+        emit("| target | measured | |")
+        emit("|---|---|---|")
+        for row in rows:
+            emit(row)
+        emit("")
+    return missed
+
+
+def emit_collective_ratios(emit, data):
+    """Real MPI_Allreduce per pinned algorithm against its order model in this process, and the
+    exact MPI_Op against the fastest inexact algorithm (collective/ratios/)."""
+    runs = load_counters(data, "collective/ratios")
+    if not runs:
+        return
+    emit("### Real all-reduce against the order model (collective/ratios/)")
+    emit("")
+    emit("One mpirun job per (P, m) runs every pinned algorithm and the exact MPI_Op (each timed "
+         "in the ranks: the slowest rank's mean seconds per call); then each algorithm's order "
+         "model is timed in this process (fastest call); every rank's result equals the model's "
+         "bit for bit. MPI time per call, and MPI / model; the last row names the fastest inexact "
+         "algorithm of each repetition.")
+    emit("")
+    algorithms = []
+    for r in runs.values():
+        for k in r:
+            if k.endswith("_mpi_over_model") and k[:-len("_mpi_over_model")] not in algorithms:
+                algorithms.append(k[:-len("_mpi_over_model")])
+    keys = []
+    for name in runs:
+        parts = dict(x.split(":") for x in name.split("/") if ":" in x)
+        keys.append((int(parts.get("ranks", 0)), int(parts.get("n", 0)), name))
+    keys.sort()
+    emit("| algorithm | " + " | ".join(f"P={p}, m={m:,}" for p, m, _ in keys) + " |")
+    emit("|---|" + "---|" * len(keys))
+
+    def fmt_s(us):
+        return f"{us / 1e3:.3g} ms" if us >= 1e3 else f"{us:.3g} us"
+
+    for a in algorithms:
+        cells = []
+        for _, _, name in keys:
+            r = runs[name]
+            if f"{a}_us" in r:
+                cells.append(f"{fmt_s(r[a + '_us'])} ({r[a + '_mpi_over_model']:.3g}x model)")
+            else:
+                cells.append("-")
+        emit(f"| {a} | " + " | ".join(cells) + " |")
+    emit("| **exact / fastest inexact** | " + " | ".join(
+        f"**{runs[name].get('exact_over_fastest_inexact', float('nan')):.3g}x** "
+        f"({runs[name].get('label', '').replace('fastest inexact: ', '')})" for _, _, name in keys) + " |")
     emit("")
 
 
