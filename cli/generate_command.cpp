@@ -24,8 +24,8 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,8 +35,8 @@
 #include "collectives/npy_matrix.hpp"
 #include "io/atomic_file.hpp"
 #include "model/gated_decode.hpp"
-#include "model/op_trace.hpp"
 #include "model/model_experiments.hpp"
+#include "model/op_trace.hpp"
 #include "model/policy.hpp"
 #include "model/split_rule.hpp"
 #include "model/transformer.hpp"
@@ -77,7 +77,7 @@ struct GenerateOptions {
   std::string tp_rank_out;  // set: this process is a rank of an mpirun job
   int tp_fail_rank = -1;    // fault injection (tests): this rank dies mid-run
   double timeout = 120;
-  std::string gate;            // gated greedy decoding (model/gated_decode.hpp)
+  std::string gate;  // gated greedy decoding (model/gated_decode.hpp)
 };
 
 // The same command for the ranks (every option spelled out; doubles in
@@ -183,7 +183,8 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--precision", o->precision, "fp32, bf16, fp16 or layercast")
       ->capture_default_str();
   cmd->add_option("--policy", o->policy,
-                  "Reduction order: library, split-k, batch-invariant or tp-invariant, then "
+                  "Reduction order: library, split-k, batch-invariant, tp-invariant or blas "
+                  "(OpenBLAS sgemm/sgemv products), then "
                   "per-op overrides ,GLOB=POLICY (e.g. library,layers.*.mlp.*=split-k; "
                   "fplab ops lists the ops)")
       ->capture_default_str();

@@ -286,6 +286,7 @@ void Batch::rmsnorm(const float* x, const std::vector<float>& w, float* out, std
   const std::size_t groups = rows * (width / group);
   const PrecisionPolicy p = policy_.precision;
   ss_.resize(groups);
+  order = non_product_order(order);  // blas: library's sum of squares
   if (order == ReductionPolicy::library) {
     kernels::sum_squares_eigen(x, ss_.data(), groups, d);
   } else {
@@ -321,6 +322,8 @@ void Batch::product(const float* x, const float* w, float* y, std::size_t rows,
                     ReductionPolicy order) const {
   if (order == ReductionPolicy::library) {
     kernels::linear_eigen(x, w, y, rows, out_features, in_features);
+  } else if (order == ReductionPolicy::blas) {
+    kernels::linear_blas(x, w, y, rows, out_features, in_features);
   } else {
     kernels::linear(x, w, y, rows, out_features, in_features,
                     dot_splits(order, rows, out_features, in_features));
@@ -550,6 +553,7 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
 
 void Batch::attention(std::size_t layer, std::size_t rows, ReductionPolicy order) {
   if (rows == 0) return;
+  order = non_product_order(order);  // blas: library's attention
   if (order == ReductionPolicy::library) {
     attention_library(layer);
   } else {
