@@ -162,22 +162,12 @@ Model Model::load_bundled(const std::filesystem::path& file) {
 
 void Model::set_weights(Weights w) {
   const ModelConfig& config = config_;
-  // One set per weight format; layercast shares bf16's (weights(): no copy).
-  weights_.resize(kPrecisionPolicies.size());
-  for (PrecisionPolicy p : kPrecisionPolicies) {
-    if (weight_precision(p) != p) continue;
-    Weights r = w;
-    round_all(p, r.embed);
-    for (auto& l : r.layers) {
-      for (auto* t : {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate, &l.up, &l.down,
-                      &l.q_bias, &l.k_bias, &l.v_bias, &l.q_norm, &l.k_norm}) {
-        round_all(p, *t);
-      }
-    }
-    round_all(p, r.norm);
-    round_all(p, r.lm_head);
-    weights_[static_cast<std::size_t>(p)] = std::move(r);
-  }
+  // fp32's set is the weights themselves (no copy); weights() rounds the
+  // others from it when first asked.
+  auto& fp32 = weights_->made[static_cast<std::size_t>(PrecisionPolicy::fp32)];
+  std::call_once(fp32, [&] {
+    weights_->sets[static_cast<std::size_t>(PrecisionPolicy::fp32)] = std::move(w);
+  });
 
   // RoPE as torch computes it in float32 (tools/train_model.py; HF's
   // LlamaRotaryEmbedding): inv_freq = 1 / theta^(i/hd) (i = 0, 2, ...),
@@ -204,7 +194,22 @@ void Model::set_weights(Weights w) {
 }
 
 const Weights& Model::weights(PrecisionPolicy p) const {
-  return weights_[static_cast<std::size_t>(weight_precision(p))];
+  const PrecisionPolicy wp = weight_precision(p);
+  const auto i = static_cast<std::size_t>(wp);
+  std::call_once(weights_->made[i], [&] {
+    Weights r = weights_->sets[static_cast<std::size_t>(PrecisionPolicy::fp32)];
+    round_all(wp, r.embed);
+    for (auto& l : r.layers) {
+      for (auto* t : {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate, &l.up, &l.down,
+                      &l.q_bias, &l.k_bias, &l.v_bias, &l.q_norm, &l.k_norm}) {
+        round_all(wp, *t);
+      }
+    }
+    round_all(wp, r.norm);
+    round_all(wp, r.lm_head);
+    weights_->sets[i] = std::move(r);
+  });
+  return weights_->sets[i];
 }
 
 std::span<const float> Logits::row(std::size_t seq, std::size_t i) const {
