@@ -242,7 +242,11 @@ Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorPar
     }
   }
   orders_.reserve(model.ops().size());
-  for (const Op& op : model.ops()) orders_.push_back(policy_.reduction_of(op.name));
+  // blas orders only the products; its norms and attention are library's.
+  for (const Op& op : model.ops()) {
+    const ReductionPolicy r = policy_.reduction_of(op.name);
+    orders_.push_back(op.kind == OpKind::linear ? r : non_product_order(r));
+  }
   // Every order in use must be able to split the model so.
   validate_tensor_parallel(c, policy_.reduction, tp_);
   for (ReductionPolicy r : orders_) {

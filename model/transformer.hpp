@@ -186,7 +186,8 @@ class Batch {
   [[nodiscard]] const Policy& policy() const { return policy_; }
   [[nodiscard]] const std::vector<Op>& ops() const { return model_->ops(); }
   // The reduction order op `op` runs under (the policy's, looked up by the
-  // op's name once, when the batch is made).
+  // op's name once, when the batch is made; library's for a blas op that is
+  // not a product).
   [[nodiscard]] ReductionPolicy order(std::size_t op) const { return orders_[op]; }
   // During and after a forward pass: its rows (new tokens), and each row's
   // sequence and position.

@@ -196,6 +196,27 @@ def fplab_speed(bench, model, threads, min_time):
     return out
 
 
+def fmt(v):
+    return f"{v:.3g}" if v < 100 else f"{v:.0f}"
+
+
+def print_table(best, threads, title):
+    workloads = ["prefill:128", "decode/batch:1", "decode/batch:8"]
+    print(f"model: {title}; tokens per second (wall / process CPU), and x torch's")
+    print("| threads | workload | torch | " + " | ".join(POLICIES) + " | batch-invariant / blas |")
+    print("|---|---|---|" + "---|" * len(POLICIES) + "---|")
+    for t in threads:
+        for wl in workloads:
+            tw, tc = best[(t, "torch", wl, "wall")], best[(t, "torch", wl, "cpu")]
+
+            def cell(e):
+                w, c = best[(t, e, wl, "wall")], best[(t, e, wl, "cpu")]
+                return f"{fmt(w)} / {fmt(c)} ({w / tw:.2f}x / {c / tc:.2f}x)"
+            bi = [best[(t, "batch-invariant", wl, k)] / best[(t, "blas", wl, k)] for k in ("wall", "cpu")]
+            print(f"| {t} | {wl} | {fmt(tw)} / {fmt(tc)} | " + " | ".join(cell(p) for p in POLICIES) +
+                  f" | {bi[0]:.2f} / {bi[1]:.2f} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", required=True, help="build/release/bench/fplab_bench")
@@ -204,7 +225,17 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--min-time", type=float, default=1.0)
     ap.add_argument("--json", help="write the best figures here")
+    ap.add_argument("--from-json", help="print the table of an earlier run's --json file, run nothing")
     args = ap.parse_args()
+    if args.from_json:
+        with open(args.from_json) as f:
+            best = {}
+            for k, v in json.load(f).items():
+                t, engine, rest = k.split("/", 2)
+                wl, clock = rest.rsplit("/", 1)
+                best[(int(t), engine, wl, clock)] = v
+        print_table(best, sorted({k[0] for k in best}), args.from_json)
+        return
     here = os.path.dirname(os.path.abspath(__file__))
     path = args.model or os.path.join(here, "..", "model", "data", "kjv-char.safetensors")
     cfg, w = load(path)
@@ -220,21 +251,8 @@ def main():
                         key = (t, engine, wl, clock)
                         best[key] = max(best.get(key, 0), v)
         print(f"round {r + 1} of {args.rounds} done", file=sys.stderr)
-    workloads = ["prefill:128", "decode/batch:1", "decode/batch:8"]
-    print(f"model: {args.model or 'bundled kjv-char'}; best of {args.rounds} interleaved rounds; "
-          f"tokens per second (wall / process CPU), and x torch's")
-    print("| threads | workload | torch | " + " | ".join(POLICIES) + " | batch-invariant / blas |")
-    print("|---|---|---|" + "---|" * len(POLICIES) + "---|")
-    for t in threads:
-        for wl in workloads:
-            def cell(e):
-                w, c = best[(t, e, wl, "wall")], best[(t, e, wl, "cpu")]
-                tw, tc = best[(t, "torch", wl, "wall")], best[(t, "torch", wl, "cpu")]
-                return f"{w:.0f} / {c:.0f} ({w / tw:.2f}x / {c / tc:.2f}x)"
-            tv = f"{best[(t, 'torch', wl, 'wall')]:.0f} / {best[(t, 'torch', wl, 'cpu')]:.0f}"
-            bi = [best[(t, "batch-invariant", wl, k)] / best[(t, "blas", wl, k)] for k in ("wall", "cpu")]
-            print(f"| {t} | {wl} | {tv} | " + " | ".join(cell(p) for p in POLICIES) +
-                  f" | {bi[0]:.2f} / {bi[1]:.2f} |")
+    print_table(best, threads, f"{args.model or 'bundled kjv-char'}; best of {args.rounds} "
+                "interleaved rounds")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({f"{t}/{e}/{wl}/{k}": v for (t, e, wl, k), v in best.items()}, f, indent=1)
