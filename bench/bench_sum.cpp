@@ -168,6 +168,7 @@ int main(int argc, char** argv) {
   fplab::bench::register_collective_benchmarks();
   fplab::bench::register_matmul_benchmarks();
   fplab::bench::register_forward_benchmarks();
+  fplab::bench::register_model_speed_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -224,7 +224,8 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--precision", o->precision, "fp32, bf16, fp16 or layercast")
       ->capture_default_str();
   cmd->add_option("--policy", o->policy,
-                  "Reduction order: library, split-k, batch-invariant or tp-invariant, then "
+                  "Reduction order: library, split-k, batch-invariant, tp-invariant or blas "
+                  "(OpenBLAS sgemm/sgemv products), then "
                   "per-op overrides ,GLOB=POLICY (e.g. library,layers.*.mlp.*=split-k; "
                   "fplab ops lists the ops)")
       ->capture_default_str();

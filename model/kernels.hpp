@@ -56,6 +56,15 @@ void axpy(float a, const float* x, float* y, std::size_t n);
 void linear_eigen(const float* x, const float* w, float* y, std::size_t M, std::size_t N,
                   std::size_t K);
 
+// The same product by OpenBLAS (the blas policy, model/policy.hpp):
+// cblas_sgemm(RowMajor, NoTrans, Trans) for M > 1, cblas_sgemv(RowMajor,
+// NoTrans) of w by x for M == 1; OpenBLAS's blocking, FMA kernels and
+// OpenMP threads (as many as omp_get_max_threads()). Throws
+// std::logic_error in a build without OpenBLAS (the WebAssembly classroom).
+// (model/blas_kernels.cpp.)
+void linear_blas(const float* x, const float* w, float* y, std::size_t M, std::size_t N,
+                 std::size_t K);
+
 // Sum of squares of each of M rows of length K, in the same order as dot
 // with `splits` (out[m] = dot(row, row)).
 void sum_squares(const float* x, float* out, std::size_t M, std::size_t K, std::size_t splits);

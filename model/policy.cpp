@@ -17,6 +17,8 @@ std::string_view name(ReductionPolicy p) {
       return "batch-invariant";
     case ReductionPolicy::tp_invariant:
       return "tp-invariant";
+    case ReductionPolicy::blas:
+      return "blas";
   }
   throw std::logic_error("unknown ReductionPolicy");
 }
@@ -39,8 +41,9 @@ ReductionPolicy parse_reduction_policy(std::string_view text) {
   for (auto p : kAllReductionPolicies) {
     if (name(p) == text) return p;
   }
-  throw std::invalid_argument("unknown reduction policy '" + std::string(text) +
-                              "' (expected library, split-k, batch-invariant or tp-invariant)");
+  throw std::invalid_argument(
+      "unknown reduction policy '" + std::string(text) +
+      "' (expected library, split-k, batch-invariant, tp-invariant or blas)");
 }
 
 PrecisionPolicy parse_precision_policy(std::string_view text) {

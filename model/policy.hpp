@@ -41,6 +41,17 @@ enum class ReductionPolicy {
   // its own subtree and the all-reduce adding the tree's top levels: the
   // bits depend neither on the batch nor on the tensor-parallel degree.
   tp_invariant,
+  // "blas": the order a CPU inference server runs. Every product (the
+  // linear ops: q/k/v/o projections, the MLP's, lm_head) is OpenBLAS's
+  // cblas_sgemm for several rows and cblas_sgemv for one (the library
+  // PyTorch calls on a Debian CPU), with OpenBLAS's own blocking, its
+  // kernel for this CPU (chosen at run time) and its OpenMP threads. Its
+  // kernels use fused multiply-adds: this is the one order of the lab where
+  // an FMA is the modelled order (the rest of fplab is -ffp-contract=off).
+  // RMSNorm and attention run library's order (Eigen), as a server's
+  // non-GEMM kernels are its own. The bits depend on the CPU's kernel and on
+  // OpenBLAS's version; tests/test_model_blas.cpp measures the rest.
+  blas,
 };
 
 enum class PrecisionPolicy {
@@ -67,15 +78,22 @@ enum class PrecisionPolicy {
 inline constexpr std::array kReductionPolicies = {
     ReductionPolicy::library, ReductionPolicy::split_k, ReductionPolicy::batch_invariant};
 // Every policy: what the parser accepts.
+// (blas is measured on request: --policy blas, an experiment's `policies`.)
 inline constexpr std::array kAllReductionPolicies = {
     ReductionPolicy::library, ReductionPolicy::split_k, ReductionPolicy::batch_invariant,
-    ReductionPolicy::tp_invariant};
+    ReductionPolicy::tp_invariant, ReductionPolicy::blas};
+
+// The order of the ops that are not products (RMSNorm's sum of squares,
+// attention) under `p`: library's under blas, else p's own.
+constexpr ReductionPolicy non_product_order(ReductionPolicy p) {
+  return p == ReductionPolicy::blas ? ReductionPolicy::library : p;
+}
 // In enum order (Model indexes its weight sets by it).
 inline constexpr std::array kPrecisionPolicies = {PrecisionPolicy::fp32, PrecisionPolicy::bf16,
                                                   PrecisionPolicy::fp16,
                                                   PrecisionPolicy::layercast};
 
-// "library", "split-k", "batch-invariant", "tp-invariant"; "fp32", "bf16",
+// "library", "split-k", "batch-invariant", "tp-invariant", "blas"; "fp32", "bf16",
 // "fp16", "layercast".
 std::string_view name(ReductionPolicy p);
 std::string_view name(PrecisionPolicy p);

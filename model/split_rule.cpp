@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace fplab::model {
 
@@ -37,9 +38,11 @@ std::size_t dot_splits(ReductionPolicy policy, std::size_t rows, std::size_t out
     case ReductionPolicy::tp_invariant:
       return 1;
     case ReductionPolicy::library:
+    case ReductionPolicy::blas:
       break;
   }
-  throw std::invalid_argument("the library policy leaves the order of its products to Eigen");
+  throw std::invalid_argument("the " + std::string(name(policy)) +
+                              " policy leaves the order of its products to its library");
 }
 
 Strategy dot_strategy(std::size_t splits) {
@@ -68,7 +71,7 @@ std::size_t attention_work_units(std::size_t heads, std::size_t total_query_bloc
 }
 
 std::size_t op_splits(ReductionPolicy order, const Op& op, std::size_t rows) {
-  if (order == ReductionPolicy::library) return 0;
+  if (order == ReductionPolicy::library || order == ReductionPolicy::blas) return 0;
   if (op.kind == OpKind::linear) return dot_splits(order, rows, op.out_features, op.in_features);
   if (op.kind == OpKind::rmsnorm) return dot_splits(order, rows, 1, op.in_features);
   return 0;

@@ -72,7 +72,7 @@ class SplitKOverride {
 
 // The number of K splits `policy` uses (1 for batch-invariant and
 // tp-invariant, whose row-parallel tile tree is model/tensor_parallel.hpp's;
-// library has none of its own and throws std::invalid_argument).
+// library and blas have none of their own and throw std::invalid_argument).
 std::size_t dot_splits(ReductionPolicy policy, std::size_t rows, std::size_t out_features,
                        std::size_t k);
 
@@ -105,7 +105,8 @@ std::size_t split_k_kv_parts(std::size_t work_units, std::size_t kv_len);
 
 // The K splits of a linear or rmsnorm op (model/forward_ops.hpp) under
 // `order` in a pass of `rows` rows; 0 when the order has no split count of
-// its own (library: Eigen's blocking) or the op is not a dot product.
+// its own (library: Eigen's blocking; blas: OpenBLAS's) or the op is not a
+// dot product.
 std::size_t op_splits(ReductionPolicy order, const Op& op, std::size_t rows);
 
 // Work units of a forward call: heads * sum over sequences of

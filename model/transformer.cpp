@@ -162,22 +162,12 @@ Model Model::load_bundled(const std::filesystem::path& file) {
 
 void Model::set_weights(Weights w) {
   const ModelConfig& config = config_;
-  // One set per weight format; layercast shares bf16's (weights(): no copy).
-  weights_.resize(kPrecisionPolicies.size());
-  for (PrecisionPolicy p : kPrecisionPolicies) {
-    if (weight_precision(p) != p) continue;
-    Weights r = w;
-    round_all(p, r.embed);
-    for (auto& l : r.layers) {
-      for (auto* t : {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate, &l.up, &l.down,
-                      &l.q_bias, &l.k_bias, &l.v_bias, &l.q_norm, &l.k_norm}) {
-        round_all(p, *t);
-      }
-    }
-    round_all(p, r.norm);
-    round_all(p, r.lm_head);
-    weights_[static_cast<std::size_t>(p)] = std::move(r);
-  }
+  // fp32's set is the weights themselves (no copy); weights() rounds the
+  // others from it when first asked.
+  auto& fp32 = weights_->made[static_cast<std::size_t>(PrecisionPolicy::fp32)];
+  std::call_once(fp32, [&] {
+    weights_->sets[static_cast<std::size_t>(PrecisionPolicy::fp32)] = std::move(w);
+  });
 
   // RoPE as torch computes it in float32 (tools/train_model.py; HF's
   // LlamaRotaryEmbedding): inv_freq = 1 / theta^(i/hd) (i = 0, 2, ...),
@@ -204,7 +194,22 @@ void Model::set_weights(Weights w) {
 }
 
 const Weights& Model::weights(PrecisionPolicy p) const {
-  return weights_[static_cast<std::size_t>(weight_precision(p))];
+  const PrecisionPolicy wp = weight_precision(p);
+  const auto i = static_cast<std::size_t>(wp);
+  std::call_once(weights_->made[i], [&] {
+    Weights r = weights_->sets[static_cast<std::size_t>(PrecisionPolicy::fp32)];
+    round_all(wp, r.embed);
+    for (auto& l : r.layers) {
+      for (auto* t : {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate, &l.up, &l.down,
+                      &l.q_bias, &l.k_bias, &l.v_bias, &l.q_norm, &l.k_norm}) {
+        round_all(wp, *t);
+      }
+    }
+    round_all(wp, r.norm);
+    round_all(wp, r.lm_head);
+    weights_->sets[i] = std::move(r);
+  });
+  return weights_->sets[i];
 }
 
 std::span<const float> Logits::row(std::size_t seq, std::size_t i) const {
@@ -237,7 +242,11 @@ Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorPar
     }
   }
   orders_.reserve(model.ops().size());
-  for (const Op& op : model.ops()) orders_.push_back(policy_.reduction_of(op.name));
+  // blas orders only the products; its norms and attention are library's.
+  for (const Op& op : model.ops()) {
+    const ReductionPolicy r = policy_.reduction_of(op.name);
+    orders_.push_back(op.kind == OpKind::linear ? r : non_product_order(r));
+  }
   // Every order in use must be able to split the model so.
   validate_tensor_parallel(c, policy_.reduction, tp_);
   for (ReductionPolicy r : orders_) {
@@ -286,6 +295,7 @@ void Batch::rmsnorm(const float* x, const std::vector<float>& w, float* out, std
   const std::size_t groups = rows * (width / group);
   const PrecisionPolicy p = policy_.precision;
   ss_.resize(groups);
+  order = non_product_order(order);  // blas: library's sum of squares
   if (order == ReductionPolicy::library) {
     kernels::sum_squares_eigen(x, ss_.data(), groups, d);
   } else {
@@ -321,6 +331,8 @@ void Batch::product(const float* x, const float* w, float* y, std::size_t rows,
                     ReductionPolicy order) const {
   if (order == ReductionPolicy::library) {
     kernels::linear_eigen(x, w, y, rows, out_features, in_features);
+  } else if (order == ReductionPolicy::blas) {
+    kernels::linear_blas(x, w, y, rows, out_features, in_features);
   } else {
     kernels::linear(x, w, y, rows, out_features, in_features,
                     dot_splits(order, rows, out_features, in_features));
@@ -550,6 +562,7 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
 
 void Batch::attention(std::size_t layer, std::size_t rows, ReductionPolicy order) {
   if (rows == 0) return;
+  order = non_product_order(order);  // blas: library's attention
   if (order == ReductionPolicy::library) {
     attention_library(layer);
   } else {

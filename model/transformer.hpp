@@ -16,9 +16,12 @@
 // with a ReductionPolicy and a PrecisionPolicy (model/policy.hpp).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -101,8 +104,10 @@ class Model {
   [[nodiscard]] const std::map<std::string, std::string, std::less<>>& metadata() const {
     return metadata_;
   }
-  // The weights rounded to `p`'s weight format (made once, at load;
-  // layercast's are bf16's, the same object).
+  // The weights rounded to `p`'s weight format: fp32's are the loaded
+  // float32 weights; bf16's and fp16's are rounded from them on first use
+  // (once, thread-safe; a model decoded only in fp32 holds one copy);
+  // layercast's are bf16's, the same object. Copies of a Model share them.
   [[nodiscard]] const Weights& weights(PrecisionPolicy p) const;
   // The forward pass's ops (model/forward_ops.hpp), for this config.
   [[nodiscard]] const std::vector<Op>& ops() const { return ops_; }
@@ -115,14 +120,19 @@ class Model {
  private:
   Model(std::filesystem::path path, ModelConfig config, Tokenizer tokenizer)
       : path_(std::move(path)), config_(config), tokenizer_(std::move(tokenizer)) {}
-  // Takes the float32 weights: rounds one set per weight format, makes the
-  // RoPE tables.
+  // Takes the float32 weights (fp32's set; the others are made lazily by
+  // weights()), makes the RoPE tables.
   void set_weights(Weights w);
+  // One set per PrecisionPolicy (layercast's unused), each made once.
+  struct WeightSets {
+    std::array<std::once_flag, kPrecisionPolicies.size()> made;
+    std::array<Weights, kPrecisionPolicies.size()> sets;
+  };
   std::filesystem::path path_;
   ModelConfig config_;
   Tokenizer tokenizer_;
   std::map<std::string, std::string, std::less<>> metadata_;
-  std::vector<Weights> weights_;  // indexed by PrecisionPolicy (layercast's left empty)
+  std::shared_ptr<WeightSets> weights_ = std::make_shared<WeightSets>();
   std::vector<Op> ops_;
   std::vector<float> cos_, sin_;
 };
@@ -176,7 +186,8 @@ class Batch {
   [[nodiscard]] const Policy& policy() const { return policy_; }
   [[nodiscard]] const std::vector<Op>& ops() const { return model_->ops(); }
   // The reduction order op `op` runs under (the policy's, looked up by the
-  // op's name once, when the batch is made).
+  // op's name once, when the batch is made; library's for a blas op that is
+  // not a product).
   [[nodiscard]] ReductionPolicy order(std::size_t op) const { return orders_[op]; }
   // During and after a forward pass: its rows (new tokens), and each row's
   // sequence and position.

@@ -160,9 +160,10 @@ TEST_CASE("policies: names round trip, unknown names rejected", "[model][policy]
   for (auto p : kAllReductionPolicies) CHECK(parse_reduction_policy(name(p)) == p);
   CHECK(parse_reduction_policy("tp-invariant") == ReductionPolicy::tp_invariant);
   for (auto p : kPrecisionPolicies) CHECK(parse_precision_policy(name(p)) == p);
-  CHECK_THROWS_WITH(parse_reduction_policy("splitk"),
-                    "unknown reduction policy 'splitk' (expected library, split-k, batch-invariant "
-                    "or tp-invariant)");
+  CHECK_THROWS_WITH(
+      parse_reduction_policy("splitk"),
+      "unknown reduction policy 'splitk' (expected library, split-k, batch-invariant, "
+      "tp-invariant or blas)");
   CHECK_THROWS_AS(parse_precision_policy("fp8"), std::invalid_argument);
 }
 

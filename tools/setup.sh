@@ -12,6 +12,7 @@ packages=(
   gnuplot-nox
   emscripten chromium chromium-driver python3-selenium
   python3 python3-numpy python3-torch libopenblas0-openmp
+  libopenblas-openmp-dev  # model/: the blas reduction policy links OpenBLAS (its OpenMP build)
   pybind11-dev python3-dev python3-pytest python3-yaml  # python/: the fplab module, its tests; examples/ci/
   bible-kjv bible-kjv-text
   # platforms/: cross compilers, qemu-user, the other compilers Debian 12 ships
