@@ -11,7 +11,7 @@ const RoundingOptions kToBF16{kBF16};
 const RoundingOptions kToFP16{kFP16};
 
 // Elements worth one fork/join of the OpenMP team (several ms of rounding).
-constexpr std::size_t kParallelRounding = std::size_t{1} << 18;
+[[maybe_unused]] constexpr std::size_t kParallelRounding = std::size_t{1} << 18;
 
 }  // namespace
 

@@ -583,7 +583,7 @@ void Batch::attention_library(std::size_t layer) {
   const PrecisionPolicy prec = policy_.precision;
   // Threads over (sequence, head) pairs when there is enough work; Eigen does
   // not thread products inside a parallel region, and may outside one.
-  std::size_t work = 0;
+  [[maybe_unused]] std::size_t work = 0;
   for (std::size_t b = 0; b < size(); ++b)
     work += seq_new_[b] * (lengths_[b] + seq_new_[b]) * 2 * d;
 #pragma omp parallel for collapse(2) schedule(dynamic) if (work >= kernels::kParallelWork)
@@ -644,7 +644,7 @@ void Batch::attention_split(std::size_t layer, std::size_t rows, ReductionPolicy
   const std::size_t units = attention_work_units(c.n_heads / tp_.degree, query_blocks);
   const auto items = static_cast<long>(rows * heads);
   // Multiply-adds of the scores and values, to decide on threads.
-  std::size_t work = 0;
+  [[maybe_unused]] std::size_t work = 0;
   for (std::size_t r = 0; r < rows; ++r) work += (row_pos_[r] + 1) * 2 * d;
 #pragma omp parallel if (work >= kernels::kParallelWork)
   {
