@@ -3,8 +3,8 @@
 //
 // --tp T splits the model over T tensor-parallel ranks (model/tensor_parallel.hpp):
 // fplab spawns `mpirun --oversubscribe -np T fplab generate ... --tp-rank-out
-// DIR` (collectives/mpi_launcher.hpp), each rank holds its shard and
-// all-reduces on real Open MPI (collectives/mpi_tp_rank.hpp); rank 0 writes
+// DIR` (mpi/launcher.hpp), each rank holds its shard and
+// all-reduces on real Open MPI (mpi/tp_rank.hpp); rank 0 writes
 // the text and the logits to DIR, and this process prints and copies them.
 // --tp-in-process computes every shard here instead (the prediction).
 // --logits FILE.npy: the (steps x vocabulary) float32 logits that chose each
@@ -20,12 +20,12 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "collectives/mpi_launcher.hpp"
-#include "collectives/mpi_tp_rank.hpp"
 #include "collectives/npy_matrix.hpp"
 #include "io/atomic_file.hpp"
 #include "model/policy.hpp"
 #include "model/transformer.hpp"
+#include "mpi/launcher.hpp"
+#include "mpi/tp_rank.hpp"
 #include "sampling/decode.hpp"
 #include "sampling/pipeline.hpp"
 

@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "experiments/experiment.hpp"
+#include "lab/experiment.hpp"
 #include "reductions/strategy.hpp"
 
 namespace fplab::cli {

@@ -14,8 +14,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/run_workers.hpp"
-#include "experiments/experiment.hpp"
-#include "experiments/stop_request.hpp"
+#include "lab/experiment.hpp"
+#include "lab/stop_request.hpp"
 #include "reports/context.hpp"
 #include "reports/report.hpp"
 
@@ -40,7 +40,7 @@ std::string command_line(const RunOptions& o) {
   return s;
 }
 
-// ---- stopping on SIGINT / SIGTERM (experiments/stop_request.hpp) -----------
+// ---- stopping on SIGINT / SIGTERM (lab/stop_request.hpp) -----------
 
 // What the stop action reports: set by the run before each experiment.
 struct Progress {

@@ -21,11 +21,11 @@
 
 #include "build_info.hpp"
 #include "collectives/allreduce_model.hpp"
-#include "collectives/mpi_allreduce.hpp"
-#include "experiments/experiment.hpp"
-#include "experiments/inputs.hpp"
 #include "io/npy.hpp"
 #include "io/sha256.hpp"
+#include "lab/experiment.hpp"
+#include "lab/inputs.hpp"
+#include "mpi/allreduce.hpp"
 #include "reductions/error.hpp"
 #include "reductions/exact.hpp"
 

@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <exception>
 
-#include "experiments/experiment.hpp"
+#include "experiments/batch_answers.hpp"
 #include "io/numbers.hpp"
-#include "model/batch_answers.hpp"
+#include "lab/experiment.hpp"
 
 namespace fplab::model::experiments {
 CopyDecode decode_copies(const Model& m, Policy policy, const std::vector<Token>& prompt,

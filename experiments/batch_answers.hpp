@@ -1,4 +1,4 @@
-// batch-answers' measurements (model/batch_answers_experiment.cpp): the
+// batch-answers' measurements (experiments/batch_answers.cpp): the
 // same prompt decoded greedily alone and inside batches of copies of itself.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "model/model_experiments.hpp"
+#include "experiments/model_support.hpp"
 
 namespace fplab::model::experiments {
 

@@ -5,11 +5,11 @@
 
 #include <algorithm>
 
-#include "experiments/experiment.hpp"
+#include "experiments/batch_variance.hpp"
+#include "experiments/model_support.hpp"
 #include "io/numbers.hpp"
-#include "model/batch_variance.hpp"
+#include "lab/experiment.hpp"
 #include "model/eigen_probe.hpp"
-#include "model/model_experiments.hpp"
 #include "model/throughput.hpp"
 
 namespace fplab::model::experiments {

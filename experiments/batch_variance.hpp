@@ -1,5 +1,5 @@
 // batch-variance's measurements (claims B1, B2), as plain data: what
-// model/batch_variance_experiment.cpp records, and what tests check without
+// experiments/batch_variance.cpp records, and what tests check without
 // the registry. B9's probe is model/eigen_probe.hpp's.
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "model/model_experiments.hpp"
+#include "experiments/model_support.hpp"
 #include "model/policy.hpp"
 #include "model/transformer.hpp"
 

@@ -2,8 +2,8 @@
 // token no reduction order can change, from a rigorous enclosure of the
 // fp32 forward pass (model/enclosure.hpp) and from a first-order bound
 // (model/first_order_bound.hpp, fp32 and bf16), checked against every
-// policy, batch size and tensor-parallel degree (model/certified_tokens.hpp).
-#include "model/certified_tokens.hpp"
+// policy, batch size and tensor-parallel degree (experiments/certified_tokens.hpp).
+#include "experiments/certified_tokens.hpp"
 
 #include <fmt/format.h>
 
@@ -13,11 +13,11 @@
 #include <limits>
 #include <stdexcept>
 
-#include "experiments/experiment.hpp"
+#include "experiments/model_support.hpp"
 #include "io/numbers.hpp"
+#include "lab/experiment.hpp"
 #include "model/bundled.hpp"
 #include "model/decode.hpp"
-#include "model/model_experiments.hpp"
 #include "model/tensor_parallel.hpp"
 
 namespace fplab::model::experiments {

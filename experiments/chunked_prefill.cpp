@@ -1,15 +1,15 @@
 // chunked-prefill (claim D7): one long prompt's last-position logits after
 // chunked prefill and after a prefix-cache hit, against the prompt
-// prefilled at once, under each reduction policy (model/chunked_prefill.hpp).
-#include "model/chunked_prefill.hpp"
+// prefilled at once, under each reduction policy (experiments/chunked_prefill.hpp).
+#include "experiments/chunked_prefill.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "experiments/experiment.hpp"
 #include "io/numbers.hpp"
+#include "lab/experiment.hpp"
 #include "model/bundled.hpp"
 #include "model/decode.hpp"
 

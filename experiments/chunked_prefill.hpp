@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "model/model_experiments.hpp"
+#include "experiments/model_support.hpp"
 #include "model/policy.hpp"
 #include "model/transformer.hpp"
 

@@ -8,10 +8,10 @@
 #include <cmath>
 #include <limits>
 
-#include "experiments/experiment.hpp"
+#include "experiments/flip_prediction.hpp"
+#include "experiments/model_support.hpp"
 #include "io/numbers.hpp"
-#include "model/flip_prediction.hpp"
-#include "model/model_experiments.hpp"
+#include "lab/experiment.hpp"
 
 namespace fplab::model::experiments {
 

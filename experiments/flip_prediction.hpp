@@ -1,7 +1,7 @@
 // flip-prediction's measurements, as plain data: for each condition (a
 // reduction policy's batching in fp32, bf16 or fp16 against fp32), the
 // largest logit change it brings and the greedy flips it causes, with the
-// gaps they are predicted from. What model/flip_prediction_experiment.cpp
+// gaps they are predicted from. What experiments/flip_prediction.cpp
 // records, and what tests check directly.
 #pragma once
 

@@ -1,4 +1,4 @@
-// What the model experiments (model/*_experiment.cpp, claims B1-B5, B9)
+// What the model experiments (experiments/, claims B1-B5, B9)
 // share (besides model/bundled.hpp): the prompts, the batch
 // perturbation of one prompt's logits, gap statistics.
 #pragma once
@@ -16,9 +16,9 @@
 #include <string_view>
 #include <vector>
 
-#include "experiments/inputs.hpp"
-#include "experiments/param_spec.hpp"
-#include "experiments/params.hpp"
+#include "lab/inputs.hpp"
+#include "lab/param_spec.hpp"
+#include "lab/params.hpp"
 #include "model/bundled.hpp"
 #include "model/decode.hpp"
 #include "model/policy.hpp"

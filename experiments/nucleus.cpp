@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <numeric>
 
-#include "experiments/experiment.hpp"
+#include "experiments/nucleus.hpp"
+#include "experiments/sampling_support.hpp"
 #include "io/numbers.hpp"
+#include "lab/experiment.hpp"
 #include "model/decode.hpp"
-#include "sampling/experiment_support.hpp"
-#include "sampling/nucleus.hpp"
 
 namespace fplab::sampling {
 

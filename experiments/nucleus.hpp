@@ -1,6 +1,6 @@
 // nucleus's measurements (claim C3), as plain data: per greedy step of a
 // prompt, the top-p nucleus against a fixed top-k. What
-// sampling/nucleus_experiment.cpp records, and what tests check directly.
+// experiments/nucleus.cpp records, and what tests check directly.
 #pragma once
 
 #include <cstddef>

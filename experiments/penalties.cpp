@@ -8,13 +8,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "experiments/experiment.hpp"
-#include "experiments/inputs.hpp"
+#include "experiments/penalties.hpp"
+#include "experiments/sampling_support.hpp"
 #include "io/numbers.hpp"
+#include "lab/experiment.hpp"
+#include "lab/inputs.hpp"
 #include "model/decode.hpp"
 #include "sampling/decode.hpp"
-#include "sampling/experiment_support.hpp"
-#include "sampling/penalties.hpp"
 
 namespace fplab::sampling {
 

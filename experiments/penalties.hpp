@@ -1,6 +1,6 @@
 // penalties' measurements (claim C4), as plain data: a greedy path with its
 // logits, and what one penalty changes along it. What
-// sampling/penalties_experiment.cpp records, and what tests check directly.
+// experiments/penalties.cpp records, and what tests check directly.
 #pragma once
 
 #include <cstddef>

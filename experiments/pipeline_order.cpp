@@ -7,11 +7,11 @@
 #include <cmath>
 #include <limits>
 
-#include "experiments/experiment.hpp"
+#include "experiments/pipeline_order.hpp"
+#include "experiments/sampling_support.hpp"
 #include "io/numbers.hpp"
+#include "lab/experiment.hpp"
 #include "model/decode.hpp"
-#include "sampling/experiment_support.hpp"
-#include "sampling/pipeline_order.hpp"
 
 namespace fplab::sampling {
 

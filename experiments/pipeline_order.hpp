@@ -1,6 +1,6 @@
 // pipeline-order's measurements (claim C5), as plain data: what moving a
 // sampling stage before or after temperature changes. What
-// sampling/pipeline_order_experiment.cpp records, and what tests check
+// experiments/pipeline_order.cpp records, and what tests check
 // directly.
 #pragma once
 

@@ -2,10 +2,10 @@
 // fp16, same weights, same prompts: which answers diverge, and where.
 #include <fmt/format.h>
 
-#include "experiments/experiment.hpp"
+#include "experiments/model_support.hpp"
+#include "experiments/precision_flips.hpp"
 #include "io/numbers.hpp"
-#include "model/model_experiments.hpp"
-#include "model/precision_flips.hpp"
+#include "lab/experiment.hpp"
 
 namespace fplab::model::experiments {
 

@@ -1,7 +1,7 @@
 // precision-flips' measurement (claim B5), as plain data: the greedy
 // answers of the first prompts of kPrompts in fp32, bf16 and fp16 (same
 // weights, batch-invariant reductions) and where each 16-bit answer first
-// leaves the fp32 one. What model/precision_flips_experiment.cpp records,
+// leaves the fp32 one. What experiments/precision_flips.cpp records,
 // and what tests check directly.
 #pragma once
 

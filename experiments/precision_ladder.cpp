@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
-#include "experiments/experiment.hpp"
+#include "experiments/precision_ladder.hpp"
 #include "io/numbers.hpp"
-#include "model/precision_ladder.hpp"
+#include "lab/experiment.hpp"
 
 namespace fplab::model::experiments {
 

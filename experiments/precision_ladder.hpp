@@ -3,7 +3,7 @@
 // (batch-invariant, as precision-flips: only the precision differs), where
 // each leaves fp32's, and, within each precision under split-k, how many
 // answers change between a prompt alone and inside a batch of 2..8. What
-// model/precision_ladder_experiment.cpp records, and what tests check.
+// experiments/precision_ladder.cpp records, and what tests check.
 #pragma once
 
 #include <array>
@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/model_experiments.hpp"
+#include "experiments/model_support.hpp"
 
 namespace fplab {
 class RunContext;

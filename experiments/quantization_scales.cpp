@@ -7,9 +7,9 @@
 
 #include <algorithm>
 
-#include "experiments/experiment.hpp"
+#include "experiments/quantization_scales.hpp"
 #include "io/numbers.hpp"
-#include "model/quantization_scales.hpp"
+#include "lab/experiment.hpp"
 
 namespace fplab::model::experiments {
 

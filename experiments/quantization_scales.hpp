@@ -3,7 +3,7 @@
 // outlier activation, with every decoder linear in fp8 (model/
 // activation_quant.hpp) under each activation-scale rule, batch-invariant
 // fp32 reductions (so no sum is reordered by the batch: only a scale can
-// couple the two rows). What model/quantization_scales_experiment.cpp
+// couple the two rows). What experiments/quantization_scales.cpp
 // records, and what tests check directly.
 #pragma once
 
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "experiments/model_support.hpp"
 #include "model/activation_quant.hpp"
-#include "model/model_experiments.hpp"
 
 namespace fplab {
 class RunContext;

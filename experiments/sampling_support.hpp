@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "experiments/model_support.hpp"
 #include "model/bundled.hpp"
-#include "model/model_experiments.hpp"
 #include "model/policy.hpp"
 #include "model/transformer.hpp"
 #include "sampling/pipeline.hpp"

@@ -8,12 +8,12 @@
 #include <cmath>
 #include <limits>
 
-#include "experiments/experiment.hpp"
+#include "experiments/sampling_support.hpp"
+#include "experiments/seeded_sampling.hpp"
 #include "io/numbers.hpp"
 #include "io/sha256.hpp"
+#include "lab/experiment.hpp"
 #include "sampling/decode.hpp"
-#include "sampling/experiment_support.hpp"
-#include "sampling/seeded_sampling.hpp"
 
 namespace fplab::sampling {
 

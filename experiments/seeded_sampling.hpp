@@ -1,6 +1,6 @@
 // seeded-sampling's measurements (claim C6), as plain data: one decoding
 // run of N seeded samples, and how two runs with the same seeds differ.
-// What sampling/seeded_sampling_experiment.cpp records, and what tests
+// What experiments/seeded_sampling.cpp records, and what tests
 // check directly.
 #pragma once
 

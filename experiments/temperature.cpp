@@ -8,10 +8,10 @@
 #include <cmath>
 #include <limits>
 
-#include "experiments/experiment.hpp"
+#include "experiments/sampling_support.hpp"
+#include "experiments/temperature.hpp"
 #include "io/numbers.hpp"
-#include "sampling/experiment_support.hpp"
-#include "sampling/temperature.hpp"
+#include "lab/experiment.hpp"
 
 namespace fplab::sampling {
 namespace {

@@ -1,6 +1,6 @@
 // temperature's measurements (claims C1, C2), as plain data: C1's exact
 // properties of dividing one row of logits by T, C2's token counts for a
-// share of the mass. What sampling/temperature_experiment.cpp records, and
+// share of the mass. What experiments/temperature.cpp records, and
 // what tests check directly.
 #pragma once
 

@@ -11,8 +11,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "experiments/experiment.hpp"
-#include "model/tensor_parallel_sweep.hpp"
+#include "experiments/tensor_parallel.hpp"
+#include "lab/experiment.hpp"
 
 namespace fplab::model::experiments {
 

@@ -1,4 +1,4 @@
-// tensor-parallel's measurements (model/tensor_parallel_experiment.cpp):
+// tensor-parallel's measurements (experiments/tensor_parallel.cpp):
 // the bundled model split over T shards in process (model/tensor_parallel.hpp,
 // the all-reduce by collectives' order model; no mpirun), compared with
 // T = 1 under each reduction policy.
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "collectives/algorithm.hpp"
-#include "model/model_experiments.hpp"
+#include "experiments/model_support.hpp"
 
 namespace fplab::model::experiments {
 

@@ -7,10 +7,10 @@
 #include <limits>
 #include <utility>
 
-#include "experiments/experiment.hpp"
+#include "experiments/model_support.hpp"
+#include "experiments/top2_gaps.hpp"
 #include "io/numbers.hpp"
-#include "model/model_experiments.hpp"
-#include "model/top2_gaps.hpp"
+#include "lab/experiment.hpp"
 #include "precision/format.hpp"
 #include "precision/queries.hpp"
 

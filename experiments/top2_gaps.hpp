@@ -1,7 +1,7 @@
 // top2-gaps' measurements (claims B3, B4), as plain data: the top-2 logit
 // gaps of greedy decoding and of teacher-forced held-out text, and the
 // perturbation sizes they are compared with. What
-// model/top2_gaps_experiment.cpp records, and what tests check directly.
+// experiments/top2_gaps.cpp records, and what tests check directly.
 #pragma once
 
 #include <cstddef>

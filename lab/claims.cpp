@@ -1,4 +1,4 @@
-#include "experiments/claims.hpp"
+#include "lab/claims.hpp"
 
 #include <stdexcept>
 #include <string>
@@ -196,7 +196,7 @@ const Claim& find_claim(std::string_view id) {
   for (const Claim& c : kClaims) {
     if (c.id == id) return c;
   }
-  throw std::logic_error("no claim '" + std::string(id) + "' in experiments/claims.cpp");
+  throw std::logic_error("no claim '" + std::string(id) + "' in lab/claims.cpp");
 }
 
 ClaimRef claim_ref(std::string_view id) {

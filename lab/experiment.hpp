@@ -2,21 +2,23 @@
 // file, registering itself at start-up.
 //
 // An experiment is an id, a title, the published claims it tests (ids into
-// experiments/claims.hpp's table), typed parameters (experiments/param_spec.hpp;
+// lab/claims.hpp's table), typed parameters (lab/param_spec.hpp;
 // each with a full default that reproduces the claims and a --quick default
 // for CI), a seed, and a run function that fills an ExperimentRecord
 // (reports/results.hpp) with tables, figures, notes and one Verdict per
 // claim. `fplab run` validates every parameter before any experiment starts
-// (experiments/planning.hpp), runs them in `order`, and writes results.json
+// (lab/planning.hpp), runs them in `order`, and writes results.json
 // and the report from the records.
 //
-// Writing an experiment (any folder): measure, then record. Each table has
+// Writing an experiment: one file, experiments/<id>.cpp (the id with '-' as
+// '_'; its measuring structs, where tests read them, in experiments/<id>.hpp);
+// what it measures runs in the area of that concept. Measure, then record. Each table has
 // one measuring function that returns a plain struct (tests check it
 // directly, without the registry) and one function that records it; run()
 // is the short list of those steps.
 //
-//   // foo/my_experiment.cpp
-//   #include "experiments/experiment.hpp"
+//   // experiments/my_experiment.cpp
+//   #include "lab/experiment.hpp"
 //   namespace {
 //   struct Totals { std::int64_t n; float total; };       // what was measured
 //   Totals measure_totals(std::int64_t n) { ... }          // no tables here
@@ -37,7 +39,7 @@
 //                      .description = "One line for `fplab list`",
 //                      .order = 200,                   // position in `run all` and the report
 //                      .seed = 1,                      // recorded; overridable as --set seed=N
-//                      .claims = {"B2"},               // ids in experiments/claims.cpp
+//                      .claims = {"B2"},               // ids in lab/claims.cpp
 //                      .params = {fplab::ParamSpec::integer("n", "how many", "1000", "100", 1,
 //                                                           1e6)}},
 //             .run = run};
@@ -45,8 +47,8 @@
 //   FPLAB_REGISTER_EXPERIMENT(make);
 //   }  // namespace
 //
-// and in foo/CMakeLists.txt, one call (defined in experiments/CMakeLists.txt,
-// which is added before model/, sampling/ and the other areas):
+// and in experiments/CMakeLists.txt, its file in the fplab_add_experiments
+// call (defined in lab/CMakeLists.txt) whose libraries it links, or a new one:
 //
 //   fplab_add_experiments(fplab_foo_experiments my_experiment.cpp)
 //   target_link_libraries(fplab_foo_experiments PRIVATE fplab_foo)   # its own deps
@@ -59,7 +61,7 @@
 //
 // Rules an experiment follows:
 // - Results are deterministic: fixed seeds (std::mt19937_64 and the helpers
-//   in experiments/random.hpp, never std::*_distribution, whose output
+//   in lab/random.hpp, never std::*_distribution, whose output
 //   differs between standard libraries), never the clock. Anything that
 //   varies from run to run (timings, thread-order-dependent sums, anything
 //   that depends on a buffer's address) goes into out.add_measurement(),
@@ -79,10 +81,10 @@
 #include <string_view>
 #include <vector>
 
-#include "experiments/param_spec.hpp"
-#include "experiments/params.hpp"
-#include "experiments/planning.hpp"
-#include "experiments/run_context.hpp"
+#include "lab/param_spec.hpp"
+#include "lab/params.hpp"
+#include "lab/planning.hpp"
+#include "lab/run_context.hpp"
 #include "reports/results.hpp"
 
 namespace fplab {
@@ -95,7 +97,7 @@ struct ExperimentInfo {
   std::string description = {};  // one line, for `fplab list`
   int order = 1000;              // run and report order (A1..A5: 10..60)
   std::uint64_t seed = 0;
-  std::vector<std::string> claims = {};  // claim ids (experiments/claims.hpp)
+  std::vector<std::string> claims = {};  // claim ids (lab/claims.hpp)
   std::vector<ParamSpec> params = {};    // "seed" is added by the registry
 };
 

@@ -1,4 +1,4 @@
-#include "experiments/inputs.hpp"
+#include "lab/inputs.hpp"
 
 #include <array>
 #include <fstream>

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "experiments/param_spec.hpp"
 #include "io/input_error.hpp"
 #include "io/numbers.hpp"
 #include "io/split_top_level.hpp"
+#include "lab/param_spec.hpp"
 
 namespace fplab {
 

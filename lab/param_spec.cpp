@@ -1,5 +1,5 @@
 // ParamSpec's constructors, one per parameter type.
-#include "experiments/param_spec.hpp"
+#include "lab/param_spec.hpp"
 
 #include <utility>
 

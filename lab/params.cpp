@@ -1,4 +1,4 @@
-#include "experiments/params.hpp"
+#include "lab/params.hpp"
 
 #include <stdexcept>
 

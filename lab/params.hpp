@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "experiments/param_spec.hpp"
+#include "lab/param_spec.hpp"
 #include "reports/results.hpp"
 
 namespace fplab {

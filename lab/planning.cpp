@@ -1,12 +1,12 @@
-#include "experiments/planning.hpp"
+#include "lab/planning.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <map>
 #include <stdexcept>
 
-#include "experiments/claims.hpp"
-#include "experiments/experiment.hpp"
+#include "lab/claims.hpp"
+#include "lab/experiment.hpp"
 
 namespace fplab {
 

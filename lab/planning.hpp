@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/params.hpp"
+#include "lab/params.hpp"
 #include "reports/results.hpp"
 
 namespace fplab {

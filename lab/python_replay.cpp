@@ -1,4 +1,4 @@
-#include "experiments/python_replay.hpp"
+#include "lab/python_replay.hpp"
 
 #include <bit>
 #include <cmath>

@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "experiments/claims.hpp"
-#include "experiments/experiment.hpp"
+#include "lab/claims.hpp"
+#include "lab/experiment.hpp"
 
 namespace fplab {
 

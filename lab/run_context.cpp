@@ -1,13 +1,13 @@
-#include "experiments/run_context.hpp"
+#include "lab/run_context.hpp"
 
 #include <cstdio>
 
-#include "experiments/stop_request.hpp"
+#include "lab/stop_request.hpp"
 
 namespace fplab {
 
 void RunContext::progress(std::uint64_t done, std::uint64_t total, std::string_view what) {
-  stop_if_requested();  // experiments/stop_request.hpp: SIGINT/SIGTERM stop here
+  stop_if_requested();  // lab/stop_request.hpp: SIGINT/SIGTERM stop here
   if (!show_progress_ || total == 0) return;
   const int percent =
       static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total));

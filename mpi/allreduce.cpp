@@ -1,4 +1,4 @@
-#include "collectives/mpi_allreduce.hpp"
+#include "mpi/allreduce.hpp"
 
 #include <charconv>
 #include <cstdlib>

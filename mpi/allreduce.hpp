@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "collectives/algorithm.hpp"
-#include "collectives/mpi_launcher.hpp"
 #include "collectives/npy_matrix.hpp"
+#include "mpi/launcher.hpp"
 
 namespace fplab {
 
@@ -83,7 +83,7 @@ std::vector<MpiOutput> mpi_allreduce_many(std::span<const NumberMatrix> inputs,
                                           const MpiRunOptions& options = {});
 
 // The worker's output file for one input, written by rank 0
-// (collectives/mpi_worker.cpp) to `path`.tmp and renamed when complete. Throws MpiError for a
+// (mpi/worker.cpp) to `path`.tmp and renamed when complete. Throws MpiError for a
 // missing, truncated or inconsistent file.
 template <class T>
 MpiAllreduceOutput<T> read_mpi_output(const std::filesystem::path& path, std::size_t ranks,

@@ -1,4 +1,4 @@
-#include "collectives/mpi_enumerate.hpp"
+#include "mpi/enumerate.hpp"
 
 #include <cinttypes>
 #include <cstdio>
@@ -6,7 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "collectives/mpi_launcher.hpp"
+#include "mpi/launcher.hpp"
 
 namespace fplab {
 

@@ -11,7 +11,7 @@
 // One job runs every (strategy, dtype) row in turn, so mpirun starts once.
 // The numbers travel as exact hex (%a); float32 rows round them to float as
 // the one-process enumeration does. Faults are the launcher's
-// (collectives/mpi_launcher.hpp): mpirun missing -> MpiUnavailable, a rank
+// (mpi/launcher.hpp): mpirun missing -> MpiUnavailable, a rank
 // that dies or hangs -> MpiError, and rank 0's results file is written to
 // .tmp and renamed only when complete, so a failed job leaves none.
 #pragma once

@@ -1,4 +1,4 @@
-#include "collectives/mpi_enumerate_worker.hpp"
+#include "mpi/enumerate_worker.hpp"
 
 #include <malloc.h>
 #include <mpi.h>
@@ -12,8 +12,8 @@
 #include <span>
 #include <stdexcept>
 
-#include "collectives/mpi_abort.hpp"
-#include "collectives/mpi_enumerate.hpp"
+#include "mpi/abort.hpp"
+#include "mpi/enumerate.hpp"
 #include "reductions/orders.hpp"
 #include "reductions/strategy.hpp"
 

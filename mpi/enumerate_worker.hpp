@@ -1,4 +1,4 @@
-// The rank side of collectives/mpi_enumerate.hpp: what `fplab mpi-enumerate`
+// The rank side of mpi/enumerate.hpp: what `fplab mpi-enumerate`
 // runs in every rank under mpirun.
 //
 //   mpirun -np P fplab mpi-enumerate --numbers HEX,... --strategy S... --dtype D...

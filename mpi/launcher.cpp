@@ -1,4 +1,4 @@
-#include "collectives/mpi_launcher.hpp"
+#include "mpi/launcher.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "collectives/mpi_tp_rank.hpp"
+#include "mpi/tp_rank.hpp"
 
 #include <mpi.h>
 
@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "collectives/allreduce_model.hpp"
-#include "collectives/mpi_abort.hpp"
+#include "mpi/abort.hpp"
 
 namespace fplab {
 

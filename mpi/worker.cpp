@@ -1,4 +1,4 @@
-#include "collectives/mpi_worker.hpp"
+#include "mpi/worker.hpp"
 
 #include <fmt/format.h>
 #include <mpi.h>
@@ -13,9 +13,9 @@
 
 #include "collectives/allreduce_model.hpp"
 #include "collectives/exact_limbs.hpp"
-#include "collectives/mpi_abort.hpp"
-#include "collectives/mpi_allreduce.hpp"
 #include "collectives/npy_matrix.hpp"
+#include "mpi/abort.hpp"
+#include "mpi/allreduce.hpp"
 
 namespace fplab {
 

@@ -1,4 +1,4 @@
-// The rank side of collectives/mpi_allreduce.hpp: what `fplab mpi-allreduce`
+// The rank side of mpi/allreduce.hpp: what `fplab mpi-allreduce`
 // runs in every rank under mpirun (the only code of fplab that calls MPI).
 //
 //   mpirun -np P fplab mpi-allreduce --file X.npy,Y.npy --reductions sum:4,exact:0 --out R

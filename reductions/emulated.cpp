@@ -1,4 +1,4 @@
-#include "precision/emulated.hpp"
+#include "reductions/emulated.hpp"
 
 namespace fplab {
 

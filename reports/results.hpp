@@ -163,7 +163,7 @@ struct ClaimRef {
   std::string id;      // "A1"
   std::string text;    // the claim as published
   std::string source;  // who published it
-  // The claimed figure (experiments/claims.cpp's table), for add_verdict's
+  // The claimed figure (lab/claims.cpp's table), for add_verdict's
   // four-argument form; a verdict records it as `claimed`. Not written to
   // results.json on its own (the verdicts carry it).
   std::string claimed = {};

@@ -1,9 +1,9 @@
-// batch-answers (model/batch_answers_experiment.cpp) in --quick mode: the
+// batch-answers (experiments/batch_answers.cpp) in --quick mode: the
 // headline "same prompt, different answer" holds with its negative control.
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "experiments/experiment.hpp"
+#include "lab/experiment.hpp"
 
 namespace {
 

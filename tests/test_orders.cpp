@@ -3,7 +3,7 @@
 // loop through fplab::sum itself (n <= 7), on data with wide exponents, with
 // many ties and with signed zeros, in float32 and float64; and the level
 // programme split over a team of ranks (threads exchanging the levels
-// through a barrier, as MPI_Allgatherv does in collectives/).
+// through a barrier, as MPI_Allgatherv does in mpi/).
 #include <algorithm>
 #include <barrier>
 #include <catch2/catch.hpp>

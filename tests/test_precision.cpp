@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "precision/emulated.hpp"
 #include "precision/format.hpp"
 #include "precision/queries.hpp"
 #include "precision/rounding.hpp"
+#include "reductions/emulated.hpp"
 #include "reductions/exact.hpp"
 #include "reductions/strategy.hpp"
 #include "test_support.hpp"

@@ -6,15 +6,15 @@
 #include <string>
 #include <vector>
 
-#include "experiments/experiment.hpp"
+#include "experiments/nucleus.hpp"
+#include "experiments/penalties.hpp"
+#include "experiments/pipeline_order.hpp"
+#include "experiments/sampling_support.hpp"
+#include "experiments/seeded_sampling.hpp"
+#include "experiments/temperature.hpp"
+#include "lab/experiment.hpp"
 #include "model/bundled.hpp"
 #include "model/transformer.hpp"
-#include "sampling/experiment_support.hpp"
-#include "sampling/nucleus.hpp"
-#include "sampling/penalties.hpp"
-#include "sampling/pipeline_order.hpp"
-#include "sampling/seeded_sampling.hpp"
-#include "sampling/temperature.hpp"
 
 namespace {
 
