@@ -158,7 +158,7 @@ void add_run_command(CLI::App& app) {
     hooks.finished = [&state](std::size_t, const ExperimentRecord& rec) {
       std::string verdicts;
       for (const auto& v : rec.verdicts)
-        verdicts += fmt::format(", {} {}", v.claim, to_string(v.status));
+        verdicts += fmt::format(", {} {}", v.claim, name(v.status));
       fmt::print("{:<14} {:>7.2f} s  {} tables{}\n", rec.id, rec.wall_seconds, rec.tables.size(),
                  verdicts);
       std::fflush(stdout);

@@ -7,7 +7,7 @@
 
 namespace fplab {
 
-std::string_view to_string(ParamType t) {
+std::string_view name(ParamType t) {
   switch (t) {
     case ParamType::integer:
       return "int";

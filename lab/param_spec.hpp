@@ -14,7 +14,7 @@
 namespace fplab {
 
 enum class ParamType { integer, real, text, int_list, real_list, text_list };
-std::string_view to_string(ParamType t);
+std::string_view name(ParamType t);
 
 using ParamValue = std::variant<std::int64_t, double, std::string, std::vector<std::int64_t>,
                                 std::vector<double>, std::vector<std::string>>;

@@ -39,7 +39,7 @@ const std::vector<std::string>& Params::text_list(std::string_view name) const {
 std::vector<ParamRecord> Params::records() const {
   std::vector<ParamRecord> out;
   for (std::size_t i = 0; i < specs_.size(); ++i) {
-    out.push_back({specs_[i].name, std::string(to_string(specs_[i].type)), param_text(values_[i])});
+    out.push_back({specs_[i].name, std::string(name(specs_[i].type)), param_text(values_[i])});
   }
   return out;
 }

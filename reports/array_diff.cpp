@@ -43,7 +43,7 @@ std::string display_name(const TensorDiff& t) {
   return n(t.name_a) + " ~ " + n(t.name_b);
 }
 
-const char* kind_label(ElementMismatch::Kind k) {
+std::string_view name(ElementMismatch::Kind k) {
   switch (k) {
     case ElementMismatch::Kind::nan:
       return "NaN mismatch";
@@ -224,9 +224,8 @@ ArrayDiffReport diff_arrays(const std::string& file_a, const std::vector<Array>&
   }
   for (const auto& [x, y] : pairs) {
     if (x->type != y->type) {
-      throw InputError(fmt::format("{}: dtype {} in {}, {} in {}", name_of(*x),
-                                   element_type_name(x->type), file_a, element_type_name(y->type),
-                                   file_b));
+      throw InputError(fmt::format("{}: dtype {} in {}, {} in {}", name_of(*x), name(x->type),
+                                   file_a, name(y->type), file_b));
     }
     if (x->shape != y->shape) {
       throw InputError(fmt::format("{}: shape {} in {}, {} in {}", name_of(*x), x->shape_text(),
@@ -277,8 +276,8 @@ std::string format_array_diff(const ArrayDiffReport& d, std::size_t limit) {
       continue;
     }
     rows += fmt::format("{:<28} {:<9} {:<14} {:>10} {:>14} {:>9} {:>10} {:>8}\n", display_name(t),
-                        element_type_name(t.type), t.shape, t.elements, t.bit_identical,
-                        ulps_text(t.max_ulps), rel_text(t.max_relative), t.beyond_tolerance);
+                        name(t.type), t.shape, t.elements, t.bit_identical, ulps_text(t.max_ulps),
+                        rel_text(t.max_relative), t.beyond_tolerance);
   }
   if (!rows.empty()) {
     out += fmt::format("{:<28} {:<9} {:<14} {:>10} {:>14} {:>9} {:>10} {:>8}\n", "array", "dtype",
@@ -304,7 +303,7 @@ std::string format_array_diff(const ArrayDiffReport& d, std::size_t limit) {
       if (shown >= limit) continue;
       ++shown;
       listed += fmt::format(
-          "  {:<13} {}{}: {} vs {}{}\n", kind_label(m.kind), m.tensor, m.index, m.a, m.b,
+          "  {:<13} {}{}: {} vs {}{}\n", name(m.kind), m.tensor, m.index, m.a, m.b,
           m.kind == ElementMismatch::Kind::largest_ulps || m.kind == ElementMismatch::Kind::inf
               ? fmt::format(", {} ulps", m.ulps)
               : "");
@@ -340,7 +339,7 @@ std::string format_array_diff_markdown(const ArrayDiffReport& d, std::size_t lim
     ++differing;
     if (shown++ >= limit) continue;
     rows += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} |\n", display_name(t),
-                        element_type_name(t.type), t.shape, t.elements, t.bit_identical, t.max_ulps,
+                        name(t.type), t.shape, t.elements, t.bit_identical, t.max_ulps,
                         rel_text(t.max_relative), t.beyond_tolerance);
   }
   if (!rows.empty()) {
@@ -379,7 +378,7 @@ nlohmann::json array_diff_to_json(const ArrayDiffReport& d) {
   j["arrays"] = nlohmann::json::array();
   for (const auto& t : d.tensors) {
     nlohmann::json tj{{"name", t.name_a},
-                      {"dtype", element_type_name(t.type)},
+                      {"dtype", name(t.type)},
                       {"shape", t.shape},
                       {"elements", t.elements},
                       {"bit_identical", t.bit_identical},
@@ -394,11 +393,8 @@ nlohmann::json array_diff_to_json(const ArrayDiffReport& d) {
     if (t.name_b != t.name_a) tj["name_b"] = t.name_b;
     tj["listed"] = nlohmann::json::array();
     for (const auto& m : t.listed) {
-      tj["listed"].push_back({{"kind", kind_label(m.kind)},
-                              {"index", m.index},
-                              {"a", m.a},
-                              {"b", m.b},
-                              {"ulps", m.ulps}});
+      tj["listed"].push_back(
+          {{"kind", name(m.kind)}, {"index", m.index}, {"a", m.a}, {"b", m.b}, {"ulps", m.ulps}});
     }
     j["arrays"].push_back(std::move(tj));
   }

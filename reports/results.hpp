@@ -33,7 +33,7 @@ inline constexpr int kResultsSchemaVersion = 1;
 inline constexpr const char* kResultsSchemaName = "fplab-results";
 
 enum class ValueType { float32, float64, integer, text };
-std::string_view to_string(ValueType t);
+std::string_view name(ValueType t);
 
 // One typed result value. Floats compare by their bits (so NaN == NaN and
 // -0 != +0): two results are the same when they are bit-identical.
@@ -157,7 +157,7 @@ struct Figure {
 };
 
 enum class Status { reproduced, differs };
-std::string_view to_string(Status s);
+std::string_view name(Status s);
 
 struct ClaimRef {
   std::string id;      // "A1"
