@@ -3,48 +3,35 @@
 // total, rounding and argmax the page shows comes from these functions, so
 // the page and `fplab sum` / `fplab round` give the same bits.
 //
-// Each function takes text and returns JSON text (valid until the next
-// call); errors come back as {"error": "one line"}, never as a trap.
+// Each function takes text and returns JSON text (classroom/reply.hpp);
+// every_order.cpp and token_flip.cpp hold the other two widgets' functions.
 #include <emscripten/emscripten.h>
-
-#include <algorithm>
-#include <cstdint>
-#include <nlohmann/json.hpp>
-#include <sstream>
-#include <string>
-#include <vector>
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "classroom/reply.hpp"
 #include "io/numbers.hpp"
 #include "precision/format.hpp"
+#include "precision/queries.hpp"
 #include "precision/rounding.hpp"
 #include "reductions/error.hpp"
+#include "reductions/exact.hpp"
 #include "reductions/strategy.hpp"
 
 namespace {
 
-using nlohmann::json;
+using fplab::classroom::exact_value;
+using fplab::classroom::guarded;
+using fplab::classroom::json;
+using fplab::classroom::words;
 
-std::string g_reply;        // the last reply, kept alive for the caller
 std::vector<float> g_data;  // the A4 data set, handed over once by the page
-
-const char* reply(const json& j) {
-  g_reply = j.dump();
-  return g_reply.c_str();
-}
-
-template <class T>
-json exact_value(T v) {
-  return {{"hex", fplab::to_hex(v)}, {"decimal", fplab::to_decimal(v)}};
-}
-
-std::vector<std::string> words(const char* text) {
-  std::istringstream in(text);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
 
 template <class T>
 json sums(const std::vector<T>& x, const std::vector<fplab::Strategy>& strategies) {
@@ -63,13 +50,66 @@ json sums(const std::vector<T>& x, const std::vector<fplab::Strategy>& strategie
   return out;
 }
 
-template <class F>
-const char* guarded(F&& f) {
-  try {
-    return reply(f());
-  } catch (const std::exception& e) {
-    return reply(json{{"error", e.what()}});
+// The words of `text` reordered by their values in T: ascending, or by
+// magnitude (stable: equal keys keep their order).
+template <class T>
+json sorted_words(const std::vector<std::string>& text, bool by_magnitude) {
+  std::vector<std::pair<T, std::string>> keyed;
+  for (const auto& w : text) {
+    const T v = fplab::parse_number<T>(w);
+    keyed.emplace_back(by_magnitude ? std::abs(v) : v, w);
   }
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  json out = json::array();
+  for (const auto& [key, w] : keyed) out.push_back(w);
+  return json{{"words", out}};
+}
+
+std::string binary_digits(std::uint64_t v, int bits) {
+  std::string s;
+  for (int i = bits - 1; i >= 0; --i) s += ((v >> i) & 1) != 0 ? '1' : '0';
+  return s;
+}
+
+// x - rounded, correctly rounded (the plain difference may round).
+double rounding_error(double x, double rounded) {
+  if (!std::isfinite(x) || !std::isfinite(rounded)) return x - rounded;
+  fplab::ExactSum e;
+  e.add(x);
+  e.add(-rounded);
+  return e.to_double();
+}
+
+// x in format f, with the fields (and names) of `fplab round --json`.
+json describe(double x, const fplab::Format& f) {
+  fplab::RoundingOptions o;
+  o.format = f;
+  const double rounded = fplab::round(x, o);
+  const fplab::Neighbours around = fplab::neighbours(x, f);
+  const fplab::BitFields b = fplab::bit_fields(rounded, f);
+  const int digits = (1 + b.exponent_bits + b.mantissa_bits + 3) / 4;
+  return {{"format", f.name},
+          {"rounded", exact_value(rounded)},
+          {"error", exact_value(rounding_error(x, rounded))},
+          {"exact", std::isfinite(x) && around.below == x && around.above == x},
+          {"below", exact_value(around.below)},
+          {"above", exact_value(around.above)},
+          {"next_down", exact_value(fplab::next_down(x, f))},
+          {"next_up", exact_value(fplab::next_up(x, f))},
+          {"spacing", exact_value(fplab::spacing(x, f))},
+          {"max_error", exact_value(fplab::max_rounding_error(x, f, o.rounding))},
+          {"bits",
+           {{"sign", b.sign ? 1 : 0},
+            {"exponent", b.exponent},
+            {"mantissa", b.mantissa},
+            {"exponent_bits", b.exponent_bits},
+            {"mantissa_bits", b.mantissa_bits},
+            {"hex", fmt::format("0x{:0{}x}", b.bits, digits)},
+            {"binary",
+             fmt::format("{} {} {}", b.sign ? 1 : 0, binary_digits(b.exponent, b.exponent_bits),
+                         binary_digits(b.mantissa, b.mantissa_bits))},
+            {"kind", b.kind}}}};
 }
 
 }  // namespace
@@ -152,6 +192,43 @@ EMSCRIPTEN_KEEPALIVE const char* fplab_round_logits(const char* values_text, con
                 {"rounded", rounded},
                 {"argmax", argmax(x)},
                 {"argmax_rounded", argmax(r)}};
+  });
+}
+
+// The words of `numbers_text` sorted by their values in `dtype` ("float32"
+// or "float64"; hex as well as decimal), ascending, or by magnitude when
+// `by_magnitude` is nonzero.
+EMSCRIPTEN_KEEPALIVE const char* fplab_sort(const char* numbers_text, const char* dtype,
+                                            int by_magnitude) {
+  return guarded([&] {
+    const auto text = words(numbers_text);
+    if (std::string_view(dtype) == "float32") return sorted_words<float>(text, by_magnitude != 0);
+    return sorted_words<double>(text, by_magnitude != 0);
+  });
+}
+
+// The number `x_text` (decimal or hex, read as the nearest double) in
+// fp64, fp32, bf16, fp16, fp8 e4m3 and e5m2: rounded (nearest even), the
+// rounding error, the neighbours, the spacing and the bit fields, as
+// `fplab round --json` gives them.
+EMSCRIPTEN_KEEPALIVE const char* fplab_bits(const char* x_text) {
+  return guarded([&] {
+    const double x = fplab::parse_number<double>(x_text);
+    json formats = json::array();
+    for (const fplab::Format* f :
+         {&fplab::kFP64, &fplab::kFP32, &fplab::kBF16, &fplab::kFP16, &fplab::kE4M3, &fplab::kE5M2})
+      formats.push_back(describe(x, *f));
+    return json{{"x", exact_value(x)}, {"formats", formats}};
+  });
+}
+
+// The value of the encoding `bits_text` (hex) in `format`: what a bit
+// flipped in the bits widget gives.
+EMSCRIPTEN_KEEPALIVE const char* fplab_decode(const char* format, const char* bits_text) {
+  return guarded([&] {
+    const fplab::Format f = fplab::parse_format(format);
+    const std::uint64_t bits = std::stoull(bits_text, nullptr, 16);
+    return json{{"value", exact_value(fplab::decode(bits, f))}};
   });
 }
 

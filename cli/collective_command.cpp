@@ -212,8 +212,9 @@ void add_collective_command(CLI::App& app) {
   enumerate->add_option("--out", e->out, "the results file rank 0 writes")->required();
   enumerate
       ->add_option("--levels", e->levels,
-                   "most levels of the level programme tabulated before the walk (default: as "
-                   "many as fit)")
+                   "the level programme for every strategy, with at most this many levels "
+                   "tabulated before the walk (default: tree strategies by their subtree "
+                   "tables, kahan and neumaier by as many levels as fit)")
       ->check(CLI::Range(0, 16));
   enumerate->add_option("--fail-rank", e->fail_rank,
                         "fault injection for tests: this rank exits mid-job (status 3)");

@@ -15,6 +15,10 @@ void add_summary_command(CLI::App& app);     // cli/summary_command.cpp
 void add_generate_command(CLI::App& app);    // cli/generate_command.cpp
 void add_pack_command(CLI::App& app);        // cli/pack_command.cpp
 void add_collective_command(CLI::App& app);  // cli/collective_command.cpp
+void add_ops_command(CLI::App& app);         // cli/ops_command.cpp
+void add_tokenize_command(CLI::App& app);    // cli/checkpoint_commands.cpp
+void add_inspect_command(CLI::App& app);     // cli/checkpoint_commands.cpp
+void add_bisect_command(CLI::App& app);      // cli/bisect_command.cpp
 
 // Thrown by a command that finished its work but must exit non-zero with a
 // meaning of its own (fplab diff: 1 = drift); main returns `code`.

@@ -7,8 +7,16 @@
 // all-reduces on real Open MPI (mpi/tp_rank.hpp); rank 0 writes
 // the text and the logits to DIR, and this process prints and copies them.
 // --tp-in-process computes every shard here instead (the prediction).
+// --split-k S (with --policy split-k) fixes every product's number of K
+// splits (model/split_rule.hpp's SplitKOverride), as the classroom's slider.
 // --logits FILE.npy: the (steps x vocabulary) float32 logits that chose each
 // generated character, C order, written to FILE.npy.tmp and renamed.
+// --batch N: the batch holds N rows, the samples first and then copies of
+// the prompt decoded with sample 0's settings (their texts unprinted), so
+// the printed answer is row 0 of a batch of N: the headline (claim B6)
+// from the command line, `fplab generate -t 0 --precision bf16 --policy
+// split-k --batch 8`. --json prints {"prompt_ids", "ids", "text"} per
+// sample (ids and text: the generated characters only).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,13 +24,19 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "collectives/npy_matrix.hpp"
+#include "experiments/model_support.hpp"
 #include "io/atomic_file.hpp"
+#include "model/gated_decode.hpp"
+#include "model/op_trace.hpp"
 #include "model/policy.hpp"
+#include "model/split_rule.hpp"
 #include "model/transformer.hpp"
 #include "mpi/launcher.hpp"
 #include "mpi/tp_rank.hpp"
@@ -33,10 +47,16 @@ namespace fplab::cli {
 
 namespace {
 
+// The prompt of the headline's lead example (batch-answers' prompt 3).
+constexpr std::string_view kDefaultPrompt = model::experiments::kPrompts[2];
+constexpr std::size_t kMaxBatch = 1024;
+
 struct GenerateOptions {
-  std::string prompt;
+  std::string prompt = std::string(kDefaultPrompt);
   std::size_t steps = 0;
   std::size_t samples = 1;
+  std::size_t batch = 0;  // 0: as many rows as samples
+  bool json = false;
   double temperature = 1.0;
   std::int64_t top_k = 0;
   double top_p = 1.0;
@@ -47,14 +67,17 @@ struct GenerateOptions {
   std::uint64_t seed = 0;
   std::string precision = "fp32";
   std::string policy = "batch-invariant";
+  std::size_t split_k = 0;  // 0: the split rule's count
   std::string model;
   std::size_t tp = 1;
   std::string allreduce = "ompi-default";
   bool tp_in_process = false;
   std::string logits;
+  std::string dump;
   std::string tp_rank_out;  // set: this process is a rank of an mpirun job
   int tp_fail_rank = -1;    // fault injection (tests): this rank dies mid-run
   double timeout = 120;
+  std::string gate;  // gated greedy decoding (model/gated_decode.hpp)
 };
 
 // The same command for the ranks (every option spelled out; doubles in
@@ -96,6 +119,8 @@ std::vector<std::string> rank_command(const GenerateOptions& o, std::size_t step
                                    o.allreduce,
                                    "--tp-rank-out",
                                    dir.string()};
+  if (o.batch != 0) argv.insert(argv.end(), {"--batch", std::to_string(o.batch)});
+  if (o.json) argv.emplace_back("--json");
   if (o.tp_fail_rank >= 0)
     argv.insert(argv.end(), {"--tp-fail-rank", std::to_string(o.tp_fail_rank)});
   return argv;
@@ -122,7 +147,7 @@ void add_generate_command(CLI::App& app) {
       app.add_subcommand("generate", "Continue a prompt with the bundled model (seeded sampling)");
   cmd->add_option("prompt", o->prompt,
                   "The text to continue (characters of the model's vocabulary)")
-      ->required();
+      ->capture_default_str();
   cmd->add_option("-n,--steps", o->steps,
                   "Characters to generate (default: up to 200, as the context allows)");
   cmd->add_option("-t,--temperature", o->temperature, "Temperature; 0 or less: greedy (argmax)")
@@ -148,10 +173,24 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--samples", o->samples, "Samples to print, with seeds seed, seed+1, ...")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--batch", o->batch,
+                  "Rows in the batch: the samples, then copies of the prompt (default: the "
+                  "samples alone); the answer printed is row 0's")
+      ->check(CLI::Range(std::size_t{1}, kMaxBatch));
+  cmd->add_flag("--json", o->json,
+                "Print {\"prompt_ids\": [...], \"ids\": [...], \"text\": \"...\"} per sample "
+                "(ids and text: the generated characters only)");
   cmd->add_option("--precision", o->precision, "fp32, bf16, fp16 or layercast")
       ->capture_default_str();
-  cmd->add_option("--policy", o->policy, "Reduction order: library, split-k or batch-invariant")
+  cmd->add_option("--policy", o->policy,
+                  "Reduction order: library, split-k, batch-invariant or tp-invariant, then "
+                  "per-op overrides ,GLOB=POLICY (e.g. library,layers.*.mlp.*=split-k; "
+                  "fplab ops lists the ops)")
       ->capture_default_str();
+  cmd->add_option("--split-k", o->split_k,
+                  "With --policy split-k: cut every product's K into this many splits "
+                  "(model/split_rule.hpp; default: the split rule's count for the shape)")
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--model", o->model,
                   "Model file (default: $FPLAB_MODEL, else model/data/kjv-char.safetensors)");
   cmd->add_option("--tp", o->tp,
@@ -167,6 +206,14 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--logits", o->logits,
                   "Write the (steps x vocabulary) float32 logits that chose each character "
                   "(.npy, C order; needs --samples 1)");
+  cmd->add_option("--dump", o->dump,
+                  "Write every op's output for the first sample, pass after pass, to this "
+                  ".safetensors file (tensors 'step<N>.<op>', [positions, width] float32)");
+  cmd->add_option("--gate", o->gate,
+                  "Greedy decoding under --policy (fast, batch-variant) made equal to "
+                  "batch-invariant decoding: bound, margin:TAU or window:W (also fast, "
+                  "invariant); with --batch N, N gated copies of the prompt; prints the gate's "
+                  "counts as one JSON line on stderr (with --json: in the object on stdout)");
   cmd->add_option("--timeout", o->timeout, "Seconds before a hung MPI job is killed")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 86400.0));
@@ -183,12 +230,24 @@ void add_generate_command(CLI::App& app) {
     c.frequency_penalty = o->frequency;
     c.repetition_penalty = o->repetition;
     c.order = sampling::parse_order(o->order);
-    const model::Policy policy{model::parse_reduction_policy(o->policy),
-                               model::parse_precision_policy(o->precision)};
+    const model::Policy policy =
+        model::parse_reduction_spec(o->policy, model::parse_precision_policy(o->precision));
+    std::optional<model::SplitKOverride> forced_splits;
+    if (o->split_k != 0) {
+      if (policy.reduction != model::ReductionPolicy::split_k)
+        throw std::invalid_argument("--split-k needs --policy split-k");
+      if (o->tp != 1) throw std::invalid_argument("--split-k needs --tp 1");
+      forced_splits.emplace(o->split_k);
+    }
     const model::Model m = model::Model::load(o->model);
     c.validate(m.config().vocab_size);
     const auto prompt = m.tokenizer().encode(o->prompt);
     if (prompt.empty()) throw std::invalid_argument("the prompt is empty");
+    // Held to the context before any sum: prompt + steps cannot wrap around.
+    if (o->steps > m.config().context) {
+      throw std::invalid_argument(fmt::format("--steps {}: over the context of {} characters",
+                                              o->steps, m.config().context));
+    }
     std::size_t steps = o->steps;
     if (steps == 0) {
       steps = std::min<std::size_t>(
@@ -198,10 +257,26 @@ void add_generate_command(CLI::App& app) {
       throw std::invalid_argument(
           fmt::format("the prompt fills the context of {} characters", m.config().context));
     }
-    std::vector<sampling::SamplingConfig> configs(o->samples, c);
-    for (std::size_t i = 0; i < configs.size(); ++i) configs[i].seed = o->seed + i;
+    const std::size_t rows = o->batch == 0 ? o->samples : o->batch;
+    if (rows < o->samples) {
+      throw std::invalid_argument(
+          fmt::format("--batch {} holds fewer rows than --samples {}", rows, o->samples));
+    }
+    // Rows past the samples: copies of sample 0 (same prompt, same seed).
+    std::vector<sampling::SamplingConfig> configs(rows, c);
+    for (std::size_t i = 0; i < o->samples; ++i) configs[i].seed = o->seed + i;
+    for (std::size_t i = o->samples; i < rows; ++i) configs[i].seed = o->seed;
     if (!o->logits.empty() && o->samples != 1)
       throw std::invalid_argument("--logits needs --samples 1");
+    if (!o->dump.empty() && (o->tp > 1 && !o->tp_in_process))
+      throw std::invalid_argument("--dump runs in one process: add --tp-in-process");
+    if (!o->gate.empty()) {
+      (void)model::parse_gate(o->gate);
+      if (o->temperature > 0) throw std::invalid_argument("--gate decodes greedily: add -t 0");
+      if (o->tp > 1 || !o->logits.empty() || !o->dump.empty() || o->samples != 1)
+        throw std::invalid_argument("--gate runs alone: no --tp, --logits, --dump or --samples");
+    }
+    model::OpTrace trace;
     model::TensorParallel tp{.degree = o->tp, .allreduce = parse_collective(o->allreduce)};
     model::validate_tensor_parallel(m.config(), policy.reduction, tp);
     const Collective order = model::tp_allreduce_order(policy.reduction, tp);
@@ -211,11 +286,28 @@ void add_generate_command(CLI::App& app) {
                           const sampling::Step&) {
       if (seq == 0) logits.insert(logits.end(), row.begin(), row.end());
     };
-    // All samples in one batch (bits independent of the batch under the
+    // The printed form of the samples' answers (rows past them unprinted).
+    const auto answers_text = [&](const std::vector<std::vector<model::Token>>& out) {
+      std::string text;
+      if (o->json) {
+        nlohmann::json all = nlohmann::json::array();
+        for (std::size_t i = 0; i < o->samples; ++i) {
+          all.push_back(
+              {{"prompt_ids", prompt}, {"ids", out[i]}, {"text", m.tokenizer().decode(out[i])}});
+        }
+        return (o->samples == 1 ? all.at(0) : all).dump() + "\n";
+      }
+      for (std::size_t i = 0; i < o->samples; ++i) {
+        if (o->samples > 1) text += fmt::format("--- seed {}\n", configs[i].seed);
+        text += fmt::format("{}{}\n", o->prompt, m.tokenizer().decode(out[i]));
+      }
+      return text;
+    };
+    // All rows in one batch (bits independent of the batch under the
     // batch-invariant policy, not under split-k or library).
     const auto decode = [&] {
       return sampling::sample(m, policy, prompt, configs, steps, sampling::Batching::together, keep,
-                              tp);
+                              tp, o->dump.empty() ? nullptr : &trace);
     };
     std::string text;
     if (!o->tp_rank_out.empty()) {
@@ -235,10 +327,7 @@ void add_generate_command(CLI::App& app) {
         rank.abort(e.what());
       }
       if (rank.rank() != 0) return;
-      for (std::size_t i = 0; i < out.size(); ++i) {
-        if (out.size() > 1) text += fmt::format("--- seed {}\n", configs[i].seed);
-        text += fmt::format("{}{}\n", o->prompt, m.tokenizer().decode(out[i]));
-      }
+      text = answers_text(out);
       const std::filesystem::path dir = o->tp_rank_out;
       write_logits(dir / "logits.npy", steps, V, logits);
       write_file_atomically(dir / "text.txt", text);
@@ -261,12 +350,43 @@ void add_generate_command(CLI::App& app) {
       fmt::print("{}", text);
       return;
     }
-    const auto out = decode();
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      if (out.size() > 1) fmt::print("--- seed {}\n", configs[i].seed);
-      fmt::print("{}{}\n", o->prompt, m.tokenizer().decode(out[i]));
+    if (!o->gate.empty()) {
+      const model::Gate gate = model::parse_gate(o->gate);
+      std::unique_ptr<model::StepBounds> bounds;
+      if (gate.kind == model::GateKind::bound)
+        bounds = std::make_unique<model::StepBounds>(m, policy.precision);
+      const std::vector<std::vector<model::Token>> copies(rows, prompt);
+      const auto r = model::gated_decode(m, policy, copies, steps, gate, bounds.get());
+      const auto& t = r.total;
+      const nlohmann::json counts = {{"gate", model::gate_spec(gate)},
+                                     {"batch", rows},
+                                     {"steps", t.steps},
+                                     {"recomputed_steps", t.recomputed},
+                                     {"rigorous_steps", t.rigorous},
+                                     {"first_order_steps", t.first_order},
+                                     {"rollbacks", t.rollbacks},
+                                     {"replayed_tokens", t.replayed},
+                                     {"fast_tokens", t.fast_tokens},
+                                     {"invariant_tokens", t.invariant_tokens}};
+      if (o->json) {
+        nlohmann::json answer = {{"prompt_ids", prompt},
+                                 {"ids", r.tokens[0]},
+                                 {"text", m.tokenizer().decode(r.tokens[0])}};
+        answer.update(counts);
+        fmt::print("{}\n", answer.dump());
+      } else {
+        fmt::print("{}{}\n", o->prompt, m.tokenizer().decode(r.tokens[0]));
+        fmt::print(stderr, "{}\n", counts.dump());
+      }
+      return;
     }
+    fmt::print("{}", answers_text(decode()));
     if (!o->logits.empty()) write_logits(o->logits, steps, V, logits);
+    if (!o->dump.empty()) {
+      model::write_trace(o->dump, trace.records(),
+                         {{"policy", model::reduction_spec(policy)},
+                          {"precision", std::string(model::name(policy.precision))}});
+    }
   });
 }
 

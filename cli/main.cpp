@@ -26,13 +26,23 @@ int run_fplab(int argc, char** argv) {
   fplab::cli::add_sum_command(app);
   fplab::cli::add_list_command(app);
   fplab::cli::add_round_command(app);
+#ifndef FPLAB_LITE  // the lab's commands (cli/CMakeLists.txt)
   fplab::cli::add_run_command(app);
+#endif
   fplab::cli::add_report_command(app);
   fplab::cli::add_diff_command(app);
   fplab::cli::add_summary_command(app);
+#ifndef FPLAB_LITE  // the lab's commands (cli/CMakeLists.txt)
   fplab::cli::add_generate_command(app);
+#endif
   fplab::cli::add_pack_command(app);
+#ifndef FPLAB_LITE
   fplab::cli::add_collective_command(app);
+  fplab::cli::add_ops_command(app);
+  fplab::cli::add_tokenize_command(app);
+  fplab::cli::add_inspect_command(app);
+  fplab::cli::add_bisect_command(app);
+#endif
   try {
     // `fplab sum -inf 1 -.5`, `fplab round -0.1`: negative numbers reach
     // sum and round as values.
@@ -44,8 +54,11 @@ int run_fplab(int argc, char** argv) {
     for (const auto& a : args) words.push_back(a.c_str());
     app.parse(static_cast<int>(words.size()), words.data());
   } catch (const CLI::ParseError& e) {
-    // --help and --version exit 0; every usage error exits 2 like other bad input.
-    return app.exit(e) == 0 ? 0 : 2;
+    // --help and --version exit 0; every usage error is one line and exit 2
+    // like other bad input.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "fplab: error: %s (see --help)\n", e.what());
+    return 2;
   } catch (const fplab::cli::ExitStatus& e) {
     return e.code;
   } catch (const std::exception& e) {

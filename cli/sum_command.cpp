@@ -15,10 +15,14 @@
 // something; a total with no correct digit (relative error >= 100 %) says
 // "all digits lost". --show-tree adds each strategy's association as
 // ReductionProgram (reductions/orders.hpp) records it; --json and --csv are
-// the machine-readable forms (docs/cli.md lists their fields).
+// the machine-readable forms (docs/cli.md lists their fields). --narrow (or
+// a terminal narrower than 148 columns) fits the table in 80.
 #include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -34,6 +38,7 @@
 #include "io/array.hpp"
 #include "io/npy.hpp"
 #include "io/numbers.hpp"
+#include "io/text_columns.hpp"
 #include "reductions/association.hpp"
 #include "reductions/error.hpp"
 #include "reductions/strategy.hpp"
@@ -50,6 +55,7 @@ struct SumOptions {
   bool json = false;
   bool csv = false;
   bool show_tree = false;
+  bool narrow = false;
   std::optional<std::size_t> axis;
   std::string tensor;
   bool bfloat16_void = false;
@@ -119,7 +125,23 @@ constexpr std::size_t kMaxTreeInputs = 16;
 
 // ---- one sum, every strategy ---------------------------------------------------------
 
-enum class Output { text, json, csv };
+// narrow_text: the text table in 80 columns (--narrow, or a terminal
+// narrower than the wide table's 148): each strategy on two lines.
+enum class Output { text, narrow_text, json, csv };
+
+// `text` broken at spaces into lines of at most `width` columns (a longer
+// word stands alone), each line after the first indented by `indent`.
+std::string wrapped(std::string text, std::size_t width, std::size_t indent) {
+  std::string out;
+  while (text.size() > width) {
+    std::size_t cut = text.rfind(' ', width);
+    if (cut == std::string::npos || cut <= indent) cut = text.find(' ', width);
+    if (cut == std::string::npos) break;
+    out += text.substr(0, cut) + "\n";
+    text = std::string(indent, ' ') + text.substr(cut + 1);
+  }
+  return out + text + "\n";
+}
 
 template <class T>
 nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strategies, Output output,
@@ -163,6 +185,19 @@ nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strateg
     std::erase(same, r.name);
     return same;
   };
+
+  // An empty input (an empty file, a 0-element array) is summed, not
+  // refused: every strategy gives the empty sum, and the user is told so.
+  if (x.empty()) {
+    const std::string empty = fmt::format(
+        "the input is empty (0 numbers): the empty sum is {} ({}) under {}", shown_decimal(exact),
+        shown_hex(exact), groups.size() == 1 ? "every strategy" : "the exact sum");
+    if (output == Output::text && groups.size() == 1) {
+      fmt::print("{}\n", empty);
+      return nullptr;
+    }
+    fmt::print(stderr, "fplab: note: {}\n", empty);
+  }
 
   if (output == Output::json) {
     nlohmann::json out;
@@ -214,32 +249,54 @@ nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strateg
   if (!source.slice.empty()) fmt::print("slice {}: ", source.slice);
   const std::string what =
       source.input_dtype.empty() ? dtype : source.input_dtype + ", summed in " + dtype;
-  fmt::print("{} numbers ({}), exact sum {} ({}), condition number {}\n", x.size(), what,
-             shown_decimal(exact), shown_hex(exact), shown_g(cond));
-  if (std::isnan(exact)) {
-    fmt::print("(the inputs hold a NaN, or both +inf and -inf: they have no real sum)\n");
-  }
-  fmt::print(
+  const bool narrow = output == Output::narrow_text;
+  // Paragraphs: as they are, or in 80 columns.
+  const auto say = [&](const std::string& text) {
+    fmt::print("{}", narrow ? wrapped(text, 80, 2) : text + "\n");
+  };
+  say(fmt::format("{} numbers ({}), exact sum {} ({}), condition number {}", x.size(), what,
+                  shown_decimal(exact), shown_hex(exact), shown_g(cond)));
+  if (std::isnan(exact))
+    say("(the inputs hold a NaN, or both +inf and -inf: they have no real sum)");
+  say(fmt::format(
       "errors vs exact: against the exact real sum of the inputs (no rounding); ulps vs exact: "
-      "{} values from the total to that sum rounded to {}\n\n",
-      dtype, dtype);
-  fmt::print("{:<28} {:>24} {:>24} {:>18} {:>18} {:>23}\n", "strategy", "total", "hex",
-             "abs error vs exact", "rel error vs exact", fmt::format("ulps vs exact ({})", dtype));
+      "{} values from the total to that sum rounded to {}",
+      dtype, dtype));
+  fmt::print("\n");
+  const std::string ulps_title = fmt::format("ulps vs exact ({})", dtype);
+  if (narrow) {
+    fmt::print("{:<28} {:>24} {:>24}\n  {:<26} {:>24} {:>24}\n", "strategy", "total", "hex",
+               "abs error vs exact", "rel error vs exact", ulps_title);
+  } else {
+    fmt::print("{:<28} {:>24} {:>24} {:>18} {:>18} {:>23}\n", "strategy", "total", "hex",
+               "abs error vs exact", "rel error vs exact", ulps_title);
+  }
   bool any_nan = std::isnan(exact);
   for (const auto& r : rows) {
     any_nan = any_nan || std::isnan(r.total);
     const std::string ulps = r.verdict == AccuracyVerdict::ulps ? std::to_string(r.acc.ulps)
                                                                 : std::string(name(r.verdict));
-    fmt::print("{:<28} {:>24} {:>24} {:>18} {:>18} {:>23}\n", r.name, shown_decimal(r.total),
-               shown_hex(r.total), shown_g(r.acc.abs_error), shown_percent(r.acc.rel_error), ulps);
+    if (narrow) {
+      fmt::print("{:<28} {:>24} {:>24}\n  {:<26} {:>24} {:>24}\n", r.name, shown_decimal(r.total),
+                 shown_hex(r.total), shown_g(r.acc.abs_error), shown_percent(r.acc.rel_error),
+                 ulps);
+    } else {
+      fmt::print("{:<28} {:>24} {:>24} {:>18} {:>18} {:>23}\n", r.name, shown_decimal(r.total),
+                 shown_hex(r.total), shown_g(r.acc.abs_error), shown_percent(r.acc.rel_error),
+                 ulps);
+    }
   }
   fmt::print("\n{} distinct total{} (by bits):\n", groups.size(), groups.size() == 1 ? "" : "s");
-  for (const auto& [hex, names] : groups) fmt::print("  {:<24} {}\n", hex, fmt::join(names, ", "));
+  for (const auto& [hex, names] : groups) {
+    fmt::print("{}", narrow
+                         ? wrapped(fmt::format("  {:<24} {}", hex, fmt::join(names, ", ")), 80, 4)
+                         : fmt::format("  {:<24} {}\n", hex, fmt::join(names, ", ")));
+  }
   if (any_nan) {
-    fmt::print(
-        "\nnan: not a number. Its sign bit means nothing (IEEE 754 leaves it unspecified; x86 "
+    fmt::print("\n");
+    say("nan: not a number. Its sign bit means nothing (IEEE 754 leaves it unspecified; x86 "
         "gives inf - inf the sign bit set, which printf writes with a minus sign), so every NaN "
-        "is written nan, with its bit pattern where the hex value would be.\n");
+        "is written nan, with its bit pattern where the hex value would be.");
   }
   if (show_tree) {
     fmt::print(
@@ -258,13 +315,14 @@ nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strateg
 Array pick_array(const std::filesystem::path& file, const SumOptions& o) {
   ArrayReadOptions read;
   read.void2_as_bfloat16 = o.bfloat16_void;
+  read.text_type = o.dtype == "float32" ? ElementType::float32 : ElementType::float64;
   auto arrays = read_arrays(file, read);
-  if (file.extension() == ".safetensors") {
+  if (file.extension() != ".npy") {  // .safetensors, or a CSV with a header row (as diff reads it)
     if (o.tensor.empty()) {
       if (arrays.size() == 1) return arrays[0];
       std::string names;
       for (const auto& a : arrays) names += (names.empty() ? "" : ", ") + a.name;
-      throw InputError(file.string() + ": holds several tensors, pick one with --tensor (" + names +
+      throw InputError(file.string() + ": holds several arrays, pick one with --tensor (" + names +
                        ")");
     }
     for (auto& a : arrays) {
@@ -331,9 +389,22 @@ std::vector<std::pair<std::string, std::vector<std::size_t>>> slices(
   return out;
 }
 
+// The wide table's width; a terminal narrower than it gets the narrow one.
+constexpr std::size_t kWideTableColumns = 148;
+
+// The width of the terminal standard output is, or a huge width when it is
+// not a terminal (a pipe or a file keeps the wide table).
+std::size_t terminal_columns() {
+  winsize w{};
+  if (isatty(STDOUT_FILENO) == 0 || ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) != 0 || w.ws_col == 0)
+    return std::numeric_limits<std::size_t>::max();
+  return w.ws_col;
+}
+
 Output output_of(const SumOptions& o) {
   if (o.json) return Output::json;
-  return o.csv ? Output::csv : Output::text;
+  if (o.csv) return Output::csv;
+  return o.narrow || terminal_columns() < kWideTableColumns ? Output::narrow_text : Output::text;
 }
 
 void sum_array(const Array& a, const SumOptions& o, const std::vector<Strategy>& strategies) {
@@ -354,7 +425,7 @@ void sum_array(const Array& a, const SumOptions& o, const std::vector<Strategy>&
     }
     first = false;
     if (o.json) all.push_back(std::move(j));
-    if (output == Output::text && o.axis) fmt::print("\n");
+    if ((output == Output::text || output == Output::narrow_text) && o.axis) fmt::print("\n");
   }
   if (o.json) fmt::print("{}\n", (o.axis ? all : all.at(0)).dump(2));
 }
@@ -371,8 +442,10 @@ void add_sum_command(CLI::App& app) {
   cmd->add_option("--axis", opts->axis,
                   "For an N-D array: sum each 1-D slice along this axis (default: the whole "
                   "array, flattened in C order)");
-  cmd->add_option("--tensor", opts->tensor,
-                  "The tensor of a .safetensors file to sum (needed when it holds several)");
+  cmd->add_option(
+      "--tensor", opts->tensor,
+      "The tensor of a .safetensors file, or the column of a text file with a header row, to "
+      "sum (needed when it holds several)");
   cmd->add_flag("--bfloat16-void", opts->bfloat16_void,
                 "Read .npy dtype '<V2'/'|V2' (how np.save writes ml_dtypes' bfloat16) as bfloat16");
   cmd->add_option("--dtype", opts->dtype, "Precision for numbers given as text")
@@ -386,6 +459,9 @@ void add_sum_command(CLI::App& app) {
                     "Print CSV, one row per strategy (errors vs the exact sum, exact decimal, hex "
                     "and bits)")
           ->excludes(json);
+  cmd->add_flag("--narrow", opts->narrow,
+                "The text table in 80 columns, two lines per strategy (the default on a "
+                "terminal narrower than the wide table's 148 columns)");
   cmd->add_flag("--show-tree", opts->show_tree,
                 "Also print how each strategy parenthesises the sum, e.g. ((x0 + x1) + (x2 + "
                 "x3)) (at most 16 numbers; text and --json)")
@@ -408,6 +484,24 @@ void add_sum_command(CLI::App& app) {
       opts->file = opts->numbers[0];
       opts->numbers.clear();
     }
+    // A lone word that is no number but names a file (a '/' or a file
+    // extension such as .npy) that does not exist: "no such file", not
+    // "is not a number".
+    if (opts->file.empty() && opts->numbers.size() == 1 &&
+        !std::filesystem::exists(opts->numbers[0])) {
+      const std::string& word = opts->numbers[0];
+      const std::string ext = std::filesystem::path(word).extension().string();
+      const bool path_like = word.find('/') != std::string::npos ||
+                             (ext.size() > 1 && std::isalpha(static_cast<unsigned char>(ext[1])));
+      try {
+        parse_number<double>(word);
+      } catch (const std::exception&) {
+        if (path_like) throw InputError("'" + word + "': no such file");
+        throw;
+      }
+    }
+    if (!opts->file.empty() && !std::filesystem::exists(opts->file))
+      throw InputError("'" + opts->file + "': no such file");
     if (opts->numbers.empty() == opts->file.empty()) {
       throw InputError("give numbers as arguments or one --file, not both or neither");
     }
@@ -417,7 +511,8 @@ void add_sum_command(CLI::App& app) {
 
     NumberArray data;
     const std::filesystem::path file = opts->file;
-    if (!opts->file.empty() && (file.extension() == ".npy" || file.extension() == ".safetensors")) {
+    if (!opts->file.empty() && (file.extension() == ".npy" || file.extension() == ".safetensors" ||
+                                text_columns_have_header(file))) {
       sum_array(pick_array(file, *opts), *opts, strategies);
       return;
     }

@@ -34,17 +34,33 @@ struct Divergence {
   std::string alone, batched;  // the two whole texts
   TopTwo top_alone, top_batched;
   Perturbation moved;  // the step's logits, alone vs batched
+  // The top two of every step, each run on its own tokens (the same up to
+  // `step`, their own after it): the headline's figure.
+  std::vector<TopTwo> steps_alone, steps_batched;
+
+  // The flip broke an exact tie: one of the runs had its top two logits
+  // equal (gap 0), so its argmax chose by index, not by value.
+  [[nodiscard]] bool breaks_tie() const {
+    return top_alone.gap() == 0.0F || top_batched.gap() == 0.0F;
+  }
 };
 
 // Per policy and precision: how many of the prompts' answers change at each
-// batch size, and the first divergence seen (prompts in order, then batch
-// sizes in order).
+// batch size, and every divergence (prompts in order, then batch sizes in
+// order).
 struct PolicyAnswers {
   Policy policy;
   std::vector<std::int64_t> changed;  // per batch size (same order as `batches`)
   std::int64_t distinct_max = 1;      // most distinct answers one prompt gave over all sizes
   bool copies_agree = true;
-  std::optional<Divergence> first;
+  std::vector<Divergence> divergences;
+
+  // The earliest divergence over every prompt and batch size (the smallest
+  // step; among equal steps the first in loop order); null: none.
+  [[nodiscard]] const Divergence* earliest() const;
+  // The example to lead with: the earliest divergence that breaks no tie,
+  // else the earliest; null: none.
+  [[nodiscard]] const Divergence* lead() const;
 };
 
 // `tick` is called once per batched decode (for progress).

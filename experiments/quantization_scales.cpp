@@ -16,7 +16,7 @@ namespace fplab::model::experiments {
 namespace {
 
 constexpr ReductionPolicy kReduction = ReductionPolicy::batch_invariant;
-constexpr Policy kPolicy{kReduction, PrecisionPolicy::fp32};
+const Policy kPolicy{kReduction, PrecisionPolicy::fp32};
 
 // Greedy decoding of `prompts` in one Batch with every decoder linear in
 // fp8: sequence 0's tokens and the logits that chose each of them.

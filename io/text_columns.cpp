@@ -1,9 +1,13 @@
 #include "io/text_columns.hpp"
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "io/numbers.hpp"
 
@@ -91,6 +95,35 @@ std::vector<Array> read_text_columns(const std::filesystem::path& path, ElementT
   for (auto& c : columns) c.shape = {c.bits.size()};
   if (columns.size() == 1 && columns[0].name == "column 1") columns[0].name = "";
   return columns;
+}
+
+bool text_columns_have_header(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path.string() + ": cannot open");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    if (trim(line).empty()) continue;
+    const auto row = fields(line);
+    return std::any_of(row.begin(), row.end(), [](const std::string& f) { return !is_number(f); });
+  }
+  return false;
+}
+
+bool text_columns_look_float32(const std::filesystem::path& path) {
+  const auto as32 = read_text_columns(path, ElementType::float32);
+  const auto as64 = read_text_columns(path, ElementType::float64);
+  for (std::size_t c = 0; c < as64.size(); ++c) {
+    for (std::size_t i = 0; i < as64[c].size(); ++i) {
+      const auto f = std::bit_cast<float>(static_cast<std::uint32_t>(as32[c].bits[i]));
+      const auto d = std::bit_cast<double>(as64[c].bits[i]);
+      if (std::isnan(f) && std::isnan(d)) continue;
+      if (static_cast<double>(f) == d) continue;
+      // At most 9 significant digits: float32's shortest decimal or %.9g.
+      if (parse_number<double>(fmt::format("{:.9g}", d)) != d) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace fplab

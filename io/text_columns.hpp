@@ -19,4 +19,15 @@ namespace fplab {
 
 std::vector<Array> read_text_columns(const std::filesystem::path& path, ElementType type);
 
+// True when the first row (after comments and blank lines) has a field that
+// is not a number: a header naming the columns.
+bool text_columns_have_header(const std::filesystem::path& path);
+
+// True when the file's numbers look written from float32 data: each one,
+// read as float64, is a float32 value (np.savetxt's '%.18e' of float32) or
+// has at most 9 significant digits (float32's shortest decimal, '%.9g').
+// `fplab diff` warns when such files are compared as float64, where one
+// float32 step is 2^29 float64 ulps.
+bool text_columns_look_float32(const std::filesystem::path& path);
+
 }  // namespace fplab

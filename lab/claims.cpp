@@ -6,15 +6,21 @@
 namespace fplab {
 namespace {
 
+// Each source with its address (docs/claims.md lists them all; "address not
+// found" where none could be found).
 constexpr std::string_view kTml =
-    "Thinking Machines Lab (TML), \"Defeating Nondeterminism in LLM Inference\", 2025";
+    "Thinking Machines Lab (TML), \"Defeating Nondeterminism in LLM Inference\", 2025, "
+    "https://thinkingmachines.ai/blog/defeating-nondeterminism-in-llm-inference/";
 constexpr std::string_view kArticle =
     "a popular article quoting Thinking Machines Lab (TML), \"Defeating Nondeterminism in LLM "
-    "Inference\", 2025";
-constexpr std::string_view kBook = "a book chapter on sampling and determinism";
-constexpr std::string_view kChapter = "chapter, Qwen2.5-0.5B-Instruct, CPU, float32";
+    "Inference\", 2025 (the article: address not found; docs/claims.md)";
+constexpr std::string_view kBook =
+    "a book chapter on sampling and determinism (address not found; docs/claims.md)";
+constexpr std::string_view kChapter =
+    "chapter, Qwen2.5-0.5B-Instruct, CPU, float32 (address not found; docs/claims.md)";
 constexpr std::string_view kSampling =
-    "a book chapter on sampling and determinism (Qwen2.5-0.5B-Instruct)";
+    "a book chapter on sampling and determinism (Qwen2.5-0.5B-Instruct; address not found; "
+    "docs/claims.md)";
 
 constexpr Claim kClaims[] = {
     // ---- arithmetic
@@ -60,22 +66,47 @@ constexpr Claim kClaims[] = {
     {"B6",
      "1,000 identical requests at temperature 0: 80 distinct completions, all identical up to "
      "token 102, split at token 103 (992 vs 8)",
-     "Thinking Machines Lab (TML), Qwen3-235B-A22B on a GPU server",
+     "Thinking Machines Lab (TML), Qwen3-235B-A22B on a GPU server, "
+     "https://thinkingmachines.ai/blog/defeating-nondeterminism-in-llm-inference/",
      "80 distinct completions of 1,000; first split at token 103 (992 vs 8)"},
     {"B7",
      "batch-invariant kernels cost speed: vLLM default 26 s vs 42 s batch-invariant (+61.5 %) for "
      "1,000 Qwen3-8B completions; TML's batch-invariant matmul about 20 % slower than cuBLAS; "
      "SGLang deterministic mode +24.4 % to +55.1 % end to end (mean 34.35 %)",
-     "Thinking Machines Lab (TML); SGLang blog",
+     "Thinking Machines Lab (TML), "
+     "https://thinkingmachines.ai/blog/defeating-nondeterminism-in-llm-inference/; SGLang blog, "
+     "https://lmsys.org/blog/2025-09-22-sglang-deterministic",
      "+61.5 % (vLLM), about +20 % (TML matmul), +24.4 % to +55.1 % (SGLang, mean 34.35 %)"},
     {"B8",
      "batch-invariant kernels: no split-K, one kernel configuration for every shape; decode "
      "attention splits the KV sequence by a fixed split size (1000 = 256+256+256+232), not a fixed "
      "number of splits",
-     "Thinking Machines Lab (TML)",
+     "Thinking Machines Lab (TML), "
+     "https://thinkingmachines.ai/blog/defeating-nondeterminism-in-llm-inference/",
      "no split-K; one configuration for every shape; fixed split size (1000 = 256+256+256+232)"},
     {"B9", "PyTorch: (A@B)[0] is not guaranteed bitwise equal to A[0]@B",
-     "PyTorch numerical accuracy notes", "(A@B)[0] is not guaranteed bitwise equal to A[0]@B"},
+     "PyTorch numerical accuracy notes, "
+     "https://pytorch.org/docs/stable/notes/numerical_accuracy.html",
+     "(A@B)[0] is not guaranteed bitwise equal to A[0]@B"},
+    {"B10",
+     "batch invariance needs batch-invariant kernels for three ops: matmul, RMSNorm and "
+     "attention",
+     kTml, "matmul, RMSNorm and attention need batch-invariant kernels"},
+    {"B11",
+     "batch-induced token flips are sparse: 0.3-1.3 % of synchronous bf16 decode steps "
+     "(Llama-3.1-8B "
+     "0.48 % on MATH500); a gate that verifies only low-margin steps restores 100 % sequence-level "
+     "determinism with verifier trigger rates of 18.56 % (Llama-3.1-8B) and 15.05 % (Qwen2.5-14B)",
+     "MarginGate, arXiv 2605.30218 (Chu, Zhou, Zhang, 2026)",
+     "flips on 0.3-1.3 % of decode steps; the gate fires on 15.05-18.56 % of steps for 100 % "
+     "determinism"},
+    {"B12",
+     "decode with fast batch-variant kernels, replay each window of tokens (64 by default) under a "
+     "fixed-shape reduction schedule, commit the consistent ones and roll back from the first "
+     "mismatch: deterministic output without batch-invariant kernels",
+     "LLM-42, arXiv 2601.17768 (Gond, Kamath, Ramjee, Panwar), microsoft/llm-42 "
+     "(--llm42-window-size 64)",
+     "windows of 64 tokens, rollback on mismatch, deterministic output"},
     // ---- sampling
     {"C1",
      "temperature divides the logits before the softmax; scaling probabilities instead changes "
@@ -124,7 +155,7 @@ constexpr Claim kClaims[] = {
      "the MPI standard only recommends that a reduction give the same result for the same "
      "arguments in the same order; it does not promise the same result for another number of "
      "processes",
-     "MPI standard, MPI_Reduce (\"advice to implementors\")",
+     "MPI standard, MPI_Reduce (\"advice to implementors\"), https://www.mpi-forum.org/docs/",
      "same result recommended for the same arguments and order; none promised across process "
      "counts"},
     {"D2",
@@ -132,33 +163,37 @@ constexpr Claim kClaims[] = {
      "message size; --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm N "
      "pins it (1 basic linear, 2 nonoverlapping, 3 recursive doubling, 4 ring, 5 segmented ring, "
      "6 rabenseifner)",
-     "Open MPI 4.1 ompi_info --param coll tuned --level 9; coll/tuned decision rules",
+     "Open MPI 4.1 ompi_info --param coll tuned --level 9; coll/tuned decision rules, "
+     "https://github.com/open-mpi/ompi",
      "six pinnable algorithms (1 basic linear .. 6 rabenseifner), chosen by communicator and "
      "message size"},
     {"D3", "\"a 2-rank sum is order independent\"",
      "vLLM tests/.../test_tp_all_reduce_batch_invariant.py (its comment on why the test needs "
-     "more than 2 ranks)",
+     "more than 2 ranks), https://github.com/vllm-project/vllm (the file's path: address not "
+     "found)",
      "every algorithm gives the same bits at P = 2"},
     {"D4",
      "tree-based invariant kernels (TBIK): reduce each dot product's K tiles as a fixed binary "
      "tree and all-reduce as the matching tree, and the result is bit-identical across "
      "tensor-parallel sizes; without it TP 4 vs TP 1 moved max probabilities in about 85 % of "
      "cases, with it 0",
-     "arXiv 2511.17826 and its repository (issue 7)",
+     "arXiv 2511.17826 and its repository (issue 7; the repository: address not found)",
      "bit-identical across TP sizes with TBIK; about 85 % of max probabilities moved TP 4 vs TP 1 "
      "without it, 0 with it"},
     {"D5",
      "SGLang's deterministic mode reaches TP 2/4/8 with NCCL_ALGO=allreduce:tree and its custom "
      "all-reduce off: reproducible at a fixed TP size, not across TP sizes",
-     "SGLang PR 10930; TBIK port still an open PR (15041)",
+     "SGLang PR 10930, https://github.com/sgl-project/sglang/pull/10930; TBIK port still an open "
+     "PR, https://github.com/sgl-project/sglang/pull/15041",
      "reproducible at a fixed TP size (2/4/8), not across TP sizes"},
     {"D6",
      "an FP8 per-tensor dynamic activation scale is the max over every co-batched token, so a "
      "request's logits change with its batch mates even when no sum is reordered",
-     "vLLM issue 57016 / PR 57092",
+     "vLLM issue 57016 / PR 57092, https://github.com/vllm-project/vllm/issues/57016",
      "a request's logits change with its batch mates through the per-tensor scale alone"},
     {"D7", "prefill chunk boundaries change logprob bits (e.g. -1.9073486e-5 vs -1.5258789e-5)",
-     "pegainfer PR 688; vLLM open issue 46592 (prefix cache, canonical chunks)",
+     "pegainfer PR 688 (address not found); vLLM open issue 46592 (prefix cache, canonical "
+     "chunks), https://github.com/vllm-project/vllm/issues/46592",
      "-1.9073486e-5 vs -1.5258789e-5"},
     {"D8",
      "storing weights in 16 bits but computing in float32 (LayerCast) removes most of the "
@@ -172,19 +207,21 @@ constexpr Claim kClaims[] = {
      "GCC contracts a*b + c into a fused multiply-add by default (-ffp-contract=fast unless an "
      "ISO -std= is given), so the same source gives other bits on a target with FMA (aarch64, "
      "x86-64-v3)",
-     "GCC manual, -ffp-contract",
+     "GCC manual, -ffp-contract, https://gcc.gnu.org/onlinedocs/gcc/Optimize-Options.html",
      "q += 0.1 * a[i]: -0x1.54504a6666668p-1 on x86-64, -0x1.54504a6666665p-1 with "
      "-march=x86-64-v3 and on aarch64"},
     {"P2",
      "x87 arithmetic (32-bit x86) evaluates float and double expressions in 80-bit registers "
      "(FLT_EVAL_METHOD 2): results depend on when the compiler spills to memory, and storing "
      "rounds twice",
-     "Monniaux, \"The pitfalls of verifying floating-point computations\", TOPLAS 2008",
+     "Monniaux, \"The pitfalls of verifying floating-point computations\", TOPLAS 2008, "
+     "https://doi.org/10.1145/1353445.1353446",
      "FLT_EVAL_METHOD 2: results depend on spills; storing rounds twice"},
     {"P3",
      "glibc's math functions are not correctly rounded and their errors differ between "
      "architectures",
-     "glibc manual, \"Errors in Math Functions\" (per-architecture ulps table)",
+     "glibc manual, \"Errors in Math Functions\" (per-architecture ulps table), "
+     "https://www.gnu.org/software/libc/manual/html_node/Errors-in-Math-Functions.html",
      "not correctly rounded; errors differ between architectures"},
 };
 

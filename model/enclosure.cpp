@@ -46,9 +46,9 @@ float ref_dot(const float* x, const float* y, std::size_t n) {
 }
 
 MatrixNorms matrix_norms(const std::vector<float>& w, std::size_t N, std::size_t K) {
-  using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  const Eigen::Map<const RowMatrix> W(w.data(), static_cast<Eigen::Index>(N),
-                                      static_cast<Eigen::Index>(K));
+  using WeightRows = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const Eigen::Map<const WeightRows> W(w.data(), static_cast<Eigen::Index>(N),
+                                       static_cast<Eigen::Index>(K));
   const Eigen::MatrixXd Wd = W.cast<double>();
   Eigen::MatrixXd B =
       N <= K ? Eigen::MatrixXd(Wd * Wd.transpose()) : Eigen::MatrixXd(Wd.transpose() * Wd);
@@ -70,25 +70,21 @@ MatrixNorms matrix_norms(const std::vector<float>& w, std::size_t N, std::size_t
   return m;
 }
 
+// Per op of model.ops(): a linear op's weight norms (empty for the others).
 const std::vector<MatrixNorms>& model_norms(const Model& model) {
   static std::mutex mutex;
   static std::map<const Model*, std::vector<MatrixNorms>> cache;
   const std::lock_guard<std::mutex> lock(mutex);
   auto& slot = cache[&model];
   if (slot.empty()) {
-    const auto& c = model.config();
     const Weights& w = model.weights(PrecisionPolicy::fp32);
-    const std::size_t d = c.d_model, f = c.ffn_dim;
-    for (const auto& L : w.layers) {
-      slot.push_back(matrix_norms(L.q, d, d));
-      slot.push_back(matrix_norms(L.k, d, d));
-      slot.push_back(matrix_norms(L.v, d, d));
-      slot.push_back(matrix_norms(L.o, d, d));
-      slot.push_back(matrix_norms(L.gate, f, d));
-      slot.push_back(matrix_norms(L.up, f, d));
-      slot.push_back(matrix_norms(L.down, d, f));
+    slot.resize(model.ops().size());
+    for (std::size_t i = 0; i < model.ops().size(); ++i) {
+      const Op& op = model.ops()[i];
+      if (op.kind == OpKind::linear) {
+        slot[i] = matrix_norms(op_weight(w, op), op.out_features, op.in_features);
+      }
     }
-    slot.push_back(matrix_norms(w.lm_head, c.vocab_size, d));
   }
   return slot;
 }
@@ -102,6 +98,11 @@ EnclosedSequence::EnclosedSequence(const Model& model, EnclosureOptions options)
       u_(options.rounding ? kFloatU : 0),
       rho_(options.rounding ? kExpError : 0),
       norms_(&model_norms(model)) {
+  if (!model.config().plain()) {
+    throw std::invalid_argument(
+        "enclosure: only models without grouped-query attention, biases, q/k norms, tied "
+        "embeddings, their own head_dim or RoPE scaling (the bundled model's kind)");
+  }
   const auto& c = model.config();
   k_.assign(c.n_layers, {});
   v_.assign(c.n_layers, {});
@@ -324,119 +325,126 @@ void EnclosedSequence::attention(std::size_t layer, const Bounded& q, Bounded& o
   tighten(out);
 }
 
+// y = x + a, rounded (both members).
+void EnclosedSequence::add(const Bounded& x, const Bounded& a, Bounded& y) const {
+  const std::size_t d = x.ref.size();
+  y.ref.resize(d);
+  y.e.resize(d);
+  std::vector<double> rounding(d);
+  for (std::size_t i = 0; i < d; ++i) {
+    y.ref[i] = x.ref[i] + a.ref[i];
+    rounding[i] =
+        u_ * (2 * std::abs(static_cast<double>(y.ref[i])) + x.e[i] + a.e[i]) * kMargin * kMargin;
+    y.e[i] = (x.e[i] + a.e[i]) * kMargin + rounding[i];
+  }
+  y.r = (x.r + a.r + norm2(rounding.data(), d)) * kMargin;
+  tighten(y);
+}
+
+// p = silu(g) * up, each op rounded.
+void EnclosedSequence::silu_mul(const Bounded& g, const Bounded& up, Bounded& p) const {
+  const std::size_t f = g.ref.size();
+  p.ref.resize(f);
+  p.e.resize(f);
+  std::vector<double> rounding(f);
+  double max_s = 0, max_u = 0, rs2 = 0;
+  std::vector<double> es(f);
+  for (std::size_t i = 0; i < f; ++i) {
+    const float s_ref = g.ref[i] / (1.0f + std::exp(-g.ref[i]));
+    p.ref[i] = s_ref * up.ref[i];
+    const double as = std::abs(static_cast<double>(s_ref));
+    const double silu_round =
+        ((rho_ + 3 * u_) * 1.01 * (2 * as + kSiluLipschitz * g.e[i]) + 0x1p-109) * kMargin;
+    es[i] = (kSiluLipschitz * g.e[i] + silu_round) * kMargin;
+    rs2 += silu_round * silu_round;
+    const double au = std::abs(static_cast<double>(up.ref[i]));
+    const double prod = as * up.e[i] + au * es[i] + es[i] * up.e[i];
+    rounding[i] = (u_ * (2 * std::abs(static_cast<double>(p.ref[i])) + prod) + 2 * kTiny) * kMargin;
+    p.e[i] = (prod * kMargin + rounding[i]) * kMargin;
+    max_s = std::max(max_s, as);
+    max_u = std::max(max_u, au + up.e[i]);
+  }
+  const double rs =
+      std::min(norm2(es.data(), f), (kSiluLipschitz * g.r + std::sqrt(rs2) * kMargin) * kMargin);
+  p.r = (max_s * up.r + max_u * rs + norm2(rounding.data(), f)) * kMargin;
+  tighten(p);
+}
+
 const std::vector<Interval>& EnclosedSequence::push(Token token) {
   const auto& c = model_->config();
   const Weights& w = model_->weights(PrecisionPolicy::fp32);
   const std::size_t d = c.d_model;
   const std::size_t hd = c.head_dim();
-  const std::size_t f = c.ffn_dim;
   if (token < 0 || static_cast<std::size_t>(token) >= c.vocab_size) {
     throw std::invalid_argument("enclosure: token " + std::to_string(token) +
                                 " is outside the vocabulary");
   }
   if (length_ >= c.context) throw std::invalid_argument("enclosure: past the context");
-  const auto& norms = *norms_;
-  Bounded x, a, q, k, v, att, h, g, up, p;
-  x.ref.assign(
-      w.embed.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(token) * d),
-      w.embed.begin() + static_cast<std::ptrdiff_t>((static_cast<std::size_t>(token) + 1) * d));
-  x.e.assign(d, 0.0);
-  x.r = 0;
+  const auto& ops = model_->ops();
+  std::vector<Bounded> out(ops.size());
   growth_.clear();
-  for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
-    const LayerWeights& L = w.layers[layer];
-    const MatrixNorms* n = norms.data() + 7 * layer;
-    rmsnorm(x, L.input_norm, a);
-    linear(a, L.q, n[0], d, q);
-    linear(a, L.k, n[1], d, k);
-    linear(a, L.v, n[2], d, v);
-    rope(q);
-    rope(k);
-    std::vector<double> rk(c.n_heads), rv(c.n_heads);
-    for (std::size_t hh = 0; hh < c.n_heads; ++hh) {
-      rk[hh] = std::min(k.r, norm2(k.e.data() + hh * hd, hd));
-      rv[hh] = std::min(v.r, norm2(v.e.data() + hh * hd, hd));
+  // Each head's 2-norm bound of a cached K or V entry.
+  const auto head_norms = [&](const Bounded& b) {
+    std::vector<double> r(c.n_heads);
+    for (std::size_t h = 0; h < c.n_heads; ++h) {
+      r[h] = std::min(b.r, norm2(b.e.data() + h * hd, hd));
     }
-    k_[layer].push_back(k);
-    v_[layer].push_back(v);
-    rk_[layer].push_back(std::move(rk));
-    rv_[layer].push_back(std::move(rv));
-    attention(layer, q, att);
-    linear(att, L.o, n[3], d, a);
-    // h = x + a, rounded (both members).
-    h.ref.resize(d);
-    h.e.resize(d);
-    {
-      std::vector<double> rounding(d);
-      for (std::size_t i = 0; i < d; ++i) {
-        h.ref[i] = x.ref[i] + a.ref[i];
-        rounding[i] = u_ * (2 * std::abs(static_cast<double>(h.ref[i])) + x.e[i] + a.e[i]) *
-                      kMargin * kMargin;
-        h.e[i] = (x.e[i] + a.e[i]) * kMargin + rounding[i];
+    return r;
+  };
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    Bounded& y = out[i];
+    const Bounded* x = op.in[0] == kNoInput ? nullptr : &out[op.in[0]];
+    switch (op.kind) {
+      case OpKind::embed: {
+        const auto& e = op_weight(w, op);
+        const auto t = static_cast<std::size_t>(token);
+        y.ref.assign(e.begin() + static_cast<std::ptrdiff_t>(t * d),
+                     e.begin() + static_cast<std::ptrdiff_t>((t + 1) * d));
+        y.e.assign(d, 0.0);
+        y.r = 0;
+        break;
       }
-      h.r = (x.r + a.r + norm2(rounding.data(), d)) * kMargin;
-      tighten(h);
+      case OpKind::rmsnorm:
+        rmsnorm(*x, op_weight(w, op), y);
+        break;
+      case OpKind::linear:
+        linear(*x, op_weight(w, op), (*norms_)[i], op.out_features, y);
+        break;
+      case OpKind::rope:
+        y = *x;
+        rope(y);
+        break;
+      case OpKind::attention:
+        attention(op.layer, *x, y);
+        break;
+      case OpKind::add:
+        add(*x, out[op.in[1]], y);
+        break;
+      case OpKind::silu_mul:
+        silu_mul(*x, out[op.in[1]], y);
+        break;
     }
-    rmsnorm(h, L.post_norm, a);
-    linear(a, L.gate, n[4], f, g);
-    linear(a, L.up, n[5], f, up);
-    // p = silu(g) * up, each op rounded.
-    p.ref.resize(f);
-    p.e.resize(f);
-    {
-      std::vector<double> rounding(f);
-      double max_s = 0, max_u = 0, rs2 = 0;
-      std::vector<double> es(f);
-      for (std::size_t i = 0; i < f; ++i) {
-        const float s_ref = g.ref[i] / (1.0f + std::exp(-g.ref[i]));
-        p.ref[i] = s_ref * up.ref[i];
-        const double as = std::abs(static_cast<double>(s_ref));
-        const double silu_round =
-            ((rho_ + 3 * u_) * 1.01 * (2 * as + kSiluLipschitz * g.e[i]) + 0x1p-109) * kMargin;
-        es[i] = (kSiluLipschitz * g.e[i] + silu_round) * kMargin;
-        rs2 += silu_round * silu_round;
-        const double au = std::abs(static_cast<double>(up.ref[i]));
-        const double prod = as * up.e[i] + au * es[i] + es[i] * up.e[i];
-        rounding[i] =
-            (u_ * (2 * std::abs(static_cast<double>(p.ref[i])) + prod) + 2 * kTiny) * kMargin;
-        p.e[i] = (prod * kMargin + rounding[i]) * kMargin;
-        max_s = std::max(max_s, as);
-        max_u = std::max(max_u, au + up.e[i]);
-      }
-      const double rs = std::min(norm2(es.data(), f),
-                                 (kSiluLipschitz * g.r + std::sqrt(rs2) * kMargin) * kMargin);
-      p.r = (max_s * up.r + max_u * rs + norm2(rounding.data(), f)) * kMargin;
-      tighten(p);
+    if (op.cache == Cache::k) {
+      k_[op.layer].push_back(y);
+      rk_[op.layer].push_back(head_norms(y));
+    } else if (op.cache == Cache::v) {
+      v_[op.layer].push_back(y);
+      rv_[op.layer].push_back(head_norms(y));
     }
-    linear(p, L.down, n[6], d, a);
-    for (std::size_t i = 0; i < d; ++i) {
-      const float sum = h.ref[i] + a.ref[i];
-      const double rounding =
-          u_ * (2 * std::abs(static_cast<double>(sum)) + h.e[i] + a.e[i]) * kMargin * kMargin;
-      x.e[i] = (h.e[i] + a.e[i]) * kMargin + rounding;
-      x.ref[i] = sum;
-    }
-    {
-      // The roundings' norm, bounded by that of the componentwise terms.
-      std::vector<double> rounding(d);
-      for (std::size_t i = 0; i < d; ++i) {
-        rounding[i] = u_ * (2 * std::abs(static_cast<double>(x.ref[i])) + h.e[i] + a.e[i]) *
-                      kMargin * kMargin;
-      }
-      x.r = (h.r + a.r + norm2(rounding.data(), d)) * kMargin;
-      tighten(x);
-      const double rel = x.r / norm2f(x.ref.data(), d);
+    if (op.layer != kNoLayer && (i + 1 == ops.size() || ops[i + 1].layer != op.layer)) {
+      // The layer's output: how far the residual stream's bound has grown.
+      const double rel = y.r / norm2f(y.ref.data(), d);
       growth_.push_back(std::isnan(rel) ? std::numeric_limits<double>::infinity() : rel);
     }
   }
-  rmsnorm(x, w.norm, a);
-  Bounded out;
-  linear(a, w.lm_head, norms.back(), c.vocab_size, out);
+  const Bounded& logits = out.back();
   logits_.resize(c.vocab_size);
   for (std::size_t j = 0; j < c.vocab_size; ++j) {
     // A bound that overflowed (inf, or inf - inf = NaN) bounds nothing.
-    const double e = std::isnan(out.e[j]) ? std::numeric_limits<double>::infinity() : out.e[j];
-    logits_[j] = {out.ref[j] - e * kMargin, out.ref[j] + e * kMargin};
+    const double e =
+        std::isnan(logits.e[j]) ? std::numeric_limits<double>::infinity() : logits.e[j];
+    logits_[j] = {logits.ref[j] - e * kMargin, logits.ref[j] + e * kMargin};
   }
   ++length_;
   return logits_;

@@ -121,13 +121,15 @@ class EnclosedSequence {
               std::size_t out, Bounded& y) const;
   void rmsnorm(const Bounded& x, const std::vector<float>& w, Bounded& y) const;
   void rope(Bounded& x) const;
+  void add(const Bounded& x, const Bounded& a, Bounded& y) const;
+  void silu_mul(const Bounded& g, const Bounded& up, Bounded& p) const;
   void attention(std::size_t layer, const Bounded& q, Bounded& out) const;
 
   const Model* model_;
   double u_;    // fp32's unit roundoff, or 0 for the negative control
   double rho_;  // kExpError, or 0
   std::size_t length_ = 0;
-  const std::vector<MatrixNorms>* norms_;    // per layer q, k, v, o, gate, up, down; then lm_head
+  const std::vector<MatrixNorms>* norms_;    // per op of model.ops(): a linear's weight norms
   std::vector<std::vector<Bounded>> k_, v_;  // [layer][position], after RoPE for k
   std::vector<std::vector<std::vector<double>>> rk_, rv_;  // [layer][position][head] 2-norms
   std::vector<Interval> logits_;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -53,36 +54,34 @@ Vec vec(const std::vector<float>& v) {
       .cast<double>();
 }
 
-struct DenseLayer {
-  Vec input_norm, post_norm;
-  DenseWeight q, k, v, o, gate, up, down;
-};
-
-struct DenseModel {
-  Mat embed;
-  std::vector<DenseLayer> layers;
+// The policy's weights in double, per op of model.ops(): a linear's matrix,
+// an rmsnorm's scale, the embedding (empty for the other ops).
+struct DenseOp {
+  DenseWeight linear;
   Vec norm;
-  DenseWeight lm_head;
+  Mat embed;
 };
 
-const DenseModel& dense_model(const Model& model, PrecisionPolicy p) {
+const std::vector<DenseOp>& dense_model(const Model& model, PrecisionPolicy p) {
   static std::mutex mutex;
-  static std::map<std::pair<const Model*, PrecisionPolicy>, DenseModel> cache;
+  static std::map<std::pair<const Model*, PrecisionPolicy>, std::vector<DenseOp>> cache;
   const std::lock_guard<std::mutex> lock(mutex);
   auto [it, fresh] = cache.try_emplace({&model, p});
   if (fresh) {
     const auto& c = model.config();
     const Weights& w = model.weights(p);
-    const std::size_t d = c.d_model, f = c.ffn_dim;
-    DenseModel& m = it->second;
-    m.embed = dense(w.embed, c.vocab_size, d).w;
-    for (const auto& L : w.layers) {
-      m.layers.push_back({vec(L.input_norm), vec(L.post_norm), dense(L.q, d, d), dense(L.k, d, d),
-                          dense(L.v, d, d), dense(L.o, d, d), dense(L.gate, f, d),
-                          dense(L.up, f, d), dense(L.down, d, f)});
+    auto& m = it->second;
+    m.resize(model.ops().size());
+    for (std::size_t i = 0; i < model.ops().size(); ++i) {
+      const Op& op = model.ops()[i];
+      if (op.kind == OpKind::linear) {
+        m[i].linear = dense(op_weight(w, op), op.out_features, op.in_features);
+      } else if (op.kind == OpKind::rmsnorm) {
+        m[i].norm = vec(op_weight(w, op));
+      } else if (op.kind == OpKind::embed) {
+        m[i].embed = dense(op_weight(w, op), c.vocab_size, op.width()).w;
+      }
     }
-    m.norm = vec(w.norm);
-    m.lm_head = dense(w.lm_head, c.vocab_size, d);
   }
   return it->second;
 }
@@ -117,25 +116,27 @@ struct NormTape {
   double ss = 0, ms = 0, den = 0, sq = 0, inv = 0;
 };
 
-struct LayerTape {
-  NormTape n1, n2;
-  Vec q, k, v, qr, kr, o, ao, h, gt, up, sl, pr, dn, xo;
-  std::vector<Vec> s, p;  // per head, over the kv positions
+// One op's forward values at one position.
+struct OpTape {
+  Vec out;
+  NormTape norm;          // rmsnorm
+  Vec silu;               // silu_mul: silu(gate)
+  std::vector<Vec> s, p;  // attention, per head, over the kv positions
 };
 
 }  // namespace
 
 struct FirstOrderSequence::State {
   const Model* model = nullptr;
-  const DenseModel* dm = nullptr;
-  double ub = 0;  // bf16's rounding points, or 0
+  const std::vector<DenseOp>* dm = nullptr;
+  FirstOrderOptions options;  // the probes
+  double ub = 0;              // bf16's rounding points, or 0
   double scale = 1;
   double eps = 0;
   double attn_scale = 0;
   std::size_t length = 0;
-  std::vector<Mat> kc, vc;                    // [layer]: [context, d], the centre's cache
-  std::vector<std::vector<LayerTape>> tapes;  // [position][layer]
-  NormTape final_norm;                        // the last position's
+  std::vector<Mat> kc, vc;                 // [layer]: [context, d], the centre's cache
+  std::vector<std::vector<OpTape>> tapes;  // [position][op]
   Vec logits;
   FirstOrderStep step;
   // Adjoints at each cached K_l (after RoPE) and V_l: [position][layer].
@@ -225,53 +226,72 @@ struct FirstOrderSequence::State {
 
   void forward(Token token) {
     const auto& c = model->config();
+    const auto& ops = model->ops();
     const std::size_t hd = c.head_dim();
     const auto p = static_cast<Eigen::Index>(length);
-    auto& tape = tapes.emplace_back(c.n_layers);
-    Vec x = dm->embed.row(token).transpose();
-    for (std::size_t l = 0; l < c.n_layers; ++l) {
-      const DenseLayer& L = dm->layers[l];
-      LayerTape& t = tape[l];
-      t.n1 = rmsnorm(x, L.input_norm);
-      t.q = L.q.w * t.n1.out;
-      t.k = L.k.w * t.n1.out;
-      t.v = L.v.w * t.n1.out;
-      t.qr = rope(t.q, length);
-      t.kr = rope(t.k, length);
-      kc[l].row(p) = t.kr.transpose();
-      vc[l].row(p) = t.v.transpose();
-      t.o.resize(static_cast<Eigen::Index>(c.d_model));
-      t.s.assign(c.n_heads, {});
-      t.p.assign(c.n_heads, {});
-      for (std::size_t h = 0; h < c.n_heads; ++h) {
-        const auto off = static_cast<Eigen::Index>(h * hd);
-        const auto n = static_cast<Eigen::Index>(hd);
-        t.s[h] = kc[l].block(0, off, p + 1, n) * t.qr.segment(off, n) / attn_scale;
-        const Vec e = (t.s[h].array() - t.s[h].maxCoeff()).exp().matrix();
-        t.p[h] = e / e.sum();
-        t.o.segment(off, n) = vc[l].block(0, off, p + 1, n).transpose() * t.p[h];
+    auto& tape = tapes.emplace_back(ops.size());
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      const DenseOp& w = (*dm)[i];
+      OpTape& t = tape[i];
+      const Vec* x = op.in[0] == kNoInput ? nullptr : &tape[op.in[0]].out;
+      switch (op.kind) {
+        case OpKind::embed:
+          t.out = w.embed.row(token).transpose();
+          break;
+        case OpKind::rmsnorm:
+          t.norm = rmsnorm(*x, w.norm);
+          t.out = t.norm.out;
+          break;
+        case OpKind::linear:
+          t.out = w.linear.w * *x;
+          break;
+        case OpKind::rope:
+          t.out = rope(*x, length);
+          break;
+        case OpKind::attention: {
+          const std::size_t l = op.layer;
+          t.out.resize(static_cast<Eigen::Index>(c.d_model));
+          t.s.assign(c.n_heads, {});
+          t.p.assign(c.n_heads, {});
+          for (std::size_t h = 0; h < c.n_heads; ++h) {
+            const auto off = static_cast<Eigen::Index>(h * hd);
+            const auto n = static_cast<Eigen::Index>(hd);
+            t.s[h] = kc[l].block(0, off, p + 1, n) * x->segment(off, n) / attn_scale;
+            const Vec e = (t.s[h].array() - t.s[h].maxCoeff()).exp().matrix();
+            t.p[h] = e / e.sum();
+            t.out.segment(off, n) = vc[l].block(0, off, p + 1, n).transpose() * t.p[h];
+          }
+          break;
+        }
+        case OpKind::add:
+          t.out = *x + tape[op.in[1]].out;
+          break;
+        case OpKind::silu_mul: {
+          const Vec& g = *x;
+          t.silu = (g.array() / (1 + (-g.array()).exp())).matrix();
+          t.out = t.silu.cwiseProduct(tape[op.in[1]].out);
+          break;
+        }
       }
-      t.ao = L.o.w * t.o;
-      t.h = x + t.ao;
-      t.n2 = rmsnorm(t.h, L.post_norm);
-      t.gt = L.gate.w * t.n2.out;
-      t.up = L.up.w * t.n2.out;
-      t.sl = (t.gt.array() / (1 + (-t.gt.array()).exp())).matrix();
-      t.pr = t.sl.cwiseProduct(t.up);
-      t.dn = L.down.w * t.pr;
-      t.xo = t.h + t.dn;
-      x = t.xo;
+      if (options.perturb) {
+        options.perturb(length, i,
+                        std::span<double>(t.out.data(), static_cast<std::size_t>(t.out.size())));
+      }
+      if (op.cache == Cache::k) kc[op.layer].row(p) = t.out.transpose();
+      if (op.cache == Cache::v) vc[op.layer].row(p) = t.out.transpose();
     }
-    final_norm = rmsnorm(x, dm->norm);
-    logits = dm->lm_head.w * final_norm.out;
+    logits = tape.back().out;
   }
 
   // Attention's backward at position `pos`'s query: d o -> d qr, and into
   // the adjoints of every K_l[j], V_l[j], j <= pos.
-  Mat attention_back(Accumulator& acc, std::size_t l, std::size_t pos, const Mat& a_o) {
+  Mat attention_back(Accumulator& acc, std::size_t op, std::size_t pos, const Mat& a_o) {
     const auto& c = model->config();
     const std::size_t hd = c.head_dim();
-    const LayerTape& t = tapes[pos][l];
+    const std::size_t l = model->ops()[op].layer;
+    const OpTape& t = tapes[pos][op];
+    const Vec& qr = tapes[pos][model->ops()[op].in[0]].out;
     const auto kv = static_cast<Eigen::Index>(pos) + 1;
     const auto n = static_cast<Eigen::Index>(hd);
     const double g_kv = gamma(pos + 3);
@@ -283,7 +303,7 @@ struct FirstOrderSequence::State {
       const auto V = vc[l].block(0, off, kv, n);
       const Vec& P = t.p[h];
       const Vec& s = t.s[h];
-      const Vec o = t.o.segment(off, n);
+      const Vec o = t.out.segment(off, n);
       // The output's division, the numerator's sum, bf16's rounding of it.
       acc.add(ao, (kU + ub) * o.cwiseAbs() + g_kv * (V.cwiseAbs().transpose() * P));
       acc.add_scalar(ao * o, g_kv);  // the denominator's sum, relative
@@ -291,7 +311,7 @@ struct FirstOrderSequence::State {
       if (ub > 0) acc.add(a_p * P.asDiagonal(), Vec::Constant(kv, ub));
       const Vec a_po = a_p * P;
       const Mat a_s = (a_p.colwise() - a_po) * P.asDiagonal();
-      const Vec q = t.qr.segment(off, n);
+      const Vec q = qr.segment(off, n);
       const double top = s.maxCoeff();
       Vec b = gamma(hd) * (K.cwiseAbs() * q.cwiseAbs()) / attn_scale + kU * s.cwiseAbs();
       b.array() += 2 * kU * (top - s.array()) + 2 * kExpError + kU;
@@ -307,43 +327,77 @@ struct FirstOrderSequence::State {
     return a_qr;
   }
 
-  // Layer l's backward at position `pos`: from d x_out (null: the position
-  // feeds the step only through its cached K and V) and the complete
-  // adjoints of its K_l, V_l; returns d x_in.
-  Mat layer_back(Accumulator& acc, std::size_t l, std::size_t pos, const Mat* a_xo) {
-    const DenseLayer& L = dm->layers[l];
-    const LayerTape& t = tapes[pos][l];
-    const Eigen::Index rows = ak[pos][l].rows();
-    Mat a_x, a_a;
-    if (a_xo != nullptr) {
-      acc.add(*a_xo, (kU + ub) * t.xo.cwiseAbs());
-      const Mat a_pr = linear_back(acc, *a_xo, L.down, t.pr, t.dn);
-      acc.add(a_pr, (kU + ub) * t.pr.cwiseAbs());
-      const Mat a_sl = a_pr * t.up.asDiagonal();
-      const Mat a_up = a_pr * t.sl.asDiagonal();
-      const Vec e = (-t.gt.array()).exp().matrix();
-      const Vec sig = (1 / (1 + e.array())).matrix();
-      const Vec dsilu = (sig.array() * (1 + t.gt.array() * (1 - sig.array()))).matrix();
-      acc.add(a_sl, ((kExpError + kU) * t.gt.array().abs() * e.array() / (1 + e.array()).square() +
-                     (kU + ub) * t.sl.array().abs())
-                        .matrix());
-      const Mat a_gt = a_sl * dsilu.asDiagonal();
-      Mat a_b = linear_back(acc, a_gt, L.gate, t.n2.out, t.gt);
-      a_b += linear_back(acc, a_up, L.up, t.n2.out, t.up);
-      a_x = *a_xo + rmsnorm_back(acc, a_b, t.n2, L.post_norm);
-      acc.add(a_x, (kU + ub) * t.h.cwiseAbs());  // h = x + o_proj(...)
-      const Mat a_o = linear_back(acc, a_x, L.o, t.o, t.ao);
-      const Mat a_qr = attention_back(acc, l, pos, a_o);
-      const Mat a_q = rope_back(acc, a_qr, t.q, t.qr, pos);
-      a_a = linear_back(acc, a_q, L.q, t.n1.out, t.q);
-    } else {
-      a_x = Mat::Zero(rows, ak[pos][l].cols());
-      a_a = a_x;
+  // Position `pos`'s backward: the op list walked backwards, each op with
+  // a live output adjoint passing it to its inputs and adding its error
+  // sources. A cached K or V's adjoint is the cache's (every later query's
+  // attention has added to it by now); at the last position lm_head's is
+  // the identity (one row per logit); an op with no adjoint (the layers
+  // above a cached entry at an earlier position) is skipped.
+  void position_back(Accumulator& acc, std::size_t pos, const Mat* seed) {
+    const auto& ops = model->ops();
+    std::vector<std::optional<Mat>> adj(ops.size());
+    if (seed != nullptr) adj.back() = *seed;
+    const auto pass = [&adj](std::size_t to, Mat a) {
+      if (adj[to]) {
+        *adj[to] += a;
+      } else {
+        adj[to] = std::move(a);
+      }
+    };
+    for (std::size_t i = ops.size(); i-- > 0;) {
+      const Op& op = ops[i];
+      if (op.cache == Cache::k) adj[i] = ak[pos][op.layer];
+      if (op.cache == Cache::v) adj[i] = av[pos][op.layer];
+      if (!adj[i]) continue;
+      const Mat& a = *adj[i];
+      if (options.adjoint) {
+        options.adjoint(pos, i, static_cast<std::size_t>(a.rows()),
+                        static_cast<std::size_t>(a.cols()),
+                        std::span<const double>(a.data(), static_cast<std::size_t>(a.size())));
+      }
+      const OpTape& t = tapes[pos][i];
+      const DenseOp& w = (*dm)[i];
+      const Vec* x = op.in[0] == kNoInput ? nullptr : &tapes[pos][op.in[0]].out;
+      switch (op.kind) {
+        case OpKind::embed:  // exact
+          break;
+        case OpKind::rmsnorm:
+          pass(op.in[0], rmsnorm_back(acc, a, t.norm, w.norm));
+          break;
+        case OpKind::linear:
+          pass(op.in[0], linear_back(acc, a, w.linear, *x, t.out));
+          break;
+        case OpKind::rope:
+          pass(op.in[0], rope_back(acc, a, *x, t.out, pos));
+          break;
+        case OpKind::attention:
+          pass(op.in[0], attention_back(acc, i, pos, a));
+          break;
+        case OpKind::add:
+          acc.add(a, (kU + ub) * t.out.cwiseAbs());
+          pass(op.in[0], a);
+          pass(op.in[1], a);
+          break;
+        case OpKind::silu_mul: {
+          const Vec& gt = *x;
+          const Vec& up = tapes[pos][op.in[1]].out;
+          acc.add(a, (kU + ub) * t.out.cwiseAbs());
+          const Mat a_sl = a * up.asDiagonal();
+          Mat a_up = a * t.silu.asDiagonal();
+          const Vec e = (-gt.array()).exp().matrix();
+          const Vec sig = (1 / (1 + e.array())).matrix();
+          const Vec dsilu = (sig.array() * (1 + gt.array() * (1 - sig.array()))).matrix();
+          acc.add(a_sl,
+                  ((kExpError + kU) * gt.array().abs() * e.array() / (1 + e.array()).square() +
+                   (kU + ub) * t.silu.array().abs())
+                      .matrix());
+          pass(op.in[0], a_sl * dsilu.asDiagonal());
+          pass(op.in[1], std::move(a_up));
+          break;
+        }
+      }
+      adj[i].reset();
     }
-    const Mat a_k = rope_back(acc, ak[pos][l], t.k, t.kr, pos);
-    a_a += linear_back(acc, a_k, L.k, t.n1.out, t.k);
-    a_a += linear_back(acc, av[pos][l], L.v, t.n1.out, t.v);
-    return a_x + rmsnorm_back(acc, a_a, t.n1, L.input_norm);
   }
 
   // The whole prefix's backward from the last position's logits.
@@ -361,16 +415,8 @@ struct FirstOrderSequence::State {
     ak.assign(last + 1, std::vector<Mat>(c.n_layers, Mat::Zero(V, d)));
     av = ak;
     const Mat eye = Mat::Identity(V, V);
-    Mat a = linear_back(acc, eye, dm->lm_head, final_norm.out, logits);
-    a = rmsnorm_back(acc, a, final_norm, dm->norm);
-    for (std::size_t pos = last + 1; pos-- > 0;) {
-      bool has = pos == last;
-      for (std::size_t l = c.n_layers; l-- > 0;) {
-        a = layer_back(acc, l, pos, has ? &a : nullptr);
-        has = true;
-      }
-      // x_0, the embedding lookup, is exact.
-    }
+    for (std::size_t pos = last + 1; pos-- > 0;)
+      position_back(acc, pos, pos == last ? &eye : nullptr);
     step.centre.assign(logits.data(), logits.data() + V);
     acc.bound *= kFloatAdjoint;
     acc.gap *= kFloatAdjoint;
@@ -396,7 +442,13 @@ FirstOrderSequence::FirstOrderSequence(const Model& model, FirstOrderOptions opt
                                 std::string(name(options.precision)));
   }
   const auto& c = model.config();
+  if (!c.plain()) {
+    throw std::invalid_argument(
+        "first-order bound: only models without grouped-query attention, biases, q/k norms, tied "
+        "embeddings, their own head_dim or RoPE scaling (the bundled model's kind)");
+  }
   s_->model = &model;
+  s_->options = options;
   s_->dm = &dense_model(model, options.precision);
   s_->ub = options.precision == PrecisionPolicy::bf16 ? kBf16U : 0;
   s_->scale = options.scale;

@@ -62,7 +62,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "model/transformer.hpp"
@@ -72,6 +74,17 @@ namespace fplab::model {
 struct FirstOrderOptions {
   PrecisionPolicy precision = PrecisionPolicy::fp32;  // fp32 or bf16
   double scale = 1;
+  // Probes for tests (tests/test_gated_decode.cpp checks the adjoints
+  // against finite differences): `perturb` may change op `op`'s centre
+  // output at `position` (in double) before later ops read it; `adjoint`
+  // sees, in the reverse sweep, the adjoint of every logit with respect to
+  // that output: `rows` (the vocabulary) x `cols` (the op's width), column
+  // major, complete (every reader's share added) before the op passes it on.
+  std::function<void(std::size_t position, std::size_t op, std::span<double> out)> perturb =
+      nullptr;
+  std::function<void(std::size_t position, std::size_t op, std::size_t rows, std::size_t cols,
+                     std::span<const double> adjoint)>
+      adjoint = nullptr;
 };
 
 struct FirstOrderStep {

@@ -10,7 +10,10 @@
 #pragma once
 
 #include <array>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace fplab::model {
 
@@ -82,11 +85,40 @@ std::string_view name(PrecisionPolicy p);
 ReductionPolicy parse_reduction_policy(std::string_view text);
 PrecisionPolicy parse_precision_policy(std::string_view text);
 
-// The pair a forward pass runs with.
+// One op's order, overriding the policy's for the ops whose names
+// (model/forward_ops.hpp) match `pattern`, a shell glob (fnmatch(3): `*`
+// matches any text, dots included).
+struct OpOverride {
+  std::string pattern;
+  ReductionPolicy reduction = ReductionPolicy::batch_invariant;
+  friend bool operator==(const OpOverride&, const OpOverride&) = default;
+};
+
+// What a forward pass runs with: a reduction order per op (`reduction`,
+// unless an override matches the op's name: the last one that matches
+// wins) and one precision.
 struct Policy {
   ReductionPolicy reduction = ReductionPolicy::batch_invariant;
   PrecisionPolicy precision = PrecisionPolicy::fp32;
+  std::vector<OpOverride> overrides;
+
+  Policy() = default;
+  Policy(ReductionPolicy r, PrecisionPolicy p = PrecisionPolicy::fp32,
+         std::vector<OpOverride> o = {})
+      : reduction(r), precision(p), overrides(std::move(o)) {}
+
+  // The order of the op named `op`.
+  [[nodiscard]] ReductionPolicy reduction_of(std::string_view op) const;
   friend bool operator==(const Policy&, const Policy&) = default;
 };
+
+// A reduction spec: a policy name, then `,GLOB=POLICY` overrides, e.g.
+// "library,layers.*.mlp.*=split-k", also spelt "library(layers.*.mlp.*=split-k)"
+// (one item of a comma-separated list parameter). parse_reduction_spec throws
+// std::invalid_argument (one line) for an unknown name, an empty glob or a
+// part without '='; reduction_spec is its inverse.
+Policy parse_reduction_spec(std::string_view text,
+                            PrecisionPolicy precision = PrecisionPolicy::fp32);
+std::string reduction_spec(const Policy& p);
 
 }  // namespace fplab::model

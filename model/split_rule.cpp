@@ -9,9 +9,20 @@ namespace {
 
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
+std::size_t g_forced_splits = 0;  // 0: no SplitKOverride alive
+
 }  // namespace
 
+SplitKOverride::SplitKOverride(std::size_t splits) {
+  if (splits == 0) throw std::invalid_argument("the number of K splits must be at least 1");
+  if (g_forced_splits != 0) throw std::invalid_argument("a split-K override is already set");
+  g_forced_splits = splits;
+}
+
+SplitKOverride::~SplitKOverride() { g_forced_splits = 0; }
+
 std::size_t split_k_splits(std::size_t rows, std::size_t out_features, std::size_t k) {
+  if (g_forced_splits != 0) return std::max<std::size_t>(1, std::min(g_forced_splits, k));
   const std::size_t units = std::max<std::size_t>(1, rows * ceil_div(out_features, kTileCols));
   const std::size_t cap = std::max<std::size_t>(1, std::min(kMaxSplits, k / kMinSplitLength));
   return std::clamp<std::size_t>(kTargetParallelism / units, 1, cap);
@@ -54,6 +65,13 @@ std::size_t split_k_kv_parts(std::size_t work_units, std::size_t kv_len) {
 
 std::size_t attention_work_units(std::size_t heads, std::size_t total_query_blocks) {
   return heads * total_query_blocks;
+}
+
+std::size_t op_splits(ReductionPolicy order, const Op& op, std::size_t rows) {
+  if (order == ReductionPolicy::library) return 0;
+  if (op.kind == OpKind::linear) return dot_splits(order, rows, op.out_features, op.in_features);
+  if (op.kind == OpKind::rmsnorm) return dot_splits(order, rows, 1, op.in_features);
+  return 0;
 }
 
 }  // namespace fplab::model

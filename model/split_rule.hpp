@@ -36,6 +36,7 @@
 
 #include <cstddef>
 
+#include "model/forward_ops.hpp"
 #include "model/policy.hpp"
 #include "reductions/strategy.hpp"
 
@@ -51,8 +52,23 @@ inline constexpr std::size_t kKvMinSplitLength = 32;
 inline constexpr std::size_t kKvMaxSplits = 16;
 inline constexpr std::size_t kKvSplitSize = 64;
 
-// The number of K splits the split-k policy uses for this product (>= 1).
+// The number of K splits the split-k policy uses for this product (>= 1):
+// the rule above, or min(S, k) while a SplitKOverride of S is alive.
 std::size_t split_k_splits(std::size_t rows, std::size_t out_features, std::size_t k);
+
+// Sets the split-k policy's number of K splits to S for every product (the
+// rule above is bypassed; S is capped at the product's k), until destroyed:
+// the classroom's split-K slider and `fplab generate --split-k S`. Attention's
+// KV parts keep their rule. Process-wide; not for concurrent batches that
+// want different counts. Throws std::invalid_argument for S = 0 or while
+// another override is alive.
+class SplitKOverride {
+ public:
+  explicit SplitKOverride(std::size_t splits);
+  ~SplitKOverride();
+  SplitKOverride(const SplitKOverride&) = delete;
+  SplitKOverride& operator=(const SplitKOverride&) = delete;
+};
 
 // The number of K splits `policy` uses (1 for batch-invariant and
 // tp-invariant, whose row-parallel tile tree is model/tensor_parallel.hpp's;
@@ -86,6 +102,11 @@ KvPartition fixed_count_partition(std::size_t n, std::size_t parts);
 // The split-k policy's number of KV parts for a row with kv_len positions,
 // in a forward call with `work_units` (sequence, head, query block) triples.
 std::size_t split_k_kv_parts(std::size_t work_units, std::size_t kv_len);
+
+// The K splits of a linear or rmsnorm op (model/forward_ops.hpp) under
+// `order` in a pass of `rows` rows; 0 when the order has no split count of
+// its own (library: Eigen's blocking) or the op is not a dot product.
+std::size_t op_splits(ReductionPolicy order, const Op& op, std::size_t rows);
 
 // Work units of a forward call: heads * sum over sequences of
 // ceil(new_rows / kQueryTile).

@@ -31,12 +31,14 @@ void validate_tensor_parallel(const ModelConfig& c, ReductionPolicy policy,
   if (T == 0) throw std::invalid_argument("tensor-parallel degree 0: need at least 1 shard");
   if (T > kMaxCollectiveRanks)
     throw std::invalid_argument(t + " is over " + std::to_string(kMaxCollectiveRanks));
-  if (c.n_heads % T != 0 || c.ffn_dim % T != 0) {
+  if (c.n_heads % T != 0 || c.kv_heads() % T != 0 || c.ffn_dim % T != 0) {
     throw std::invalid_argument(t + " does not divide the model's " + std::to_string(c.n_heads) +
-                                " heads and " + std::to_string(c.ffn_dim) + " ffn features");
+                                " heads, " + std::to_string(c.kv_heads()) +
+                                " key-value heads and " + std::to_string(c.ffn_dim) +
+                                " ffn features");
   }
   if (policy == ReductionPolicy::tp_invariant &&
-      (!power_of_two(T) || c.d_model % (kTpTile * T) != 0 || c.ffn_dim % (kTpTile * T) != 0)) {
+      (!power_of_two(T) || c.q_width() % (kTpTile * T) != 0 || c.ffn_dim % (kTpTile * T) != 0)) {
     throw std::invalid_argument(t +
                                 ": tp-invariant needs a power of two with d_model and ffn_dim "
                                 "multiples of " +

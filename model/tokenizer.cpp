@@ -33,7 +33,15 @@ Tokenizer::Tokenizer(std::vector<std::string> vocab) : vocab_(std::move(vocab)) 
   }
 }
 
+Tokenizer::Tokenizer(std::shared_ptr<const SubwordTokenizer> subword)
+    : subword_(std::move(subword)) {
+  ids_.fill(-1);
+}
+
+std::size_t Tokenizer::size() const { return subword_ ? subword_->vocab_size() : vocab_.size(); }
+
 std::vector<Token> Tokenizer::encode(std::string_view text) const {
+  if (subword_) return subword_->encode(text);
   std::vector<Token> out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -50,6 +58,7 @@ std::vector<Token> Tokenizer::encode(std::string_view text) const {
 }
 
 std::string Tokenizer::decode(Token token) const {
+  if (subword_) return subword_->decode(std::span<const Token>(&token, 1));
   if (token < 0 || static_cast<std::size_t>(token) >= vocab_.size()) {
     throw std::out_of_range("token " + std::to_string(token) + " is outside the vocabulary");
   }
@@ -57,6 +66,7 @@ std::string Tokenizer::decode(Token token) const {
 }
 
 std::string Tokenizer::decode(std::span<const Token> tokens) const {
+  if (subword_) return subword_->decode(tokens);
   std::string out;
   out.reserve(tokens.size());
   for (Token t : tokens) out += decode(t);

@@ -1,5 +1,7 @@
 #include "model/transformer.hpp"
 
+#include <fnmatch.h>
+
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
@@ -58,10 +60,38 @@ ModelConfig ModelConfig::from_json(std::string_view json) {
   c.context = get_size(j, "context");
   c.rope_theta = get_double(j, "rope_theta");
   c.norm_eps = get_double(j, "norm_eps");
-  if (c.d_model % c.n_heads != 0 || c.head_dim() % 2 != 0) {
-    throw InputError("model config: d_model must be n_heads times an even head_dim");
+  // The optional features, for test models of other architectures.
+  if (j.contains("n_kv_heads")) c.n_kv_heads = get_size(j, "n_kv_heads");
+  if (j.contains("head_dim")) c.head_size = get_size(j, "head_dim");
+  for (const auto& [key, flag] :
+       {std::pair{"qkv_bias", &c.qkv_bias}, std::pair{"qk_norm", &c.qk_norm},
+        std::pair{"tie_word_embeddings", &c.tied_embeddings}}) {
+    if (const auto it = j.find(key); it != j.end()) {
+      if (!it->is_boolean())
+        throw InputError(std::string("model config: '") + key + "' is not a boolean");
+      *flag = it->get<bool>();
+    }
   }
+  c.validate();
   return c;
+}
+
+void ModelConfig::validate() const {
+  if (vocab_size == 0 || d_model == 0 || n_layers == 0 || n_heads == 0 || ffn_dim == 0 ||
+      context == 0) {
+    throw InputError("model config: a size is 0");
+  }
+  if (head_size == 0 && d_model % n_heads != 0) {
+    throw InputError("model config: d_model must be n_heads times head_dim");
+  }
+  if (head_dim() % 2 != 0) throw InputError("model config: head_dim must be even (RoPE pairs)");
+  if (n_heads % kv_heads() != 0) {
+    throw InputError("model config: " + std::to_string(n_heads) + " heads do not divide into " +
+                     std::to_string(kv_heads()) + " key-value heads");
+  }
+  if (!(norm_eps > 0) || !(rope_theta > 0)) {
+    throw InputError("model config: norm_eps and rope_theta must be positive");
+  }
 }
 
 std::filesystem::path model_path(const std::filesystem::path& path) {
@@ -70,8 +100,7 @@ std::filesystem::path model_path(const std::filesystem::path& path) {
   return std::filesystem::path(build::kSourceDir) / "model" / "data" / "kjv-char.safetensors";
 }
 
-Model Model::load(const std::filesystem::path& path) {
-  const auto file = model_path(path);
+Model Model::load_bundled(const std::filesystem::path& file) {
   const SafeTensors st = SafeTensors::read(file);
   const std::string where = file.string() + ": ";
   if (const auto it = st.metadata().find("format");
@@ -94,64 +123,84 @@ Model Model::load(const std::filesystem::path& path) {
   }
   Model m(file, config, std::move(tokenizer));
   m.metadata_ = st.metadata();
+  m.ops_ = describe_forward(config);
 
   const std::size_t d = config.d_model;
   const std::size_t f = config.ffn_dim;
   const std::size_t V = config.vocab_size;
+  const std::size_t qw = config.q_width(), kvw = config.kv_width(), hd = config.head_dim();
   Weights w;
   w.embed = st.f32("model.embed_tokens.weight", {V, d});
   for (std::size_t i = 0; i < config.n_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     LayerWeights l;
     l.input_norm = st.f32(p + "input_layernorm.weight", {d});
-    l.q = st.f32(p + "self_attn.q_proj.weight", {d, d});
-    l.k = st.f32(p + "self_attn.k_proj.weight", {d, d});
-    l.v = st.f32(p + "self_attn.v_proj.weight", {d, d});
-    l.o = st.f32(p + "self_attn.o_proj.weight", {d, d});
+    l.q = st.f32(p + "self_attn.q_proj.weight", {qw, d});
+    l.k = st.f32(p + "self_attn.k_proj.weight", {kvw, d});
+    l.v = st.f32(p + "self_attn.v_proj.weight", {kvw, d});
+    l.o = st.f32(p + "self_attn.o_proj.weight", {d, qw});
     l.post_norm = st.f32(p + "post_attention_layernorm.weight", {d});
     l.gate = st.f32(p + "mlp.gate_proj.weight", {f, d});
     l.up = st.f32(p + "mlp.up_proj.weight", {f, d});
     l.down = st.f32(p + "mlp.down_proj.weight", {d, f});
+    if (config.qkv_bias) {
+      l.q_bias = st.f32(p + "self_attn.q_proj.bias", {qw});
+      l.k_bias = st.f32(p + "self_attn.k_proj.bias", {kvw});
+      l.v_bias = st.f32(p + "self_attn.v_proj.bias", {kvw});
+    }
+    if (config.qk_norm) {
+      l.q_norm = st.f32(p + "self_attn.q_norm.weight", {hd});
+      l.k_norm = st.f32(p + "self_attn.k_norm.weight", {hd});
+    }
     w.layers.push_back(std::move(l));
   }
   w.norm = st.f32("model.norm.weight", {d});
-  w.lm_head = st.f32("lm_head.weight", {V, d});
+  if (!config.tied_embeddings) w.lm_head = st.f32("lm_head.weight", {V, d});
+  m.set_weights(std::move(w));
+  return m;
+}
 
+void Model::set_weights(Weights w) {
+  const ModelConfig& config = config_;
   // One set per weight format; layercast shares bf16's (weights(): no copy).
-  m.weights_.resize(kPrecisionPolicies.size());
+  weights_.resize(kPrecisionPolicies.size());
   for (PrecisionPolicy p : kPrecisionPolicies) {
     if (weight_precision(p) != p) continue;
     Weights r = w;
     round_all(p, r.embed);
     for (auto& l : r.layers) {
-      for (auto* t :
-           {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate, &l.up, &l.down}) {
+      for (auto* t : {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate, &l.up, &l.down,
+                      &l.q_bias, &l.k_bias, &l.v_bias, &l.q_norm, &l.k_norm}) {
         round_all(p, *t);
       }
     }
     round_all(p, r.norm);
     round_all(p, r.lm_head);
-    m.weights_[static_cast<std::size_t>(p)] = std::move(r);
+    weights_[static_cast<std::size_t>(p)] = std::move(r);
   }
 
-  // RoPE as tools/train_model.py computes it, in float32:
-  // inv_freq = 1 / theta^(i/hd) (i = 0, 2, ...), angle = pos * inv_freq.
+  // RoPE as torch computes it in float32 (tools/train_model.py; HF's
+  // LlamaRotaryEmbedding): inv_freq = 1 / theta^(i/hd) (i = 0, 2, ...),
+  // angle = pos * inv_freq.
   const std::size_t hd = config.head_dim();
   std::vector<float> inv_freq(hd / 2);
   for (std::size_t i = 0; i < hd / 2; ++i) {
     const float e = static_cast<float>(2 * i) / static_cast<float>(hd);
     inv_freq[i] = 1.0f / std::pow(static_cast<float>(config.rope_theta), e);
   }
-  m.cos_.resize(config.context * hd);
-  m.sin_.resize(config.context * hd);
+  if (!config.rope_inv_freq.empty()) {
+    for (std::size_t i = 0; i < hd / 2; ++i)
+      inv_freq[i] = static_cast<float>(config.rope_inv_freq[i]);
+  }
+  cos_.resize(config.context * hd);
+  sin_.resize(config.context * hd);
   for (std::size_t pos = 0; pos < config.context; ++pos) {
     for (std::size_t i = 0; i < hd; ++i) {
       const float angle = static_cast<float>(pos) * inv_freq[i % (hd / 2)];
-      m.cos_[pos * hd + i] = std::cos(angle);
-      m.sin_[pos * hd + i] = std::sin(angle);
+      cos_[pos * hd + i] = std::cos(angle);
+      sin_[pos * hd + i] = std::sin(angle);
     }
   }
-  return m;
 }
 
 const Weights& Model::weights(PrecisionPolicy p) const {
@@ -171,26 +220,45 @@ std::span<const float> Logits::last(std::size_t seq) const {
 }
 
 Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorParallel tp)
-    : model_(&model), policy_(policy), tp_(tp), lengths_(sequences, 0), cache_(sequences) {
+    : model_(&model),
+      policy_(std::move(policy)),
+      tp_(tp),
+      lengths_(sequences, 0),
+      cache_(sequences) {
   if (sequences == 0) throw std::invalid_argument("a batch needs at least one sequence");
   const auto& c = model.config();
-  validate_tensor_parallel(c, policy.reduction, tp_);
+  for (const auto& o : policy_.overrides) {
+    const bool used = std::any_of(model.ops().begin(), model.ops().end(), [&](const Op& op) {
+      return fnmatch(o.pattern.c_str(), op.name.c_str(), 0) == 0;
+    });
+    if (!used) {
+      throw std::invalid_argument("policy override '" + o.pattern +
+                                  "' matches no op of the model (fplab ops lists them)");
+    }
+  }
+  orders_.reserve(model.ops().size());
+  for (const Op& op : model.ops()) orders_.push_back(policy_.reduction_of(op.name));
+  // Every order in use must be able to split the model so.
+  validate_tensor_parallel(c, policy_.reduction, tp_);
+  for (ReductionPolicy r : orders_) {
+    if (r != policy_.reduction) validate_tensor_parallel(c, r, tp_);
+  }
   const std::size_t per_shard = c.n_heads / tp_.degree;
   head_begin_ = tp_.rank ? *tp_.rank * per_shard : 0;
   head_end_ = tp_.rank ? head_begin_ + per_shard : c.n_heads;
-  for (auto& kv : cache_) kv.assign(c.n_layers * 2 * c.context * c.d_model, 0.0f);
+  for (auto& kv : cache_) kv.assign(c.n_layers * 2 * c.context * c.kv_width(), 0.0f);
 }
 
 void Batch::reset() { std::fill(lengths_.begin(), lengths_.end(), 0); }
 
 float* Batch::cache_k(std::size_t seq, std::size_t layer) {
   const auto& c = model_->config();
-  return cache_[seq].data() + (2 * layer) * c.context * c.d_model;
+  return cache_[seq].data() + (2 * layer) * c.context * c.kv_width();
 }
 
 float* Batch::cache_v(std::size_t seq, std::size_t layer) {
   const auto& c = model_->config();
-  return cache_[seq].data() + (2 * layer + 1) * c.context * c.d_model;
+  return cache_[seq].data() + (2 * layer + 1) * c.context * c.kv_width();
 }
 
 void Batch::copy_prefix(std::size_t seq, const Batch& from, std::size_t from_seq,
@@ -203,32 +271,35 @@ void Batch::copy_prefix(std::size_t seq, const Batch& from, std::size_t from_seq
                                 std::to_string(length) + " cached positions");
   }
   const auto& c = model_->config();
-  const std::size_t block = c.context * c.d_model;  // one layer's K (or V)
+  const std::size_t block = c.context * c.kv_width();  // one layer's K (or V)
   for (std::size_t kv = 0; kv < 2 * c.n_layers && &from.cache_[from_seq] != &cache_[seq]; ++kv) {
-    std::copy_n(from.cache_[from_seq].data() + kv * block, length * c.d_model,
+    std::copy_n(from.cache_[from_seq].data() + kv * block, length * c.kv_width(),
                 cache_[seq].data() + kv * block);
   }
   lengths_[seq] = length;
 }
 
-void Batch::rmsnorm(const float* x, const std::vector<float>& w, float* out, std::size_t rows) {
-  const std::size_t d = model_->config().d_model;
+// Each row of `width` values normalised in groups of `group` (x may be out).
+void Batch::rmsnorm(const float* x, const std::vector<float>& w, float* out, std::size_t rows,
+                    std::size_t width, std::size_t group, ReductionPolicy order) {
+  const std::size_t d = group;
+  const std::size_t groups = rows * (width / group);
   const PrecisionPolicy p = policy_.precision;
-  ss_.resize(rows);
-  if (policy_.reduction == ReductionPolicy::library) {
-    kernels::sum_squares_eigen(x, ss_.data(), rows, d);
+  ss_.resize(groups);
+  if (order == ReductionPolicy::library) {
+    kernels::sum_squares_eigen(x, ss_.data(), groups, d);
   } else {
-    kernels::sum_squares(x, ss_.data(), rows, d, dot_splits(policy_.reduction, rows, 1, d));
+    kernels::sum_squares(x, ss_.data(), groups, d, dot_splits(order, groups, 1, d));
   }
   const float eps = static_cast<float>(model_->config().norm_eps);
   const float n = static_cast<float>(d);
-  for (std::size_t r = 0; r < rows; ++r) {
+  for (std::size_t r = 0; r < groups; ++r) {
     const float inv = 1.0f / std::sqrt(ss_[r] / n + eps);
     for (std::size_t i = 0; i < d; ++i) out[r * d + i] = x[r * d + i] * inv;
   }
-  const std::span<float> all(out, rows * d);
+  const std::span<float> all(out, groups * d);
   round_all(p, all);
-  for (std::size_t r = 0; r < rows; ++r) {
+  for (std::size_t r = 0; r < groups; ++r) {
     for (std::size_t i = 0; i < d; ++i) out[r * d + i] = out[r * d + i] * w[i];
   }
   round_all(p, all);
@@ -246,71 +317,185 @@ void Batch::quantize_activations(ActivationQuantizer* quantizer) {
 }
 
 void Batch::product(const float* x, const float* w, float* y, std::size_t rows,
-                    std::size_t out_features, std::size_t in_features) const {
-  if (policy_.reduction == ReductionPolicy::library) {
+                    std::size_t out_features, std::size_t in_features,
+                    ReductionPolicy order) const {
+  if (order == ReductionPolicy::library) {
     kernels::linear_eigen(x, w, y, rows, out_features, in_features);
   } else {
     kernels::linear(x, w, y, rows, out_features, in_features,
-                    dot_splits(policy_.reduction, rows, out_features, in_features));
+                    dot_splits(order, rows, out_features, in_features));
   }
 }
 
 bool Batch::fp8_linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
-                       std::size_t out_features, std::size_t in_features) {
+                       std::size_t out_features, std::size_t in_features, ReductionPolicy order) {
   if (quantizer_ == nullptr) return false;
   // fp8: the same kernel on the E4M3 input and weight, then their scales.
   const Fp8Weight* fp8 =
       quantizer_->quantize_input(w.data(), x, rows, in_features, fp8_input_, fp8_row_scale_);
   if (fp8 == nullptr) return false;  // lm_head: not quantized
-  product(fp8_input_.data(), fp8->values.data(), y, rows, out_features, in_features);
+  product(fp8_input_.data(), fp8->values.data(), y, rows, out_features, in_features, order);
   ActivationQuantizer::rescale(*fp8, fp8_row_scale_, y, rows, out_features);
   round_all(policy_.precision, std::span<float>(y, rows * out_features));
   return true;
 }
 
-void Batch::linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
-                   std::size_t out_features, std::size_t in_features) {
-  if (fp8_linear(x, w, y, rows, out_features, in_features)) return;
-  product(x, w.data(), y, rows, out_features, in_features);
-  round_all(policy_.precision, std::span<float>(y, rows * out_features));
-}
-
-void Batch::column_linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
-                          std::size_t out_features, std::size_t in_features) {
-  if (fp8_linear(x, w, y, rows, out_features, in_features)) return;
-  const auto kernel = [this](const float* xs, const float* ws, float* ys, std::size_t m,
-                             std::size_t n, std::size_t k) { product(xs, ws, ys, m, n, k); };
-  column_parallel(tp_, kernel, x, w.data(), y, rows, out_features, in_features);
-  round_all(policy_.precision, std::span<float>(y, rows * out_features));
-}
-
-void Batch::row_linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
-                       std::size_t out_features, std::size_t in_features) {
-  if (fp8_linear(x, w, y, rows, out_features, in_features)) return;
-  const bool tree = policy_.reduction == ReductionPolicy::tp_invariant;
-  const auto kernel = [this, tree](const float* xs, const float* ws, float* ys, std::size_t m,
-                                   std::size_t n, std::size_t k) {
-    if (tree) {
-      tile_tree_linear(xs, ws, ys, m, n, k);
-    } else {
-      product(xs, ws, ys, m, n, k);
-    }
-  };
+void Batch::linear(const Op& op, ReductionPolicy order, const float* x, const std::vector<float>& w,
+                   float* y, std::size_t rows) {
+  const std::size_t N = op.out_features, K = op.in_features;
+  if (fp8_linear(x, w, y, rows, N, K, order)) return;
   const auto round = [this](std::span<float> v) { round_all(policy_.precision, v); };
-  row_parallel(tp_, tp_allreduce_order(policy_.reduction, tp_), kernel, round, !tree, x, w.data(),
-               y, rows, out_features, in_features);
+  switch (op.parallel) {
+    case Parallel::replicated:
+      product(x, w.data(), y, rows, N, K, order);
+      break;
+    case Parallel::column: {
+      const auto kernel = [this, order](const float* xs, const float* ws, float* ys, std::size_t m,
+                                        std::size_t n,
+                                        std::size_t k) { product(xs, ws, ys, m, n, k, order); };
+      column_parallel(tp_, kernel, x, w.data(), y, rows, N, K);
+      break;
+    }
+    case Parallel::row: {
+      const bool tree = order == ReductionPolicy::tp_invariant;
+      const auto kernel = [this, tree, order](const float* xs, const float* ws, float* ys,
+                                              std::size_t m, std::size_t n, std::size_t k) {
+        if (tree) {
+          tile_tree_linear(xs, ws, ys, m, n, k);
+        } else {
+          product(xs, ws, ys, m, n, k, order);
+        }
+      };
+      // row_parallel rounds the partials and the sum itself.
+      row_parallel(tp_, tp_allreduce_order(order, tp_), kernel, round, !tree, x, w.data(), y, rows,
+                   N, K);
+      return;
+    }
+  }
+  if (op.bias != nullptr) {
+    // y + b in float, as a GEMM's epilogue adds it before the output's rounding.
+    const float* b = (model_->weights(policy_.precision).layers[op.layer].*op.bias).data();
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t n = 0; n < N; ++n) y[r * N + n] = y[r * N + n] + b[n];
+    }
+  }
+  round(std::span<float>(y, rows * N));
+}
+
+float* Batch::buffer(Slot s) {
+  switch (s) {
+    case Slot::x:
+      return x_.data();
+    case Slot::a:
+      return a_.data();
+    case Slot::q:
+      return q_.data();
+    case Slot::k:
+      return k_.data();
+    case Slot::v:
+      return v_.data();
+    case Slot::att:
+      return att_.data();
+    case Slot::h:
+      return h_.data();
+    case Slot::g:
+      return g_.data();
+    case Slot::u:
+      return u_.data();
+    case Slot::logits:
+      return logits_.values_.data();
+  }
+  throw std::logic_error("unknown Slot");
+}
+
+// RoPE (rotate_half) of every head of each row of `d` values, at the row's
+// position: out[i] = x[i] cos[i] + rot[i] sin[i], rot = (-x[half:], x[:half]).
+void Batch::rope(float* x, std::size_t rows, std::size_t d) {
+  const auto& c = model_->config();
+  const std::size_t hd = c.head_dim(), half = hd / 2;
+  const auto& cos = model_->rope_cos();
+  const auto& sin = model_->rope_sin();
+  rope_.resize(hd);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* cs = cos.data() + row_pos_[r] * hd;
+    const float* sn = sin.data() + row_pos_[r] * hd;
+    for (std::size_t h = 0; h < d / hd; ++h) {
+      float* xh = x + r * d + h * hd;
+      for (std::size_t i = 0; i < hd; ++i) {
+        const float rot = i < half ? -xh[i + half] : xh[i - half];
+        rope_[i] = xh[i] * cs[i] + rot * sn[i];
+      }
+      std::copy_n(rope_.data(), hd, xh);
+    }
+  }
+  round_all(policy_.precision, std::span<float>(x, rows * d));
+}
+
+void Batch::run(const Op& op, ReductionPolicy order,
+                std::span<const std::vector<Token>> new_tokens) {
+  const Weights& w = model_->weights(policy_.precision);
+  const PrecisionPolicy prec = policy_.precision;
+  const std::size_t M = row_seq_.size();
+  const std::size_t n = M * op.width();
+  float* out = buffer(op.slot);
+  const auto input = [this, &op](std::size_t i) { return buffer(ops()[op.in[i]].slot); };
+  switch (op.kind) {
+    case OpKind::embed: {
+      const std::size_t d = op.width();
+      for (std::size_t r = 0; r < M; ++r) {
+        const auto t =
+            static_cast<std::size_t>(new_tokens[row_seq_[r]][row_pos_[r] - lengths_[row_seq_[r]]]);
+        std::copy_n(op_weight(w, op).data() + t * d, d, out + r * d);
+      }
+      break;
+    }
+    case OpKind::rmsnorm:
+      rmsnorm(input(0), op_weight(w, op), out, M, op.width(), op.in_features, order);
+      break;
+    case OpKind::linear:
+      linear(op, order, input(0), op_weight(w, op), out, M);
+      break;
+    case OpKind::rope:
+      rope(out, M, op.width());
+      break;
+    case OpKind::attention:
+      attention(op.layer, M, order);
+      round_all(prec, std::span<float>(out, n));
+      break;
+    case OpKind::add: {
+      const float* a = input(0);
+      const float* b = input(1);
+      for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+      round_all(prec, std::span<float>(out, n));
+      break;
+    }
+    case OpKind::silu_mul: {
+      // out = silu(gate) * up, gate in place; both ops rounded.
+      const float* up = input(1);
+      for (std::size_t i = 0; i < n; ++i) out[i] = out[i] / (1.0f + std::exp(-out[i]));
+      round_all(prec, std::span<float>(out, n));
+      for (std::size_t i = 0; i < n; ++i) out[i] = out[i] * up[i];
+      round_all(prec, std::span<float>(out, n));
+      break;
+    }
+  }
+  if (op.cache != Cache::none) {
+    const std::size_t d = op.width();
+    for (std::size_t r = 0; r < M; ++r) {
+      const std::size_t b = row_seq_[r];
+      float* cache = op.cache == Cache::k ? cache_k(b, op.layer) : cache_v(b, op.layer);
+      std::copy_n(out + r * d, d, cache + row_pos_[r] * d);
+    }
+  }
 }
 
 const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
   const auto& c = model_->config();
-  const Weights& w = model_->weights(policy_.precision);
-  const PrecisionPolicy prec = policy_.precision;
   if (new_tokens.size() != size()) {
     throw std::invalid_argument("forward: " + std::to_string(new_tokens.size()) +
                                 " token lists for a batch of " + std::to_string(size()));
   }
   const std::size_t d = c.d_model;
-  const std::size_t hd = c.head_dim();
   const std::size_t f = c.ffn_dim;
   const std::size_t V = c.vocab_size;
 
@@ -341,84 +526,34 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
 
   x_.resize(M * d);
   a_.resize(M * d);
-  q_.resize(M * d);
-  k_.resize(M * d);
-  v_.resize(M * d);
-  att_.resize(M * d);
+  q_.resize(M * c.q_width());
+  k_.resize(M * c.kv_width());
+  v_.resize(M * c.kv_width());
+  att_.resize(M * c.q_width());
   h_.resize(M * d);
   g_.resize(M * f);
   u_.resize(M * f);
-
-  for (std::size_t r = 0; r < M; ++r) {
-    const auto t =
-        static_cast<std::size_t>(new_tokens[row_seq_[r]][row_pos_[r] - lengths_[row_seq_[r]]]);
-    std::copy_n(w.embed.data() + t * d, d, x_.data() + r * d);
-  }
-
-  const auto& cos = model_->rope_cos();
-  const auto& sin = model_->rope_sin();
-  for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
-    const LayerWeights& L = w.layers[layer];
-    rmsnorm(x_.data(), L.input_norm, a_.data(), M);
-    column_linear(a_.data(), L.q, q_.data(), M, d, d);
-    column_linear(a_.data(), L.k, k_.data(), M, d, d);
-    column_linear(a_.data(), L.v, v_.data(), M, d, d);
-    // RoPE (rotate_half): out[i] = x[i] cos[i] + rot[i] sin[i],
-    // rot = (-x[half:], x[:half]) within each head.
-    const std::size_t half = hd / 2;
-    rope_.resize(hd);
-    for (std::size_t r = 0; r < M; ++r) {
-      const float* cs = cos.data() + row_pos_[r] * hd;
-      const float* sn = sin.data() + row_pos_[r] * hd;
-      for (float* base : {q_.data() + r * d, k_.data() + r * d}) {
-        for (std::size_t h = 0; h < c.n_heads; ++h) {
-          float* xh = base + h * hd;
-          for (std::size_t i = 0; i < hd; ++i) {
-            const float rot = i < half ? -xh[i + half] : xh[i - half];
-            rope_[i] = xh[i] * cs[i] + rot * sn[i];
-          }
-          std::copy_n(rope_.data(), hd, xh);
-        }
-      }
-    }
-    round_all(prec, q_);
-    round_all(prec, k_);
-    for (std::size_t r = 0; r < M; ++r) {
-      const std::size_t b = row_seq_[r];
-      std::copy_n(k_.data() + r * d, d, cache_k(b, layer) + row_pos_[r] * d);
-      std::copy_n(v_.data() + r * d, d, cache_v(b, layer) + row_pos_[r] * d);
-    }
-    attention(layer, M);
-    round_all(prec, att_);
-    row_linear(att_.data(), L.o, a_.data(), M, d, d);
-    for (std::size_t i = 0; i < M * d; ++i) h_[i] = x_[i] + a_[i];
-    round_all(prec, h_);
-    rmsnorm(h_.data(), L.post_norm, a_.data(), M);
-    column_linear(a_.data(), L.gate, g_.data(), M, f, d);
-    column_linear(a_.data(), L.up, u_.data(), M, f, d);
-    for (std::size_t i = 0; i < M * f; ++i) g_[i] = g_[i] / (1.0f + std::exp(-g_[i]));
-    round_all(prec, g_);
-    for (std::size_t i = 0; i < M * f; ++i) g_[i] = g_[i] * u_[i];
-    round_all(prec, g_);
-    row_linear(g_.data(), L.down, a_.data(), M, d, f);
-    for (std::size_t i = 0; i < M * d; ++i) x_[i] = h_[i] + a_[i];
-    round_all(prec, x_);
-  }
-  rmsnorm(x_.data(), w.norm, a_.data(), M);
   logits_.vocab_ = V;
   logits_.first_ = seq_first_;
   logits_.values_.resize(M * V);
-  linear(a_.data(), w.lm_head, logits_.values_.data(), M, V, d);
+
+  const auto& ops = model_->ops();
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    run(ops[i], orders_[i], new_tokens);
+    if (observer_ != nullptr) {
+      observer_->observe(i, std::span<const float>(buffer(ops[i].slot), M * ops[i].width()), *this);
+    }
+  }
   for (std::size_t b = 0; b < size(); ++b) lengths_[b] += new_tokens[b].size();
   return logits_;
 }
 
-void Batch::attention(std::size_t layer, std::size_t rows) {
+void Batch::attention(std::size_t layer, std::size_t rows, ReductionPolicy order) {
   if (rows == 0) return;
-  if (policy_.reduction == ReductionPolicy::library) {
+  if (order == ReductionPolicy::library) {
     attention_library(layer);
   } else {
-    attention_split(layer, rows);
+    attention_split(layer, rows, order);
   }
 }
 
@@ -426,8 +561,9 @@ void Batch::attention(std::size_t layer, std::size_t rows) {
 // causal mask, E = exp(S - rowmax), l = rowsum(E), O = round(E) V / l.
 void Batch::attention_library(std::size_t layer) {
   const auto& c = model_->config();
-  const std::size_t d = c.d_model;
+  const std::size_t d = c.q_width(), kvd = c.kv_width();
   const std::size_t hd = c.head_dim();
+  const std::size_t group = c.n_heads / c.kv_heads();  // q heads per kv head
   const auto heads = static_cast<long>(head_end_ - head_begin_);
   const auto seqs = static_cast<long>(size());
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
@@ -449,9 +585,11 @@ void Batch::attention_library(std::size_t layer) {
       const auto ni = static_cast<Eigen::Index>(n);
       const auto hdi = static_cast<Eigen::Index>(hd);
       const Eigen::OuterStride<> stride(static_cast<Eigen::Index>(d));
+      const Eigen::OuterStride<> kv_stride(static_cast<Eigen::Index>(kvd));
+      const std::size_t kvh = hu / group;
       StridedMap Q(q_.data() + seq_first_[bu] * d + hu * hd, ni, hdi, stride);
-      StridedMap K(cache_k(bu, layer) + hu * hd, kv, hdi, stride);
-      StridedMap Vm(cache_v(bu, layer) + hu * hd, kv, hdi, stride);
+      StridedMap K(cache_k(bu, layer) + kvh * hd, kv, hdi, kv_stride);
+      StridedMap Vm(cache_v(bu, layer) + kvh * hd, kv, hdi, kv_stride);
       RowMatrix S = Q * K.transpose();
       S /= scale;
       for (Eigen::Index i = 0; i < ni; ++i) {
@@ -477,15 +615,16 @@ void Batch::attention_library(std::size_t layer) {
 // l_c = sum e_j and o_c = sum round(e_j) v_j, both left to right from 0;
 // then, left to right over the parts from 0, l = sum l_c exp(m_c - m) and
 // o = sum o_c exp(m_c - m) with m the largest m_c; the output is o / l.
-void Batch::attention_split(std::size_t layer, std::size_t rows) {
+void Batch::attention_split(std::size_t layer, std::size_t rows, ReductionPolicy order) {
   const auto& c = model_->config();
-  const std::size_t d = c.d_model;
+  const std::size_t d = c.q_width(), kvd = c.kv_width();
   const std::size_t hd = c.head_dim();
+  const std::size_t group = c.n_heads / c.kv_heads();  // q heads per kv head
   const std::size_t heads = head_end_ - head_begin_;
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
   const PrecisionPolicy prec = policy_.precision;
-  const bool fixed_size = policy_.reduction == ReductionPolicy::batch_invariant ||
-                          policy_.reduction == ReductionPolicy::tp_invariant;
+  const bool fixed_size =
+      order == ReductionPolicy::batch_invariant || order == ReductionPolicy::tp_invariant;
   std::size_t query_blocks = 0;
   for (std::size_t n : seq_new_) query_blocks += (n + kQueryTile - 1) / kQueryTile;
   // Each shard's own kernel: its n_heads / T heads are its work units.
@@ -508,9 +647,9 @@ void Batch::attention_split(std::size_t layer, std::size_t rows) {
       const KvPartition parts = fixed_size ? fixed_size_partition(kv, kKvSplitSize)
                                            : fixed_count_partition(kv, split_k_kv_parts(units, kv));
       const float* q = q_.data() + r * d + h * hd;
-      const float* K = cache_k(b, layer) + h * hd;
-      const float* Vc = cache_v(b, layer) + h * hd;
-      kernels::dots(q, K, d, kv, hd, s.data());
+      const float* K = cache_k(b, layer) + (h / group) * hd;
+      const float* Vc = cache_v(b, layer) + (h / group) * hd;
+      kernels::dots(q, K, kvd, kv, hd, s.data());
       for (std::size_t j = 0; j < kv; ++j) s[j] = s[j] / scale;
       part_max.assign(parts.parts, 0.0f);
       float m = -std::numeric_limits<float>::infinity();
@@ -528,7 +667,7 @@ void Batch::attention_split(std::size_t layer, std::size_t rows) {
         for (std::size_t j = parts.begin(p); j < parts.begin(p + 1); ++j) {
           const float e = std::exp(s[j] - part_max[p]);
           lc += e;
-          kernels::axpy(round_to(prec, e), Vc + j * d, oc.data(), hd);
+          kernels::axpy(round_to(prec, e), Vc + j * kvd, oc.data(), hd);
         }
         const float corr = std::exp(part_max[p] - m);
         l += lc * corr;

@@ -24,14 +24,18 @@
 #include <string_view>
 #include <vector>
 
+#include "model/forward_ops.hpp"
 #include "model/policy.hpp"
 #include "model/tensor_parallel.hpp"
 #include "model/tokenizer.hpp"
+#include "model/weights.hpp"
 
 namespace fplab::model {
 
 class ActivationQuantizer;
 
+// A decoder-only transformer's shape (HF Llama, Qwen2 and Qwen3 are all
+// of this form; the bundled model uses none of the optional features).
 struct ModelConfig {
   std::size_t vocab_size = 0;
   std::size_t d_model = 0;
@@ -41,36 +45,55 @@ struct ModelConfig {
   std::size_t context = 0;
   double rope_theta = 10000.0;
   double norm_eps = 1e-5;
+  // Optional features (defaults: off).
+  std::size_t n_kv_heads = 0;    // grouped-query attention; 0: n_heads
+  std::size_t head_size = 0;     // 0: d_model / n_heads (Qwen3 sets its own)
+  bool qkv_bias = false;         // q/k/v_proj have biases (Qwen2)
+  bool qk_norm = false;          // RMSNorm of each head of q and k before RoPE (Qwen3)
+  bool tied_embeddings = false;  // lm_head is embed_tokens
+  // RoPE's inverse frequencies (head_dim / 2 of them, exact values rounded
+  // once to float), when the model sets its own (a real checkpoint's, Llama
+  // 3 scaling included: checkpoints/config.hpp); empty: 1 / theta^(2i/hd)
+  // computed in float32, as the bundled model was trained.
+  std::vector<double> rope_inv_freq;
 
-  [[nodiscard]] std::size_t head_dim() const { return d_model / n_heads; }
-  // From the "config" metadata JSON; throws InputError (one line) when a
-  // field is missing or the numbers do not make a model.
+  [[nodiscard]] std::size_t head_dim() const { return head_size ? head_size : d_model / n_heads; }
+  [[nodiscard]] std::size_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
+  // Widths of q (and the attention output) and of k and v.
+  [[nodiscard]] std::size_t q_width() const { return n_heads * head_dim(); }
+  [[nodiscard]] std::size_t kv_width() const { return kv_heads() * head_dim(); }
+  // Whether any optional feature is on (the bounds handle none of them).
+  [[nodiscard]] bool plain() const {
+    return kv_heads() == n_heads && q_width() == d_model && !qkv_bias && !qk_norm &&
+           !tied_embeddings && rope_inv_freq.empty();
+  }
+  // From the "config" metadata JSON of the bundled model's format; throws
+  // InputError (one line) when a field is missing or the numbers do not
+  // make a model.
   static ModelConfig from_json(std::string_view json);
+  // Throws InputError (one line) when the numbers do not make a model.
+  void validate() const;
 };
 
 // The model file: `path` when given, else $FPLAB_MODEL when set, else
 // <source dir>/model/data/kjv-char.safetensors.
 std::filesystem::path model_path(const std::filesystem::path& path = {});
 
-// One layer's weights, row-major as PyTorch stores them ([out, in]).
-struct LayerWeights {
-  std::vector<float> input_norm, q, k, v, o, post_norm, gate, up, down;
-};
-
-// All weights, rounded to one precision policy's format.
-struct Weights {
-  std::vector<float> embed;  // [vocab, d]
-  std::vector<LayerWeights> layers;
-  std::vector<float> norm;     // [d]
-  std::vector<float> lm_head;  // [vocab, d]
-};
-
 class Model {
  public:
-  // Reads model_path(path). Throws InputError (one line, naming the file)
+  // Reads model_path(path): a file in the bundled model's format, or else a
+  // real checkpoint (a Hugging Face model directory, a GGUF file or a model
+  // id in the local Hugging Face cache: checkpoints/checkpoint.hpp), its
+  // weights kept as float32. Throws InputError (one line, naming the file)
   // for a damaged file, a missing tensor, a wrong dtype or shape, or bad
   // config/vocab metadata.
+  // (model/checkpoint_model.cpp: it decides which of the two below.)
   static Model load(const std::filesystem::path& path = {});
+  // A real checkpoint, as `model` names it (model/checkpoint_model.cpp).
+  static Model from_checkpoint(const std::string& model);
+  // A file in the bundled model's format only (the classroom's WebAssembly
+  // build reads the bundled model with it and has no checkpoint reader).
+  static Model load_bundled(const std::filesystem::path& file);
 
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
   [[nodiscard]] const ModelConfig& config() const { return config_; }
@@ -81,18 +104,26 @@ class Model {
   // The weights rounded to `p`'s weight format (made once, at load;
   // layercast's are bf16's, the same object).
   [[nodiscard]] const Weights& weights(PrecisionPolicy p) const;
-  // RoPE tables [context, head_dim], as torch computes them in float32.
+  // The forward pass's ops (model/forward_ops.hpp), for this config.
+  [[nodiscard]] const std::vector<Op>& ops() const { return ops_; }
+  // RoPE tables [context, head_dim], as torch computes them in float32
+  // (inverse frequencies 1 / theta^(2i / head_dim), Llama 3 scaled when the
+  // config says so).
   [[nodiscard]] const std::vector<float>& rope_cos() const { return cos_; }
   [[nodiscard]] const std::vector<float>& rope_sin() const { return sin_; }
 
  private:
   Model(std::filesystem::path path, ModelConfig config, Tokenizer tokenizer)
       : path_(std::move(path)), config_(config), tokenizer_(std::move(tokenizer)) {}
+  // Takes the float32 weights: rounds one set per weight format, makes the
+  // RoPE tables.
+  void set_weights(Weights w);
   std::filesystem::path path_;
   ModelConfig config_;
   Tokenizer tokenizer_;
   std::map<std::string, std::string, std::less<>> metadata_;
   std::vector<Weights> weights_;  // indexed by PrecisionPolicy (layercast's left empty)
+  std::vector<Op> ops_;
   std::vector<float> cos_, sin_;
 };
 
@@ -117,6 +148,23 @@ class Logits {
   std::vector<float> values_;
 };
 
+class Batch;
+
+// An observation point: told after every op of a forward pass what the op
+// wrote. Observing changes no bit of the pass (tests/test_forward_ops.cpp).
+class OpObserver {
+ public:
+  OpObserver() = default;
+  OpObserver(const OpObserver&) = delete;
+  OpObserver& operator=(const OpObserver&) = delete;
+  virtual ~OpObserver() = default;
+  // Op `op` of batch.ops() wrote `out`: batch.rows() rows of op.width()
+  // values, the new tokens sequence after sequence (batch.row_sequence(r),
+  // batch.row_position(r) say whose). Under tensor parallelism on a real
+  // rank, a column-parallel op's output holds only this rank's columns.
+  virtual void observe(std::size_t op, std::span<const float> out, const Batch& batch) = 0;
+};
+
 class Batch {
  public:
   // `tp`: the forward pass split over tensor-parallel shards
@@ -125,7 +173,19 @@ class Batch {
   Batch(const Model& model, Policy policy, std::size_t sequences, TensorParallel tp = {});
 
   [[nodiscard]] std::size_t size() const { return lengths_.size(); }
-  [[nodiscard]] Policy policy() const { return policy_; }
+  [[nodiscard]] const Policy& policy() const { return policy_; }
+  [[nodiscard]] const std::vector<Op>& ops() const { return model_->ops(); }
+  // The reduction order op `op` runs under (the policy's, looked up by the
+  // op's name once, when the batch is made).
+  [[nodiscard]] ReductionPolicy order(std::size_t op) const { return orders_[op]; }
+  // During and after a forward pass: its rows (new tokens), and each row's
+  // sequence and position.
+  [[nodiscard]] std::size_t rows() const { return row_seq_.size(); }
+  [[nodiscard]] std::size_t row_sequence(std::size_t r) const { return row_seq_[r]; }
+  [[nodiscard]] std::size_t row_position(std::size_t r) const { return row_pos_[r]; }
+  // Calls `observer` after every op of the following passes (nullptr: none,
+  // the default). Not owned; it must outlive the passes.
+  void observe(OpObserver* observer) { observer_ = observer; }
   [[nodiscard]] const TensorParallel& tensor_parallel() const { return tp_; }
   // Tokens already in sequence `seq`'s KV cache.
   [[nodiscard]] std::size_t length(std::size_t seq) const { return lengths_[seq]; }
@@ -154,29 +214,32 @@ class Batch {
   void copy_prefix(std::size_t seq, const Batch& from, std::size_t from_seq, std::size_t length);
 
  private:
-  void rmsnorm(const float* x, const std::vector<float>& w, float* out, std::size_t rows);
-  void linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
-              std::size_t out_features, std::size_t in_features);
+  // One op of the description, on the pass's buffers.
+  void run(const Op& op, ReductionPolicy order, std::span<const std::vector<Token>> new_tokens);
+  [[nodiscard]] float* buffer(Slot s);
+  void rmsnorm(const float* x, const std::vector<float>& w, float* out, std::size_t rows,
+               std::size_t width, std::size_t group, ReductionPolicy order);
+  // A linear op: replicated, or split as op.parallel says, rounded.
+  void linear(const Op& op, ReductionPolicy order, const float* x, const std::vector<float>& w,
+              float* y, std::size_t rows);
   // With a quantizer (one process only): the fp8 product, rescaled and
   // rounded; false when there is none or `w` is not quantized (lm_head).
   bool fp8_linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
-                  std::size_t out_features, std::size_t in_features);
-  // The policy's product for one shape, unrounded.
+                  std::size_t out_features, std::size_t in_features, ReductionPolicy order);
+  // The order's product for one shape, unrounded.
   void product(const float* x, const float* w, float* y, std::size_t rows, std::size_t out_features,
-               std::size_t in_features) const;
-  // Tensor-parallel linears (model/tensor_parallel.hpp), rounded like linear().
-  void column_linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
-                     std::size_t out_features, std::size_t in_features);
-  void row_linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
-                  std::size_t out_features, std::size_t in_features);
-  void attention(std::size_t layer, std::size_t rows);
+               std::size_t in_features, ReductionPolicy order) const;
+  void rope(float* x, std::size_t rows, std::size_t width);
+  void attention(std::size_t layer, std::size_t rows, ReductionPolicy order);
   void attention_library(std::size_t layer);
-  void attention_split(std::size_t layer, std::size_t rows);
+  void attention_split(std::size_t layer, std::size_t rows, ReductionPolicy order);
   float* cache_k(std::size_t seq, std::size_t layer);
   float* cache_v(std::size_t seq, std::size_t layer);
 
   const Model* model_;
   Policy policy_;
+  std::vector<ReductionPolicy> orders_;  // per op
+  OpObserver* observer_ = nullptr;
   ActivationQuantizer* quantizer_ = nullptr;
   TensorParallel tp_;
   std::size_t head_begin_ = 0, head_end_ = 0;  // the heads this process computes

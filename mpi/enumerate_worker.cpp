@@ -60,7 +60,10 @@ MpiEnumerateRow enumerate_row(const Strategy& s, const std::vector<double>& numb
   OrderTeam team;
   team.rank = static_cast<std::size_t>(rank);
   team.ranks = static_cast<std::size_t>(size);
-  if (args.levels >= 0) team.levels = static_cast<std::size_t>(args.levels);
+  if (args.levels >= 0) {
+    team.levels = static_cast<std::size_t>(args.levels);
+    team.subtrees = false;  // --levels asks for the level programme
+  }
   team.exchange = [size](const std::vector<std::uint64_t>& mine) {
     // Every rank's part of the level, in rank order, on every rank.
     if (mine.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {

@@ -17,7 +17,8 @@
 // left decide every later step, so states with equal bits may be merged and
 // the histogram is exactly the walk's. Equal values (equal bits) are one
 // group: a state that can take one of k equal copies next counts k orders.
-// Levels are tabulated while the next one fits in OrderTeam::budget_bytes
+// Levels are tabulated while the next one (its states before merging times
+// the share of the last level's that merging kept) fits in OrderTeam::budget_bytes
 // (and up to OrderTeam::levels); from the last one the remaining slots are
 // walked depth first, each state's count carried to its totals. For a
 // sequential sum of n values a level holds a few states per sub-multiset,
@@ -41,6 +42,12 @@
 // it, split over OpenMP threads on the first two slots, each thread counting
 // totals by bit pattern in its own hash table. Its shares (OrderShare) split
 // the walk's prefix tasks over processes.
+//
+// Where each part lives: order_program.cpp (the symbol recorder,
+// ReductionProgram), order_machines.hpp (the machines both enumerations
+// drive, the per-thread counter), order_walk.cpp (the walk and its shares),
+// order_levels.cpp (the level tables and the team), order_profile.hpp (the
+// FPLAB_ORDERS_PROFILE phases), order_histogram.cpp (merging by bit pattern).
 #pragma once
 
 #include <cstdint>
@@ -54,7 +61,7 @@
 namespace fplab {
 
 inline constexpr std::size_t kMaxEnumeratedInputs = 12;  // 12! = 479,001,600 orders
-// Split over MPI ranks (collectives/mpi_enumerate.hpp): 16! = 2.1e13 orders.
+// Split over MPI ranks (mpi/enumerate.hpp): 16! = 2.1e13 orders.
 inline constexpr std::size_t kMaxDistributedInputs = 16;
 
 class ReductionProgram {
@@ -94,7 +101,9 @@ template <class T>
 struct OrderHistogram {
   std::vector<std::pair<T, std::uint64_t>> totals;
   std::uint64_t orders = 0;
-  std::size_t levels = 0;  // levels the level programme tabulated before walking (walk: 0)
+  // Levels the level programme tabulated before walking (the walk and the
+  // subtree tables: 0).
+  std::size_t levels = 0;
   [[nodiscard]] std::size_t distinct() const { return totals.size(); }
   [[nodiscard]] std::uint64_t zeros() const;  // orders whose total is +0 or -0
 };
@@ -102,9 +111,11 @@ struct OrderHistogram {
 using ProgressFn = std::function<void(std::uint64_t done, std::uint64_t total)>;
 
 // All n! orders of `values` (n <= kMaxEnumeratedInputs) under `s`, computed
-// in T, by the level programme. `threads` 0: OpenMP's default. Equal values
-// still count as distinct orders (n! in all). `progress` is called from the
-// walk after the levels (done, total starting states).
+// in T: a tree strategy by its subtree tables (reductions/order_subtrees.hpp),
+// kahan and neumaier by the level programme. `threads` 0: OpenMP's default.
+// Equal values still count as distinct orders (n! in all). `progress` is
+// called from the last stage (done, total: the walk after the levels'
+// starting states, or the top node's splits of the subtree tables).
 template <class T>
 OrderHistogram<T> enumerate_orders(const Strategy& s, std::span<const T> values, int threads = 0,
                                    const ProgressFn& progress = {});
@@ -126,8 +137,13 @@ struct OrderTeam {
   LevelExchange exchange;  // needed when ranks > 1
   // Most levels tabulated before the walk takes over (tests lower it).
   std::size_t levels = kMaxDistributedInputs;
-  // A level is tabulated only when its states before merging fit in this.
-  std::size_t budget_bytes = std::size_t{256} << 20;
+  // A level is tabulated only when its predicted size fits in this: its
+  // states before merging times the share of the previous level's states
+  // that merging kept (a rank holds about two levels at once).
+  std::size_t budget_bytes = std::size_t{1} << 30;
+  // Tree strategies by their subtree tables (no exchange); false: by the
+  // level programme, as kahan and neumaier always are (tests compare them).
+  bool subtrees = true;
 };
 
 // This rank's part of the level programme's histogram (n <=

@@ -4,6 +4,12 @@
 // sums each left to right on its own OpenMP thread, and adds the T partials
 // in part order: deterministic for a fixed T, whatever threads actually run.
 // omp-reduction leaves the order to OpenMP's reduction(+:) clause.
+//
+// Threads are a resource, parts are not: parallel(T) runs its T parts on at
+// most kMaxOmpThreads threads (the bits depend on T alone), so any T up to
+// the strategy limit is served; omp-reduction(T) asks the runtime for T
+// threads, so its T is held to kMaxOmpThreads (libgomp dies with SIGSEGV
+// when asked for 100,000).
 #pragma once
 
 #include <cstddef>
@@ -13,6 +19,8 @@
 #include "reductions/sequential.hpp"
 
 namespace fplab {
+
+inline constexpr std::size_t kMaxOmpThreads = 256;
 
 // Start of part k when n terms are split into `parts` as np.array_split does:
 // the first n % parts parts get one extra term.
@@ -29,7 +37,8 @@ typename A::value_type sum_parallel(std::size_t begin, std::size_t end, const Te
   const std::size_t n = end - begin;
   std::vector<T> partial(threads, T(0));
   const auto parts = static_cast<long>(threads);
-#pragma omp parallel for schedule(static) num_threads(static_cast <int>(threads))
+  const auto team = static_cast<int>(threads < kMaxOmpThreads ? threads : kMaxOmpThreads);
+#pragma omp parallel for schedule(static) num_threads(team)
   for (long k = 0; k < parts; ++k) {
     const auto ku = static_cast<std::size_t>(k);
     partial[ku] = sum_from_first(begin + split_point(n, threads, ku),

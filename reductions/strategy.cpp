@@ -54,9 +54,9 @@ constexpr std::array<StrategyInfo, 12> kCatalogue{{
     {"lanes(L)",
      "L interleaved accumulators (SIMD/warp order), combined by a balanced tree (default 8)"},
     {"parallel(T)",
-     "T OpenMP threads on contiguous parts, partials added in thread order (default 2)"},
+     "T contiguous parts on up to 256 OpenMP threads, partials added in part order (default 2)"},
     {"omp-reduction(T)",
-     "OpenMP reduction(+:) clause with T threads: the runtime's order (default 2)"},
+     "OpenMP reduction(+:) clause with T threads (1..256): the runtime's order (default 2)"},
     {"kahan", "Kahan compensated summation"},
     {"neumaier", "Neumaier's improved Kahan summation"},
     {"exact", "correctly rounded exact sum (superaccumulator); the reference"},
@@ -94,14 +94,18 @@ std::vector<std::string_view> split_args(std::string_view s) {
   return out;
 }
 
-std::size_t parse_count(std::string_view spec, std::string_view text) {
+std::size_t parse_count(std::string_view spec, std::string_view text, std::size_t max = kMaxParam) {
   std::size_t v = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || v == 0 || v > kMaxParam) {
-    fail(spec, "'" + std::string(text) + "' is not a count from 1 to " + std::to_string(kMaxParam));
+  if (ec != std::errc() || ptr != text.data() + text.size() || v == 0 || v > max) {
+    fail(spec, "'" + std::string(text) + "' is not a count from 1 to " + std::to_string(max));
   }
   return v;
 }
+
+// The largest count a family takes: omp-reduction's T is a team of OpenMP
+// threads (reductions/parallel.hpp), every other count sizes work only.
+std::size_t max_count(Order o) { return o == Order::omp_reduction ? kMaxOmpThreads : kMaxParam; }
 
 }  // namespace
 
@@ -127,7 +131,7 @@ Strategy parse_strategy(std::string_view spec) {
   if (family->params == 0) {
     if (has_args) fail(spec, "takes no parameters");
   } else if (family->params == 1) {
-    if (has_args) s.param = parse_count(spec, args);
+    if (has_args) s.param = parse_count(spec, args, max_count(s.order));
   } else {
     const auto parts = has_args ? split_args(args) : std::vector<std::string_view>{};
     if (parts.size() != 3) fail(spec, "expected chunked(K,INNER,COMBINE)");

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <regex>
 
+#include "io/visible_char.hpp"
+
 namespace fplab::report {
 
 namespace {
@@ -205,13 +207,18 @@ Spans token_sentence(const Results& r) {
   const double gap_alone = number_or_nan(t, "alone: gap", "logit");
   const double gap_batched = number_or_nan(t, "batched: gap", "logit");
   const double moved = number_or_nan(t, "logits moved by the batch", "logit");
+  const std::string kind = text_or_empty(t, "kind", "value");
+  const bool tie = kind.rfind("tie", 0) == 0;
   std::string s = "And the same prompt gives another answer because of the batch: in " + policy +
                   ", the prompt alone and inside a batch of " + batch +
-                  " copies of itself agree up to step " + step +
-                  ", where the batch moves the "
-                  "logits by up to " +
-                  num(moved) + " and the top character turns from '" + alone + "' (ahead by " +
-                  num(gap_alone) + ") to '" + batched + "' (ahead by " + num(gap_batched) + ") (";
+                  " copies of itself agree up to step " + step + ", where the batch moves the " +
+                  "logits by up to " + num(moved) + " and the top character turns from " + alone +
+                  " (ahead by " + num(gap_alone) + ") to " + batched + " (ahead by " +
+                  num(gap_batched) + ")" +
+                  (tie ? "; a tie broken: the two best logits were exactly equal, so the argmax "
+                         "chose by index"
+                       : "; a flip, not a tie: the batch moved the logits across a nonzero gap") +
+                  " (";
   return {text(s), section("lead-example", "the lead example"), text(", "),
           section("batch-answers"), text(").")};
 }
@@ -221,7 +228,7 @@ Spans texts_with_mark(const std::string& text_value, std::size_t at) {
   const std::string before = text_value.substr(0, std::min(at, text_value.size()));
   if (!before.empty()) out.push_back(code(before));
   if (at < text_value.size()) {
-    Span m{Span::Kind::code_mark, text_value.substr(at, 1), {}, {}};
+    Span m{Span::Kind::code_mark, visible_char(text_value.substr(at, 1)), {}, {}};
     out.push_back(m);
     if (at + 1 < text_value.size()) out.push_back(code(text_value.substr(at + 1)));
   }
@@ -253,7 +260,9 @@ void lead_example(const Results& r, Document& d) {
                       " copies of itself. Both runs saw the same characters up to step " +
                       text_or_empty(t, "first differing step", "value") +
                       ", so there the logits differ only through the order of the sums; the first "
-                      "differing character is highlighted.")},
+                      "differing character is highlighted (named when it prints as nothing). "
+                      "Kind: " +
+                      text_or_empty(t, "kind", "value") + ".")},
                 {}});
   Spans a{text("alone: ")};
   for (auto& s : texts_with_mark(alone, prefix.size())) a.push_back(std::move(s));
@@ -280,6 +289,10 @@ void lead_example(const Results& r, Document& d) {
 
 bool is_headline(const ExperimentRecord& e, const Figure& f) {
   return e.id == "top2-gaps" && f.id == "gap-cdf";
+}
+
+bool is_lead_figure(const ExperimentRecord& e, const Figure& f) {
+  return e.id == "batch-answers" && f.id == "lead-gap";
 }
 
 namespace {
@@ -385,6 +398,21 @@ void argument_blocks(const Results& r, bool plots, Document& d) {
     for (auto& span : s) summary.push_back(std::move(span));
   }
   d.blocks.emplace_back(Paragraph{std::move(summary), "summary"});
+  int number = 1;
+  if (const ExperimentRecord* answers = r.experiment("batch-answers")) {
+    for (const auto& f : answers->figures) {
+      if (!is_lead_figure(*answers, f)) continue;
+      FigureBlock fig{{}, "Figure " + std::to_string(number++) + ". " + f.title, {}};
+      if (plots) {
+        fig.path = "figures/" + figure_file(*answers, f);
+      } else {
+        fig.missing =
+            "(plot not rendered: gnuplot was not available; data in table `" + f.table + "`)";
+      }
+      d.blocks.emplace_back(std::move(fig));
+      if (!f.caption.empty()) d.blocks.emplace_back(Paragraph{{text(f.caption)}, "caption"});
+    }
+  }
   if (const ExperimentRecord* gaps = r.experiment("top2-gaps")) {
     const ExperimentRecord joined = headline_record(r, *gaps);
     const ExperimentRecord* e = &joined;
@@ -394,7 +422,7 @@ void argument_blocks(const Results& r, bool plots, Document& d) {
     }
     for (const auto& f : e->figures) {
       if (!is_headline(*e, f)) continue;
-      FigureBlock fig{{}, "Figure 1. " + f.title, {}};
+      FigureBlock fig{{}, "Figure " + std::to_string(number++) + ". " + f.title, {}};
       if (plots) {
         fig.path = "figures/" + figure_file(*e, f);
       } else {

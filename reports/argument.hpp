@@ -7,7 +7,8 @@
 //   each ending in a link to the section its numbers come from
 //   (permutations or associativity, batch-variance, top2-gaps,
 //   precision-flips and flip-prediction, batch-answers);
-// - the headline figure (top2-gaps' gap CDF with a line per perturbation);
+// - the headline's own figure (batch-answers' lead-gap), then the gap CDF
+//   (top2-gaps' gap-cdf with a line per perturbation);
 // - the lead example (batch-answers' `lead` table): the two greedy texts
 //   with the first differing character highlighted, and at that step the
 //   top-2 characters, their logits (exact hex beside) and the gap.
@@ -37,6 +38,9 @@ std::vector<std::string> argument_misses(const Results& r);
 // The figure shown first (top2-gaps' gap-cdf), which its own section then
 // only points to.
 bool is_headline(const ExperimentRecord& e, const Figure& f);
+// The headline's own figure (batch-answers' lead-gap: the lead example's
+// top-2 gap over the decode steps, alone vs batched), shown first.
+bool is_lead_figure(const ExperimentRecord& e, const Figure& f);
 
 // The record the headline figure is drawn from: top2-gaps' `e`, with one
 // line more for each row of every other experiment's `perturbation` table

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 
@@ -14,27 +15,30 @@ namespace fplab {
 
 namespace {
 
-std::string value_text(ElementType t, std::uint64_t bits) {
+// The exact value: shortest round-trip decimal, and hex (for the 16-bit
+// formats the value widened, and the raw bits).
+std::pair<std::string, std::string> value_parts(ElementType t, std::uint64_t bits) {
   if (t == ElementType::float32) {
     const auto f = std::bit_cast<float>(static_cast<std::uint32_t>(bits));
-    return to_decimal(f) + " (" + to_hex(f) + ")";
+    return {to_decimal(f), to_hex(f)};
   }
   const double v = element_to_double(t, bits);
-  if (t == ElementType::float64) return to_decimal(v) + " (" + to_hex(v) + ")";
-  // 16-bit formats: the exact value (widened) and the raw bits.
-  return to_decimal(v) + " (" + to_hex(v) + ", bits " + fmt::format("0x{:04x}", bits) + ")";
+  if (t == ElementType::float64) return {to_decimal(v), to_hex(v)};
+  return {to_decimal(v), to_hex(v) + ", bits " + fmt::format("0x{:04x}", bits)};
 }
 
-std::string index_text(const std::vector<std::size_t>& shape, std::size_t linear) {
-  if (shape.empty()) return "[]";
+std::string value_text(ElementType t, std::uint64_t bits) {
+  const auto [decimal, hex] = value_parts(t, bits);
+  return decimal + " (" + hex + ")";
+}
+
+std::vector<std::size_t> multi_index(const std::vector<std::size_t>& shape, std::size_t linear) {
   std::vector<std::size_t> idx(shape.size());
   for (std::size_t d = shape.size(); d-- > 0;) {
     idx[d] = shape[d] == 0 ? 0 : linear % shape[d];
     linear = shape[d] == 0 ? 0 : linear / shape[d];
   }
-  std::string s = "[";
-  for (std::size_t d = 0; d < idx.size(); ++d) s += (d ? ", " : "") + std::to_string(idx[d]);
-  return s + "]";
+  return idx;
 }
 
 std::string display_name(const TensorDiff& t) {
@@ -42,6 +46,38 @@ std::string display_name(const TensorDiff& t) {
   const auto n = [](const std::string& s) { return s.empty() ? std::string("(array)") : s; };
   return n(t.name_a) + " ~ " + n(t.name_b);
 }
+
+std::string rel_text(double r) { return r == 0.0 ? "0" : fmt::format("{:.3g}", r); }
+
+// How bad a drifted element is: NaN mismatches, then Inf mismatches, then ulps.
+int severity(ElementMismatch::Kind k) {
+  if (k == ElementMismatch::Kind::nan) return 2;
+  return k == ElementMismatch::Kind::inf ? 1 : 0;
+}
+
+// True when x is worse than y (sorts first); ties by array name, then position.
+bool worse(const ElementMismatch& x, const ElementMismatch& y) {
+  if (severity(x.kind) != severity(y.kind)) return severity(x.kind) > severity(y.kind);
+  if (x.ulps != y.ulps) return x.ulps > y.ulps;
+  if (x.tensor != y.tensor) return x.tensor < y.tensor;
+  return x.index < y.index;
+}
+
+// worse() without the tie-break by position.
+bool strictly_worse(const ElementMismatch& x, const ElementMismatch& y) {
+  if (severity(x.kind) != severity(y.kind)) return severity(x.kind) > severity(y.kind);
+  return x.ulps > y.ulps;
+}
+
+constexpr std::size_t kListedPerKind = 10;
+
+}  // namespace
+
+std::string ElementMismatch::index_text() const {
+  return "[" + fmt::format("{}", fmt::join(index, ", ")) + "]";
+}
+std::string ElementMismatch::a_text() const { return value_text(type, a_bits); }
+std::string ElementMismatch::b_text() const { return value_text(type, b_bits); }
 
 std::string_view name(ElementMismatch::Kind k) {
   switch (k) {
@@ -53,87 +89,143 @@ std::string_view name(ElementMismatch::Kind k) {
       return "Inf mismatch";
     case ElementMismatch::Kind::signed_zero:
       return "signed zero";
-    case ElementMismatch::Kind::largest_ulps:
-      return "largest ulps";
+    case ElementMismatch::Kind::ulps:
+      return "ulps";
   }
   return "?";
 }
 
-std::string ulps_text(std::uint64_t u) { return std::to_string(u); }
+std::uint64_t ArrayView::bits(std::size_t i) const {
+  const char* p = static_cast<const char*>(data) + slot_bytes * i;
+  switch (slot_bytes) {
+    case 2: {
+      std::uint16_t v = 0;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case 4: {
+      std::uint32_t v = 0;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      std::uint64_t v = 0;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+  }
+}
 
-std::string rel_text(double r) { return r == 0.0 ? "0" : fmt::format("{:.3g}", r); }
+std::string ArrayView::shape_text() const {
+  if (shape.size() == 1) return fmt::format("({},)", shape[0]);
+  return "(" + fmt::format("{}", fmt::join(shape, ", ")) + ")";
+}
 
-TensorDiff compare(const Array& a, const Array& b, const ArrayTolerance& tol,
-                   std::size_t listed_per_kind) {
+ArrayView view_of(const Array& a) {
+  return {a.name, a.type, a.shape, a.bits.data(), 8, a.bits.size()};
+}
+
+TensorDiff compare_arrays(const ArrayView& a, const ArrayView& b, const ArrayTolerance& tol,
+                          std::size_t drift_limit) {
+  const std::string shown_a = a.name.empty() ? std::string("(array)") : a.name;
+  if (a.type != b.type) {
+    throw InputError(
+        fmt::format("{}: dtype {} in A, {} in B", shown_a, name(a.type), name(b.type)));
+  }
+  if (a.shape != b.shape || a.size != b.size) {
+    throw InputError(
+        fmt::format("{}: shape {} in A, {} in B", shown_a, a.shape_text(), b.shape_text()));
+  }
   TensorDiff t;
   t.name_a = a.name;
   t.name_b = b.name;
   t.type = a.type;
   t.shape = a.shape_text();
-  t.elements = a.size();
+  t.elements = a.size;
+  const std::string shown_name = display_name(t);
   std::map<ElementMismatch::Kind, std::size_t> listed_count;
-  const auto list = [&](ElementMismatch::Kind kind, std::size_t i, std::uint64_t ulps) {
-    if (listed_count[kind]++ >= listed_per_kind) return;
-    t.listed.push_back({kind, display_name(t), index_text(a.shape, i),
-                        value_text(a.type, a.bits[i]), value_text(a.type, b.bits[i]), ulps});
+  // While comparing, t.drifted is a heap of the drift_limit worst so far,
+  // the least bad on top.
+  const auto keep_drifted = [&](ElementMismatch m) {
+    if (drift_limit == 0) return;
+    if (t.drifted.size() == drift_limit) {
+      if (!worse(m, t.drifted.front())) return;
+      std::pop_heap(t.drifted.begin(), t.drifted.end(), worse);
+      t.drifted.pop_back();
+    }
+    t.drifted.push_back(std::move(m));
+    std::push_heap(t.drifted.begin(), t.drifted.end(), worse);
   };
-  std::size_t largest = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const std::uint64_t x = a.bits[i];
-    const std::uint64_t y = b.bits[i];
+  for (std::size_t i = 0; i < a.size; ++i) {
+    const std::uint64_t x = a.bits(i);
+    const std::uint64_t y = b.bits(i);
     if (x == y) {
       ++t.bit_identical;
       ++t.histogram[0];
       continue;
     }
+    ElementMismatch m{ElementMismatch::Kind::ulps, "", {}, a.type, x, y, 0, 0.0, 0.0};
     const bool nan_x = element_is_nan(a.type, x);
     const bool nan_y = element_is_nan(a.type, y);
+    bool hard = false;  // never within tolerance
     if (nan_x != nan_y) {
       ++t.nan_mismatches;
-      ++t.beyond_tolerance;
-      list(ElementMismatch::Kind::nan, i, 0);
-      continue;
-    }
-    bool hard = false;  // never within tolerance
-    std::uint64_t ulps = 0;
-    double relative = 0.0;
-    if (nan_x) {
+      m.kind = ElementMismatch::Kind::nan;
+      m.relative = m.absolute = std::numeric_limits<double>::quiet_NaN();
+      hard = true;
+    } else if (nan_x) {
       ++t.nan_payloads;
-      list(ElementMismatch::Kind::nan_payload, i, 0);
+      m.kind = ElementMismatch::Kind::nan_payload;
     } else {
-      ulps = nulp_count(a.type, x, y);
+      m.ulps = nulp_count(a.type, x, y);
       const double vx = element_to_double(a.type, x);
       const double vy = element_to_double(a.type, y);
       if (element_is_inf(a.type, x) || element_is_inf(a.type, y)) {
         ++t.inf_mismatches;
         hard = true;
-        relative = std::numeric_limits<double>::infinity();
-        list(ElementMismatch::Kind::inf, i, ulps);
+        m.kind = ElementMismatch::Kind::inf;
+        m.relative = m.absolute = std::numeric_limits<double>::infinity();
       } else if (vx == 0.0 && vy == 0.0) {
         ++t.signed_zero_mismatches;
-        list(ElementMismatch::Kind::signed_zero, i, 0);
+        m.kind = ElementMismatch::Kind::signed_zero;
       } else {
-        relative = vx == 0.0 ? std::numeric_limits<double>::infinity() : std::abs((vy - vx) / vx);
+        m.absolute = std::abs(vy - vx);
+        m.relative =
+            vx == 0.0 ? std::numeric_limits<double>::infinity() : m.absolute / std::abs(vx);
       }
     }
-    ++t.histogram[static_cast<std::size_t>(std::bit_width(ulps))];
-    if (ulps > t.max_ulps) {
-      t.max_ulps = ulps;
-      largest = i;
+    if (m.kind != ElementMismatch::Kind::nan) {
+      ++t.histogram[static_cast<std::size_t>(std::bit_width(m.ulps))];
+      t.max_ulps = std::max(t.max_ulps, m.ulps);
+      t.max_relative = std::max(t.max_relative, m.relative);
     }
-    t.max_relative = std::max(t.max_relative, relative);
     const bool within = !hard && !tol.bit_identical_required() &&
-                        ((tol.max_ulps && ulps <= *tol.max_ulps) ||
-                         (tol.max_relative && relative <= *tol.max_relative));
-    if (!within) ++t.beyond_tolerance;
+                        ((tol.max_ulps && m.ulps <= *tol.max_ulps) ||
+                         (tol.max_relative && m.relative <= *tol.max_relative) ||
+                         (tol.max_absolute && m.absolute <= *tol.max_absolute));
+    const bool special = m.kind == ElementMismatch::Kind::nan_payload ||
+                         m.kind == ElementMismatch::Kind::signed_zero;
+    if (!within) {
+      ++t.beyond_tolerance;
+      // Elements come in index order, so a full list keeps a new one only
+      // when it is strictly worse by kind and ulps: the name and index
+      // (an allocation each) are made only then.
+      const bool kept = t.drifted.size() < drift_limit ||
+                        (drift_limit > 0 && strictly_worse(m, t.drifted.front()));
+      if (kept) {
+        m.tensor = shown_name;
+        m.index = multi_index(a.shape, i);
+        keep_drifted(std::move(m));
+      }
+    } else if (special && listed_count[m.kind]++ < kListedPerKind) {
+      m.tensor = shown_name;
+      m.index = multi_index(a.shape, i);
+      t.listed.push_back(std::move(m));
+    }
   }
-  if (t.max_ulps > 0) {
-    list(ElementMismatch::Kind::largest_ulps, largest, t.max_ulps);
-  }
+  std::sort_heap(t.drifted.begin(), t.drifted.end(), worse);
   return t;
 }
-
-}  // namespace
 
 std::uint64_t nulp_count(ElementType t, std::uint64_t a_bits, std::uint64_t b_bits) {
   const std::int64_t rx = element_integer_repr(t, a_bits);
@@ -149,6 +241,8 @@ std::string ArrayTolerance::describe() const {
   if (max_ulps) s += "ulps <= " + std::to_string(*max_ulps);
   if (max_relative)
     s += (s.empty() ? "" : " or ") + ("relative error <= " + fmt::format("{}", *max_relative));
+  if (max_absolute)
+    s += (s.empty() ? "" : " or ") + ("|b - a| <= " + fmt::format("{}", *max_absolute));
   return s;
 }
 
@@ -178,6 +272,14 @@ double ArrayDiffReport::max_relative() const {
   return r;
 }
 
+std::vector<ElementMismatch> ArrayDiffReport::worst(std::size_t limit) const {
+  std::vector<ElementMismatch> all;
+  for (const auto& t : tensors) all.insert(all.end(), t.drifted.begin(), t.drifted.end());
+  std::stable_sort(all.begin(), all.end(), worse);
+  if (all.size() > limit) all.resize(limit);
+  return all;
+}
+
 std::string ulps_bucket_label(std::size_t k) {
   if (k <= 1) return std::to_string(k);
   const std::uint64_t lo = std::uint64_t{1} << (k - 1);
@@ -187,7 +289,7 @@ std::string ulps_bucket_label(std::size_t k) {
 
 ArrayDiffReport diff_arrays(const std::string& file_a, const std::vector<Array>& a,
                             const std::string& file_b, const std::vector<Array>& b,
-                            const ArrayTolerance& tolerance, std::size_t listed_per_kind) {
+                            const ArrayTolerance& tolerance, std::size_t drift_limit) {
   ArrayDiffReport d;
   d.file_a = file_a;
   d.file_b = file_b;
@@ -231,7 +333,7 @@ ArrayDiffReport diff_arrays(const std::string& file_a, const std::vector<Array>&
       throw InputError(fmt::format("{}: shape {} in {}, {} in {}", name_of(*x), x->shape_text(),
                                    file_a, y->shape_text(), file_b));
     }
-    d.tensors.push_back(compare(*x, *y, tolerance, listed_per_kind));
+    d.tensors.push_back(compare_arrays(view_of(*x), view_of(*y), tolerance, drift_limit));
   }
   return d;
 }
@@ -263,6 +365,33 @@ std::size_t count_special(const ArrayDiffReport& d, std::size_t TensorDiff::*fie
 
 }  // namespace
 
+namespace {
+
+// "x[2, 5]: 0.1 (0x1.99999ap-4) vs 0.10000001 (0x1.99999cp-4), 1 ulps, rel 1.19e-07"
+std::string drifted_line(const ElementMismatch& m) {
+  std::string what;
+  switch (m.kind) {
+    case ElementMismatch::Kind::nan:
+      what = "NaN mismatch";
+      break;
+    case ElementMismatch::Kind::inf:
+      what = fmt::format("Inf mismatch, {} ulps", m.ulps);
+      break;
+    case ElementMismatch::Kind::signed_zero:
+      what = "signed zero, 0 ulps";
+      break;
+    case ElementMismatch::Kind::nan_payload:
+      what = "NaN payload, 0 ulps";
+      break;
+    case ElementMismatch::Kind::ulps:
+      what = fmt::format("{} ulps, rel {}", m.ulps, rel_text(m.relative));
+      break;
+  }
+  return fmt::format("{}{}: {} vs {}, {}", m.tensor, m.index_text(), m.a_text(), m.b_text(), what);
+}
+
+}  // namespace
+
 std::string format_array_diff(const ArrayDiffReport& d, std::size_t limit) {
   std::string out =
       fmt::format("fplab diff: {} vs {} ({}, tolerance: {})\n\n", d.file_a, d.file_b,
@@ -276,7 +405,7 @@ std::string format_array_diff(const ArrayDiffReport& d, std::size_t limit) {
       continue;
     }
     rows += fmt::format("{:<28} {:<9} {:<14} {:>10} {:>14} {:>9} {:>10} {:>8}\n", display_name(t),
-                        name(t.type), t.shape, t.elements, t.bit_identical, ulps_text(t.max_ulps),
+                        name(t.type), t.shape, t.elements, t.bit_identical, t.max_ulps,
                         rel_text(t.max_relative), t.beyond_tolerance);
   }
   if (!rows.empty()) {
@@ -294,25 +423,20 @@ std::string format_array_diff(const ArrayDiffReport& d, std::size_t limit) {
       count_special(d, &TensorDiff::nan_mismatches), count_special(d, &TensorDiff::nan_payloads),
       count_special(d, &TensorDiff::inf_mismatches),
       count_special(d, &TensorDiff::signed_zero_mismatches));
-  std::size_t shown = 0;
-  std::size_t total = 0;
-  std::string listed;
-  for (const auto& t : d.tensors) {
-    for (const auto& m : t.listed) {
-      ++total;
-      if (shown >= limit) continue;
-      ++shown;
-      listed += fmt::format(
-          "  {:<13} {}{}: {} vs {}{}\n", name(m.kind), m.tensor, m.index, m.a, m.b,
-          m.kind == ElementMismatch::Kind::largest_ulps || m.kind == ElementMismatch::Kind::inf
-              ? fmt::format(", {} ulps", m.ulps)
-              : "");
+  const auto worst = d.worst(limit);
+  if (!worst.empty()) {
+    out += fmt::format("\nbeyond tolerance, worst first ({} of {}):\n", worst.size(),
+                       d.beyond_tolerance());
+    for (const auto& m : worst) out += "  " + drifted_line(m) + "\n";
+    if (d.beyond_tolerance() > worst.size()) {
+      out += fmt::format("  ... {} more (--limit)\n", d.beyond_tolerance() - worst.size());
     }
   }
-  if (!listed.empty()) {
-    out += "\n" + listed;
-    if (total > shown) out += fmt::format("  ... {} more (--limit)\n", total - shown);
+  std::string listed;
+  for (const auto& t : d.tensors) {
+    for (const auto& m : t.listed) listed += "  " + drifted_line(m) + "\n";
   }
+  if (!listed.empty()) out += "\nwithin tolerance, but not the same bits:\n" + listed;
   out += fmt::format("\n{}: {} element{} beyond tolerance\n", d.exit_code() == 0 ? "PASS" : "DRIFT",
                      d.beyond_tolerance(), d.beyond_tolerance() == 1 ? "" : "s");
   return out;
@@ -350,10 +474,41 @@ std::string format_array_diff_markdown(const ArrayDiffReport& d, std::size_t lim
   }
   out += fmt::format("{} of {} arrays bit-identical. ulps histogram: {}.\n", identical,
                      d.tensors.size(), histogram_text(total_histogram(d), ", "));
+  const auto worst = d.worst(limit);
+  if (!worst.empty()) {
+    out += fmt::format(
+        "\n<details><summary>beyond tolerance, worst first ({} of {})</summary>\n\n"
+        "| array | index | A | B | ulps | rel |\n|---|---|---|---|---:|---:|\n",
+        worst.size(), d.beyond_tolerance());
+    for (const auto& m : worst) {
+      out += fmt::format("| `{}` | {} | `{}` | `{}` | {} | {} |\n", m.tensor, m.index_text(),
+                         m.a_text(), m.b_text(),
+                         m.kind == ElementMismatch::Kind::nan ? "NaN" : std::to_string(m.ulps),
+                         m.kind == ElementMismatch::Kind::nan ? "" : rel_text(m.relative));
+    }
+    out += "\n</details>\n";
+  }
   return out;
 }
 
-nlohmann::json array_diff_to_json(const ArrayDiffReport& d) {
+namespace {
+
+nlohmann::json element_json(const ElementMismatch& m) {
+  const auto value = [&](std::uint64_t bits) {
+    const auto [decimal, hex] = value_parts(m.type, bits);
+    return nlohmann::json{{"decimal", decimal}, {"hex", hex}};
+  };
+  nlohmann::json j{{"array", m.tensor},    {"index", m.index},     {"kind", name(m.kind)},
+                   {"a", value(m.a_bits)}, {"b", value(m.b_bits)}, {"ulps", m.ulps}};
+  // JSON has no NaN or infinity: those relative errors are null.
+  j["relative"] = std::isfinite(m.relative) ? nlohmann::json(m.relative) : nlohmann::json();
+  j["absolute"] = std::isfinite(m.absolute) ? nlohmann::json(m.absolute) : nlohmann::json();
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json array_diff_to_json(const ArrayDiffReport& d, std::size_t limit) {
   nlohmann::json j;
   j["a"] = d.file_a;
   j["b"] = d.file_b;
@@ -375,6 +530,8 @@ nlohmann::json array_diff_to_json(const ArrayDiffReport& d) {
     return a;
   };
   j["ulps_histogram"] = histogram_json(total_histogram(d));
+  j["drifted"] = nlohmann::json::array();
+  for (const auto& m : d.worst(limit)) j["drifted"].push_back(element_json(m));
   j["arrays"] = nlohmann::json::array();
   for (const auto& t : d.tensors) {
     nlohmann::json tj{{"name", t.name_a},
@@ -391,11 +548,8 @@ nlohmann::json array_diff_to_json(const ArrayDiffReport& d) {
                       {"signed_zero_mismatches", t.signed_zero_mismatches},
                       {"ulps_histogram", histogram_json(t.histogram)}};
     if (t.name_b != t.name_a) tj["name_b"] = t.name_b;
-    tj["listed"] = nlohmann::json::array();
-    for (const auto& m : t.listed) {
-      tj["listed"].push_back(
-          {{"kind", name(m.kind)}, {"index", m.index}, {"a", m.a}, {"b", m.b}, {"ulps", m.ulps}});
-    }
+    tj["within_tolerance_listed"] = nlohmann::json::array();
+    for (const auto& m : t.listed) tj["within_tolerance_listed"].push_back(element_json(m));
     j["arrays"].push_back(std::move(tj));
   }
   j["exit_code"] = d.exit_code();

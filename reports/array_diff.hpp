@@ -21,9 +21,15 @@
 //   Inf mismatch          one side +-inf, the other not the same inf
 //   signed-zero mismatch  +0 against -0 (0 ulps, but not the same bits)
 //
-// Tolerance: by default every element must be bit-identical. With --ulps N
-// and/or --rel X an element is within tolerance when its ulps <= N or its
-// relative error <= X (either suffices); NaN and Inf mismatches never are.
+// Tolerance: by default every element must be bit-identical. With --ulps N,
+// --rel X and/or --atol Y an element is within tolerance when its ulps <= N,
+// its relative error <= X or |b - a| <= Y (any one suffices; numpy's
+// assert_allclose instead requires |b - a| <= atol + rtol * |b|); NaN and
+// Inf mismatches never are.
+//
+// Drifted elements: those beyond tolerance, worst first (NaN mismatches,
+// then Inf mismatches, then by ulps, larger first; ties by position), the
+// first `drift_limit` of them kept with their multi-index and both values.
 //
 // Shape, dtype or name mismatches are errors (InputError, exit 2). Names
 // must match, except that an unnamed array (a .npy file, a one-column text
@@ -35,6 +41,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/array.hpp"
@@ -44,19 +51,30 @@ namespace fplab {
 struct ArrayTolerance {
   std::optional<std::uint64_t> max_ulps;
   std::optional<double> max_relative;
-  [[nodiscard]] bool bit_identical_required() const { return !max_ulps && !max_relative; }
+  std::optional<double> max_absolute;
+  [[nodiscard]] bool bit_identical_required() const {
+    return !max_ulps && !max_relative && !max_absolute;
+  }
   [[nodiscard]] std::string describe() const;
 };
 
+// One element pair: where it is and both bit patterns.
 struct ElementMismatch {
-  enum class Kind { nan, nan_payload, inf, signed_zero, largest_ulps };
+  enum class Kind { nan, nan_payload, inf, signed_zero, ulps };
   Kind kind = Kind::nan;
-  std::string tensor;
-  std::string index;  // "[2, 5]"
-  std::string a;      // "decimal (hex)"
-  std::string b;
-  std::uint64_t ulps = 0;
+  std::string tensor;              // display name: "x", "(array)", "x ~ y"
+  std::vector<std::size_t> index;  // multi-index, row-major
+  ElementType type = ElementType::float64;
+  std::uint64_t a_bits = 0;
+  std::uint64_t b_bits = 0;
+  std::uint64_t ulps = 0;                        // 0 for NaN mismatches
+  double relative = 0.0;                         // |b - a| / |a| (inf when a is 0, b is not)
+  double absolute = 0.0;                         // |b - a| in double (inf with an infinity)
+  [[nodiscard]] std::string index_text() const;  // "[2, 5]"
+  [[nodiscard]] std::string a_text() const;      // "decimal (hex)"
+  [[nodiscard]] std::string b_text() const;
 };
+std::string_view name(ElementMismatch::Kind k);  // "NaN mismatch", ..., "ulps"
 
 struct TensorDiff {
   std::string name_a;
@@ -74,8 +92,26 @@ struct TensorDiff {
   std::size_t signed_zero_mismatches = 0;
   // histogram[k]: pairs with ulps in [2^(k-1), 2^k - 1]; histogram[0] = 0 ulps.
   std::vector<std::size_t> histogram = std::vector<std::size_t>(65, 0);
-  std::vector<ElementMismatch> listed;  // the first few of each kind, and the largest
+  // Special pairs within tolerance (NaN payloads, signed zeros that a
+  // tolerance accepts): the first few of each kind.
+  std::vector<ElementMismatch> listed;
+  // Beyond tolerance, worst first, at most drift_limit.
+  std::vector<ElementMismatch> drifted;
 };
+
+// An array in memory without a copy: `size` elements of element_bits(type)
+// bits each, or, for io/array.hpp's Array, 64-bit slots holding them.
+struct ArrayView {
+  std::string name;
+  ElementType type = ElementType::float64;
+  std::vector<std::size_t> shape;
+  const void* data = nullptr;
+  std::size_t slot_bytes = 8;  // 2, 4 or 8
+  std::size_t size = 0;
+  [[nodiscard]] std::uint64_t bits(std::size_t i) const;
+  [[nodiscard]] std::string shape_text() const;
+};
+ArrayView view_of(const Array& a);
 
 struct ArrayDiffReport {
   std::string file_a;
@@ -87,6 +123,8 @@ struct ArrayDiffReport {
   [[nodiscard]] std::size_t beyond_tolerance() const;
   [[nodiscard]] std::uint64_t max_ulps() const;
   [[nodiscard]] double max_relative() const;
+  // The drifted elements of every array, worst first, at most `limit`.
+  [[nodiscard]] std::vector<ElementMismatch> worst(std::size_t limit) const;
   // 0: every element within tolerance; 1: not.
   [[nodiscard]] int exit_code() const { return beyond_tolerance() == 0 ? 0 : 1; }
 };
@@ -97,17 +135,25 @@ std::uint64_t nulp_count(ElementType t, std::uint64_t a_bits, std::uint64_t b_bi
 // "0", "1", "2-3", "4-7", ... for histogram bucket k.
 std::string ulps_bucket_label(std::size_t k);
 
-// Throws InputError on a name, shape or dtype mismatch. `listed_per_kind`
-// caps the mismatches kept per tensor and kind.
+// One pair of arrays (the name is a's). Throws InputError on a shape or
+// dtype mismatch.
+TensorDiff compare_arrays(const ArrayView& a, const ArrayView& b, const ArrayTolerance& tolerance,
+                          std::size_t drift_limit = 50);
+
+// Throws InputError on a name, shape or dtype mismatch. Each array keeps
+// its `drift_limit` worst drifted elements.
 ArrayDiffReport diff_arrays(const std::string& file_a, const std::vector<Array>& a,
                             const std::string& file_b, const std::vector<Array>& b,
-                            const ArrayTolerance& tolerance, std::size_t listed_per_kind = 10);
+                            const ArrayTolerance& tolerance, std::size_t drift_limit = 50);
 
 // Plain text: one row per tensor that is not bit-identical (and a count of
-// those that are), the histogram, the listed mismatches (at most `limit`).
+// those that are), the histogram, the drifted elements worst first (at
+// most `limit`) and the special pairs within tolerance.
 std::string format_array_diff(const ArrayDiffReport& d, std::size_t limit = 50);
-// The same as a Markdown summary for a pull-request comment.
+// The same as a Markdown summary for a pull-request comment (at most
+// `limit` arrays and `limit` drifted elements).
 std::string format_array_diff_markdown(const ArrayDiffReport& d, std::size_t limit = 50);
-nlohmann::json array_diff_to_json(const ArrayDiffReport& d);
+// Indices are arrays of numbers; values "decimal" with their exact "hex".
+nlohmann::json array_diff_to_json(const ArrayDiffReport& d, std::size_t limit = 50);
 
 }  // namespace fplab

@@ -201,6 +201,23 @@ DiffReport diff_results(const Results& a, const Results& b, const std::vector<To
       d.verdict_changes.push_back(vc);
     }
   }
+
+  // Every path either file holds, against every rule.
+  std::vector<bool> used(tol.size(), false);
+  const auto mark = [&](const std::string& path) {
+    for (std::size_t r = 0; r < tol.size(); ++r) {
+      if (!used[r] && fnmatch(tol[r].pattern.c_str(), path.c_str(), 0) == 0) used[r] = true;
+    }
+  };
+  for (const Results* r : {&a, &b}) {
+    for (const auto& f : flatten(*r)) mark(f.path);
+    for (const auto& e : r->experiments) {
+      for (const auto& v : e.verdicts) mark(e.id + "/verdicts/" + v.claim);
+    }
+  }
+  for (std::size_t r = 0; r < tol.size(); ++r) {
+    if (!used[r]) d.unmatched_rules.push_back(tol[r].pattern);
+  }
   return d;
 }
 
@@ -290,6 +307,9 @@ std::string format_diff_markdown(const DiffReport& d, std::size_t limit) {
     out += fmt::format("\n- verdict `{}/{}`: {} → {}{}\n", v.experiment, v.claim, v.a, v.b,
                        v.tolerated ? " (tolerated)" : "");
   }
+  for (const auto& p : d.unmatched_rules) {
+    out += fmt::format("\n⚠️ tolerance rule `{}` matches no value of either file.\n", p);
+  }
   return out;
 }
 
@@ -329,6 +349,9 @@ std::string format_diff(const DiffReport& d, std::size_t limit) {
     out += fmt::format("verdict {}/{}: {} -> {}{}\n", v.experiment, v.claim, v.a, v.b,
                        v.tolerated ? "  [tolerated]" : "");
   }
+  for (const auto& p : d.unmatched_rules) {
+    out += fmt::format("warning: tolerance rule '{}' matches no value of either file\n", p);
+  }
   out += d.exit_code() == 0
              ? (d.changes.empty() && d.verdict_changes.empty() ? "result: identical\n"
                                                                : "result: within tolerance\n")
@@ -363,6 +386,7 @@ nlohmann::json diff_to_json(const DiffReport& d) {
     if (c.tolerated) e["rule"] = c.rule;
     j["changes"].push_back(e);
   }
+  j["unmatched_rules"] = d.unmatched_rules;
   j["verdict_changes"] = nlohmann::json::array();
   for (const auto& v : d.verdict_changes) {
     j["verdict_changes"].push_back({{"experiment", v.experiment},

@@ -14,6 +14,8 @@
 //   PATTERN rel=X           values may move by a relative error of at most X
 //
 // PATTERN is a shell-style glob over the whole path ('*' also crosses '/').
+// A rule whose pattern matches no value or verdict path of either file (a
+// typo, a renamed table) is reported: DiffReport::unmatched_rules.
 #pragma once
 
 #include <cstdint>
@@ -65,6 +67,8 @@ struct DiffReport {
   std::size_t values_identical = 0;
   std::vector<ValueChange> changes;  // every non-identical value
   std::vector<VerdictChange> verdict_changes;
+  // Patterns of the rules that match no path of A or B, in file order.
+  std::vector<std::string> unmatched_rules;
   // 0: identical or all changes tolerated; 1: drift beyond the tolerances.
   [[nodiscard]] int exit_code() const;
   [[nodiscard]] std::size_t untolerated() const;

@@ -355,11 +355,17 @@ std::string gnuplot_script(const ExperimentRecord& e, const Figure& f,
     while (end < p.size() && !(p[end] == '"' && p[end - 1] != '\\')) ++end;
     longest = std::max(longest, end - open - 8);
   }
-  const int width = std::clamp(120 + 9 * static_cast<int>(longest), 900, 1600);
+  int width = std::clamp(120 + 9 * static_cast<int>(longest), 900, 1600);
+  int font = 16;
+  if (f.compact) {
+    // Shown about 360 px wide on a 390 px phone: 18 px * 360 / 560 = 11.6 px.
+    width = 560;
+    font = 18;
+  }
   std::ostringstream out;
   out << "# " << e.id << "/" << f.id << ": drawn by fplab from table '" << f.table << "'\n"
-      << "set terminal svg size " << width << "," << height
-      << " noenhanced font 'sans,16' fontscale 1 background rgb 'white'\n"
+      << "set terminal svg size " << width << "," << height << " noenhanced font 'sans," << font
+      << "' fontscale 1 background rgb 'white'\n"
       << "set output " << gp_quote(svg_path) << "\n"
       << "set title " << gp_quote(f.title) << "\n"
       << "set xlabel " << gp_quote(f.xlabel) << "\nset ylabel " << gp_quote(f.ylabel) << "\n"

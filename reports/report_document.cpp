@@ -157,7 +157,7 @@ void table_blocks(const ExperimentRecord& e, Document& d) {
 
 void figure_blocks(const ExperimentRecord& e, bool plots, Document& d) {
   for (const auto& f : e.figures) {
-    if (is_headline(e, f)) {
+    if (is_headline(e, f) || is_lead_figure(e, f)) {
       d.blocks.emplace_back(Heading{3, {text(f.title)}, {}});
       d.blocks.emplace_back(Paragraph{{text("Shown as the report's first figure, in "),
                                        section("argument", "The argument"), text(".")},
@@ -521,8 +521,36 @@ Grid claims_grid(const Results& r, const std::vector<std::string>& references) {
       }
       g.rows.push_back(std::move(row));
     }
+    // A claim the experiment covers but gave no verdict on in this run.
+    for (const auto& c : e.claims) {
+      const bool judged = std::any_of(e.verdicts.begin(), e.verdicts.end(),
+                                      [&](const Verdict& v) { return v.claim == c.id; });
+      if (judged) continue;
+      std::vector<Spans> row{
+          {text(c.id)}, {section(e.id)}, {text(c.claimed)}, {text("")}, {text("not run")}};
+      if (!references.empty()) row.insert(row.begin() + 1, Spans{text("")});
+      g.rows.push_back(std::move(row));
+    }
   }
   return g;
+}
+
+// What the verdict words mean, said once above the claims table.
+Bullets verdict_legend() {
+  Bullets b;
+  b.items.push_back({verdict(Status::reproduced),
+                     text(": our figure, from the claim's recipe, agrees with the claimed one.")});
+  b.items.push_back(
+      {verdict(Status::differs),
+       text(": ours is not the claimed figure, for one of two reasons, which the verdict's reason "
+            "names: the mechanism is shown but the figure is not comparable (another model, "
+            "another machine: B6's batch-dependent answers on a 0.87M-parameter model on a "
+            "CPU), or the claim is wrong as stated (a misquote or a false figure, with the "
+            "evidence).")});
+  b.items.push_back(
+      {text("not run"), text(": an experiment that covers the claim is in this run but gave no "
+                             "verdict on it (claims of experiments not run are not listed).")});
+  return b;
 }
 
 Document build_document(const Results& r, bool plots) {
@@ -567,6 +595,8 @@ Document build_document(const Results& r, bool plots) {
     d.blocks.emplace_back(std::move(refs));
   }
   d.blocks.emplace_back(Heading{2, {text("Claims")}, "claims"});
+  d.blocks.emplace_back(Paragraph{{text("The verdict words:")}, {}});
+  d.blocks.emplace_back(verdict_legend());
   d.blocks.emplace_back(claims_grid(r, sources));
   for (const auto& e : r.experiments) experiment_blocks(e, plots, d);
   return d;

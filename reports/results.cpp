@@ -396,7 +396,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(InputFile, role, path, sha256)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Series, column, title, style, where_column, where_value, missing)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Markers, table, x, shares, share_titles, rows)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Figure, id, title, table, x, xlabel, ylabel, logx, logy, series,
-                                   caption, kind, markers)
+                                   caption, kind, markers, compact)
 
 // A claim's figure is not written on its own: the verdicts carry it.
 void to_json(json& j, const ClaimRef& c) {
@@ -530,6 +530,7 @@ ExperimentRecord experiment_from(const json& j) {
                             str_or(s, "where_value"), str_or(s, "missing")});
     }
     fig.kind = str_or(f, "kind", "lines");
+    fig.compact = f.value("compact", false);
     if (f.contains("markers") && f["markers"].is_object()) {
       const auto& m = f["markers"];
       fig.markers.table = str_or(m, "table");

@@ -27,8 +27,9 @@ void check(const model::Model& m, std::span<const Token> prompt,
 void run(const model::Model& m, model::Policy policy, std::span<const Token> prompt,
          std::span<const SamplingConfig> configs, std::size_t first, std::size_t count,
          std::size_t steps, const SampleCallback& on_step, const model::TensorParallel& tp,
-         std::vector<std::vector<Token>>& out) {
+         model::OpObserver* observer, std::vector<std::vector<Token>>& out) {
   model::Batch batch(m, policy, count, tp);
+  if (first == 0) batch.observe(observer);
   std::vector<Generator> gens;
   for (std::size_t b = 0; b < count; ++b) gens.emplace_back(configs[first + b].seed);
   std::vector<std::vector<Token>> feed(count, std::vector<Token>(prompt.begin(), prompt.end()));
@@ -51,15 +52,16 @@ std::vector<std::vector<Token>> sample(const model::Model& m, model::Policy poli
                                        std::span<const Token> prompt,
                                        std::span<const SamplingConfig> configs, std::size_t steps,
                                        Batching batching, const SampleCallback& on_step,
-                                       const model::TensorParallel& tp) {
+                                       const model::TensorParallel& tp,
+                                       model::OpObserver* observer) {
   check(m, prompt, configs, steps);
   std::vector<std::vector<Token>> out(configs.size());
   if (configs.empty()) return out;
   if (batching == Batching::together) {
-    run(m, policy, prompt, configs, 0, configs.size(), steps, on_step, tp, out);
+    run(m, policy, prompt, configs, 0, configs.size(), steps, on_step, tp, observer, out);
   } else {
     for (std::size_t b = 0; b < configs.size(); ++b)
-      run(m, policy, prompt, configs, b, 1, steps, on_step, tp, out);
+      run(m, policy, prompt, configs, b, 1, steps, on_step, tp, observer, out);
   }
   return out;
 }

@@ -30,13 +30,15 @@ enum class Batching {
 // seeds sequence b's generator). Returns the generated tokens of each.
 // Throws std::invalid_argument for an empty prompt, a bad config, or a
 // prompt + steps longer than the model's context. `tp`: the forward pass
-// split over tensor-parallel shards (model/tensor_parallel.hpp).
+// split over tensor-parallel shards (model/tensor_parallel.hpp). `observer`:
+// told every op's output of the batch holding sequence 0 (model/op_trace.hpp).
 std::vector<std::vector<Token>> sample(const model::Model& m, model::Policy policy,
                                        std::span<const Token> prompt,
                                        std::span<const SamplingConfig> configs, std::size_t steps,
                                        Batching batching = Batching::together,
                                        const SampleCallback& on_step = {},
-                                       const model::TensorParallel& tp = {});
+                                       const model::TensorParallel& tp = {},
+                                       model::OpObserver* observer = nullptr);
 
 // The share of the text's 4-grams (of tokens) that repeat an earlier one:
 // 1 - distinct / total, over tokens[0, n) (0 when n < 4).

@@ -1,10 +1,13 @@
 // fplab diff on arrays: ulps as numpy.testing.nulp_diff counts them (golden
 // from numpy, tools/make_array_golden.py), the per-tensor report, special
 // values, tolerances, mismatch errors and the command line.
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
@@ -250,4 +253,169 @@ TEST_CASE("safetensors arrays round trip and damaged files are refused",
   std::ofstream(dir / "int.safetensors", std::ios::binary) << i32;
   CHECK_THROWS_WITH(fplab::read_arrays(dir / "int.safetensors"),
                     Catch::Contains("tensor 'norm.scale': dtype I16 is not a float type"));
+}
+
+namespace {
+
+// n float32 values, and the same with element i moved by steps[i] floats.
+std::pair<std::vector<float>, std::vector<float>> moved_f32(
+    std::size_t n, const std::map<std::size_t, int>& steps) {
+  std::vector<float> a(n);
+  for (std::size_t i = 0; i < n; ++i) a[i] = 0.1f * static_cast<float>(i + 1) - 1.7f;
+  auto b = a;
+  for (const auto& [i, s] : steps) {
+    for (int k = 0; k < std::abs(s); ++k) b[i] = std::nextafter(b[i], s > 0 ? 1e30f : -1e30f);
+  }
+  return {a, b};
+}
+
+void write_f32_tensor(const std::filesystem::path& p, const std::vector<float>& x,
+                      std::vector<std::size_t> shape) {
+  fplab::Array a;
+  a.type = fplab::ElementType::float32;
+  a.shape = std::move(shape);
+  for (float v : x) a.bits.push_back(std::bit_cast<std::uint32_t>(v));
+  a.name = "t";
+  fplab::write_safetensors_arrays(p, {a});
+}
+
+}  // namespace
+
+TEST_CASE("drifted elements: worst first, numeric indices, up to --limit", "[array-diff][cli]") {
+  using fplab::test::run_fplab;
+  const auto dir = temp_dir();
+  std::map<std::size_t, int> steps;
+  for (std::size_t i = 0; i < 50; ++i) steps[i * 2] = 1;  // 50 drifted by 1 ulp
+  steps[37] = 9;                                          // [3, 7]: the worst
+  steps[64] = -4;                                         // [6, 4]: the second
+  const auto [a, b] = moved_f32(100, steps);
+  write_f32_tensor(dir / "drift_a.safetensors", a, {10, 10});
+  write_f32_tensor(dir / "drift_b.safetensors", b, {10, 10});
+  const std::string files =
+      (dir / "drift_a.safetensors").string() + " " + (dir / "drift_b.safetensors").string();
+  auto r = run_fplab("diff --limit 5 " + files);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Catch::Contains("beyond tolerance, worst first (5 of 51)") &&
+                           Catch::Contains("... 46 more (--limit)"));
+  const auto at = [&](const std::string& s) { return r.output.find(s); };
+  REQUIRE(at("t[3, 7]:") != std::string::npos);
+  CHECK(at("t[3, 7]:") < at("t[6, 4]:"));
+  CHECK(at("t[6, 4]:") < at("t[0, 0]:"));
+  CHECK_THAT(r.output, Catch::Contains("9 ulps") && Catch::Contains("4 ulps"));
+  r = run_fplab("diff --json --limit 3 " + files);
+  const auto j = nlohmann::json::parse(r.output);
+  REQUIRE(j["drifted"].size() == 3);
+  CHECK(j["drifted"][0]["index"] == nlohmann::json{3, 7});
+  CHECK(j["drifted"][0]["ulps"] == 9);
+  CHECK(j["drifted"][1]["index"] == nlohmann::json{6, 4});
+  CHECK(j["drifted"][2]["index"] == nlohmann::json{0, 0});
+  CHECK(j["drifted"][0]["a"]["hex"] == fplab::to_hex(a[37]));
+  CHECK(j["drifted"][0]["b"]["hex"] == fplab::to_hex(b[37]));
+  // A tolerance keeps only what is beyond it.
+  r = run_fplab("diff --json --ulps 1 " + files);
+  const auto k = nlohmann::json::parse(r.output);
+  CHECK(k["beyond_tolerance"] == 2);
+  CHECK(k["drifted"].size() == 2);
+  r = run_fplab("diff --markdown --limit 2 " + files);
+  CHECK_THAT(r.output, Catch::Contains("worst first (2 of 51)") && Catch::Contains("| [3, 7] |"));
+  // Negative control: a file against itself lists nothing.
+  r = run_fplab("diff --json " + (dir / "drift_a.safetensors").string() + " " +
+                (dir / "drift_a.safetensors").string());
+  CHECK(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(r.output)["drifted"].empty());
+}
+
+TEST_CASE("--atol accepts small absolute changes near zero", "[array-diff][cli]") {
+  using fplab::test::run_fplab;
+  const auto dir = temp_dir();
+  std::ofstream(dir / "near0_a.txt") << "0\n1e-12\n1\n";
+  std::ofstream(dir / "near0_b.txt") << "1e-9\n3e-12\n1.0000000001\n";
+  const std::string files = (dir / "near0_a.txt").string() + " " + (dir / "near0_b.txt").string();
+  auto r = run_fplab("diff --rel 1e-6 " + files);
+  CHECK(r.exit_code == 1);  // 0 -> 1e-9 is an infinite relative change
+  CHECK_THAT(r.output, Catch::Contains("2 elements beyond tolerance"));
+  r = run_fplab("diff --rel 1e-6 --atol 1e-8 " + files);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("|b - a| <= 1e-08"));
+  CHECK(run_fplab("diff --rel 1e-6 --atol 1e-10 " + files).exit_code == 1);
+  CHECK(run_fplab("diff --atol -1 " + files).exit_code == 2);
+}
+
+TEST_CASE("float32 data written as text and read as float64: a warning", "[array-diff][cli]") {
+  using fplab::test::run_fplab;
+  const auto dir = temp_dir();
+  const auto [a, b] = moved_f32(20, {{3, 2}, {11, 1}});
+  std::ofstream fa(dir / "f32_a.csv");
+  std::ofstream fb(dir / "f32_b.csv");
+  std::ofstream ga(dir / "f64_a.csv");
+  std::ofstream gb(dir / "f64_b.csv");
+  fa << "y\n";
+  fb << "y\n";
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    fa << fplab::to_decimal(a[i]) << "\n";      // float32's shortest decimals
+    fb << fmt::format("{:.9g}", b[i]) << "\n";  // and %.9g
+    ga << fplab::to_decimal(static_cast<double>(a[i]) / 3.0) << "\n";
+    gb << fplab::to_decimal(std::nextafter(static_cast<double>(a[i]) / 3.0, 9.0)) << "\n";
+  }
+  fa.close();
+  fb.close();
+  ga.close();
+  gb.close();
+  const std::string f32 = (dir / "f32_a.csv").string() + " " + (dir / "f32_b.csv").string();
+  auto r = run_fplab("diff " + f32);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Catch::Contains("warning") && Catch::Contains("--dtype float32"));
+  r = run_fplab("diff --dtype float32 --json " + f32);
+  CHECK(nlohmann::json::parse(r.output)["max_ulps"] == 2);
+  CHECK_THAT(r.output, !Catch::Contains("warning"));
+  // Negative controls: float64 data, and identical files, get no warning.
+  r = run_fplab("diff " + (dir / "f64_a.csv").string() + " " + (dir / "f64_b.csv").string());
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, !Catch::Contains("warning"));
+  r = run_fplab("diff " + (dir / "f32_a.csv").string() + " " + (dir / "f32_a.csv").string());
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, !Catch::Contains("warning"));
+}
+
+TEST_CASE("fplab diff DIR_A DIR_B pairs files by relative path", "[array-diff][cli]") {
+  using fplab::test::run_fplab;
+  namespace fs = std::filesystem;
+  const auto root = temp_dir() / "dirs";
+  fs::remove_all(root);
+  for (const char* side : {"A", "B"}) fs::create_directories(root / side / "layer0");
+  const auto [a, b] = moved_f32(12, {{5, 3}});
+  write_f32_tensor(root / "A" / "layer0" / "out.safetensors", a, {3, 4});
+  write_f32_tensor(root / "B" / "layer0" / "out.safetensors", a, {3, 4});
+  std::ofstream(root / "A" / "loss.csv") << "loss\n0.25\n";
+  std::ofstream(root / "B" / "loss.csv") << "loss\n0.25\n";
+  std::ofstream(root / "A" / ".notes") << "hidden files are skipped\n";
+  const std::string dirs = (root / "A").string() + " " + (root / "B").string();
+  auto r = run_fplab("diff " + dirs);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("2 paired files, 0 missing from B, 0 extra in B"));
+  // Drift in one file.
+  write_f32_tensor(root / "B" / "layer0" / "out.safetensors", b, {3, 4});
+  r = run_fplab("diff " + dirs);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output,
+             Catch::Contains("DRIFT  layer0/out.safetensors") && Catch::Contains("t[1, 1]:"));
+  CHECK(run_fplab("diff --ulps 3 " + dirs).exit_code == 0);
+  // Missing and extra files fail even within tolerance.
+  fs::rename(root / "B" / "loss.csv", root / "B" / "loss2.csv");
+  r = run_fplab("diff --ulps 3 --json " + dirs);
+  CHECK(r.exit_code == 1);
+  const auto j = nlohmann::json::parse(r.output);
+  CHECK(j["missing"] == nlohmann::json{"loss.csv"});
+  CHECK(j["extra"] == nlohmann::json{"loss2.csv"});
+  r = run_fplab("diff --markdown --ulps 3 " + dirs);
+  CHECK_THAT(r.output, Catch::Contains("| `loss.csv` | MISSING |"));
+  // A file that cannot be compared: reported, exit 2, the others still compared.
+  fs::rename(root / "B" / "loss2.csv", root / "B" / "loss.csv");
+  std::ofstream(root / "B" / "loss.csv") << "loss\nnot-a-number\n";
+  r = run_fplab("diff --ulps 3 " + dirs);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("ERROR  loss.csv") && Catch::Contains("pass   layer0"));
+  // A directory against a file is bad input.
+  CHECK(run_fplab("diff " + (root / "A").string() + " " + (root / "A" / "loss.csv").string())
+            .exit_code == 2);
 }

@@ -161,3 +161,29 @@ TEST_CASE("fplab diff: exit codes, table and JSON", "[diff][cli]") {
   CHECK(run_fplab("diff -t " + badtol.string() + " " + pa.string() + " " + pb.string()).exit_code ==
         2);
 }
+
+TEST_CASE("diff: a tolerance rule that matches nothing is reported", "[diff]") {
+  const auto a = sample(1.5f, 0.1, 3, fplab::Status::reproduced);
+  const auto b = sample(std::nextafter(1.5f, 2.f), 0.1, 3, fplab::Status::reproduced);
+  using Rule = fplab::ToleranceRule;
+  const auto d = fplab::diff_results(a, b,
+                                     {Rule{"demo/main/*/total", Rule::Kind::ulps, 1, 0},
+                                      Rule{"demo/mian/*", Rule::Kind::ignore, 0, 0},
+                                      Rule{"demo/verdicts/A1", Rule::Kind::ignore, 0, 0}});
+  CHECK(d.exit_code() == 0);
+  // The typo, and only it: the verdict path and the values' path match.
+  CHECK(d.unmatched_rules == std::vector<std::string>{"demo/mian/*"});
+  CHECK_THAT(fplab::format_diff(d), Catch::Contains("tolerance rule 'demo/mian/*' matches no"));
+  CHECK_THAT(fplab::format_diff_markdown(d), Catch::Contains("`demo/mian/*` matches no"));
+  CHECK(fplab::diff_to_json(d)["unmatched_rules"] == nlohmann::json{"demo/mian/*"});
+  // On the command line: a warning naming the file, the exit code unchanged.
+  fplab::write_results_json(a, temp("unmatched_a.json").string());
+  fplab::write_results_json(b, temp("unmatched_b.json").string());
+  std::ofstream(temp("rules.txt")) << "demo/main/*/total ulps=1\nnothing/here ignore\n";
+  const auto r =
+      run_fplab("diff -t " + temp("rules.txt").string() + " " + temp("unmatched_a.json").string() +
+                " " + temp("unmatched_b.json").string());
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("warning") && Catch::Contains("'nothing/here'"));
+  CHECK_THAT(r.output, !Catch::Contains("'demo/main/*/total' matches"));
+}

@@ -188,3 +188,19 @@ TEST_CASE("precision policy rounding: bf16 and fp16 nearest-even", "[model][prec
     if (std::abs(h) >= 0x1p-14f) CHECK((bits(h) & 0x1FFFu) == 0);
   }
 }
+
+TEST_CASE("SplitKOverride sets split_k_splits, then gives the rule back", "[model]") {
+  using fplab::model::split_k_splits;
+  const std::size_t rule = split_k_splits(1, 128, 128);
+  CHECK(rule == 8);
+  {
+    const fplab::model::SplitKOverride forced(3);
+    CHECK(split_k_splits(1, 128, 128) == 3);
+    CHECK(split_k_splits(16, 384, 384) == 3);  // the rule would say 1
+    CHECK(split_k_splits(1, 128, 2) == 2);     // never more splits than terms
+    CHECK_THROWS_AS(fplab::model::SplitKOverride(2), std::invalid_argument);
+    CHECK(dot_splits(fplab::model::ReductionPolicy::batch_invariant, 1, 128, 128) == 1);
+  }
+  CHECK(split_k_splits(1, 128, 128) == rule);
+  CHECK_THROWS_AS(fplab::model::SplitKOverride(0), std::invalid_argument);
+}

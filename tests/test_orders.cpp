@@ -1,17 +1,23 @@
-// The level programme of reductions/orders.hpp against its references: the
-// depth-first walk over all n! orders (n <= 9) and a std::next_permutation
-// loop through fplab::sum itself (n <= 7), on data with wide exponents, with
-// many ties and with signed zeros, in float32 and float64; and the level
-// programme split over a team of ranks (threads exchanging the levels
-// through a barrier, as MPI_Allgatherv does in mpi/).
+// The level programme and the subtree tables of reductions/orders.hpp
+// against their references: the depth-first walk over all n! orders (n <= 9)
+// and a std::next_permutation loop through fplab::sum itself (n <= 7), on
+// data with wide exponents, with many ties and with signed zeros, in float32
+// and float64; both split over a team of ranks (threads exchanging the
+// levels through a barrier, as MPI_Allgatherv does in mpi/); and
+// the 18 default rows of the permutations experiment on 12 and 13 numbers
+// against the level programme's results committed before the subtree tables
+// (tests/golden/orders/).
 #include <algorithm>
 #include <barrier>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <random>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -66,6 +72,7 @@ std::map<std::uint64_t, std::uint64_t> bit_map(const OrderHistogram<T>& h) {
 using fplab::test::brute_force;
 
 // P threads as the ranks of one team; the exchange is an all-gather.
+// levels 0: the subtree tables (tree strategies); else the level programme.
 template <class T>
 std::vector<OrderHistogram<T>> run_team(const Strategy& s, const std::vector<T>& x,
                                         std::size_t ranks, std::size_t levels) {
@@ -79,6 +86,7 @@ std::vector<OrderHistogram<T>> run_team(const Strategy& s, const std::vector<T>&
       team.rank = r;
       team.ranks = ranks;
       team.levels = levels;
+      team.subtrees = levels == 0;
       team.exchange = [&, r](const std::vector<std::uint64_t>& mine) {
         parts[r] = mine;
         sync.arrive_and_wait();
@@ -100,6 +108,7 @@ OrderHistogram<T> with_levels(const Strategy& s, const std::vector<T>& x, std::s
   OrderTeam team;
   team.levels = levels;
   team.budget_bytes = budget;
+  team.subtrees = false;
   return enumerate_orders_in_team<T>(s, std::span<const T>(x), team, 2);
 }
 
@@ -120,17 +129,19 @@ TEST_CASE("orders: the level programme equals the walk, every total's bits and c
           using T = typename std::decay_t<decltype(values)>::value_type;
           const std::span<const T> v(values);
           const auto walk = enumerate_orders_by_walk<T>(s, v, 2);
-          const auto levels = enumerate_orders<T>(s, v, 2);
+          const auto fastest = enumerate_orders<T>(s, v, 2);  // subtree tables for trees
+          CHECK(histogram_bits(fastest) == histogram_bits(walk));
+          CHECK(fastest.orders == walk.orders);
+          const auto levels = with_levels(s, values, n);
           CHECK(histogram_bits(levels) == histogram_bits(walk));
-          CHECK(levels.orders == walk.orders);
           if (s.order != Order::exact) CHECK(levels.levels == n - 1);
           // The walk taking over from an earlier level, by count and by budget.
           for (std::size_t l : {std::size_t{0}, n / 2}) {
             CHECK(histogram_bits(with_levels(s, values, l)) == histogram_bits(walk));
           }
-          const auto small = with_levels(s, values, n, 4096);
+          const auto small = with_levels(s, values, n, 256);
           CHECK(histogram_bits(small) == histogram_bits(walk));
-          // Distinct data outgrow 4 KiB levels; ties and zeros may not.
+          // Distinct data outgrow 256-byte levels; ties and zeros may not.
           if (n >= 8 && label == "wide" && s.order != Order::exact) CHECK(small.levels < n - 1);
         };
         check(x);
@@ -140,7 +151,8 @@ TEST_CASE("orders: the level programme equals the walk, every total's bits and c
   }
 }
 
-TEST_CASE("orders: the level programme equals brute force over fplab::sum, n <= 7", "[orders]") {
+TEST_CASE("orders: the subtree tables and the level programme equal brute force, n <= 7",
+          "[orders]") {
   for (std::size_t n : {1, 2, 4, 6, 7}) {
     for (const auto& [label, x] : data_sets(n)) {
       const std::vector<float> xf(x.begin(), x.end());
@@ -149,6 +161,7 @@ TEST_CASE("orders: the level programme equals brute force over fplab::sum, n <= 
         const Strategy s = parse_strategy(spelling);
         CHECK(bit_map(enumerate_orders<double>(s, x, 2)) == brute_force<double>(s, x));
         CHECK(bit_map(enumerate_orders<float>(s, xf, 2)) == brute_force<float>(s, xf));
+        CHECK(bit_map(with_levels<double>(s, x, n)) == brute_force<double>(s, x));
       }
     }
   }
@@ -185,7 +198,7 @@ TEST_CASE("orders: ties and signed zeros are counted as n! distinct orders", "[o
   CHECK(mixed.orders == 24);
 }
 
-TEST_CASE("orders: the level programme split over a team of 1..4 ranks", "[orders]") {
+TEST_CASE("orders: the level programme and the subtree tables split over 1..4 ranks", "[orders]") {
   for (const auto& data : data_sets(8)) {
     const std::string& label = data.first;
     const std::vector<double>& x = data.second;
@@ -197,7 +210,10 @@ TEST_CASE("orders: the level programme split over a team of 1..4 ranks", "[order
         using T = typename std::decay_t<decltype(values)>::value_type;
         const auto whole = enumerate_orders_by_walk<T>(s, std::span<const T>(values), 2);
         for (std::size_t ranks : {1, 2, 3, 4}) {
-          for (std::size_t levels : {std::size_t{2}, std::size_t{16}}) {
+          for (std::size_t levels : {std::size_t{0}, std::size_t{2}, std::size_t{16}}) {
+            // levels 0 is the subtree tables, for trees only (kahan and
+            // neumaier would walk everything on rank 0).
+            if (levels == 0 && (s.order == Order::kahan || s.order == Order::neumaier)) continue;
             INFO("ranks " << ranks << " levels " << levels);
             const auto parts = run_team(s, values, ranks, levels);
             std::vector<std::pair<std::uint64_t, std::uint64_t>> all;
@@ -225,5 +241,68 @@ TEST_CASE("orders: the level programme split over a team of 1..4 ranks", "[order
       check(x);
       check(xf);
     }
+  }
+}
+
+namespace {
+
+// A committed golden: per "strategy dtype" its (bits, orders) in file order.
+std::map<std::string, std::vector<std::pair<std::uint64_t, std::uint64_t>>> read_golden(
+    std::size_t n) {
+  std::ifstream in(std::filesystem::path(FPLAB_SOURCE_DIR) / "tests/golden/orders" /
+                   ("permutations_" + std::to_string(n) + ".txt"));
+  REQUIRE(in.good());
+  std::map<std::string, std::vector<std::pair<std::uint64_t, std::uint64_t>>> rows;
+  std::string line, key;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    std::string first;
+    words >> first;
+    if (first == "end") break;
+    if (first == "row") {
+      std::string strategy, dtype;
+      words >> strategy >> dtype;
+      key = strategy + " " + dtype;
+      rows[key];
+    } else {
+      std::uint64_t orders = 0;
+      words >> orders;
+      rows[key].emplace_back(std::stoull(first, nullptr, 16), orders);
+    }
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("orders: the 18 default rows on 12 and 13 numbers equal the committed level programme",
+          "[orders]") {
+  const std::vector<double> all{1e-10, 1e-5, 1e-2,  1,   -1e-10, -1e-5, -1e-2,
+                                -1,    3e-3, -7e-4, 0.5, -0.25,  1e-7};
+  for (std::size_t n : {12, 13}) {
+    const auto golden = read_golden(n);
+    REQUIRE(golden.size() == 18);
+    const std::vector<double> x(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n));
+    const std::vector<float> xf(x.begin(), x.end());
+    for (const char* spelling :
+         {"sequential", "pairwise", "numpy", "lanes(2)", "lanes(4)",
+          "chunked(2,sequential,sequential)", "kahan", "neumaier", "exact"}) {
+      const Strategy s = parse_strategy(spelling);
+      INFO(n << " " << s.name());
+      const auto team = [&](const auto& values) {
+        using T = typename std::decay_t<decltype(values)>::value_type;
+        return histogram_bits(
+            enumerate_orders_in_team<T>(s, std::span<const T>(values), OrderTeam{}, 2));
+      };
+      CHECK(team(x) == golden.at(s.name() + " float64"));
+      CHECK(team(xf) == golden.at(s.name() + " float32"));
+    }
+    // Negative control: other numbers give other totals.
+    std::vector<double> other = x;
+    other[2] = 2e-2;
+    CHECK(histogram_bits(enumerate_orders_in_team<double>(parse_strategy("pairwise"), other,
+                                                          OrderTeam{}, 2)) !=
+          golden.at("pairwise(1) float64"));
   }
 }

@@ -95,3 +95,25 @@ TEST_CASE("fplab sum: float16 either byte order, bfloat16 safetensors and '<V2'"
   CHECK(t["dtype"] == "float32");
   CHECK(t.find("input_dtype") == t.end());
 }
+
+TEST_CASE("fplab sum reads a CSV with a header row, as fplab diff does", "[sum]") {
+  const auto dir = std::filesystem::temp_directory_path() / "fplab-test-sum-inputs";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "one.csv") << "loss\n0.1\n0.2\n0.3\n";
+  std::ofstream(dir / "plain.txt") << "0.1\n0.2\n0.3\n";
+  std::ofstream(dir / "two.csv") << "x,y\n0.1,1\n0.2,2\n0.3,4\n";
+  // The header is skipped: the same sum as the file without it.
+  const auto with_header = sum_json("-s sequential -s exact " + (dir / "one.csv").string());
+  const auto plain = sum_json("-s sequential -s exact " + (dir / "plain.txt").string());
+  CHECK(with_header["n"] == 3);
+  CHECK(with_header["strategies"] == plain["strategies"]);
+  CHECK(sum_json("--dtype float32 -s exact " + (dir / "one.csv").string())["dtype"] == "float32");
+  // Several columns: --tensor picks one by its header name.
+  CHECK(sum_json("-s exact --tensor y " + (dir / "two.csv").string())["exact"]["decimal"] == "7");
+  const auto r = run_fplab("sum " + (dir / "two.csv").string());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("several arrays") && Catch::Contains("(x, y)"));
+  // Negative control: a header-less file with a word in it is still an error.
+  std::ofstream(dir / "bad.txt") << "0.1\nword\n";
+  CHECK(run_fplab("sum " + (dir / "bad.txt").string()).exit_code == 2);
+}

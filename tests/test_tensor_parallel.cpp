@@ -180,8 +180,8 @@ TEST_CASE("tensor parallel: degrees that do not split the model are one-line err
   const Model& m = bundled_model();
   const Policy bi{ReductionPolicy::batch_invariant, PrecisionPolicy::fp32};
   CHECK_THROWS_WITH(Batch(m, bi, 1, {.degree = 3}),
-                    "tensor-parallel degree 3 does not divide the model's 4 heads and 384 ffn "
-                    "features");
+                    "tensor-parallel degree 3 does not divide the model's 4 heads, 4 key-value "
+                    "heads and 384 ffn features");
   CHECK_THROWS_WITH(Batch(m, bi, 1, {.degree = 0}),
                     "tensor-parallel degree 0: need at least 1 shard");
   CHECK_THROWS_AS(

@@ -1,0 +1,551 @@
+#include "bisect/bisect.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include "experiments/model_support.hpp"
+#include "io/array.hpp"
+#include "model/bundled.hpp"
+#include "model/decode.hpp"
+#include "model/op_trace.hpp"
+#include "reports/array_diff.hpp"
+
+namespace fplab::bisect {
+
+namespace {
+
+std::size_t parse_count(std::string_view key, std::string_view text) {
+  std::size_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty())
+    throw std::invalid_argument(fmt::format("setting {}: '{}' is not a count", key, text));
+  return v;
+}
+
+std::uint32_t float_bits(float x) {
+  std::uint32_t b = 0;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+
+// The request's rows of a trace, one OpRow per (op, position), each
+// position's step from the prompt length.
+void add_rows(const std::vector<model::OpRecord>& records, std::size_t prompt_size,
+              std::size_t below_position, std::vector<OpRow>& out) {
+  for (const auto& r : records) {
+    for (std::size_t i = 0; i < r.rows; ++i) {
+      const std::size_t pos = r.first_position + i;
+      if (pos >= below_position) continue;
+      OpRow row;
+      row.step = pos < prompt_size ? 0 : pos - prompt_size + 1;
+      row.op = r.op;
+      row.position = pos;
+      const auto first = r.values.begin() + static_cast<std::ptrdiff_t>(i * r.width);
+      row.values.assign(first, first + static_cast<std::ptrdiff_t>(r.width));
+      out.push_back(std::move(row));
+    }
+  }
+}
+
+// One forward pass of the request's rows: row 0 gets `row0`, rows 1.. get
+// `others` (the copies, which may be further along).
+const model::Logits& pass(model::Batch& batch, const std::vector<model::Token>& row0,
+                          const std::vector<model::Token>& others) {
+  std::vector<std::vector<model::Token>> tokens(batch.size(), others);
+  tokens[0] = row0;
+  return batch.forward(tokens);
+}
+
+}  // namespace
+
+void apply_setting(Setting& s, std::string_view key_value) {
+  const auto eq = key_value.find('=');
+  if (eq == std::string_view::npos) {
+    throw std::invalid_argument(
+        fmt::format("setting '{}' is not KEY=VALUE (keys: batch, tp, chunk, prefix-cache, "
+                    "policy, precision)",
+                    key_value));
+  }
+  const std::string_view key = key_value.substr(0, eq), value = key_value.substr(eq + 1);
+  if (key == "batch" || key == "tp") {
+    const std::size_t n = parse_count(key, value);
+    if (n == 0) throw std::invalid_argument(fmt::format("setting {}: must be at least 1", key));
+    (key == "batch" ? s.batch : s.tp) = n;
+  } else if (key == "chunk") {
+    s.chunk = parse_count(key, value);
+  } else if (key == "prefix-cache") {
+    s.prefix_cache = parse_count(key, value);
+  } else if (key == "policy") {
+    (void)model::parse_reduction_spec(value);  // checked now, one line
+    s.policy = std::string(value);
+  } else if (key == "precision") {
+    s.precision = model::parse_precision_policy(value);
+  } else {
+    throw std::invalid_argument(fmt::format(
+        "unknown setting '{}' (keys: batch, tp, chunk, prefix-cache, policy, precision)", key));
+  }
+}
+
+std::string describe(const Setting& s) {
+  std::vector<std::string> parts;
+  if (s.batch != 1) parts.push_back(fmt::format("batch={}", s.batch));
+  if (s.tp != 1) parts.push_back(fmt::format("tp={}", s.tp));
+  if (s.chunk != 0) parts.push_back(fmt::format("chunk={}", s.chunk));
+  if (s.prefix_cache != 0) parts.push_back(fmt::format("prefix-cache={}", s.prefix_cache));
+  if (s.policy) parts.push_back("policy=" + *s.policy);
+  if (s.precision) parts.push_back(fmt::format("precision={}", model::name(*s.precision)));
+  return parts.empty() ? "default" : fmt::format("{}", fmt::join(parts, " "));
+}
+
+model::Policy setting_policy(const Request& r, const Setting& s) {
+  const model::PrecisionPolicy precision = s.precision.value_or(r.policy.precision);
+  if (s.policy) return model::parse_reduction_spec(*s.policy, precision);
+  model::Policy p = r.policy;
+  p.precision = precision;
+  return p;
+}
+
+Decoded decode(const Request& r, const Setting& s, const model::Policy& policy, bool trace) {
+  const model::Model& m = *r.model;
+  const std::vector<model::Token>& prompt = r.prompt;
+  if (prompt.empty()) throw std::invalid_argument("the prompt is empty");
+  if (r.steps == 0) throw std::invalid_argument("steps must be at least 1");
+  if (prompt.size() + r.steps - 1 > m.config().context) {
+    throw std::invalid_argument(
+        fmt::format("a prompt of {} tokens and {} steps outgrow the "
+                    "context of {}",
+                    prompt.size(), r.steps, m.config().context));
+  }
+  if (s.prefix_cache >= prompt.size()) {
+    throw std::invalid_argument(fmt::format(
+        "prefix-cache={}: the cached prefix must be shorter than the prompt ({} tokens)",
+        s.prefix_cache, prompt.size()));
+  }
+  const model::OneThread one;
+  const model::TensorParallel tp{.degree = s.tp};
+  model::Batch batch(m, policy, s.batch, tp);
+  model::OpTrace recorder(0);
+  if (trace) batch.observe(&recorder);
+  Decoded out;
+
+  std::size_t at = 0;  // the prompt's tokens in row 0's cache
+  if (s.prefix_cache != 0) {
+    // The donor: the prefix continued with other text, prefilled at once
+    // beside an unrelated line.
+    std::vector<model::Token> earlier(prompt.begin(),
+                                      prompt.begin() + static_cast<std::ptrdiff_t>(s.prefix_cache));
+    const auto tail = m.tokenizer().encode(model::experiments::kFillers[0]);
+    earlier.insert(earlier.end(), tail.begin(), tail.end());
+    earlier.resize(std::min(earlier.size(), m.config().context));
+    model::Batch donor(m, policy, 2, tp);
+    model::OpTrace donor_trace(0);
+    if (trace) donor.observe(&donor_trace);
+    const std::vector<std::vector<model::Token>> both{
+        earlier, m.tokenizer().encode(model::experiments::kFillers[1])};
+    donor.forward(both);
+    batch.copy_prefix(0, donor, 0, s.prefix_cache);
+    // The request's copies prefill on their own (below, with row 0's rest).
+    if (trace) add_rows(donor_trace.records(), prompt.size(), s.prefix_cache, out.trace);
+    at = s.prefix_cache;
+  }
+  // Prefill: row 0 from `at`, the copies from 0, in passes of `chunk`
+  // tokens (all at once when 0). The copies' passes follow row 0's chunks
+  // (their first pass also takes their own first `at` tokens).
+  const std::size_t chunk = s.chunk == 0 ? prompt.size() : s.chunk;
+  std::vector<float> last;
+  std::vector<model::Token> copies_next;  // the copies' next token (their own argmax)
+  std::size_t copies_at = 0;
+  while (at < prompt.size()) {
+    const std::size_t end = std::min(prompt.size(), at + chunk);
+    const std::vector<model::Token> row0(prompt.begin() + static_cast<std::ptrdiff_t>(at),
+                                         prompt.begin() + static_cast<std::ptrdiff_t>(end));
+    const std::vector<model::Token> others(prompt.begin() + static_cast<std::ptrdiff_t>(copies_at),
+                                           prompt.begin() + static_cast<std::ptrdiff_t>(end));
+    const model::Logits& logits = pass(batch, row0, others);
+    last.assign(logits.last(0).begin(), logits.last(0).end());
+    if (s.batch > 1) copies_next = {model::top_two(logits.last(1)).first};
+    at = copies_at = end;
+  }
+  // Greedy decoding; the copies take their own argmax.
+  for (std::size_t step = 0; step < r.steps; ++step) {
+    const model::Token t = model::top_two(last).first;
+    out.tokens.push_back(t);
+    out.logits.push_back(last);
+    if (step + 1 == r.steps) break;
+    const auto& logits = pass(batch, {t}, copies_next);
+    last.assign(logits.last(0).begin(), logits.last(0).end());
+    if (s.batch > 1) copies_next = {model::top_two(logits.last(1)).first};
+  }
+  if (trace) {
+    add_rows(recorder.records(), prompt.size(), static_cast<std::size_t>(-1), out.trace);
+    std::sort(out.trace.begin(), out.trace.end(), [](const OpRow& x, const OpRow& y) {
+      return std::tie(x.step, x.op, x.position) < std::tie(y.step, y.op, y.position);
+    });
+  }
+  return out;
+}
+
+namespace {
+
+// The float16 bit pattern of a float16 value held as a float.
+std::uint64_t half_bits(float x) {
+  const std::uint64_t sign = std::signbit(x) ? 0x8000u : 0u;
+  const double v = std::abs(static_cast<double>(x));
+  if (std::isinf(x)) return sign | 0x7c00u;
+  if (std::isnan(x)) return sign | 0x7e00u;
+  if (v < 0x1p-14) return sign | static_cast<std::uint64_t>(v * 0x1p24);  // subnormal or zero
+  int e = 0;
+  const double m = std::frexp(v, &e);  // v = m 2^e, m in [0.5, 1)
+  return sign | static_cast<std::uint64_t>(e - 1 + 15) << 10 |
+         static_cast<std::uint64_t>((m * 2.0 - 1.0) * 1024.0);
+}
+
+std::uint64_t format_bits(float x, ElementType t) {
+  switch (t) {
+    case ElementType::bfloat16:
+      return float_bits(x) >> 16;
+    case ElementType::float16:
+      return half_bits(x);
+    default:
+      return float_bits(x);
+  }
+}
+
+}  // namespace
+
+bool representable(float x, ElementType t) {
+  if (std::isnan(x) || std::isinf(x)) return true;
+  switch (t) {
+    case ElementType::bfloat16:
+      return (float_bits(x) & 0xffffu) == 0;
+    case ElementType::float16: {
+      const double v = std::abs(static_cast<double>(x));
+      if (v > 65504.0) return false;
+      const double spacing = v < 0x1p-14 ? 0x1p-24 : std::ldexp(1.0, std::ilogb(v) - 10);
+      return std::fmod(v, spacing) == 0.0;
+    }
+    default:
+      return true;
+  }
+}
+
+std::uint64_t ulp_distance(float a, float b, ElementType t) {
+  return nulp_count(t, format_bits(a, t), format_bits(b, t));
+}
+
+ElementType ulp_format(const Request& r, const Setting& a, const Setting& b) {
+  const auto pa = setting_policy(r, a).precision, pb = setting_policy(r, b).precision;
+  if (pa != pb) return ElementType::float32;
+  if (pa == model::PrecisionPolicy::bf16) return ElementType::bfloat16;
+  if (pa == model::PrecisionPolicy::fp16) return ElementType::float16;
+  return ElementType::float32;
+}
+
+std::optional<Divergence> first_divergence(const model::Model& m, const Decoded& a,
+                                           const Decoded& b, ElementType format) {
+  if (a.trace.size() != b.trace.size())
+    throw std::invalid_argument("the traces hold different numbers of op outputs");
+  const auto& ops = m.ops();
+  std::map<std::pair<std::size_t, std::size_t>, bool> same;  // (op, position) -> bits equal
+  for (std::size_t i = 0; i < a.trace.size(); ++i) {
+    const OpRow& x = a.trace[i];
+    const OpRow& y = b.trace[i];
+    if (x.op != y.op || x.position != y.position)
+      throw std::invalid_argument("the traces do not hold the same op outputs");
+    same[{x.op, x.position}] = same_bits(x.values, y.values);
+  }
+  const auto matched = [&](std::size_t op, std::size_t pos) {
+    const auto it = same.find({op, pos});
+    return it == same.end() || it->second;
+  };
+  // The layer's cache ops, for attention's inputs.
+  const auto cache_op = [&](std::size_t layer, model::Cache c) {
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (ops[i].layer == layer && ops[i].cache == c) return i;
+    return model::kNoInput;
+  };
+  const auto token_at = [&](const Decoded& d, std::size_t step) {
+    return step == 0 ? model::Token{} : d.tokens[step - 1];
+  };
+  for (std::size_t i = 0; i < a.trace.size(); ++i) {
+    const OpRow& x = a.trace[i];
+    const OpRow& y = b.trace[i];
+    if (same_bits(x.values, y.values)) continue;
+    const model::Op& op = ops[x.op];
+    bool inputs = true;
+    for (const std::size_t in : op.in)
+      if (in != model::kNoInput) inputs = inputs && matched(in, x.position);
+    if (op.kind == model::OpKind::attention) {
+      for (const auto c : {model::Cache::k, model::Cache::v}) {
+        const std::size_t ci = cache_op(op.layer, c);
+        for (std::size_t p = 0; p <= x.position; ++p) inputs = inputs && matched(ci, p);
+      }
+    }
+    if (op.kind == model::OpKind::embed) inputs = token_at(a, x.step) == token_at(b, x.step);
+    Divergence d;
+    d.op = op.name;
+    d.op_index = x.op;
+    d.layer = op.layer;
+    d.step = x.step;
+    d.position = x.position;
+    d.elements = x.values.size();
+    d.inputs_matched = inputs;
+    d.ulp_format = format;
+    for (std::size_t j = 0; j < x.values.size(); ++j) {
+      if (!representable(x.values[j], format) || !representable(y.values[j], format))
+        d.ulp_format = ElementType::float32;
+    }
+    for (std::size_t j = 0; j < x.values.size(); ++j) {
+      if (float_bits(x.values[j]) == float_bits(y.values[j])) continue;
+      ++d.moved;
+      const std::uint64_t u = std::isnan(x.values[j]) || std::isnan(y.values[j])
+                                  ? UINT64_MAX
+                                  : ulp_distance(x.values[j], y.values[j], d.ulp_format);
+      if (d.moved == 1 || u > d.max_ulps) {
+        d.max_ulps = u;
+        d.max_index = j;
+        d.a = x.values[j];
+        d.b = y.values[j];
+      }
+    }
+    if (inputs) return d;
+  }
+  return std::nullopt;
+}
+
+model::Policy with_ops(const model::Policy& base, const std::vector<std::string>& ops,
+                       model::ReductionPolicy order) {
+  model::Policy p = base;
+  for (const auto& name : ops) p.overrides.push_back({name, order});
+  return p;
+}
+
+model::ReductionPolicy invariant_order(const Setting& a, const Setting& b) {
+  return a.tp > 1 || b.tp > 1 ? model::ReductionPolicy::tp_invariant
+                              : model::ReductionPolicy::batch_invariant;
+}
+
+std::vector<std::string> candidate_ops(const Request& r, const Setting& a, const Setting& b) {
+  const model::Policy pa = setting_policy(r, a), pb = setting_policy(r, b);
+  const model::ReductionPolicy inv = invariant_order(a, b);
+  std::vector<std::string> out;
+  for (const model::Op& op : r.model->ops()) {
+    if (op.reduces() && (pa.reduction_of(op.name) != inv || pb.reduction_of(op.name) != inv))
+      out.push_back(op.name);
+  }
+  return out;
+}
+
+namespace {
+
+std::pair<Decoded, Decoded> decode_both(const Request& r, const Setting& a, const Setting& b,
+                                        const std::vector<std::string>& invariant_ops) {
+  const model::ReductionPolicy inv = invariant_order(a, b);
+  return {decode(r, a, with_ops(setting_policy(r, a), invariant_ops, inv), false),
+          decode(r, b, with_ops(setting_policy(r, b), invariant_ops, inv), false)};
+}
+
+bool equal(const Decoded& x, const Decoded& y) {
+  if (x.tokens != y.tokens) return false;
+  for (std::size_t s = 0; s < x.logits.size(); ++s)
+    if (!same_bits(x.logits[s], y.logits[s])) return false;
+  return true;
+}
+
+// ddmin over `candidates` for the smallest subset made invariant that
+// gives equal logits; `good(all)` must hold.
+class Ddmin {
+ public:
+  Ddmin(const Request& r, const Setting& a, const Setting& b,
+        const std::vector<std::string>& candidates)
+      : r_(r), a_(a), b_(b), candidates_(candidates) {}
+
+  bool good(const std::vector<std::size_t>& subset) {
+    const auto [it, fresh] = cache_.try_emplace(subset, false);
+    if (fresh) {
+      ++tests_;
+      it->second = logits_equal(r_, a_, b_, names(subset));
+    }
+    return it->second;
+  }
+
+  std::vector<std::string> names(const std::vector<std::size_t>& subset) const {
+    std::vector<std::string> out;
+    for (const auto i : subset) out.push_back(candidates_[i]);
+    return out;
+  }
+
+  // ddmin from `c` at granularity `n` (2: the textbook start).
+  std::vector<std::size_t> run(std::vector<std::size_t> c, std::size_t n) {
+    while (c.size() >= 2) {
+      const std::size_t parts = std::min(n, c.size());
+      std::vector<std::vector<std::size_t>> subsets(parts);
+      for (std::size_t i = 0; i < c.size(); ++i) subsets[i * parts / c.size()].push_back(c[i]);
+      bool reduced = false;
+      for (const auto& s : subsets) {
+        if (good(s)) {
+          c = s;
+          n = 2;
+          reduced = true;
+          break;
+        }
+      }
+      if (!reduced && parts > 2) {
+        for (std::size_t k = 0; k < parts; ++k) {
+          std::vector<std::size_t> complement;
+          for (std::size_t j = 0; j < parts; ++j)
+            if (j != k) complement.insert(complement.end(), subsets[j].begin(), subsets[j].end());
+          std::sort(complement.begin(), complement.end());
+          if (good(complement)) {
+            c = complement;
+            n = std::max<std::size_t>(parts - 1, 2);
+            reduced = true;
+            break;
+          }
+        }
+      }
+      if (reduced) continue;
+      if (parts >= c.size()) break;
+      n = std::min(c.size(), 2 * parts);
+    }
+    return c;
+  }
+
+  [[nodiscard]] std::size_t tests() const { return tests_; }
+
+ private:
+  const Request& r_;
+  const Setting& a_;
+  const Setting& b_;
+  const std::vector<std::string>& candidates_;
+  std::map<std::vector<std::size_t>, bool> cache_;
+  std::size_t tests_ = 0;
+};
+
+}  // namespace
+
+bool logits_equal(const Request& r, const Setting& a, const Setting& b,
+                  const std::vector<std::string>& invariant_ops) {
+  const auto [x, y] = decode_both(r, a, b, invariant_ops);
+  return equal(x, y);
+}
+
+std::vector<model::OpOverride> compact_overrides(const model::Model& m,
+                                                 const std::vector<std::string>& ops,
+                                                 model::ReductionPolicy order) {
+  const std::set<std::string> chosen(ops.begin(), ops.end());
+  const std::size_t layers = m.config().n_layers;
+  std::vector<model::OpOverride> out;
+  std::set<std::string> globbed;
+  for (const model::Op& op : m.ops()) {
+    if (chosen.count(op.name) == 0) continue;
+    if (op.layer == model::kNoLayer) {
+      out.push_back({op.name, order});
+      continue;
+    }
+    const std::string prefix = fmt::format("layers.{}.", op.layer);
+    const std::string suffix = op.name.substr(prefix.size());
+    bool every_layer = layers > 1;
+    for (std::size_t l = 0; l < layers && every_layer; ++l)
+      every_layer = chosen.count(fmt::format("layers.{}.{}", l, suffix)) != 0;
+    if (!every_layer) {
+      out.push_back({op.name, order});
+    } else if (globbed.insert(suffix).second) {
+      out.push_back({"layers.*." + suffix, order});
+    }
+  }
+  return out;
+}
+
+MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
+                       const std::vector<OpAlone>* ranking) {
+  const std::vector<std::string> candidates = candidate_ops(r, a, b);
+  const model::ReductionPolicy inv = invariant_order(a, b);
+  MinimalFix fix;
+  Ddmin dd(r, a, b, candidates);
+  std::vector<std::size_t> all(candidates.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  if (!dd.good(all)) {
+    fix.tests = dd.tests();
+    return fix;
+  }
+  fix.exists = true;
+  std::vector<std::size_t> start = all;
+  std::size_t granularity = 2;
+  if (ranking != nullptr) {
+    std::vector<std::size_t> differing;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      for (const OpAlone& o : *ranking)
+        if (o.op == candidates[i] && o.logits_differ) differing.push_back(i);
+    }
+    if (dd.good(differing)) {
+      start = differing;
+      granularity = std::max<std::size_t>(2, differing.size());
+    }
+  }
+  std::vector<std::size_t> set;
+  if (!dd.good({})) set = dd.run(start, granularity);
+  fix.ops = dd.names(set);
+  fix.tests = dd.tests();
+  const auto overrides = compact_overrides(*r.model, fix.ops, inv);
+  for (const auto& [setting, spec] : {std::pair{&a, &fix.policy_a}, std::pair{&b, &fix.policy_b}}) {
+    model::Policy p = setting_policy(r, *setting);
+    p.overrides.insert(p.overrides.end(), overrides.begin(), overrides.end());
+    *spec = model::reduction_spec(p);
+  }
+  // Checked by running the model again, not from ddmin's cache.
+  fix.confirmed = logits_equal(r, a, b, fix.ops);
+  fix.one_minimal = true;
+  for (std::size_t k = 0; k < fix.ops.size(); ++k) {
+    std::vector<std::string> fewer = fix.ops;
+    fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(k));
+    if (logits_equal(r, a, b, fewer)) fix.one_minimal = false;
+  }
+  return fix;
+}
+
+std::vector<OpAlone> rank_ops(const Request& r, const Setting& a, const Setting& b) {
+  const std::vector<std::string> candidates = candidate_ops(r, a, b);
+  std::vector<OpAlone> out;
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    std::vector<std::string> others = candidates;
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(k));
+    const auto [x, y] = decode_both(r, a, b, others);
+    OpAlone row;
+    row.op = candidates[k];
+    row.logits_differ = !equal(x, y);
+    for (std::size_t s = 0; s < x.logits.size(); ++s) {
+      const model::TopTwo t = model::top_two(x.logits[s]);
+      const double ma = static_cast<double>(x.logits[s][t.first]) - x.logits[s][t.second];
+      const double mb = static_cast<double>(y.logits[s][t.first]) - y.logits[s][t.second];
+      row.margin_move = std::max(row.margin_move, std::abs(mb - ma));
+      row.max_change = std::max(
+          row.max_change, model::experiments::compare_logits(x.logits[s], y.logits[s]).max_change);
+      if (x.tokens[s] != y.tokens[s]) {
+        row.flips = true;
+        break;
+      }
+    }
+    out.push_back(row);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const OpAlone& p, const OpAlone& q) {
+    if (p.logits_differ != q.logits_differ) return p.logits_differ;
+    return p.margin_move > q.margin_move;
+  });
+  return out;
+}
+
+}  // namespace fplab::bisect

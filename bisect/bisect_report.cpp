@@ -1,0 +1,173 @@
+#include "bisect/bisect_report.hpp"
+
+#include <fmt/format.h>
+
+#include "io/numbers.hpp"
+
+namespace fplab::bisect {
+
+namespace {
+
+std::string exact(float x) { return to_decimal(x) + " (" + to_hex(x) + ")"; }
+
+std::string ulps_text(std::uint64_t u) {
+  return u == UINT64_MAX ? std::string("NaN") : fmt::format("{}", u);
+}
+
+}  // namespace
+
+BisectReport run_bisect(const Request& r, const std::string& prompt_text, const Setting& a,
+                        const Setting& b, bool minimal, bool ranking) {
+  BisectReport out;
+  out.model = r.model->path().string();
+  out.prompt = prompt_text;
+  out.steps = r.steps;
+  out.a = a;
+  out.b = b;
+  const model::Policy pa = setting_policy(r, a), pb = setting_policy(r, b);
+  out.policy_a = model::reduction_spec(pa);
+  out.policy_b = model::reduction_spec(pb);
+  const Decoded da = decode(r, a, pa, true);
+  const Decoded db = decode(r, b, pb, true);
+  out.text_a = r.model->tokenizer().decode(da.tokens);
+  out.text_b = r.model->tokenizer().decode(db.tokens);
+  out.first = first_divergence(*r.model, da, db, ulp_format(r, a, b));
+  if (ranking) out.ranking = rank_ops(r, a, b);
+  if (minimal) out.fix = minimal_fix(r, a, b, ranking ? &out.ranking : nullptr);
+  return out;
+}
+
+std::string format_bisect(const BisectReport& r) {
+  std::string s;
+  s += fmt::format("A: {} (policy {})\n   {}{}\n", describe(r.a), r.policy_a, r.prompt, r.text_a);
+  s += fmt::format("B: {} (policy {})\n   {}{}\n", describe(r.b), r.policy_b, r.prompt, r.text_b);
+  if (!r.first) {
+    s += fmt::format("every op's output is bit-identical for the request over {} steps\n", r.steps);
+  } else {
+    const Divergence& d = *r.first;
+    s += fmt::format(
+        "first divergent op: {} (op {}{}), step {}, position {}: {} of {} elements moved, "
+        "largest {} ulps of {} ({} vs {} at [{}]); its inputs {}\n",
+        d.op, d.op_index, d.layer == model::kNoLayer ? "" : fmt::format(", layer {}", d.layer),
+        d.step, d.position, d.moved, d.elements, ulps_text(d.max_ulps), name(d.ulp_format),
+        exact(d.a), exact(d.b), d.max_index, d.inputs_matched ? "matched" : "differed too");
+  }
+  if (r.fix.tests != 0 || r.fix.exists) {
+    if (!r.fix.exists) {
+      s += "minimal fix: none; every candidate op made invariant still leaves the logits "
+           "different (the difference is not a reduction order)\n";
+    } else if (r.fix.ops.empty()) {
+      s += fmt::format(
+          "minimal fix: nothing to fix, the logits of the {} steps are already bit-identical{}\n",
+          r.steps, r.first ? " (the outputs that differ never reach a decoded step's logits)" : "");
+    } else {
+      s += fmt::format("minimal fix ({} ops, {} decodes of both; {}, {}): {}\n", r.fix.ops.size(),
+                       r.fix.tests, r.fix.confirmed ? "confirmed by a rerun" : "NOT confirmed",
+                       r.fix.one_minimal ? "1-minimal" : "NOT 1-minimal",
+                       fmt::join(r.fix.ops, ", "));
+      s += fmt::format("  --policy {}\n", r.fix.policy_a);
+      if (r.fix.policy_b != r.fix.policy_a)
+        s += fmt::format("  (B: --policy {})\n", r.fix.policy_b);
+    }
+  }
+  if (!r.ranking.empty()) {
+    s += "each op alone variant (every other candidate invariant), by top-2 margin move:\n";
+    s += fmt::format("  {:<40} {:>12} {:>12} {}\n", "op", "margin move", "max change", "flips");
+    std::size_t same = 0;
+    for (const auto& o : r.ranking) {
+      if (!o.logits_differ) {
+        ++same;
+        continue;
+      }
+      s += fmt::format("  {:<40} {:>12.3e} {:>12.3e} {}\n", o.op, o.margin_move, o.max_change,
+                       o.flips ? "yes" : "no");
+    }
+    s += fmt::format("  ({} more ops alone leave the logits bit-identical)\n", same);
+  }
+  return s;
+}
+
+nlohmann::json bisect_to_json(const BisectReport& r) {
+  nlohmann::json j;
+  j["model"] = r.model;
+  j["prompt"] = r.prompt;
+  j["steps"] = r.steps;
+  j["a"] = {{"setting", describe(r.a)}, {"policy", r.policy_a}, {"text", r.text_a}};
+  j["b"] = {{"setting", describe(r.b)}, {"policy", r.policy_b}, {"text", r.text_b}};
+  if (r.first) {
+    const Divergence& d = *r.first;
+    j["first_divergent_op"] = {
+        {"op", d.op},
+        {"layer", d.layer == model::kNoLayer ? nlohmann::json(nullptr) : nlohmann::json(d.layer)},
+        {"step", d.step},
+        {"position", d.position},
+        {"elements", d.elements},
+        {"moved", d.moved},
+        {"max_ulps", d.max_ulps},
+        {"ulp_format", name(d.ulp_format)},
+        {"index", d.max_index},
+        {"a", exact(d.a)},
+        {"b", exact(d.b)},
+        {"inputs_matched", d.inputs_matched}};
+  } else {
+    j["first_divergent_op"] = nullptr;
+  }
+  j["minimal_set"] = r.fix.exists ? nlohmann::json(r.fix.ops) : nlohmann::json(nullptr);
+  j["minimal_fix"] = {{"exists", r.fix.exists},           {"policy_a", r.fix.policy_a},
+                      {"policy_b", r.fix.policy_b},       {"confirmed", r.fix.confirmed},
+                      {"one_minimal", r.fix.one_minimal}, {"tests", r.fix.tests}};
+  j["ranking"] = nlohmann::json::array();
+  for (const auto& o : r.ranking) {
+    j["ranking"].push_back({{"op", o.op},
+                            {"logits_differ", o.logits_differ},
+                            {"margin_move", o.margin_move},
+                            {"max_change", o.max_change},
+                            {"flips", o.flips}});
+  }
+  return j;
+}
+
+std::string format_dump_bisect(const DumpBisect& d, const std::string& file_a,
+                               const std::string& file_b) {
+  std::string s = fmt::format("A: {}\nB: {}\n", file_a, file_b);
+  if (!d.first_divergent) {
+    s += fmt::format("all {} tensors bit-identical\n", d.tensors.size());
+    return s;
+  }
+  const DumpTensor& f = d.tensors[*d.first_divergent];
+  s += fmt::format("first divergent tensor: {} (#{} in A's order), {}", f.name, *d.first_divergent,
+                   name(f.status));
+  if (f.status == DumpTensor::Status::differs)
+    s += fmt::format(": {} of {} elements moved, largest {} ulps ({} vs {})", f.moved, f.elements,
+                     ulps_text(f.max_ulps), f.a, f.b);
+  s += fmt::format("\n{} of {} tensors divergent:\n", d.divergent(), d.tensors.size());
+  s += fmt::format("  {:<4} {:<44} {:<10} {:>9} {:>10} {}\n", "#", "tensor", "dtype", "moved",
+                   "max ulps", "status");
+  for (std::size_t i = 0; i < d.tensors.size(); ++i) {
+    const DumpTensor& t = d.tensors[i];
+    s += fmt::format("  {:<4} {:<44} {:<10} {:>9} {:>10} {}\n", i, t.name, t.dtype, t.moved,
+                     ulps_text(t.max_ulps), name(t.status));
+  }
+  return s;
+}
+
+nlohmann::json dump_bisect_to_json(const DumpBisect& d) {
+  nlohmann::json j;
+  j["tensors"] = nlohmann::json::array();
+  for (const auto& t : d.tensors) {
+    j["tensors"].push_back({{"name", t.name},
+                            {"status", name(t.status)},
+                            {"dtype", t.dtype},
+                            {"shape", t.shape},
+                            {"elements", t.elements},
+                            {"moved", t.moved},
+                            {"max_ulps", t.max_ulps},
+                            {"a", t.a},
+                            {"b", t.b}});
+  }
+  j["first_divergent"] =
+      d.first_divergent ? j["tensors"][*d.first_divergent] : nlohmann::json(nullptr);
+  return j;
+}
+
+}  // namespace fplab::bisect

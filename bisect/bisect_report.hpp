@@ -1,0 +1,52 @@
+// fplab bisect's answer as data, text and JSON: the request, both
+// settings, their greedy text, the first divergent op, the minimal fix and
+// the ranking of bisect/bisect.hpp; and the dump comparison of
+// bisect/dump_diff.hpp. The CLI parses, calls run_bisect and prints.
+//
+// JSON (one object): "model", "prompt", "steps", "a" and "b" (setting,
+// policy, text), "first_divergent_op" (null when nothing differs; else op,
+// layer (null for model-level ops), step, position, elements, moved,
+// max_ulps, ulp_format, index, a, b (the element that moved most:
+// "decimal (hex)"), inputs_matched), "minimal_set" (the op names; null
+// when no set of orders makes the settings agree, or when it was not run),
+// "minimal_fix" (exists, policy_a, policy_b, confirmed, one_minimal,
+// tests) and "ranking" (per candidate op: op, logits_differ, margin_move,
+// max_change, flips). For dumps: "first_divergent" (null or the tensor)
+// and "tensors" in the dump's order.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bisect/bisect.hpp"
+#include "bisect/dump_diff.hpp"
+
+namespace fplab::bisect {
+
+struct BisectReport {
+  std::string model;  // the file
+  std::string prompt;
+  std::size_t steps = 0;
+  Setting a, b;
+  std::string policy_a, policy_b;  // reduction specs
+  std::string text_a, text_b;      // the decoded continuations
+  std::optional<Divergence> first;
+  MinimalFix fix;
+  std::vector<OpAlone> ranking;
+};
+
+// Everything above for one request. `minimal` and `ranking` can be turned
+// off (they decode the request many times).
+BisectReport run_bisect(const Request& r, const std::string& prompt_text, const Setting& a,
+                        const Setting& b, bool minimal = true, bool ranking = true);
+
+std::string format_bisect(const BisectReport& r);
+nlohmann::json bisect_to_json(const BisectReport& r);
+
+std::string format_dump_bisect(const DumpBisect& d, const std::string& file_a,
+                               const std::string& file_b);
+nlohmann::json dump_bisect_to_json(const DumpBisect& d);
+
+}  // namespace fplab::bisect

@@ -1,0 +1,584 @@
+#include "checkpoints/checkpoint.hpp"
+
+#include <bit>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "checkpoints/gguf.hpp"
+#include "checkpoints/mapped_file.hpp"
+#include "io/input_error.hpp"
+#include "io/safetensors_header.hpp"
+
+namespace fplab::checkpoints {
+
+static_assert(std::endian::native == std::endian::little, "the mapped tensors are little-endian");
+
+std::string_view name(StoredType t) {
+  switch (t) {
+    case StoredType::f32:
+      return "F32";
+    case StoredType::f16:
+      return "F16";
+    case StoredType::bf16:
+      return "BF16";
+  }
+  return "?";
+}
+
+std::size_t stored_type_bytes(StoredType t) { return t == StoredType::f32 ? 4 : 2; }
+
+std::size_t TensorView::elements() const {
+  std::size_t n = 1;
+  for (const auto d : shape) n *= d;
+  return n;
+}
+
+struct Checkpoint::Storage {
+  std::vector<std::shared_ptr<const MappedFile>> maps;
+  std::vector<std::vector<std::byte>> owned;
+};
+
+Checkpoint::Checkpoint() : storage_(std::make_unique<Storage>()) {}
+Checkpoint::Checkpoint(Checkpoint&&) noexcept = default;
+Checkpoint& Checkpoint::operator=(Checkpoint&&) noexcept = default;
+Checkpoint::~Checkpoint() = default;
+
+std::string_view Checkpoint::format() const {
+  return location_.kind == ModelLocation::Kind::gguf_file ? "gguf" : "safetensors";
+}
+
+const TensorView* Checkpoint::find(std::string_view hf_name) const {
+  const auto it = tensors_.find(hf_name);
+  return it == tensors_.end() ? nullptr : &it->second;
+}
+
+const TensorView& Checkpoint::tensor(std::string_view hf_name) const {
+  const auto* t = find(hf_name);
+  if (t == nullptr) throw InputError(location_.id + ": no tensor '" + std::string(hf_name) + "'");
+  return *t;
+}
+
+std::size_t Checkpoint::parameter_count() const {
+  std::size_t n = 0;
+  for (const auto& [name, t] : tensors_) n += t.elements();
+  return n;
+}
+
+std::size_t Checkpoint::mapped_bytes() const {
+  std::size_t n = 0;
+  for (const auto& m : storage_->maps) n += m->bytes().size();
+  return n;
+}
+
+std::size_t Checkpoint::owned_bytes() const {
+  std::size_t n = 0;
+  for (const auto& b : storage_->owned) n += b.size();
+  return n;
+}
+
+// --------------------------------------------------------------------------
+// Where a model is
+
+std::filesystem::path hf_hub_cache() {
+  if (const char* c = std::getenv("HF_HUB_CACHE"); c != nullptr && *c != '\0') return c;
+  if (const char* h = std::getenv("HF_HOME"); h != nullptr && *h != '\0') {
+    return std::filesystem::path(h) / "hub";
+  }
+  const char* home = std::getenv("HOME");
+  return std::filesystem::path(home != nullptr ? home : "") / ".cache" / "huggingface" / "hub";
+}
+
+namespace {
+
+bool is_model_id(std::string_view s) {
+  static const std::regex id(R"([A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*)");
+  return std::regex_match(s.begin(), s.end(), id) && s.find("..") == std::string_view::npos;
+}
+
+bool file_starts_with_gguf(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, 4);
+  return in && std::memcmp(magic, "GGUF", 4) == 0;
+}
+
+}  // namespace
+
+ModelLocation resolve_model(std::string_view model) {
+  ModelLocation loc;
+  loc.id = std::string(model);
+  const std::filesystem::path p(loc.id);
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec)) {
+    if (!std::filesystem::exists(p / "config.json", ec)) {
+      fail_input(p, "a model directory needs config.json (and model.safetensors or its index)");
+    }
+    loc.kind = ModelLocation::Kind::hf_directory;
+    loc.path = p;
+    return loc;
+  }
+  if (std::filesystem::is_regular_file(p, ec)) {
+    if (!file_starts_with_gguf(p)) {
+      fail_input(p, "not a GGUF file (no GGUF magic); a Hugging Face model is a directory");
+    }
+    loc.kind = ModelLocation::Kind::gguf_file;
+    loc.path = p;
+    return loc;
+  }
+  if (!is_model_id(model)) {
+    fail_input(p, "no such file or directory, and not a model id of the form ORG/NAME");
+  }
+  const auto cache = hf_hub_cache();
+  const auto slash = model.find('/');
+  const auto repo = cache / ("models--" + std::string(model.substr(0, slash)) + "--" +
+                             std::string(model.substr(slash + 1)));
+  const auto ref = repo / "refs" / "main";
+  if (!std::filesystem::is_regular_file(ref, ec)) {
+    throw InputError("model '" + loc.id + "' is not in the local Hugging Face cache (looked for " +
+                     ref.string() +
+                     "; set HF_HUB_CACHE or HF_HOME, or give a directory; fplab never downloads)");
+  }
+  auto hash = read_text_file(ref, 4096);
+  while (!hash.empty() && (hash.back() == '\n' || hash.back() == '\r' || hash.back() == ' '))
+    hash.pop_back();
+  static const std::regex commit("[0-9a-fA-F]{7,64}");
+  if (!std::regex_match(hash, commit)) fail_input(ref, "does not hold a commit hash");
+  const auto snapshot = repo / "snapshots" / hash;
+  if (!std::filesystem::exists(snapshot / "config.json", ec)) {
+    throw InputError("model '" + loc.id + "': snapshot " + snapshot.string() +
+                     " has no config.json (an incomplete download?)");
+  }
+  loc.kind = ModelLocation::Kind::hf_directory;
+  loc.path = snapshot;
+  return loc;
+}
+
+// --------------------------------------------------------------------------
+// Building a Checkpoint
+
+struct CheckpointBuilder {
+  Checkpoint c;
+
+  ArchitectureConfig& config() { return c.config_; }
+  std::vector<std::shared_ptr<const MappedFile>>& maps() { return c.storage_->maps; }
+
+  void add(const std::string& name, TensorView v, const std::string& file) {
+    if (!c.tensors_.emplace(name, std::move(v)).second) {
+      throw InputError(file + ": tensor '" + name + "' appears twice");
+    }
+  }
+
+  std::span<std::byte> own(std::size_t bytes) {
+    c.storage_->owned.emplace_back(bytes);
+    return c.storage_->owned.back();
+  }
+
+  // Every tensor the config implies, with its shape; nothing else.
+  void check_shapes(const std::string& source) {
+    // Each layer has at least 9 tensors: a layer count the file cannot
+    // hold is refused before the list of expected tensors is built.
+    if (c.config_.num_layers > c.tensors_.size() / 9) {
+      throw InputError(source + ": the config says " + std::to_string(c.config_.num_layers) +
+                       " layers, more than " + std::to_string(c.tensors_.size()) +
+                       " tensors can hold");
+    }
+    const auto expected = expected_tensor_shapes(c.config_);
+    for (const auto& [name, shape] : expected) {
+      const auto* t = c.find(name);
+      if (t == nullptr) throw InputError(source + ": tensor '" + name + "' is missing");
+      if (t->shape != shape) {
+        throw InputError(source + ": tensor '" + name + "' has shape " +
+                         safetensors_shape_text(t->shape) + ", the config implies " +
+                         safetensors_shape_text(shape));
+      }
+    }
+    for (const auto& [name, t] : c.tensors_) {
+      if (!expected.contains(name)) {
+        throw InputError(source + ": tensor '" + name + "' is not part of " +
+                         std::string(checkpoints::name(c.config_.architecture)) + " as configured");
+      }
+    }
+  }
+};
+
+namespace {
+
+// --- safetensors -----------------------------------------------------------
+
+StoredType safetensors_type(const std::string& dtype) {
+  if (dtype == "F32") return StoredType::f32;
+  if (dtype == "F16") return StoredType::f16;
+  return StoredType::bf16;
+}
+
+bool is_inv_freq_buffer(std::string_view name) {
+  constexpr std::string_view suffix = "rotary_emb.inv_freq";
+  return name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
+}
+
+// Maps one safetensors file; returns the names of the tensors it added.
+std::vector<std::string> load_safetensors_file(
+    CheckpointBuilder& b, const std::filesystem::path& path,
+    std::vector<std::shared_ptr<const MappedFile>>& maps) {
+  const auto map = MappedFile::open(path);
+  maps.push_back(map);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail_input(path, "cannot open");
+  SafetensorsDTypes dtypes{
+      [](const std::string& d) -> std::size_t {
+        if (d == "F32") return 4;
+        if (d == "F16" || d == "BF16") return 2;
+        return 0;
+      },
+      [](const std::string& d) { return "dtype " + d + " is not supported (F32, F16, BF16)"; }};
+  const auto header = read_safetensors_header(in, map->bytes().size(), path, dtypes);
+  std::vector<std::string> names;
+  for (const auto& e : header.tensors) {
+    if (is_inv_freq_buffer(e.name)) continue;
+    const auto at = header.data_start + e.begin;
+    if (at % e.element_bytes != 0) {
+      fail_input(path, "tensor '" + e.name + "': offset " + std::to_string(at) +
+                           " is not a multiple of its " + std::to_string(e.element_bytes) +
+                           "-byte elements (misaligned)");
+    }
+    TensorView v;
+    v.dtype = safetensors_type(e.dtype);
+    v.shape = e.shape;
+    v.data = map->bytes().data() + at;
+    v.file_type = e.dtype;
+    b.add(e.name, std::move(v), path.string());
+    names.push_back(e.name);
+  }
+  return names;
+}
+
+void load_hf_directory(CheckpointBuilder& b, const std::filesystem::path& dir) {
+  const auto config_path = dir / "config.json";
+  b.config() = parse_hf_config(read_text_file(config_path, 16u << 20), config_path.string());
+  auto& maps = b.maps();
+  std::error_code ec;
+  const auto single = dir / "model.safetensors";
+  const auto index_path = dir / "model.safetensors.index.json";
+  if (std::filesystem::exists(single, ec)) {
+    load_safetensors_file(b, single, maps);
+  } else if (std::filesystem::exists(index_path, ec)) {
+    const auto j = nlohmann::json::parse(read_text_file(index_path, 64u << 20), nullptr, false);
+    if (j.is_discarded() || !j.is_object()) fail_input(index_path, "not a JSON object");
+    const auto wm = j.find("weight_map");
+    if (wm == j.end() || !wm->is_object()) fail_input(index_path, "no weight_map object");
+    std::map<std::string, std::string, std::less<>> where;  // tensor -> shard
+    std::set<std::string, std::less<>> shards;
+    static const std::regex shard_name(R"([A-Za-z0-9._-]+\.safetensors)");
+    for (const auto& [name, file] : wm->items()) {
+      if (!file.is_string() || !std::regex_match(file.get<std::string>(), shard_name)) {
+        fail_input(index_path,
+                   "weight_map['" + name + "'] is not a .safetensors file name in this directory");
+      }
+      where[name] = file.get<std::string>();
+      shards.insert(file.get<std::string>());
+    }
+    for (const auto& shard : shards) {
+      const auto path = dir / shard;
+      if (!std::filesystem::exists(path, ec))
+        fail_input(index_path, "shard " + shard + " is missing");
+      for (const auto& name : load_safetensors_file(b, path, maps)) {
+        const auto it = where.find(name);
+        if (it == where.end() || it->second != shard) {
+          fail_input(path, "tensor '" + name + "' is not in the index under this shard");
+        }
+      }
+    }
+    for (const auto& [name, shard] : where) {
+      if (b.c.find(name) == nullptr && !is_inv_freq_buffer(name)) {
+        fail_input(dir / shard, "tensor '" + name + "' that the index places here is missing");
+      }
+    }
+  } else {
+    fail_input(dir, "neither model.safetensors nor model.safetensors.index.json");
+  }
+  b.check_shapes(dir.string());
+}
+
+// --- GGUF --------------------------------------------------------------------
+
+// llama.cpp's tensor names (llama-arch.cpp's LLM_TENSOR_NAMES) -> HF's.
+std::string hf_name_of(const std::string& g, const std::string& file) {
+  static const std::map<std::string, std::string, std::less<>> top = {
+      {"token_embd.weight", "model.embed_tokens.weight"},
+      {"output_norm.weight", "model.norm.weight"},
+      {"output.weight", "lm_head.weight"},
+  };
+  static const std::map<std::string, std::string, std::less<>> block = {
+      {"attn_norm.weight", "input_layernorm.weight"},
+      {"ffn_norm.weight", "post_attention_layernorm.weight"},
+      {"attn_q.weight", "self_attn.q_proj.weight"},
+      {"attn_k.weight", "self_attn.k_proj.weight"},
+      {"attn_v.weight", "self_attn.v_proj.weight"},
+      {"attn_output.weight", "self_attn.o_proj.weight"},
+      {"attn_q.bias", "self_attn.q_proj.bias"},
+      {"attn_k.bias", "self_attn.k_proj.bias"},
+      {"attn_v.bias", "self_attn.v_proj.bias"},
+      {"attn_output.bias", "self_attn.o_proj.bias"},
+      {"attn_q_norm.weight", "self_attn.q_norm.weight"},
+      {"attn_k_norm.weight", "self_attn.k_norm.weight"},
+      {"ffn_gate.weight", "mlp.gate_proj.weight"},
+      {"ffn_up.weight", "mlp.up_proj.weight"},
+      {"ffn_down.weight", "mlp.down_proj.weight"},
+  };
+  if (const auto it = top.find(g); it != top.end()) return it->second;
+  static const std::regex blk(R"(blk\.(0|[1-9][0-9]{0,5})\.(.+))");
+  std::smatch m;
+  if (std::regex_match(g, m, blk)) {
+    if (const auto it = block.find(m[2].str()); it != block.end()) {
+      return "model.layers." + m[1].str() + "." + it->second;
+    }
+  }
+  throw InputError(file + ": tensor '" + g + "' is not one fplab maps to a Hugging Face name");
+}
+
+// The `{arch}.` keys fplab reads; any other key under the architecture's
+// prefix may change the computation and is refused.
+const std::set<std::string, std::less<>>& known_arch_keys() {
+  static const std::set<std::string, std::less<>> keys = {
+      "context_length",
+      "embedding_length",
+      "block_count",
+      "feed_forward_length",
+      "attention.head_count",
+      "attention.head_count_kv",
+      "attention.layer_norm_rms_epsilon",
+      "rope.freq_base",
+      "rope.dimension_count",
+      "attention.key_length",
+      "attention.value_length",
+      "vocab_size",
+  };
+  return keys;
+}
+
+ArchitectureConfig config_from_gguf(const GgufFile& g, const std::string& file) {
+  ArchitectureConfig c;
+  const auto arch = g.string_at("general.architecture", file);
+  if (arch == "llama") {
+    c.architecture = Architecture::llama;
+  } else if (arch == "qwen2") {
+    c.architecture = Architecture::qwen2;
+  } else if (arch == "qwen3") {
+    c.architecture = Architecture::qwen3;
+  } else {
+    throw InputError(file + ": general.architecture '" + arch +
+                     "' is not supported (llama, qwen2, qwen3)");
+  }
+  for (const auto& [key, value] : g.metadata) {
+    if (key.starts_with("general.") || key.starts_with("tokenizer.") ||
+        key.starts_with("quantize."))
+      continue;
+    if (key.starts_with(arch + ".") && known_arch_keys().contains(key.substr(arch.size() + 1)))
+      continue;
+    throw InputError(file + ": metadata '" + key +
+                     "' is not supported (fplab does not know whether it changes the computation)");
+  }
+  const auto u = [&](const char* k) {
+    const auto v = g.unsigned_at(arch + "." + k, file);
+    if (v == 0 || v > (std::uint64_t{1} << 40))
+      throw InputError(file + ": " + arch + "." + k + " is 0 or too large");
+    return static_cast<std::size_t>(v);
+  };
+  c.hidden_size = u("embedding_length");
+  c.num_layers = u("block_count");
+  c.intermediate_size = u("feed_forward_length");
+  c.num_heads = u("attention.head_count");
+  c.num_kv_heads =
+      g.has(arch + ".attention.head_count_kv") ? u("attention.head_count_kv") : c.num_heads;
+  c.head_dim = g.has(arch + ".attention.key_length") ? u("attention.key_length")
+                                                     : c.hidden_size / c.num_heads;
+  if (g.has(arch + ".attention.value_length") && u("attention.value_length") != c.head_dim) {
+    throw InputError(file + ": " + arch +
+                     ".attention.value_length differs from key_length (not supported)");
+  }
+  if (g.has(arch + ".rope.dimension_count") && u("rope.dimension_count") != c.head_dim) {
+    throw InputError(file + ": " + arch + ".rope.dimension_count " +
+                     std::to_string(u("rope.dimension_count")) + " is not head_dim " +
+                     std::to_string(c.head_dim) + " (partial rotary is not supported)");
+  }
+  if (g.has(arch + ".context_length")) c.max_position_embeddings = u("context_length");
+  c.rms_norm_eps = g.real_at(arch + ".attention.layer_norm_rms_epsilon", file);
+  c.rope_theta =
+      g.has(arch + ".rope.freq_base") ? g.real_at(arch + ".rope.freq_base", file) : 10000.0;
+  c.qk_norm = c.architecture == Architecture::qwen3;
+  c.qkv_bias = c.architecture == Architecture::qwen2;
+  for (const auto& t : g.tensors) {
+    if (c.architecture != Architecture::qwen2 && t.name == "blk.0.attn_q.bias") c.qkv_bias = true;
+    if (t.name == "blk.0.attn_output.bias") c.o_proj_bias = true;
+    if (t.name == "token_embd.weight" && t.dims.size() == 2)
+      c.vocab_size = static_cast<std::size_t>(t.dims[1]);
+  }
+  if (c.vocab_size == 0) throw InputError(file + ": no 2-D tensor token_embd.weight");
+  c.tie_word_embeddings = true;
+  for (const auto& t : g.tensors) {
+    if (t.name == "output.weight") c.tie_word_embeddings = false;
+  }
+  if (g.has(arch + ".vocab_size") && u("vocab_size") != c.vocab_size) {
+    throw InputError(file + ": " + arch + ".vocab_size disagrees with token_embd.weight");
+  }
+  if (g.has("tokenizer.ggml.bos_token_id"))
+    c.bos_token_ids = {
+        static_cast<std::int64_t>(g.unsigned_at("tokenizer.ggml.bos_token_id", file))};
+  if (g.has("tokenizer.ggml.eos_token_id"))
+    c.eos_token_ids = {
+        static_cast<std::int64_t>(g.unsigned_at("tokenizer.ggml.eos_token_id", file))};
+  return c;
+}
+
+// f16 -> f32, exact (every half is a float).
+float half_to_float(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  std::uint32_t exp = (h >> 10) & 0x1fu;
+  std::uint32_t mant = h & 0x3ffu;
+  std::uint32_t bits = 0;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      int e = -1;
+      do {
+        mant <<= 1;
+        ++e;
+      } while ((mant & 0x400u) == 0);
+      bits = sign | (static_cast<std::uint32_t>(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
+    }
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  return std::bit_cast<float>(bits);
+}
+
+void load_gguf(CheckpointBuilder& b, const std::filesystem::path& path) {
+  const auto map = MappedFile::open(path);
+  b.maps().push_back(map);
+  const std::string file = path.string();
+  const auto g = read_gguf(map->bytes(), file);
+  b.config() = config_from_gguf(g, file);
+  auto& c = b.config();
+  for (const auto& t : g.tensors) {
+    const std::byte* src = map->bytes().data() + t.offset;
+    if (t.name == "rope_freqs.weight") {
+      if (t.type != GgmlType::f32 || t.dims.size() != 1) {
+        throw InputError(file + ": rope_freqs.weight is not a 1-D F32 tensor");
+      }
+      c.rope_scaling.kind = RopeScaling::Kind::frequency_factors;
+      c.rope_scaling.frequency_factors.resize(static_cast<std::size_t>(t.elements));
+      std::memcpy(c.rope_scaling.frequency_factors.data(), src, t.bytes);
+      continue;
+    }
+    const auto name = hf_name_of(t.name, file);
+    TensorView v;
+    v.shape.assign(t.dims.rbegin(), t.dims.rend());
+    v.file_type = std::string(checkpoints::name(t.type));
+    switch (t.type) {
+      case GgmlType::f32:
+        v.dtype = StoredType::f32;
+        break;
+      case GgmlType::f16:
+        v.dtype = StoredType::f16;
+        break;
+      case GgmlType::bf16:
+        v.dtype = StoredType::bf16;
+        break;
+      case GgmlType::q8_0: {
+        v.dtype = StoredType::f32;
+        auto out = b.own(static_cast<std::size_t>(t.elements) * 4);
+        for (std::uint64_t blk = 0; blk < t.elements / 32; ++blk) {
+          const std::byte* block = src + blk * 34;
+          std::uint16_t d_bits = 0;
+          std::memcpy(&d_bits, block, 2);
+          const float d = half_to_float(d_bits);
+          for (int i = 0; i < 32; ++i) {
+            // |q| <= 128 and the scale has 11 significant bits: the product is exact.
+            const float x = d * static_cast<float>(static_cast<std::int8_t>(block[2 + i]));
+            std::memcpy(out.data() + (blk * 32 + static_cast<std::uint64_t>(i)) * 4, &x, 4);
+          }
+        }
+        src = out.data();
+        break;
+      }
+    }
+    v.data = src;
+    const bool permuted = c.architecture == Architecture::llama &&
+                          (name.find(".self_attn.q_proj.") != std::string::npos ||
+                           name.find(".self_attn.k_proj.") != std::string::npos);
+    if (permuted) {
+      // llama.cpp stores row h*hd + 2i + j of each head where HF has row
+      // h*hd + j*hd/2 + i (i < hd/2, j < 2): copy the rows back.
+      const std::size_t heads =
+          name.find(".q_proj.") != std::string::npos ? c.num_heads : c.num_kv_heads;
+      const std::size_t rows = v.shape[0];
+      const std::size_t hd = c.head_dim;
+      if (heads * hd != rows) {
+        throw InputError(file + ": tensor '" + t.name + "' has " + std::to_string(rows) +
+                         " rows, the metadata implies " + std::to_string(heads * hd));
+      }
+      const std::size_t row_bytes = v.bytes() / rows;
+      auto out = b.own(v.bytes());
+      for (std::size_t h = 0; h < heads; ++h) {
+        for (std::size_t i = 0; i < hd / 2; ++i) {
+          for (std::size_t j = 0; j < 2; ++j) {
+            std::memcpy(out.data() + (h * hd + j * hd / 2 + i) * row_bytes,
+                        v.data + (h * hd + 2 * i + j) * row_bytes, row_bytes);
+          }
+        }
+      }
+      v.data = out.data();
+    }
+    b.add(name, std::move(v), file);
+  }
+  validate_config(c, file);
+  b.check_shapes(file);
+}
+
+}  // namespace
+
+Checkpoint Checkpoint::open(const ModelLocation& where) {
+  CheckpointBuilder b;
+  b.c.location_ = where;
+  if (where.kind == ModelLocation::Kind::gguf_file) {
+    load_gguf(b, where.path);
+  } else {
+    load_hf_directory(b, where.path);
+  }
+  return std::move(b.c);
+}
+
+std::vector<float> to_float32(const TensorView& t) {
+  std::vector<float> out(t.elements());
+  const std::byte* p = t.data;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    switch (t.dtype) {
+      case StoredType::f32:
+        std::memcpy(&out[i], p + 4 * i, 4);
+        break;
+      case StoredType::bf16: {
+        std::uint16_t h = 0;
+        std::memcpy(&h, p + 2 * i, 2);
+        const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
+        std::memcpy(&out[i], &bits, 4);
+        break;
+      }
+      case StoredType::f16: {
+        std::uint16_t h = 0;
+        std::memcpy(&h, p + 2 * i, 2);
+        out[i] = half_to_float(h);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace fplab::checkpoints

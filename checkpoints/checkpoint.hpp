@@ -1,0 +1,117 @@
+// A real checkpoint's tensors, memory-mapped and kept in their stored type,
+// by Hugging Face name, with the architecture they belong to.
+//
+// Where a model comes from (resolve_model):
+//   - a directory holding config.json and either model.safetensors or
+//     model.safetensors.index.json with the shards its weight_map names
+//     (model-0000k-of-0000n.safetensors); tokenizer.json beside them;
+//   - a GGUF v3 file (by its magic, whatever its name);
+//   - a Hugging Face model id ORG/NAME, looked up offline in the local cache:
+//     $HF_HUB_CACHE, else $HF_HOME/hub, else $HOME/.cache/huggingface/hub;
+//     its models--ORG--NAME/refs/main names the snapshot
+//     (models--ORG--NAME/snapshots/<hash>/), a directory as above. Never the
+//     network: an id not in the cache is refused with one line saying where
+//     fplab looked.
+//
+// What Checkpoint::open guarantees:
+//   - safetensors: F32, F16 and BF16 tensors, mapped read-only (MAP_PRIVATE):
+//     a tensor's `data` points into the mapped file, so a bf16 model takes
+//     its file's size in (shared, evictable) memory, not twice it. Each
+//     tensor's offset must be a multiple of its element size (misaligned
+//     files are refused). Sharded: every shard the index names must exist,
+//     every tensor be where the index says, and no tensor appear twice.
+//   - GGUF: F32, F16, BF16 mapped likewise; llama.cpp's names mapped to
+//     HF's (token_embd -> model.embed_tokens, blk.N.attn_q ->
+//     model.layers.N.self_attn.q_proj, output -> lm_head, ...); the
+//     architecture and hyperparameters from the metadata (general.architecture
+//     llama, qwen2, qwen3); for llama, the rows of Q and K (weights and biases)
+//     permuted back from llama.cpp's interleaved rotary layout to HF's
+//     rotate-half one (convert_hf_to_gguf.py's LlamaModel.permute, inverted),
+//     into memory fplab owns (the only copies); Q8_0 tensors dequantized on
+//     load to F32 (scale * q, exact in float32), into owned memory;
+//     rope_freqs.weight becomes the config's RopeScaling frequency_factors.
+//     The same weights as safetensors and as GGUF give the same bytes here.
+//   - Every tensor the config implies is present with exactly the shape it
+//     implies (config.hpp's expected_tensor_shapes), and no other tensor is
+//     (an HF file's rotary_emb.inv_freq buffers excepted: they are computed
+//     from the config).
+// Any problem: InputError, one line naming the file and the tensor or field.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "checkpoints/config.hpp"
+
+namespace fplab::checkpoints {
+
+enum class StoredType { f32, f16, bf16 };
+std::string_view name(StoredType t);  // "F32", "F16", "BF16"
+std::size_t stored_type_bytes(StoredType t);
+
+struct TensorView {
+  StoredType dtype = StoredType::f32;
+  std::vector<std::size_t> shape;  // row-major, HF's order
+  const std::byte* data =
+      nullptr;            // little-endian elements, C order; valid while the Checkpoint lives
+  std::string file_type;  // as the file stored it: "BF16", "F16", "F32", "Q8_0"
+  std::size_t elements() const;
+  std::size_t bytes() const { return elements() * stored_type_bytes(dtype); }
+};
+
+// The tensor's values as float32, exactly (every bf16 and f16 is a float).
+std::vector<float> to_float32(const TensorView& t);
+
+struct ModelLocation {
+  enum class Kind { hf_directory, gguf_file };
+  Kind kind = Kind::hf_directory;
+  std::filesystem::path path;  // the directory or the .gguf file
+  std::string id;              // what the user named: the id, or the path as given
+};
+
+// Resolves a --model argument as above. Throws InputError.
+ModelLocation resolve_model(std::string_view model);
+
+// The Hugging Face cache folders fplab searches, in order (for messages and
+// docs): $HF_HUB_CACHE, else $HF_HOME/hub, else $HOME/.cache/huggingface/hub.
+std::filesystem::path hf_hub_cache();
+
+class Checkpoint {
+ public:
+  static Checkpoint open(const ModelLocation& where);
+  static Checkpoint open(std::string_view model) { return open(resolve_model(model)); }
+
+  Checkpoint(Checkpoint&&) noexcept;
+  Checkpoint& operator=(Checkpoint&&) noexcept;
+  ~Checkpoint();
+
+  const ArchitectureConfig& config() const { return config_; }
+  const ModelLocation& location() const { return location_; }
+  std::string_view format() const;  // "safetensors" or "gguf"
+
+  // The tensor of that HF name; InputError when there is none.
+  const TensorView& tensor(std::string_view hf_name) const;
+  const TensorView* find(std::string_view hf_name) const;
+  const std::map<std::string, TensorView, std::less<>>& tensors() const { return tensors_; }
+
+  std::size_t parameter_count() const;
+  // Bytes mapped from files plus bytes fplab allocated (GGUF Q/K, Q8_0).
+  std::size_t mapped_bytes() const;
+  std::size_t owned_bytes() const;
+
+ private:
+  Checkpoint();
+  struct Storage;  // the mappings and owned buffers
+  std::unique_ptr<Storage> storage_;
+  ArchitectureConfig config_;
+  ModelLocation location_;
+  std::map<std::string, TensorView, std::less<>> tensors_;
+  friend struct CheckpointBuilder;
+};
+
+}  // namespace fplab::checkpoints

@@ -1,0 +1,398 @@
+#include "checkpoints/config.hpp"
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <numbers>
+#include <set>
+
+#include "io/input_error.hpp"
+
+namespace fplab::checkpoints {
+
+namespace {
+
+using nlohmann::json;
+
+// Fields that leave the logits alone: metadata, generation defaults,
+// training-only settings, and settings checked elsewhere in this file.
+const std::set<std::string, std::less<>>& harmless_fields() {
+  static const std::set<std::string, std::less<>> fields = {
+      "_name_or_path",
+      "transformers_version",
+      "torch_dtype",
+      "dtype",
+      "bos_token_id",
+      "eos_token_id",
+      "pad_token_id",
+      "initializer_range",
+      "use_cache",
+      "attention_dropout",
+      "is_llama_config",
+      "tokenizer_class",
+      "model_type",
+      "architectures",
+      "max_window_layers",
+      "output_attentions",
+      "output_hidden_states",
+      "return_dict",
+      "tie_word_embeddings",
+      "vocab_size",
+      "hidden_size",
+      "intermediate_size",
+      "num_hidden_layers",
+      "num_attention_heads",
+      "num_key_value_heads",
+      "head_dim",
+      "hidden_act",
+      "max_position_embeddings",
+      "rms_norm_eps",
+      "rope_theta",
+      "rope_scaling",
+      "rope_parameters",
+      "attention_bias",
+      "mlp_bias",
+      "pretraining_tp",
+      "rope_interleaved",
+      "partial_rotary_factor",
+      "sliding_window",
+      "use_sliding_window",
+      "layer_types",
+  };
+  return fields;
+}
+
+std::size_t positive_size(const json& j, std::string_view key, const std::string& source) {
+  const auto it = j.find(key);
+  if (it == j.end()) fail_input(source, "no " + std::string(key));
+  if (!it->is_number_unsigned() || it->get<std::uint64_t>() == 0 ||
+      it->get<std::uint64_t>() > (std::uint64_t{1} << 40)) {
+    fail_input(source, std::string(key) + " is not a positive integer");
+  }
+  return static_cast<std::size_t>(it->get<std::uint64_t>());
+}
+
+double finite_number(const json& j, std::string_view key, const std::string& source) {
+  const auto it = j.find(key);
+  if (it == j.end()) fail_input(source, "no " + std::string(key));
+  if (!it->is_number() || !std::isfinite(it->get<double>())) {
+    fail_input(source, std::string(key) + " is not a finite number");
+  }
+  return it->get<double>();
+}
+
+std::vector<std::int64_t> token_ids(const json& j, std::string_view key,
+                                    const std::string& source) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return {};
+  std::vector<std::int64_t> ids;
+  const auto one = [&](const json& v) {
+    if (!v.is_number_integer())
+      fail_input(source, std::string(key) + " is not an integer or a list of them");
+    ids.push_back(v.get<std::int64_t>());
+  };
+  if (it->is_array()) {
+    for (const auto& v : *it) one(v);
+  } else {
+    one(*it);
+  }
+  return ids;
+}
+
+// A field that must have one value (`allowed`) when present.
+void require_if_present(const json& j, std::string_view key, const json& allowed,
+                        const std::string& source, const std::string& why) {
+  const auto it = j.find(key);
+  if (it != j.end() && !it->is_null() && *it != allowed) {
+    fail_input(source, std::string(key) + " = " + it->dump() + " is not supported (" + why + ")");
+  }
+}
+
+bool flag(const json& j, std::string_view key, const std::string& source) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return false;
+  if (!it->is_boolean()) fail_input(source, std::string(key) + " is not true or false");
+  return it->get<bool>();
+}
+
+RopeScaling parse_rope_scaling(const json& rs, std::string_view field, const std::string& source) {
+  RopeScaling r;
+  if (rs.is_null()) return r;
+  if (!rs.is_object()) fail_input(source, std::string(field) + " is not an object or null");
+  const auto type_it = rs.contains("rope_type") ? rs.find("rope_type") : rs.find("type");
+  if (type_it == rs.end() || !type_it->is_string()) {
+    fail_input(source, std::string(field) + " has no rope_type");
+  }
+  const auto type = type_it->get<std::string>();
+  const std::set<std::string, std::less<>> common = {"rope_type", "type", "rope_theta"};
+  if (type == "default") {
+    for (const auto& [k, v] : rs.items()) {
+      if (!common.contains(k))
+        fail_input(source, std::string(field) + "." + k + " is not supported");
+    }
+    return r;
+  }
+  if (type != "llama3") {
+    fail_input(source, std::string(field) + " type '" + type +
+                           "' is not supported (supported: llama3, default)");
+  }
+  r.kind = RopeScaling::Kind::llama3;
+  const std::string where = std::string(field) + ".";
+  for (const auto& [k, v] : rs.items()) {
+    if (!common.contains(k) && k != "factor" && k != "low_freq_factor" && k != "high_freq_factor" &&
+        k != "original_max_position_embeddings") {
+      fail_input(source, where + k + " is not supported for llama3 scaling");
+    }
+  }
+  r.factor = finite_number(rs, "factor", source + ": " + std::string(field));
+  r.low_freq_factor = finite_number(rs, "low_freq_factor", source + ": " + std::string(field));
+  r.high_freq_factor = finite_number(rs, "high_freq_factor", source + ": " + std::string(field));
+  r.original_max_position_embeddings =
+      finite_number(rs, "original_max_position_embeddings", source + ": " + std::string(field));
+  return r;
+}
+
+}  // namespace
+
+std::string_view name(Architecture a) {
+  switch (a) {
+    case Architecture::llama:
+      return "LlamaForCausalLM";
+    case Architecture::qwen2:
+      return "Qwen2ForCausalLM";
+    case Architecture::qwen3:
+      return "Qwen3ForCausalLM";
+  }
+  return "?";
+}
+
+ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string& source) {
+  const auto j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) fail_input(source, "not valid JSON");
+  if (!j.is_object()) fail_input(source, "not a JSON object");
+
+  ArchitectureConfig c;
+  const auto arch = j.find("architectures");
+  if (arch == j.end() || !arch->is_array() || arch->size() != 1 || !(*arch)[0].is_string()) {
+    fail_input(source, "architectures is not a list of one name");
+  }
+  const auto name = (*arch)[0].get<std::string>();
+  std::string model_type;
+  if (name == "LlamaForCausalLM") {
+    c.architecture = Architecture::llama;
+    model_type = "llama";
+  } else if (name == "Qwen2ForCausalLM") {
+    c.architecture = Architecture::qwen2;
+    model_type = "qwen2";
+  } else if (name == "Qwen3ForCausalLM") {
+    c.architecture = Architecture::qwen3;
+    model_type = "qwen3";
+  } else {
+    fail_input(source,
+               "architectures '" + name +
+                   "' is not supported (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)");
+  }
+  require_if_present(j, "model_type", model_type, source, "architectures says " + name);
+
+  for (const auto& [k, v] : j.items()) {
+    if (!harmless_fields().contains(k)) {
+      fail_input(source,
+                 "field '" + k +
+                     "' is not supported (fplab does not know whether it changes the computation)");
+    }
+  }
+
+  c.vocab_size = positive_size(j, "vocab_size", source);
+  c.hidden_size = positive_size(j, "hidden_size", source);
+  c.intermediate_size = positive_size(j, "intermediate_size", source);
+  c.num_layers = positive_size(j, "num_hidden_layers", source);
+  c.num_heads = positive_size(j, "num_attention_heads", source);
+  // HF's defaults: num_key_value_heads = num_attention_heads; head_dim
+  // hidden_size / num_attention_heads (Qwen3Config's default is 128).
+  c.num_kv_heads = j.contains("num_key_value_heads") && !j["num_key_value_heads"].is_null()
+                       ? positive_size(j, "num_key_value_heads", source)
+                       : c.num_heads;
+  if (j.contains("head_dim") && !j["head_dim"].is_null()) {
+    c.head_dim = positive_size(j, "head_dim", source);
+  } else {
+    c.head_dim = c.architecture == Architecture::qwen3 ? 128 : c.hidden_size / c.num_heads;
+  }
+  if (j.contains("max_position_embeddings")) {
+    c.max_position_embeddings = positive_size(j, "max_position_embeddings", source);
+  }
+  c.rms_norm_eps = finite_number(j, "rms_norm_eps", source);
+
+  require_if_present(j, "hidden_act", "silu", source, "only silu");
+  require_if_present(j, "mlp_bias", false, source, "no MLP biases");
+  require_if_present(j, "pretraining_tp", 1, source, "only 1");
+  require_if_present(j, "rope_interleaved", false, source, "rotate-half rotary only");
+  require_if_present(j, "partial_rotary_factor", 1.0, source, "rotary over the whole head only");
+  require_if_present(j, "use_sliding_window", false, source, "no sliding-window attention");
+  if (c.architecture == Architecture::llama && j.contains("sliding_window") &&
+      !j["sliding_window"].is_null()) {
+    fail_input(source, "sliding_window is not supported for LlamaForCausalLM");
+  }
+  if (const auto lt = j.find("layer_types"); lt != j.end() && !lt->is_null()) {
+    if (!lt->is_array()) fail_input(source, "layer_types is not a list");
+    for (const auto& t : *lt) {
+      if (t != "full_attention") {
+        fail_input(source,
+                   "layer_types entry " + t.dump() + " is not supported (full_attention only)");
+      }
+    }
+  }
+
+  if (j.contains("rope_parameters") && !j["rope_parameters"].is_null()) {
+    // transformers 5's spelling: rope_theta and the scaling in one object.
+    if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) {
+      fail_input(source, "both rope_parameters and rope_scaling are given");
+    }
+    const auto& rp = j["rope_parameters"];
+    if (!rp.is_object()) fail_input(source, "rope_parameters is not an object");
+    c.rope_theta = finite_number(rp, "rope_theta", source + ": rope_parameters");
+    c.rope_scaling = parse_rope_scaling(rp, "rope_parameters", source);
+    if (j.contains("rope_theta"))
+      fail_input(source, "both rope_parameters and rope_theta are given");
+  } else {
+    c.rope_theta = finite_number(j, "rope_theta", source);
+    if (j.contains("rope_scaling"))
+      c.rope_scaling = parse_rope_scaling(j["rope_scaling"], "rope_scaling", source);
+  }
+
+  c.tie_word_embeddings = flag(j, "tie_word_embeddings", source);
+  const bool attention_bias = flag(j, "attention_bias", source);
+  if (c.architecture == Architecture::qwen2) {
+    if (j.contains("attention_bias"))
+      fail_input(source, "attention_bias is not a Qwen2 field (its q, k, v biases are fixed)");
+    c.qkv_bias = true;
+    c.o_proj_bias = false;
+  } else {
+    c.qkv_bias = attention_bias;
+    c.o_proj_bias = attention_bias;
+  }
+  c.qk_norm = c.architecture == Architecture::qwen3;
+  c.bos_token_ids = token_ids(j, "bos_token_id", source);
+  c.eos_token_ids = token_ids(j, "eos_token_id", source);
+  for (const char* key : {"torch_dtype", "dtype"}) {
+    if (j.contains(key) && j[key].is_string()) c.stored_dtype_name = j[key].get<std::string>();
+  }
+  validate_config(c, source);
+  return c;
+}
+
+void validate_config(const ArchitectureConfig& c, const std::string& source) {
+  const auto positive = [&](std::size_t v, const char* what) {
+    if (v == 0) fail_input(source, std::string(what) + " is 0");
+  };
+  positive(c.vocab_size, "the vocabulary size");
+  positive(c.hidden_size, "hidden_size");
+  positive(c.intermediate_size, "intermediate_size");
+  positive(c.num_layers, "the layer count");
+  positive(c.num_heads, "the head count");
+  positive(c.num_kv_heads, "the kv head count");
+  positive(c.head_dim, "head_dim");
+  if (c.num_heads % c.num_kv_heads != 0) {
+    fail_input(source, "num_key_value_heads " + std::to_string(c.num_kv_heads) +
+                           " does not divide num_attention_heads " + std::to_string(c.num_heads));
+  }
+  if (c.head_dim % 2 != 0) fail_input(source, "head_dim " + std::to_string(c.head_dim) + " is odd");
+  if (!(c.rms_norm_eps > 0)) fail_input(source, "rms_norm_eps is not positive");
+  if (!(c.rope_theta > 1)) fail_input(source, "rope_theta is not above 1");
+  const auto& rs = c.rope_scaling;
+  if (rs.kind == RopeScaling::Kind::llama3 &&
+      !(rs.factor > 0 && rs.low_freq_factor > 0 && rs.high_freq_factor > rs.low_freq_factor &&
+        rs.original_max_position_embeddings > 0)) {
+    fail_input(source,
+               "rope_scaling llama3 needs factor > 0, high_freq_factor > low_freq_factor > 0 and "
+               "original_max_position_embeddings > 0");
+  }
+  if (rs.kind == RopeScaling::Kind::frequency_factors) {
+    if (rs.frequency_factors.size() != c.head_dim / 2) {
+      fail_input(source, "rope_freqs has " + std::to_string(rs.frequency_factors.size()) +
+                             " factors, not head_dim / 2 = " + std::to_string(c.head_dim / 2));
+    }
+    for (const float f : rs.frequency_factors) {
+      if (!(f > 0) || !std::isfinite(f))
+        fail_input(source, "rope_freqs has a factor that is not positive");
+    }
+  }
+}
+
+std::vector<double> rope_inverse_frequencies(const ArchitectureConfig& c) {
+  const std::size_t half = c.head_dim / 2;
+  std::vector<double> inv(half);
+  for (std::size_t i = 0; i < half; ++i) {
+    inv[i] =
+        1.0 / std::pow(c.rope_theta, static_cast<double>(2 * i) / static_cast<double>(c.head_dim));
+  }
+  const auto& rs = c.rope_scaling;
+  if (rs.kind == RopeScaling::Kind::llama3) {
+    // _compute_llama3_parameters (transformers' modeling_rope_utils.py).
+    const double low_wavelen = rs.original_max_position_embeddings / rs.low_freq_factor;
+    const double high_wavelen = rs.original_max_position_embeddings / rs.high_freq_factor;
+    for (double& f : inv) {
+      const double wavelen = 2 * std::numbers::pi / f;
+      if (wavelen < high_wavelen) continue;
+      if (wavelen > low_wavelen) {
+        f /= rs.factor;
+        continue;
+      }
+      const double smooth = (rs.original_max_position_embeddings / wavelen - rs.low_freq_factor) /
+                            (rs.high_freq_factor - rs.low_freq_factor);
+      f = (1 - smooth) * f / rs.factor + smooth * f;
+    }
+  } else if (rs.kind == RopeScaling::Kind::frequency_factors) {
+    for (std::size_t i = 0; i < half; ++i) inv[i] /= static_cast<double>(rs.frequency_factors[i]);
+  }
+  return inv;
+}
+
+std::map<std::string, std::vector<std::size_t>, std::less<>> expected_tensor_shapes(
+    const ArchitectureConfig& c) {
+  std::map<std::string, std::vector<std::size_t>, std::less<>> s;
+  const std::size_t q_rows = c.num_heads * c.head_dim;
+  const std::size_t kv_rows = c.num_kv_heads * c.head_dim;
+  s["model.embed_tokens.weight"] = {c.vocab_size, c.hidden_size};
+  for (std::size_t l = 0; l < c.num_layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    s[p + "input_layernorm.weight"] = {c.hidden_size};
+    s[p + "self_attn.q_proj.weight"] = {q_rows, c.hidden_size};
+    s[p + "self_attn.k_proj.weight"] = {kv_rows, c.hidden_size};
+    s[p + "self_attn.v_proj.weight"] = {kv_rows, c.hidden_size};
+    if (c.qkv_bias) {
+      s[p + "self_attn.q_proj.bias"] = {q_rows};
+      s[p + "self_attn.k_proj.bias"] = {kv_rows};
+      s[p + "self_attn.v_proj.bias"] = {kv_rows};
+    }
+    s[p + "self_attn.o_proj.weight"] = {c.hidden_size, q_rows};
+    if (c.o_proj_bias) s[p + "self_attn.o_proj.bias"] = {c.hidden_size};
+    if (c.qk_norm) {
+      s[p + "self_attn.q_norm.weight"] = {c.head_dim};
+      s[p + "self_attn.k_norm.weight"] = {c.head_dim};
+    }
+    s[p + "post_attention_layernorm.weight"] = {c.hidden_size};
+    s[p + "mlp.gate_proj.weight"] = {c.intermediate_size, c.hidden_size};
+    s[p + "mlp.up_proj.weight"] = {c.intermediate_size, c.hidden_size};
+    s[p + "mlp.down_proj.weight"] = {c.hidden_size, c.intermediate_size};
+  }
+  s["model.norm.weight"] = {c.hidden_size};
+  if (!c.tie_word_embeddings) s["lm_head.weight"] = {c.vocab_size, c.hidden_size};
+  return s;
+}
+
+std::string describe(const ArchitectureConfig& c) {
+  std::string s = std::string(name(c.architecture)) + ": " + std::to_string(c.num_layers) +
+                  " layers, hidden " + std::to_string(c.hidden_size) + ", " +
+                  std::to_string(c.num_heads) + " heads (" + std::to_string(c.num_kv_heads) +
+                  " kv, head_dim " + std::to_string(c.head_dim) + "), ffn " +
+                  std::to_string(c.intermediate_size) + ", vocab " + std::to_string(c.vocab_size);
+  s += c.tie_word_embeddings ? ", tied" : ", untied";
+  if (c.qkv_bias) s += ", qkv bias";
+  if (c.o_proj_bias) s += ", o bias";
+  if (c.qk_norm) s += ", q/k norm";
+  if (c.rope_scaling.kind == RopeScaling::Kind::llama3) s += ", llama3 rope scaling";
+  if (c.rope_scaling.kind == RopeScaling::Kind::frequency_factors) s += ", rope frequency factors";
+  return s;
+}
+
+}  // namespace fplab::checkpoints

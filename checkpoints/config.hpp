@@ -1,0 +1,116 @@
+// The architecture of a real checkpoint: what the forward pass needs to know
+// about a Llama, Qwen2 or Qwen3 model, read from a Hugging Face config.json
+// (parse_hf_config) or from GGUF metadata (checkpoints/gguf.hpp's
+// config_from_gguf).
+//
+// Semantics, as in transformers' modeling_llama.py / modeling_qwen2.py /
+// modeling_qwen3.py:
+//   - every layer: x += o_proj(attention(rope(q), rope(k), v)) on
+//     input_layernorm(x); x += down(silu(gate(h)) * up(h)) on
+//     h = post_attention_layernorm(x); logits = lm_head(norm(x)), lm_head the
+//     embedding matrix when tie_word_embeddings.
+//   - RMSNorm: w * x / sqrt(mean(x^2) + rms_norm_eps).
+//   - q_proj has num_heads * head_dim rows, k_proj and v_proj
+//     num_kv_heads * head_dim (grouped-query attention: query head h reads kv
+//     head h / (num_heads / num_kv_heads)); scores scaled by 1/sqrt(head_dim).
+//   - qkv_bias: q_proj, k_proj and v_proj have a bias (always for Qwen2;
+//     Llama and Qwen3 when attention_bias); o_proj_bias: o_proj has one
+//     (Llama and Qwen3 when attention_bias).
+//   - qk_norm (Qwen3): RMSNorm of each head's q and k over head_dim (weights
+//     q_norm, k_norm), after the projection and before rotary.
+//   - rotary: HF's rotate-half convention over the whole head_dim; the
+//     inverse frequencies are rope_inverse_frequencies(config).
+//
+// Refusals (InputError, one line naming the field): another architecture;
+// rope_scaling of a type other than llama3 (or "default"); a sliding window
+// in use; hidden_act other than silu; mlp_bias, pretraining_tp != 1,
+// rope_interleaved, partial_rotary_factor != 1, a layer type other than
+// full_attention; and any field this reader does not know. The fields known
+// to leave the logits alone are accepted and listed in
+// docs/real-models.md (metadata such as transformers_version, training-only
+// ones such as attention_dropout and initializer_range).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fplab::checkpoints {
+
+enum class Architecture { llama, qwen2, qwen3 };
+
+// "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM".
+std::string_view name(Architecture a);
+
+struct RopeScaling {
+  enum class Kind {
+    none,
+    // HF's _compute_llama3_parameters on factor, low_freq_factor,
+    // high_freq_factor and original_max_position_embeddings.
+    llama3,
+    // llama.cpp's rope_freqs.weight (a GGUF of a llama3-scaled model): the
+    // inverse frequency i is the default one divided by frequency_factors[i].
+    frequency_factors,
+  };
+  Kind kind = Kind::none;
+  double factor = 1;
+  double low_freq_factor = 1;
+  double high_freq_factor = 1;
+  double original_max_position_embeddings = 0;
+  std::vector<float> frequency_factors;  // head_dim / 2 of them (kind frequency_factors)
+};
+
+struct ArchitectureConfig {
+  Architecture architecture = Architecture::llama;
+  std::size_t vocab_size = 0;
+  std::size_t hidden_size = 0;
+  std::size_t intermediate_size = 0;
+  std::size_t num_layers = 0;
+  std::size_t num_heads = 0;
+  std::size_t num_kv_heads = 0;             // divides num_heads
+  std::size_t head_dim = 0;                 // even; config's head_dim, else hidden_size / num_heads
+  std::size_t max_position_embeddings = 0;  // 0 when the source does not say
+  double rms_norm_eps = 0;                  // as written (a GGUF stores it as float32)
+  double rope_theta = 0;
+  RopeScaling rope_scaling;
+  bool tie_word_embeddings = false;
+  bool qkv_bias = false;
+  bool o_proj_bias = false;
+  bool qk_norm = false;
+  // Recorded, not used by the computation.
+  std::vector<std::int64_t> bos_token_ids;
+  std::vector<std::int64_t> eos_token_ids;
+  std::string stored_dtype_name;  // config.json's torch_dtype (or dtype), "" if absent
+};
+
+// Parses config.json's text; `source` names it in messages ("DIR/config.json").
+// Throws InputError "<source>: <what>".
+ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string& source);
+
+// The checks shared by both sources: sizes positive, num_kv_heads divides
+// num_heads, head_dim even, llama3 factors sensible, frequency factors
+// head_dim / 2 of them. Throws InputError "<source>: <what>".
+void validate_config(const ArchitectureConfig& config, const std::string& source);
+
+// The inverse rotary frequencies inv_freq[i], i < head_dim / 2, in double:
+// 1 / rope_theta^(2i / head_dim), then llama3's scaling (the three bands
+// and the smooth blend) or the GGUF's per-frequency factors. HF computes them
+// in float32 (torch); this is the exact-math value a forward pass rounds
+// once to its own precision.
+std::vector<double> rope_inverse_frequencies(const ArchitectureConfig& config);
+
+// Every tensor the architecture has, by Hugging Face name, with its shape
+// (row-major, as in the safetensors file): model.embed_tokens.weight
+// [vocab, hidden], model.layers.N.self_attn.q_proj.weight
+// [heads*head_dim, hidden], ..., lm_head.weight unless tied.
+std::map<std::string, std::vector<std::size_t>, std::less<>> expected_tensor_shapes(
+    const ArchitectureConfig& config);
+
+// A one-line summary: "Qwen3ForCausalLM: 28 layers, hidden 1024, 16 heads
+// (8 kv, head_dim 128), ffn 3072, vocab 151936, tied, q/k norm".
+std::string describe(const ArchitectureConfig& config);
+
+}  // namespace fplab::checkpoints

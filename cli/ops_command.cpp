@@ -1,0 +1,72 @@
+// fplab ops: the forward pass's ops (model/forward_ops.hpp) of a model, in
+// execution order, with each op's reduction length and the order a policy
+// gives it (--policy, per-op overrides included), and for split-k the
+// number of K splits at --rows rows per pass.
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "model/forward_ops.hpp"
+#include "model/policy.hpp"
+#include "model/split_rule.hpp"
+#include "model/transformer.hpp"
+
+namespace fplab::cli {
+
+namespace {
+
+struct OpsOptions {
+  std::string model;
+  std::string policy = "batch-invariant";
+  std::size_t rows = 1;
+};
+
+// What the op adds up, in words.
+std::string reduction_text(const model::Op& op) {
+  switch (op.kind) {
+    case model::OpKind::linear:
+      return fmt::format("dot {}", op.in_features);
+    case model::OpKind::rmsnorm:
+      return fmt::format("sum of squares {}", op.in_features);
+    case model::OpKind::attention:
+      return fmt::format("dot {}; softmax, PV over KV", op.in_features);
+    default:
+      return "-";
+  }
+}
+
+}  // namespace
+
+void add_ops_command(CLI::App& app) {
+  auto o = std::make_shared<OpsOptions>();
+  auto* cmd = app.add_subcommand(
+      "ops", "List the forward pass's named ops, their reductions and their orders under a policy");
+  cmd->add_option("--model", o->model,
+                  "Model file (default: $FPLAB_MODEL, else model/data/kjv-char.safetensors)");
+  cmd->add_option("--policy", o->policy,
+                  "Reduction policy and per-op overrides, e.g. library,layers.*.mlp.*=split-k")
+      ->capture_default_str();
+  cmd->add_option("--rows", o->rows, "Rows per pass for split-k's split counts (1: a decode step)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+  cmd->callback([o] {
+    const model::Policy policy = model::parse_reduction_spec(o->policy);
+    const model::Model m = model::Model::load(o->model);
+    // A Batch checks every override against the ops, as generate does.
+    const model::Batch batch(m, policy, 1);
+    fmt::print("{:<4} {:<40} {:<10} {:<30} {}\n", "#", "op", "kind", "reduction", "order");
+    for (std::size_t i = 0; i < m.ops().size(); ++i) {
+      const model::Op& op = m.ops()[i];
+      std::string order = op.reduces() ? std::string(model::name(batch.order(i))) : "-";
+      if (const std::size_t s = model::op_splits(batch.order(i), op, o->rows);
+          op.reduces() && s > 1)
+        order += fmt::format(" ({} splits)", s);
+      fmt::print("{:<4} {:<40} {:<10} {:<30} {}\n", i, op.name, model::name(op.kind),
+                 reduction_text(op), order);
+    }
+  });
+}
+
+}  // namespace fplab::cli

@@ -1,0 +1,39 @@
+# What users outside the lab get: a Debian package, and the CI recipe.
+#
+# `cpack -G DEB` in a build directory: a Debian package of what
+# `cmake --install` installs (bin/fplab and the fplab Python package under
+# lib/python3/dist-packages), prefix /usr. Meant for the lite preset
+# (FPLAB_LITE, docs/ci.md); dpkg-shlibdeps fills in the shared libraries
+# the program and the module link (libgomp, libfmt, libcrypto, ...).
+set(CPACK_PACKAGE_NAME fplab)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}: fplab diff/sum/round and the fplab Python module")
+set(CPACK_PACKAGE_CONTACT "fplab maintainers <fplab@example.invalid>")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION science)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# The module is built for this interpreter's ABI (python3.11 on Debian 12):
+# FPLAB_PYTHON_VERSION is "3.11", FPLAB_PYTHON_NEXT_VERSION "3.12" (python/).
+set(CPACK_DEBIAN_PACKAGE_DEPENDS
+    "python3 (>= ${FPLAB_PYTHON_VERSION}), python3 (<< ${FPLAB_PYTHON_NEXT_VERSION}), python3-numpy")
+include(CPack)
+
+# The package as a user gets it: unpacked into a scratch root (dpkg -x),
+# where `fplab diff` and `import fplab` must work (packaging/check_deb.sh).
+if(FPLAB_BUILD_TESTS AND FPLAB_LITE)
+  add_test(NAME deb_package
+           COMMAND ${PROJECT_SOURCE_DIR}/packaging/check_deb.sh ${PROJECT_BINARY_DIR}
+                   ${Python3_EXECUTABLE})
+  set_tests_properties(deb_package PROPERTIES TIMEOUT 300)
+endif()
+
+# The CI recipe (examples/ci/, docs/ci.md): fplab-ci.sh, the script both
+# example workflows call, run on examples/ci/project with its committed
+# baseline: unchanged passes, planted drift is caught, refresh works.
+if(FPLAB_BUILD_TESTS)
+  add_test(NAME ci_recipe
+           COMMAND ${PROJECT_SOURCE_DIR}/examples/ci/test_recipe.sh $<TARGET_FILE:fplab>
+                   ${Python3_EXECUTABLE})
+  set_tests_properties(ci_recipe PROPERTIES TIMEOUT 300)
+endif()

@@ -1,0 +1,125 @@
+// Model::from_checkpoint: a real checkpoint (checkpoints/checkpoint.hpp) as
+// a Model. Its architecture becomes a ModelConfig (the optional features of
+// model/forward_ops.hpp), its tensors float32 weights (exact: every bf16
+// and f16 is a float), its tokenizer the byte-level BPE beside it.
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "checkpoints/checkpoint.hpp"
+#include "checkpoints/tokenizer_bpe.hpp"
+#include "io/input_error.hpp"
+#include "model/transformer.hpp"
+
+namespace fplab::model {
+
+namespace {
+
+// A real model's KV cache is allocated whole for the context: at most this
+// many positions (max_position_embeddings may be 128k).
+constexpr std::size_t kMaxContext = 2048;
+
+ModelConfig model_config(const checkpoints::ArchitectureConfig& a, const std::string& where) {
+  if (a.o_proj_bias) {
+    throw InputError(where +
+                     ": an o_proj bias (attention_bias with Llama or Qwen3) is not "
+                     "supported by fplab's forward pass");
+  }
+  ModelConfig c;
+  c.vocab_size = a.vocab_size;
+  c.d_model = a.hidden_size;
+  c.n_layers = a.num_layers;
+  c.n_heads = a.num_heads;
+  c.ffn_dim = a.intermediate_size;
+  c.context = a.max_position_embeddings == 0 ? kMaxContext
+                                             : std::min(a.max_position_embeddings, kMaxContext);
+  c.rope_theta = a.rope_theta;
+  c.norm_eps = a.rms_norm_eps;
+  c.n_kv_heads = a.num_kv_heads;
+  c.head_size = a.head_dim;
+  c.qkv_bias = a.qkv_bias;
+  c.qk_norm = a.qk_norm;
+  c.tied_embeddings = a.tie_word_embeddings;
+  c.rope_inv_freq = checkpoints::rope_inverse_frequencies(a);
+  c.validate();
+  return c;
+}
+
+// checkpoints' byte-level BPE as the model's subword tokenizer.
+class BpeSubword final : public SubwordTokenizer {
+ public:
+  explicit BpeSubword(checkpoints::BpeTokenizer bpe) : bpe_(std::move(bpe)) {}
+  [[nodiscard]] std::size_t vocab_size() const override { return bpe_.vocab_size(); }
+  [[nodiscard]] std::vector<Token> encode(std::string_view text) const override {
+    return bpe_.encode(text);
+  }
+  [[nodiscard]] std::string decode(std::span<const Token> tokens) const override {
+    return bpe_.decode(tokens);
+  }
+
+ private:
+  checkpoints::BpeTokenizer bpe_;
+};
+
+}  // namespace
+
+Model Model::load(const std::filesystem::path& path) {
+  const auto file = model_path(path);
+  // A directory, a GGUF file or a model id is a real checkpoint.
+  // (A missing .safetensors file is the bundled format's "cannot open".)
+  if (std::filesystem::is_directory(file) || file.extension() == ".gguf" ||
+      (!std::filesystem::exists(file) && file.extension() != ".safetensors")) {
+    return from_checkpoint(file.string());
+  }
+  return load_bundled(file);
+}
+
+Model Model::from_checkpoint(const std::string& model) {
+  const checkpoints::ModelLocation where = checkpoints::resolve_model(model);
+  const checkpoints::Checkpoint ck = checkpoints::Checkpoint::open(where);
+  const std::string name = where.path.string();
+  const ModelConfig config = model_config(ck.config(), name);
+  Model m(where.path, config,
+          Tokenizer(std::make_shared<const BpeSubword>(
+              checkpoints::BpeTokenizer::for_model(where.path.string()))));
+  m.metadata_ = {{"format", std::string(ck.format())},
+                 {"id", where.id},
+                 {"architecture", std::string(checkpoints::name(ck.config().architecture))},
+                 {"parameters", std::to_string(ck.parameter_count())},
+                 {"stored_dtype", ck.config().stored_dtype_name},
+                 {"description", checkpoints::describe(ck.config())}};
+  m.ops_ = describe_forward(config);
+
+  const auto get = [&ck](const std::string& n) { return checkpoints::to_float32(ck.tensor(n)); };
+  Weights w;
+  w.embed = get("model.embed_tokens.weight");
+  for (std::size_t i = 0; i < config.n_layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    LayerWeights l;
+    l.input_norm = get(p + "input_layernorm.weight");
+    l.q = get(p + "self_attn.q_proj.weight");
+    l.k = get(p + "self_attn.k_proj.weight");
+    l.v = get(p + "self_attn.v_proj.weight");
+    l.o = get(p + "self_attn.o_proj.weight");
+    l.post_norm = get(p + "post_attention_layernorm.weight");
+    l.gate = get(p + "mlp.gate_proj.weight");
+    l.up = get(p + "mlp.up_proj.weight");
+    l.down = get(p + "mlp.down_proj.weight");
+    if (config.qkv_bias) {
+      l.q_bias = get(p + "self_attn.q_proj.bias");
+      l.k_bias = get(p + "self_attn.k_proj.bias");
+      l.v_bias = get(p + "self_attn.v_proj.bias");
+    }
+    if (config.qk_norm) {
+      l.q_norm = get(p + "self_attn.q_norm.weight");
+      l.k_norm = get(p + "self_attn.k_norm.weight");
+    }
+    w.layers.push_back(std::move(l));
+  }
+  w.norm = get("model.norm.weight");
+  if (!config.tied_embeddings) w.lm_head = get("lm_head.weight");
+  m.set_weights(std::move(w));
+  return m;
+}
+
+}  // namespace fplab::model

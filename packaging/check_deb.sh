@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds the Debian package of a configured and built build directory
+# (cpack -G DEB), unpacks it into a scratch root with `dpkg -x` (no root
+# needed, nothing installed on the machine), and checks what a user gets:
+# its control fields, `fplab diff` (drift caught, identical files pass) and
+# `import fplab` from the unpacked tree, not from the build tree.
+#   packaging/check_deb.sh BUILD_DIR [PYTHON]
+set -euo pipefail
+build=$(cd "$1" && pwd)
+python=${2:-/usr/bin/python3}
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/fplab-deb.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+
+fail() { echo "check_deb: FAIL: $*" >&2; exit 1; }
+
+(cd "$build" && cpack -G DEB -B "$scratch/out" >"$scratch/cpack.log" 2>&1) ||
+  { cat "$scratch/cpack.log" >&2; fail "cpack -G DEB"; }
+deb=$(ls "$scratch"/out/fplab_*.deb)
+echo "check_deb: built $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB)"
+
+fields=$(dpkg-deb -f "$deb" Package Depends)
+echo "$fields"
+grep -q '^Package: fplab$' <<<"$fields" || fail "package name"
+grep -q 'python3-numpy' <<<"$fields" || fail "Depends lacks python3-numpy"
+if grep -qi 'mpi' <<<"$fields"; then fail "a lite package depends on MPI"; fi
+
+root="$scratch/root"
+dpkg -x "$deb" "$root"
+fplab="$root/usr/bin/fplab"
+[ -x "$fplab" ] || fail "no usr/bin/fplab in the package"
+site="$root/usr/lib/python3/dist-packages"
+[ -f "$site/fplab/__init__.py" ] || fail "no fplab package under usr/lib/python3/dist-packages"
+
+# fplab diff from the unpacked tree: drift is exit 1 and names the element;
+# the same file is exit 0 (the negative control).
+printf 'x\n0.5\n0.25\n' >"$scratch/a.csv"
+printf 'x\n0.5\n0x1.0000000000001p-2\n' >"$scratch/b.csv"
+set +e
+out=$("$fplab" diff "$scratch/a.csv" "$scratch/b.csv" 2>&1); rc=$?
+set -e
+[ "$rc" = 1 ] || { echo "$out"; fail "fplab diff on drifted files exited $rc, not 1"; }
+grep -q 'x\[1\]: 0.25' <<<"$out" || { echo "$out"; fail "the drifted element is not listed"; }
+"$fplab" diff "$scratch/a.csv" "$scratch/a.csv" >/dev/null || fail "identical files did not pass"
+
+# import fplab from the unpacked tree only (-I: no user site, no PYTHONPATH
+# from the environment; the build tree is not on the path).
+cd "$scratch"
+PYTHONPATH='' "$python" -I -c "
+import sys
+sys.path.insert(0, '$site')
+import numpy as np, fplab
+assert fplab.__file__.startswith('$site'), fplab.__file__
+x = np.array([1e20, 0.1, -1e20])
+assert fplab.exact_sum(x) == 0.1 and fplab.sum(x, 'sequential') == 0.0
+r = fplab.diff(np.array([0.25]), np.array([np.nextafter(0.25, 1)]))
+assert not r.passed and r.drifted[0].index == (0,) and r.drifted[0].ulps == 1
+print('check_deb: import fplab from', fplab.__file__)
+"
+echo "check_deb: PASS"

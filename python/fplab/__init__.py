@@ -1,0 +1,210 @@
+"""fplab: floating-point reduction order, exact bits, and drift between arrays.
+
+The functions here run fplab's C++ library (the same code as the ``fplab``
+program) on numpy arrays, read in place: a C-contiguous float32 or float64
+array is never copied.
+
+    import numpy as np, fplab
+    x = np.random.default_rng(0).standard_normal(10_000).astype(np.float32)
+    fplab.sum(x, "numpy") == np.sum(x)          # True, bit for bit
+    fplab.sum(x, "pairwise(8)"), fplab.exact_sum(x)
+    fplab.round(x, "bf16", mode="nearest-even")  # float32 array of bfloat16 values
+    fplab.ulp_diff(a, b)                         # uint64 array, numpy's nulp_diff count
+    r = fplab.diff(a, b, ulps=2, atol=1e-6)      # r.passed, r.drifted[0].index, ...
+    fplab.testing.assert_ulp_close(a, b, ulps=2) # for pytest
+    fplab.results.load("results.json")
+
+Bad input raises: TypeError for a dtype other than float32/float64 (float16
+where noted), ValueError for anything else (a strategy or format name,
+shapes that differ, a non-contiguous array where order matters, a NaN
+where no ulps count exists), with the library's one-line message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from . import _core
+
+__all__ = [
+    "sum", "exact_sum", "round", "ulp_diff", "diff", "DiffResult", "DriftedElement",
+    "strategies", "default_strategies", "formats", "testing", "results",
+]
+
+
+def strategies() -> list[str]:
+    """Every strategy family as ``fplab list`` spells it: 'pairwise(B)', 'lanes(L)', ..."""
+    return list(_core.strategy_names())
+
+
+def default_strategies() -> list[str]:
+    """The strategies ``fplab sum`` runs by default, by name."""
+    return list(_core.default_strategies())
+
+
+def formats() -> list[str]:
+    """The named number formats of fplab.round: fp32, bf16, fp16, tf32, e4m3, e5m2."""
+    return list(_core.format_names())
+
+
+def _as_array(x, what: str) -> np.ndarray:
+    if isinstance(x, np.generic):  # a numpy scalar: a 0-d array
+        return np.asarray(x)
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"{what}: expected a numpy array, got {type(x).__name__}")
+    return x
+
+
+def sum(x, strategy: str = "numpy", axis: int | None = None):  # noqa: A001 (numpy's name)
+    """Sum x in the order a strategy names, as ``fplab sum -s STRATEGY`` does.
+
+    strategy: any name ``fplab sum --strategy`` takes: 'sequential',
+    'pairwise', 'pairwise(8)', 'numpy' (np.sum of a contiguous array, numpy
+    >= 2.3 and 1.x alike below 8192 terms), 'numpy-buffered' (numpy 1.x's
+    8192-term buffers), 'chunked(16,numpy,sequential)', 'lanes(8)',
+    'parallel(2)', 'omp-reduction(2)', 'kahan', 'neumaier', 'exact', 'eigen'.
+
+    axis=None: the whole array in C order; x must be C-contiguous (no copy
+    is made; a strategy's order is defined over memory). axis=k: each 1-D
+    slice along k summed on its own (as a contiguous copy of the slice when
+    it is not one already); the result has x's shape without axis k. Note
+    that np.sum(x, axis=k) for k other than the last axis adds the slices
+    left to right ('sequential'), not pairwise.
+
+    Returns a numpy scalar (axis=None) or array of x's dtype (float32 or
+    float64).
+    """
+    x = _as_array(x, "fplab.sum")
+    if axis is None:
+        if not x.flags.c_contiguous:
+            raise ValueError(
+                "fplab.sum: x is not C-contiguous, and a strategy's order is defined over "
+                "memory (np.sum's own order changes with the layout); pass "
+                "np.ascontiguousarray(x)")
+        return _core.sum_rows(x.reshape(1, -1), strategy)[0]
+    if not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"fplab.sum: axis {axis!r} out of range for an array of {x.ndim} dims")
+    moved = np.ascontiguousarray(np.moveaxis(x, axis, -1))
+    rows = moved.reshape(int(np.prod(moved.shape[:-1])), moved.shape[-1])
+    return _core.sum_rows(rows, strategy).reshape(moved.shape[:-1])
+
+
+def exact_sum(x, axis: int | None = None):
+    """The exact real sum of x rounded once to x's dtype (fplab.sum(x, "exact"))."""
+    return sum(x, "exact", axis)
+
+
+def round(x, format: str, mode: str = "nearest-even", *, seed: int = 0,  # noqa: A001,A002
+          via_float: bool = False) -> np.ndarray:
+    """Each element of x rounded once to a number format, as ``fplab round``.
+
+    format: 'fp32', 'bf16', 'fp16', 'tf32', 'e4m3', 'e5m2', 'fp64', or
+    parameters such as 'p=11,emax=15' with modifiers (',subnormals=off',
+    ',overflow=saturate', ...). mode: 'nearest-even' (rne), 'toward-zero'
+    (rtz), 'up', 'down', 'stochastic' (sr; its random bits come from seed
+    and the value, so the same value and seed always round the same way).
+    via_float: round to float32 first (a double rounding, as casts through
+    float do). Returns an array of x's dtype and shape holding values of the
+    format; a float32 x needs a format whose values are all float32 values.
+    """
+    x = _as_array(x, "fplab.round")
+    if not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 64:
+        raise ValueError(f"fplab.round: seed must be an integer in [0, 2^64), got {seed!r}")
+    return _core.round(x, format, mode, int(seed), bool(via_float))
+
+
+def ulp_diff(a, b) -> np.ndarray:
+    """|integer_repr(a) - integer_repr(b)| per element, as a uint64 array.
+
+    numpy.testing's nulp_diff count (+0 and -0 are 0 apart, +-inf one past
+    the largest finite value), counted exactly, where nulp_diff returns it
+    rounded to a float of the array's type. a and b: the same dtype
+    (float16, float32 or float64) and shape, any layout. Two NaNs are 0
+    apart; a NaN against a number raises ValueError naming the element.
+    """
+    return _core.ulp_diff(_as_array(a, "fplab.ulp_diff"), _as_array(b, "fplab.ulp_diff"))
+
+
+@dataclasses.dataclass(frozen=True)
+class DriftedElement:
+    """One element pair beyond tolerance."""
+
+    index: tuple            # multi-index into a and b
+    a: object               # numpy scalar of the dtype
+    b: object
+    a_hex: str              # "decimal (exact hex)" of each value
+    b_hex: str
+    ulps: int               # nulp_diff's count (0 for a NaN mismatch)
+    relative: float         # |b - a| / |a| (inf where a is 0; nan for a NaN mismatch)
+    absolute: float         # |b - a|
+    kind: str               # 'ulps', 'NaN mismatch', 'Inf mismatch', 'signed zero', 'NaN payload'
+
+
+@dataclasses.dataclass(frozen=True)
+class DiffResult:
+    """fplab.diff's answer. passed: every element within tolerance."""
+
+    passed: bool
+    dtype: str
+    elements: int
+    bit_identical: int
+    beyond_tolerance: int
+    max_ulps: int
+    max_relative: float
+    nan_mismatches: int
+    inf_mismatches: int
+    signed_zero_mismatches: int
+    tolerance: str
+    drifted: list           # DriftedElement, worst first, at most `limit`
+    text: str               # the report `fplab diff` prints
+    markdown: str           # `fplab diff --markdown`
+    json: str               # `fplab diff --json`
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+
+_BITS_DTYPE = {"float16": (np.uint16, np.float16), "float32": (np.uint32, np.float32),
+               "float64": (np.uint64, np.float64)}
+
+
+def diff(a, b, ulps: int | None = None, rtol: float | None = None, atol: float | None = None,
+         limit: int = 50) -> DiffResult:
+    """Compare a and b element by element, as ``fplab diff`` compares arrays.
+
+    With no tolerance every element must be bit-identical; otherwise an
+    element is within tolerance when ulps (nulp_diff's count) <= ulps, or
+    |b - a| / |a| <= rtol, or |b - a| <= atol (any one suffices; NaN and Inf
+    mismatches never are). The result lists the drifted elements worst
+    first (NaN mismatches, Inf mismatches, then by ulps), at most `limit`.
+    """
+    a = _as_array(a, "fplab.diff")
+    b = _as_array(b, "fplab.diff")
+    for name, v in (("ulps", ulps), ("rtol", rtol), ("atol", atol)):
+        if v is not None and not v >= 0:
+            raise ValueError(f"fplab.diff: {name} must be >= 0, got {v!r}")
+    if not isinstance(limit, (int, np.integer)) or limit < 0:
+        raise ValueError(f"fplab.diff: limit must be a count >= 0, got {limit!r}")
+    r = _core.diff(a, b, None if ulps is None else int(ulps), rtol, atol, int(limit))
+    bits_type, value_type = _BITS_DTYPE[r["dtype"]]
+
+    def value(bits):
+        return bits_type(bits).view(value_type)
+
+    drifted = [DriftedElement(index=m["index"], a=value(m["a_bits"]), b=value(m["b_bits"]),
+                              a_hex=m["a_text"], b_hex=m["b_text"], ulps=m["ulps"],
+                              relative=m["relative"], absolute=m["absolute"], kind=m["kind"])
+               for m in r["drifted"]]
+    return DiffResult(passed=r["beyond_tolerance"] == 0, dtype=r["dtype"],
+                      elements=r["elements"], bit_identical=r["bit_identical"],
+                      beyond_tolerance=r["beyond_tolerance"], max_ulps=r["max_ulps"],
+                      max_relative=r["max_relative"], nan_mismatches=r["nan_mismatches"],
+                      inf_mismatches=r["inf_mismatches"],
+                      signed_zero_mismatches=r["signed_zero_mismatches"],
+                      tolerance=r["tolerance"], drifted=drifted, text=r["text"],
+                      markdown=r["markdown"], json=r["json"])
+
+
+from . import results, testing  # noqa: E402  (they use the functions above)

