@@ -31,11 +31,12 @@
 
 #include "cli/commands.hpp"
 #include "collectives/npy_matrix.hpp"
-#include "experiments/model_support.hpp"
 #include "io/atomic_file.hpp"
+#include "model/bundled.hpp"
 #include "model/gated_decode.hpp"
 #include "model/op_trace.hpp"
 #include "model/policy.hpp"
+#include "model/prompts.hpp"
 #include "model/split_rule.hpp"
 #include "model/transformer.hpp"
 #include "mpi/launcher.hpp"
@@ -48,7 +49,7 @@ namespace fplab::cli {
 namespace {
 
 // The prompt of the headline's lead example (batch-answers' prompt 3).
-constexpr std::string_view kDefaultPrompt = model::experiments::kPrompts[2];
+constexpr std::string_view kDefaultPrompt = model::kPrompts[2];
 constexpr std::size_t kMaxBatch = 1024;
 
 struct GenerateOptions {

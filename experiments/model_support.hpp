@@ -22,45 +22,18 @@
 #include "model/bundled.hpp"
 #include "model/decode.hpp"
 #include "model/policy.hpp"
+#include "model/prompts.hpp"
 #include "model/transformer.hpp"
 
 namespace fplab::model::experiments {
 
-// Twelve prompts in the style of the training text (KJV); the fixed list
-// every model experiment draws its first N prompts from.
-inline constexpr std::array<std::string_view, 12> kPrompts = {
-    "In the beginning God created the heaven and the earth. ",
-    "And he said unto them, ",
-    "Blessed are the poor in spirit: ",
-    "The LORD is my shepherd; ",
-    "And it came to pass, when ",
-    "For God so loved the world, ",
-    "Then said Jesus unto his disciples, ",
-    "Hear, O Israel: ",
-    "And the king commanded ",
-    "Wherefore, my beloved brethren, ",
-    "Now the serpent was more subtil than ",
-    "Thus saith the LORD of hosts, ",
-};
-
-// Unrelated prompts that fill the other rows of a batch.
-inline constexpr std::array<std::string_view, 15> kFillers = {
-    "Honour thy father and thy mother",
-    "And the earth was without form, and void",
-    "Let not your heart be troubled",
-    "A soft answer turneth away wrath",
-    "Vanity of vanities, saith the Preacher",
-    "And Moses went up unto God",
-    "By the rivers of Babylon",
-    "Behold, I stand at the door, and knock",
-    "Ask, and it shall be given you",
-    "The heavens declare the glory of God",
-    "And David said to Saul",
-    "Praise ye the LORD",
-    "Go to the ant, thou sluggard",
-    "In my Father's house are many mansions",
-    "And Jacob went out from Beersheba",
-};
+// The fixed prompts and the batch fillers (kPrompts, kFillers), and how
+// one logit vector differs from another (Perturbation, compare_logits), are
+// model/prompts.hpp's: bisect/ uses them too.
+using model::compare_logits;
+using model::kFillers;
+using model::kPrompts;
+using model::Perturbation;
 
 // The "model" parameter every model and sampling experiment has: which
 // model file it runs, the bundled one by default.
@@ -83,23 +56,6 @@ inline std::vector<std::vector<Token>> encode_prompts(const Model& m, std::size_
   std::vector<std::vector<Token>> out;
   for (std::size_t i = 0; i < n; ++i) out.push_back(m.tokenizer().encode(kPrompts[i]));
   return out;
-}
-
-// How the logits after `prompt` change when it shares a batch of `batch`
-// rows with unrelated prompts (it is row 0) rather than running alone.
-struct Perturbation {
-  std::int64_t differing = 0;  // logits whose bits differ
-  double max_change = 0;       // largest |difference| (exact: two nearby floats)
-};
-
-inline Perturbation compare_logits(std::span<const float> a, std::span<const float> b) {
-  Perturbation p;
-  for (std::size_t j = 0; j < a.size(); ++j) {
-    if (a[j] != b[j]) ++p.differing;
-    p.max_change =
-        std::max(p.max_change, std::abs(static_cast<double>(a[j]) - static_cast<double>(b[j])));
-  }
-  return p;
 }
 
 inline Perturbation batch_perturbation(const Model& m, Policy policy,

@@ -1,4 +1,5 @@
-// The sampling experiments (sampling/*_experiment.cpp) in --quick mode on the
+// The sampling experiments (experiments/temperature.cpp, nucleus.cpp, penalties.cpp,
+// pipeline_order.cpp, seeded_sampling.cpp) in --quick mode on the
 // bundled model: a verdict on every C-claim, the exact ones reproduced, the
 // results the same from run to run.
 #include <catch2/catch.hpp>
