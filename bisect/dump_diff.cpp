@@ -94,7 +94,7 @@ DumpBisect bisect_dumps(const std::filesystem::path& a, const std::filesystem::p
     DumpTensor d;
     d.name = name;
     d.status = DumpTensor::Status::only_in_b;
-    d.dtype = std::string(name(x.type));
+    d.dtype = std::string(fplab::name(x.type));
     d.shape = x.shape_text();
     d.elements = x.size();
     out.tensors.push_back(d);

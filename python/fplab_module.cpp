@@ -234,7 +234,7 @@ py::tuple load_results(const std::string& path) {
   const fplab::Results r = fplab::read_results_json(path);
   py::list values;
   for (const auto& f : fplab::flatten(r)) {
-    const auto type = std::string(fplab::to_string(f.value.type()));
+    const auto type = std::string(fplab::name(f.value.type()));
     switch (f.value.type()) {
       case fplab::ValueType::float32:
         values.append(py::make_tuple(f.path, type, std::bit_cast<std::uint32_t>(f.value.as_f32())));
