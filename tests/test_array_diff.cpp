@@ -325,7 +325,7 @@ TEST_CASE("drifted elements: worst first, numeric indices, up to --limit", "[arr
   CHECK(nlohmann::json::parse(r.output)["drifted"].empty());
 }
 
-TEST_CASE("--atol accepts small absolute changes near zero", "[array-diff][cli]") {
+TEST_CASE("fplab diff --atol accepts small absolute changes near zero", "[array-diff][cli]") {
   using fplab::test::run_fplab;
   const auto dir = temp_dir();
   std::ofstream(dir / "near0_a.txt") << "0\n1e-12\n1\n";

@@ -349,10 +349,15 @@ TEST_CASE("the report opens with the argument, from the quick baseline's results
   // Numbers in prose at 4 significant digits, from the results.
   CHECK(summary.find("275 distinct float64 totals over their 40,320 orders") != std::string::npos);
   CHECK(summary.find("by at most 9.537e-07") != std::string::npos);
-  // The first figure is the gap CDF; the lead example highlights the flip.
+  // The first figure is the headline's own (batch-answers' lead example,
+  // alone vs batched), the gap CDF the second; the lead example highlights
+  // the flip.
   const auto first_figure = md.find("![");
-  CHECK(md.find("![Figure 1. CDF of the top-2 logit gap](figures/top2-gaps-gap-cdf.svg)") ==
-        first_figure);
+  CHECK(
+      md.find("![Figure 1. Top-2 gap, alone vs batch of 8](figures/batch-answers-lead-gap.svg)") ==
+      first_figure);
+  CHECK(md.find("![Figure 2. CDF of the top-2 logit gap](figures/top2-gaps-gap-cdf.svg)") !=
+        std::string::npos);
   CHECK(md.find("`and the priests shall be a strong the `**[l]**") != std::string::npos);
   CHECK(html.find("<code><mark>p</mark></code>") != std::string::npos);
   CHECK(html.find("0x1p-6") != std::string::npos);  // the batched gap, exact

@@ -31,10 +31,14 @@ TEST_CASE("fplab sum FILE: a lone existing file is read without --file", "[sum]"
   const auto without = sum_json("-s exact " + (kGolden / "grid_c.npy").string());
   CHECK(with_flag == without);
   CHECK(without["n"] == 60);
-  // Not a file: still numbers, and a bad one is an error naming it.
-  const auto r = run_fplab("sum no-such-file.npy");
+  // A missing file that looks like one is "no such file" (issue 27), a word
+  // that is neither a number nor a path "not a number".
+  auto r = run_fplab("sum no-such-file.npy");
   CHECK(r.exit_code == 2);
-  CHECK_THAT(r.output, Catch::Contains("'no-such-file.npy' is not a number"));
+  CHECK(r.output == "fplab: error: 'no-such-file.npy': no such file\n");
+  r = run_fplab("sum 1 x2");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("'x2' is not a number"));
 }
 
 TEST_CASE("fplab sum --axis sums every slice as numpy's np.sum(axis=k) does", "[sum][golden]") {
