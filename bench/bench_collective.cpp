@@ -27,8 +27,8 @@
 
 #include "collectives/algorithm.hpp"
 #include "collectives/allreduce_model.hpp"
-#include "collectives/mpi_allreduce.hpp"
-#include "collectives/mpi_launcher.hpp"
+#include "mpi/allreduce.hpp"
+#include "mpi/launcher.hpp"
 
 namespace fplab::bench {
 

@@ -1,4 +1,4 @@
-// Sums in emulated formats (precision/emulated.hpp): bf16 storage, the
+// Sums in emulated formats (reductions/emulated.hpp): bf16 storage, the
 // accumulator in bf16, fp16 or fp32, every strategy that runs on an
 // Emulated arithmetic (all but `eigen`, which is native only), n = 10^3 ..
 // 10^6 standard normals rounded to bf16. Every addition rounds through
@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "bench/bench_context.hpp"
-#include "precision/emulated.hpp"
 #include "precision/queries.hpp"
+#include "reductions/emulated.hpp"
 #include "reductions/strategy.hpp"
 
 namespace fplab::bench {

@@ -29,7 +29,7 @@ namespace {
 
 enum class Data { normal, uniform01, uniform12, wide, inf_nan };
 
-const char* name_of(Data d) {
+std::string_view name(Data d) {
   switch (d) {
     case Data::normal:
       return "normal";
@@ -271,14 +271,15 @@ void register_type(const char* type) {
   std::vector<Variant> variants;
   for (ExactPath p : {ExactPath::superaccumulator, ExactPath::scalar, ExactPath::sse2,
                       ExactPath::avx2, ExactPath::automatic}) {
-    if (exact_path_available(p)) variants.push_back({std::string(to_string(p)), Kind::exact, p});
+    if (exact_path_available(p)) variants.push_back({std::string(name(p)), Kind::exact, p});
   }
   variants.push_back({"eigen", Kind::eigen, ExactPath::automatic});
   variants.push_back({"stream8", Kind::stream8, ExactPath::automatic});
   for (Data d : kAllData) {
     for (const auto& v : variants) {
-      const std::string name = std::string("sum-exact/") + type + "/" + name_of(d) + "/" + v.name;
-      auto* b = benchmark::RegisterBenchmark(name.c_str(), bm_exact<T>, d, v.kind, v.path);
+      const std::string id =
+          std::string("sum-exact/") + type + "/" + std::string(name(d)) + "/" + v.name;
+      auto* b = benchmark::RegisterBenchmark(id.c_str(), bm_exact<T>, d, v.kind, v.path);
       b->ArgNames({"n"})->Arg(1'000'000);
       if (d == Data::normal) b->Arg(32'000'000);  // 128 MB of floats: past L3
       add_min_statistic(b);

@@ -14,8 +14,8 @@
 #include "io/array.hpp"
 #include "model/bundled.hpp"
 #include "model/decode.hpp"
-#include "model/model_experiments.hpp"
 #include "model/op_trace.hpp"
+#include "model/prompts.hpp"
 #include "reports/array_diff.hpp"
 
 namespace fplab::bisect {
@@ -147,14 +147,14 @@ Decoded decode(const Request& r, const Setting& s, const model::Policy& policy, 
     // beside an unrelated line.
     std::vector<model::Token> earlier(prompt.begin(),
                                       prompt.begin() + static_cast<std::ptrdiff_t>(s.prefix_cache));
-    const auto tail = m.tokenizer().encode(model::experiments::kFillers[0]);
+    const auto tail = m.tokenizer().encode(model::kFillers[0]);
     earlier.insert(earlier.end(), tail.begin(), tail.end());
     earlier.resize(std::min(earlier.size(), m.config().context));
     model::Batch donor(m, policy, 2, tp);
     model::OpTrace donor_trace(0);
     if (trace) donor.observe(&donor_trace);
-    const std::vector<std::vector<model::Token>> both{
-        earlier, m.tokenizer().encode(model::experiments::kFillers[1])};
+    const std::vector<std::vector<model::Token>> both{earlier,
+                                                      m.tokenizer().encode(model::kFillers[1])};
     donor.forward(both);
     batch.copy_prefix(0, donor, 0, s.prefix_cache);
     // The request's copies prefill on their own (below, with row 0's rest).
@@ -532,8 +532,8 @@ std::vector<OpAlone> rank_ops(const Request& r, const Setting& a, const Setting&
       const double ma = static_cast<double>(x.logits[s][t.first]) - x.logits[s][t.second];
       const double mb = static_cast<double>(y.logits[s][t.first]) - y.logits[s][t.second];
       row.margin_move = std::max(row.margin_move, std::abs(mb - ma));
-      row.max_change = std::max(
-          row.max_change, model::experiments::compare_logits(x.logits[s], y.logits[s]).max_change);
+      row.max_change =
+          std::max(row.max_change, model::compare_logits(x.logits[s], y.logits[s]).max_change);
       if (x.tokens[s] != y.tokens[s]) {
         row.flips = true;
         break;

@@ -29,7 +29,7 @@
 // shards in this process), chunk=C (the prompt prefilled in passes of C
 // tokens; 0 at once), prefix-cache=L (the first L positions of the KV
 // cache copied from an earlier request that shared them, then the rest of
-// the prompt; model/chunked_prefill.hpp's donor: the prefix continued with
+// the prompt; experiments/chunked_prefill.hpp's donor: the prefix continued with
 // other text, prefilled beside an unrelated line), policy=SPEC (a
 // reduction spec with per-op overrides, model/policy.hpp) and
 // precision=fp32|bf16|fp16|layercast. Unset keys take the request's.

@@ -49,9 +49,8 @@ std::string format_bisect(const BisectReport& r) {
         "first divergent op: {} (op {}{}), step {}, position {}: {} of {} elements moved, "
         "largest {} ulps of {} ({} vs {} at [{}]); its inputs {}\n",
         d.op, d.op_index, d.layer == model::kNoLayer ? "" : fmt::format(", layer {}", d.layer),
-        d.step, d.position, d.moved, d.elements, ulps_text(d.max_ulps),
-        element_type_name(d.ulp_format), exact(d.a), exact(d.b), d.max_index,
-        d.inputs_matched ? "matched" : "differed too");
+        d.step, d.position, d.moved, d.elements, ulps_text(d.max_ulps), name(d.ulp_format),
+        exact(d.a), exact(d.b), d.max_index, d.inputs_matched ? "matched" : "differed too");
   }
   if (r.fix.tests != 0 || r.fix.exists) {
     if (!r.fix.exists) {
@@ -105,7 +104,7 @@ nlohmann::json bisect_to_json(const BisectReport& r) {
         {"elements", d.elements},
         {"moved", d.moved},
         {"max_ulps", d.max_ulps},
-        {"ulp_format", element_type_name(d.ulp_format)},
+        {"ulp_format", name(d.ulp_format)},
         {"index", d.max_index},
         {"a", exact(d.a)},
         {"b", exact(d.b)},

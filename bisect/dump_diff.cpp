@@ -24,7 +24,7 @@ std::string element_text(ElementType t, std::uint64_t bits) {
 DumpTensor compare(const Array& a, const Array* b) {
   DumpTensor d;
   d.name = a.name;
-  d.dtype = std::string(element_type_name(a.type));
+  d.dtype = std::string(name(a.type));
   d.shape = a.shape_text();
   d.elements = a.size();
   if (b == nullptr) {
@@ -94,7 +94,7 @@ DumpBisect bisect_dumps(const std::filesystem::path& a, const std::filesystem::p
     DumpTensor d;
     d.name = name;
     d.status = DumpTensor::Status::only_in_b;
-    d.dtype = std::string(element_type_name(x.type));
+    d.dtype = std::string(fplab::name(x.type));
     d.shape = x.shape_text();
     d.elements = x.size();
     out.tensors.push_back(d);

@@ -17,7 +17,7 @@ namespace fplab::checkpoints {
 
 static_assert(std::endian::native == std::endian::little, "the mapped tensors are little-endian");
 
-std::string_view stored_type_name(StoredType t) {
+std::string_view name(StoredType t) {
   switch (t) {
     case StoredType::f32:
       return "F32";
@@ -199,7 +199,7 @@ struct CheckpointBuilder {
     for (const auto& [name, t] : c.tensors_) {
       if (!expected.contains(name)) {
         throw InputError(source + ": tensor '" + name + "' is not part of " +
-                         std::string(architecture_name(c.config_.architecture)) + " as configured");
+                         std::string(checkpoints::name(c.config_.architecture)) + " as configured");
       }
     }
   }
@@ -480,7 +480,7 @@ void load_gguf(CheckpointBuilder& b, const std::filesystem::path& path) {
     const auto name = hf_name_of(t.name, file);
     TensorView v;
     v.shape.assign(t.dims.rbegin(), t.dims.rend());
-    v.file_type = std::string(ggml_type_name(t.type));
+    v.file_type = std::string(checkpoints::name(t.type));
     switch (t.type) {
       case GgmlType::f32:
         v.dtype = StoredType::f32;

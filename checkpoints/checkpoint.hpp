@@ -51,7 +51,7 @@
 namespace fplab::checkpoints {
 
 enum class StoredType { f32, f16, bf16 };
-std::string_view stored_type_name(StoredType t);  // "F32", "F16", "BF16"
+std::string_view name(StoredType t);  // "F32", "F16", "BF16"
 std::size_t stored_type_bytes(StoredType t);
 
 struct TensorView {

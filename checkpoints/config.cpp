@@ -154,7 +154,7 @@ RopeScaling parse_rope_scaling(const json& rs, std::string_view field, const std
 
 }  // namespace
 
-std::string_view architecture_name(Architecture a) {
+std::string_view name(Architecture a) {
   switch (a) {
     case Architecture::llama:
       return "LlamaForCausalLM";
@@ -381,11 +381,11 @@ std::map<std::string, std::vector<std::size_t>, std::less<>> expected_tensor_sha
 }
 
 std::string describe(const ArchitectureConfig& c) {
-  std::string s =
-      std::string(architecture_name(c.architecture)) + ": " + std::to_string(c.num_layers) +
-      " layers, hidden " + std::to_string(c.hidden_size) + ", " + std::to_string(c.num_heads) +
-      " heads (" + std::to_string(c.num_kv_heads) + " kv, head_dim " + std::to_string(c.head_dim) +
-      "), ffn " + std::to_string(c.intermediate_size) + ", vocab " + std::to_string(c.vocab_size);
+  std::string s = std::string(name(c.architecture)) + ": " + std::to_string(c.num_layers) +
+                  " layers, hidden " + std::to_string(c.hidden_size) + ", " +
+                  std::to_string(c.num_heads) + " heads (" + std::to_string(c.num_kv_heads) +
+                  " kv, head_dim " + std::to_string(c.head_dim) + "), ffn " +
+                  std::to_string(c.intermediate_size) + ", vocab " + std::to_string(c.vocab_size);
   s += c.tie_word_embeddings ? ", tied" : ", untied";
   if (c.qkv_bias) s += ", qkv bias";
   if (c.o_proj_bias) s += ", o bias";

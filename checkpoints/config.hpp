@@ -43,7 +43,7 @@ namespace fplab::checkpoints {
 enum class Architecture { llama, qwen2, qwen3 };
 
 // "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM".
-std::string_view architecture_name(Architecture a);
+std::string_view name(Architecture a);
 
 struct RopeScaling {
   enum class Kind {

@@ -163,7 +163,7 @@ const char* type_word(GgufType t) {
 
 std::size_t GgufValue::size() const { return integers.size() + reals.size() + strings.size(); }
 
-std::string_view ggml_type_name(GgmlType t) {
+std::string_view name(GgmlType t) {
   switch (t) {
     case GgmlType::f32:
       return "F32";

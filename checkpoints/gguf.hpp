@@ -59,7 +59,7 @@ struct GgufValue {
 };
 
 enum class GgmlType : std::uint32_t { f32 = 0, f16 = 1, q8_0 = 8, bf16 = 30 };
-std::string_view ggml_type_name(GgmlType t);
+std::string_view name(GgmlType t);
 
 struct GgufTensorInfo {
   std::string name;

@@ -1,7 +1,7 @@
 // Forced into every translation unit of the WebAssembly build only
 // (classroom/CMakeLists.txt, -include): libc++'s std::isfinite is a template
 // for arithmetic types alone, where libstdc++ also has isfinite(double), which
-// a type converting to double reaches. reductions/orders.cpp runs the
+// a type converting to double reaches. reductions/order_program.cpp runs the
 // compensated strategies over such a type (its symbolic Sym, whose
 // conversion throws: only tree-shaped strategies are recorded), so the
 // libc++ build needs the double overload's effect; the native builds never

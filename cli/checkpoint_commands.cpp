@@ -73,9 +73,8 @@ void run_inspect(const InspectOptions& o) {
     std::string shape;
     for (std::size_t i = 0; i < t.shape.size(); ++i)
       shape += (i ? "x" : "") + std::to_string(t.shape[i]);
-    std::string line = fmt::format("{} {} {}", name, checkpoints::stored_type_name(t.dtype), shape);
-    if (t.file_type != checkpoints::stored_type_name(t.dtype))
-      line += " (from " + t.file_type + ")";
+    std::string line = fmt::format("{} {} {}", name, checkpoints::name(t.dtype), shape);
+    if (t.file_type != checkpoints::name(t.dtype)) line += " (from " + t.file_type + ")";
     if (o.sha256) line += " " + sha256_hex(std::span<const std::byte>(t.data, t.bytes()));
     std::puts(line.c_str());
   }

@@ -1,6 +1,6 @@
 // fplab collective: an all-reduce order model on a P x m array, and the
 // same reduction on real Open MPI (--mpi). Also `fplab mpi-allreduce`, the
-// rank side of an MPI job (collectives/mpi_worker.hpp), which fplab starts
+// rank side of an MPI job (mpi/worker.hpp), which fplab starts
 // under mpirun itself and a user may run under mpirun directly.
 #include <fmt/format.h>
 
@@ -17,12 +17,12 @@
 #include "cli/commands.hpp"
 #include "collectives/algorithm.hpp"
 #include "collectives/allreduce_model.hpp"
-#include "collectives/mpi_allreduce.hpp"
-#include "collectives/mpi_enumerate_worker.hpp"
-#include "collectives/mpi_worker.hpp"
 #include "collectives/npy_matrix.hpp"
 #include "io/numbers.hpp"
 #include "io/sha256.hpp"
+#include "mpi/allreduce.hpp"
+#include "mpi/enumerate_worker.hpp"
+#include "mpi/worker.hpp"
 #include "reductions/error.hpp"
 
 namespace fplab::cli {

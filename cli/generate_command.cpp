@@ -3,8 +3,8 @@
 //
 // --tp T splits the model over T tensor-parallel ranks (model/tensor_parallel.hpp):
 // fplab spawns `mpirun --oversubscribe -np T fplab generate ... --tp-rank-out
-// DIR` (collectives/mpi_launcher.hpp), each rank holds its shard and
-// all-reduces on real Open MPI (collectives/mpi_tp_rank.hpp); rank 0 writes
+// DIR` (mpi/launcher.hpp), each rank holds its shard and
+// all-reduces on real Open MPI (mpi/tp_rank.hpp); rank 0 writes
 // the text and the logits to DIR, and this process prints and copies them.
 // --tp-in-process computes every shard here instead (the prediction).
 // --split-k S (with --policy split-k) fixes every product's number of K
@@ -35,16 +35,17 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "collectives/mpi_launcher.hpp"
-#include "collectives/mpi_tp_rank.hpp"
 #include "collectives/npy_matrix.hpp"
 #include "io/atomic_file.hpp"
+#include "model/bundled.hpp"
 #include "model/gated_decode.hpp"
-#include "model/model_experiments.hpp"
 #include "model/op_trace.hpp"
 #include "model/policy.hpp"
+#include "model/prompts.hpp"
 #include "model/split_rule.hpp"
 #include "model/transformer.hpp"
+#include "mpi/launcher.hpp"
+#include "mpi/tp_rank.hpp"
 #include "sampling/decode.hpp"
 #include "sampling/pipeline.hpp"
 
@@ -53,7 +54,7 @@ namespace fplab::cli {
 namespace {
 
 // The prompt of the headline's lead example (batch-answers' prompt 3).
-constexpr std::string_view kDefaultPrompt = model::experiments::kPrompts[2];
+constexpr std::string_view kDefaultPrompt = model::kPrompts[2];
 constexpr std::size_t kMaxBatch = 1024;
 
 // One line of JSON. A subword model's token may decode to part of a UTF-8

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
-#include "experiments/experiment.hpp"
+#include "lab/experiment.hpp"
 #include "reductions/strategy.hpp"
 
 namespace fplab::cli {

@@ -63,7 +63,7 @@ Value value_of(const Array& a, std::size_t i) {
 void check_type(const std::string& file, const Array& a) {
   if (a.type == ElementType::float32 || a.type == ElementType::float64) return;
   throw InputError(file + ": " + (a.name.empty() ? std::string("the array") : "'" + a.name + "'") +
-                   " is " + std::string(element_type_name(a.type)) +
+                   " is " + std::string(name(a.type)) +
                    "; results files hold float32 and float64 only (compare it with 'fplab diff' "
                    "on the files themselves)");
 }
@@ -109,7 +109,7 @@ void add_pack_command(CLI::App& app) {
         for (const auto& a : arrays) {
           check_type(file, a);
           Table& t = add(sanitize(name.empty() ? a.name : name + "." + a.name));
-          t.caption = fmt::format("{} {} of {}", element_type_name(a.type), a.shape_text(), file);
+          t.caption = fmt::format("{} {} of {}", fplab::name(a.type), a.shape_text(), file);
           t.add_column("value", "value", "", true);
           for (std::size_t i = 0; i < a.size(); ++i)
             t.add_row(row_key(a, i)).set("value", value_of(a, i));

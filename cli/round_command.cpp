@@ -110,7 +110,7 @@ nlohmann::json to_json(const Row& r) {
 }
 
 void print_text(double x, const std::vector<Row>& rows, const RoundingOptions& o) {
-  fmt::print("x = {} ({}), rounding {}{}{}\n", to_decimal(x), to_hex(x), to_string(o.rounding),
+  fmt::print("x = {} ({}), rounding {}{}{}\n", to_decimal(x), to_hex(x), name(o.rounding),
              o.via_float ? ", via float" : "",
              o.rounding == Rounding::stochastic ? fmt::format(", seed {}", o.seed) : "");
   for (const auto& r : rows) {
@@ -128,7 +128,7 @@ void print_text(double x, const std::vector<Row>& rows, const RoundingOptions& o
                  to_hex(r.around.below), to_hex(r.around.above));
     }
     fmt::print("  {:<11} {:<24} {}   (max error {} under {})\n", "spacing", to_decimal(r.spacing),
-               to_hex(r.spacing), to_decimal(r.max_error), to_string(o.rounding));
+               to_hex(r.spacing), to_decimal(r.max_error), name(o.rounding));
     fmt::print("  {:<11} {:<24} {}   ({}: sign {}, exponent {}, mantissa {})\n", "bits",
                bits_text(r.bits), bits_hex(r.bits), r.bits.kind, r.bits.sign ? 1 : 0,
                r.bits.exponent, r.bits.mantissa);
@@ -150,9 +150,9 @@ void print_limits(const std::vector<Format>& formats, bool json) {
                      {"emax", f.emax},
                      {"emin", f.emin},
                      {"bits", f.total_bits()},
-                     {"subnormals", to_string(f.subnormals)},
-                     {"specials", to_string(f.specials)},
-                     {"overflow", to_string(f.overflow)},
+                     {"subnormals", name(f.subnormals)},
+                     {"specials", name(f.specials)},
+                     {"overflow", name(f.overflow)},
                      {"max", exact_value(l.max)},
                      {"min_normal", exact_value(l.min_normal)},
                      {"min_subnormal", exact_value(l.min_subnormal)},
@@ -188,7 +188,7 @@ void run(const RoundCommandOptions& opts) {
   for (const auto& v : opts.values) xs.push_back(parse_number<double>(v));
 
   nlohmann::json out;
-  out["mode"] = to_string(o.rounding);
+  out["mode"] = name(o.rounding);
   out["via_float"] = o.via_float;
   out["seed"] = o.seed;
   out["values"] = nlohmann::json::array();

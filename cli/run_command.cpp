@@ -14,8 +14,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/run_workers.hpp"
-#include "experiments/experiment.hpp"
-#include "experiments/stop_request.hpp"
+#include "lab/experiment.hpp"
+#include "lab/stop_request.hpp"
 #include "reports/context.hpp"
 #include "reports/report.hpp"
 
@@ -40,7 +40,7 @@ std::string command_line(const RunOptions& o) {
   return s;
 }
 
-// ---- stopping on SIGINT / SIGTERM (experiments/stop_request.hpp) -----------
+// ---- stopping on SIGINT / SIGTERM (lab/stop_request.hpp) -----------
 
 // What the stop action reports: set by the run before each experiment.
 struct Progress {
@@ -158,7 +158,7 @@ void add_run_command(CLI::App& app) {
     hooks.finished = [&state](std::size_t, const ExperimentRecord& rec) {
       std::string verdicts;
       for (const auto& v : rec.verdicts)
-        verdicts += fmt::format(", {} {}", v.claim, to_string(v.status));
+        verdicts += fmt::format(", {} {}", v.claim, name(v.status));
       fmt::print("{:<14} {:>7.2f} s  {} tables{}\n", rec.id, rec.wall_seconds, rec.tables.size(),
                  verdicts);
       std::fflush(stdout);

@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "experiments/experiment.hpp"
-#include "experiments/stop_request.hpp"
+#include "lab/experiment.hpp"
+#include "lab/stop_request.hpp"
 
 namespace fplab::cli {
 

@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/planning.hpp"
+#include "lab/planning.hpp"
 #include "reports/results.hpp"
 
 namespace fplab::cli {

@@ -39,8 +39,8 @@
 #include "io/npy.hpp"
 #include "io/numbers.hpp"
 #include "io/text_columns.hpp"
+#include "reductions/association.hpp"
 #include "reductions/error.hpp"
-#include "reductions/orders.hpp"
 #include "reductions/strategy.hpp"
 
 namespace fplab::cli {
@@ -117,88 +117,11 @@ std::string shown_percent(double v) {
   return v == 0.0 ? "0" : fmt::format("{:.3g} %", v * 100.0);
 }
 
-// ---- how wrong a total is --------------------------------------------------------
-
-// What an ulps count can say about a total. Ulps count representable values
-// between the total and the exact sum rounded to the summation type; once
-// the relative error reaches 1 (the total 0 for an exact 0.1, or 1e4 for
-// it) no digit is right and a 19-digit count of float64 steps means
-// nothing, so the table says "all digits lost" instead.
-enum class Verdict { ulps, all_digits_lost, not_a_number };
-
-std::string_view verdict_name(Verdict v) {
-  switch (v) {
-    case Verdict::ulps:
-      return "ulps";
-    case Verdict::all_digits_lost:
-      return "all digits lost";
-    case Verdict::not_a_number:
-      return "not a number";
-  }
-  return "";
-}
-
-template <class T>
-Verdict verdict(T total, const Accuracy& acc) {
-  if (std::isnan(total)) return Verdict::not_a_number;
-  if (acc.ulps == 0) return Verdict::ulps;  // the exact sum rounded, bit for bit (or +-0)
-  if (acc.ulps == std::numeric_limits<std::uint64_t>::max()) return Verdict::not_a_number;
-  return acc.rel_error < 1.0 ? Verdict::ulps : Verdict::all_digits_lost;
-}
-
-// ---- each strategy's association -------------------------------------------------
+// How wrong a total is (reductions/error.hpp's AccuracyVerdict) and how a
+// strategy groups its additions (reductions/association.hpp) live with the
+// strategies.
 
 constexpr std::size_t kMaxTreeInputs = 16;
-
-// The tree ReductionProgram recorded, as a parenthesised expression over the
-// inputs x0..x{n-1} in the order given: "((x0 + x1) + (x2 + x3))".
-std::string association(const ReductionProgram& p) {
-  std::vector<std::string> stack;
-  std::size_t slot = 0;
-  for (const auto& step : p.steps()) {
-    switch (step.op) {
-      case ReductionProgram::Op::input:
-        stack.push_back("x" + std::to_string(p.slot_to_index()[slot++]));
-        break;
-      case ReductionProgram::Op::constant:
-        stack.push_back(to_decimal(step.constant));
-        break;
-      case ReductionProgram::Op::add: {
-        std::string right = std::move(stack.back());
-        stack.pop_back();
-        stack.back() = "(" + stack.back() + " + " + right + ")";
-        break;
-      }
-    }
-  }
-  return stack.empty() ? std::string() : stack.back();
-}
-
-// What a strategy that ReductionProgram does not record is instead.
-std::string not_a_tree(const Strategy& s) {
-  switch (s.order) {
-    case Order::kahan:
-      return "not a tree: one running sum, and a compensation term that carries each "
-             "addition's rounding error into the next (Kahan)";
-    case Order::neumaier:
-      return "not a tree: one running sum and a compensation term, as kahan, that also "
-             "catches the error when a term is larger than the sum (Neumaier)";
-    case Order::exact:
-      return "not a tree: the exact real sum (a superaccumulator), rounded once";
-    case Order::parallel:
-      return fmt::format(
-          "not recorded (its parts run on OpenMP threads): {} contiguous parts, each summed "
-          "left to right, the partials added in part order",
-          s.param);
-    case Order::omp_reduction:
-      return "not a fixed tree: OpenMP's reduction(+:) adds the threads' partials in the "
-             "runtime's order";
-    case Order::eigen:
-      return "not recorded: Eigen's own vectorised order (.sum() over a Map)";
-    default:
-      return "not a tree of additions";
-  }
-}
 
 // ---- one sum, every strategy ---------------------------------------------------------
 
@@ -237,7 +160,7 @@ nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strateg
     std::string name;
     T total = 0;
     Accuracy acc{};
-    Verdict verdict{};
+    AccuracyVerdict verdict{};
     std::string tree;  // --show-tree: the association, or what it is instead
     bool is_tree = false;
   };
@@ -245,16 +168,11 @@ nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strateg
   for (const auto& s : strategies) {
     const T total = sum(s, xs);
     const Accuracy acc = accuracy(xs, total);
-    Row row{s.name(), total, acc, verdict(total, acc), "", false};
+    Row row{s.name(), total, acc, accuracy_verdict(total, acc), "", false};
     if (show_tree) {
-      // ReductionProgram records the tree by running the strategy over
-      // symbols; it refuses the strategies that are no tree of additions.
-      try {
-        row.tree = association(ReductionProgram::of(s, x.size()));
-        row.is_tree = true;
-      } catch (const std::invalid_argument&) {
-        row.tree = not_a_tree(s);
-      }
+      const Association a = association(s, x.size());
+      row.tree = a.text;
+      row.is_tree = a.is_tree;
     }
     rows.push_back(std::move(row));
   }
@@ -300,7 +218,7 @@ nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strateg
                        {"abs_error", exact_value(r.acc.abs_error)},
                        {"rel_error", exact_value(r.acc.rel_error)},
                        {"ulps", r.acc.ulps},
-                       {"verdict", verdict_name(r.verdict)},
+                       {"verdict", name(r.verdict)},
                        {"same_bits_as", same_bits_as(r)}};
       if (show_tree) j[r.is_tree ? "association" : "not_a_tree"] = r.tree;
       out["strategies"].push_back(std::move(j));
@@ -318,12 +236,12 @@ nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strateg
           source.slice.empty() ? "" : "slice,", dtype);
     }
     for (const auto& r : rows) {
-      const std::string ulps = r.verdict == Verdict::ulps ? std::to_string(r.acc.ulps) : "";
+      const std::string ulps = r.verdict == AccuracyVerdict::ulps ? std::to_string(r.acc.ulps) : "";
       fmt::print("{}\"{}\",{},{},{},{},{},{},{},\"{}\"\n",
                  source.slice.empty() ? "" : "\"" + source.slice + "\",", r.name,
                  shown_decimal(r.total), std::isnan(r.total) ? "nan" : to_hex(r.total),
                  bits_text(r.total), shown_decimal(r.acc.abs_error), shown_decimal(r.acc.rel_error),
-                 ulps, verdict_name(r.verdict), fmt::join(same_bits_as(r), ";"));
+                 ulps, name(r.verdict), fmt::join(same_bits_as(r), ";"));
     }
     return nullptr;
   }
@@ -356,8 +274,8 @@ nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strateg
   bool any_nan = std::isnan(exact);
   for (const auto& r : rows) {
     any_nan = any_nan || std::isnan(r.total);
-    const std::string ulps = r.verdict == Verdict::ulps ? std::to_string(r.acc.ulps)
-                                                        : std::string(verdict_name(r.verdict));
+    const std::string ulps = r.verdict == AccuracyVerdict::ulps ? std::to_string(r.acc.ulps)
+                                                                : std::string(name(r.verdict));
     if (narrow) {
       fmt::print("{:<28} {:>24} {:>24}\n  {:<26} {:>24} {:>24}\n", r.name, shown_decimal(r.total),
                  shown_hex(r.total), shown_g(r.acc.abs_error), shown_percent(r.acc.rel_error),
@@ -493,7 +411,7 @@ void sum_array(const Array& a, const SumOptions& o, const std::vector<Strategy>&
   nlohmann::json all = nlohmann::json::array();
   Source source;
   if (a.type == ElementType::float16 || a.type == ElementType::bfloat16) {
-    source.input_dtype = std::string(element_type_name(a.type));
+    source.input_dtype = std::string(name(a.type));
   }
   const Output output = output_of(o);
   bool first = true;

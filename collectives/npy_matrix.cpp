@@ -33,8 +33,8 @@ NumberMatrix read_npy_matrix(const std::filesystem::path& path) {
   }
   if (a.type == ElementType::float32) return to_matrix<float>(a);
   if (a.type == ElementType::float64) return to_matrix<double>(a);
-  fail_input(path, "unsupported dtype " + std::string(element_type_name(a.type)) +
-                       " (float32 <f4 or float64 <f8)");
+  fail_input(path,
+             "unsupported dtype " + std::string(name(a.type)) + " (float32 <f4 or float64 <f8)");
 }
 
 template <class T>

@@ -2,8 +2,8 @@
 #include <fmt/format.h>
 
 #include "experiments/associativity.hpp"
-#include "experiments/experiment.hpp"
 #include "io/numbers.hpp"
+#include "lab/experiment.hpp"
 #include "precision/format.hpp"
 #include "precision/rounding.hpp"
 #include "reductions/exact.hpp"

@@ -8,11 +8,11 @@
 #include <set>
 
 #include "build_info.hpp"
-#include "experiments/claims.hpp"
-#include "experiments/experiment.hpp"
-#include "experiments/inputs.hpp"
 #include "io/npy.hpp"
 #include "io/sha256.hpp"
+#include "lab/claims.hpp"
+#include "lab/experiment.hpp"
+#include "lab/inputs.hpp"
 #include "reductions/error.hpp"
 #include "reductions/strategy.hpp"
 

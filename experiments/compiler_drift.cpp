@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "experiments/experiment.hpp"
-#include "experiments/random.hpp"
+#include "lab/experiment.hpp"
+#include "lab/random.hpp"
 #include "reductions/error.hpp"
 #include "reductions/flag_variants.hpp"
 #include "reductions/strategy.hpp"

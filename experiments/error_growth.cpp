@@ -5,8 +5,8 @@
 #include <random>
 
 #include "experiments/error_growth.hpp"
-#include "experiments/experiment.hpp"
-#include "experiments/random.hpp"
+#include "lab/experiment.hpp"
+#include "lab/random.hpp"
 #include "reductions/error.hpp"
 #include "reductions/strategy.hpp"
 

@@ -17,7 +17,7 @@ namespace fplab {
 std::vector<std::size_t> error_growth_sizes(std::size_t n_max, std::int64_t per_decade);
 
 // Ill-conditioned data: (n-1)/2 float32 normals, their exact negatives and
-// 1 or 2 uniform values in [0,1) (experiments/random.hpp, on
+// 1 or 2 uniform values in [0,1) (lab/random.hpp, on
 // std::mt19937_64(seed)), shuffled together. The exact sum is the uniforms'
 // sum; sum |x| grows with n, so the condition number is ~ n.
 std::vector<float> ill_conditioned_float32(std::size_t n, std::uint64_t seed);

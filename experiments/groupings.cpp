@@ -5,9 +5,9 @@
 #include <random>
 #include <set>
 
-#include "experiments/experiment.hpp"
 #include "experiments/groupings.hpp"
-#include "experiments/random.hpp"
+#include "lab/experiment.hpp"
+#include "lab/random.hpp"
 #include "reductions/strategy.hpp"
 
 namespace fplab {

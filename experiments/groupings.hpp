@@ -11,7 +11,7 @@
 
 namespace fplab {
 
-// The recipe: n float32 values, standard normals (experiments/random.hpp,
+// The recipe: n float32 values, standard normals (lab/random.hpp,
 // Marsaglia's polar method on std::mt19937_64(seed)) rounded to float32.
 std::vector<float> float32_normals(std::size_t n, std::uint64_t seed);
 

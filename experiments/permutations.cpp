@@ -11,12 +11,12 @@
 #include <set>
 #include <thread>
 
-#include "collectives/mpi_enumerate.hpp"
-#include "experiments/experiment.hpp"
-#include "experiments/python_replay.hpp"
-#include "experiments/random.hpp"
 #include "io/input_error.hpp"
 #include "io/numbers.hpp"
+#include "lab/experiment.hpp"
+#include "lab/python_replay.hpp"
+#include "lab/random.hpp"
+#include "mpi/enumerate.hpp"
 #include "reductions/orders.hpp"
 #include "reductions/strategy.hpp"
 

@@ -3,9 +3,9 @@
 
 #include <cmath>
 
-#include "experiments/experiment.hpp"
 #include "experiments/spacing.hpp"
 #include "io/numbers.hpp"
+#include "lab/experiment.hpp"
 #include "precision/format.hpp"
 #include "precision/queries.hpp"
 

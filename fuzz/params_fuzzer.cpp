@@ -1,4 +1,4 @@
-// Experiment parameter values (experiments/experiment.hpp, parse_param):
+// Experiment parameter values (lab/experiment.hpp, parse_param):
 // the first byte picks one of the parameter kinds `fplab run --set` takes,
 // the rest is the value text. A value parsed must print (records) and
 // parse again to the same text.
@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "experiments/experiment.hpp"
 #include "fuzz/fuzz_support.hpp"
+#include "lab/experiment.hpp"
 
 namespace {
 

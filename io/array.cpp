@@ -59,7 +59,7 @@ double half_to_double(std::uint64_t bits) {
 
 }  // namespace
 
-std::string_view element_type_name(ElementType t) {
+std::string_view name(ElementType t) {
   switch (t) {
     case ElementType::float16:
       return "float16";

@@ -22,8 +22,8 @@ namespace fplab {
 
 enum class ElementType { float16, bfloat16, float32, float64 };
 
-std::string_view element_type_name(ElementType t);  // "float16", "bfloat16", ...
-std::size_t element_bits(ElementType t);            // 16, 16, 32, 64
+std::string_view name(ElementType t);     // "float16", "bfloat16", ...
+std::size_t element_bits(ElementType t);  // 16, 16, 32, 64
 
 // The element's value, exactly (every one of the four formats widens to
 // double without rounding; NaN payloads are not preserved).

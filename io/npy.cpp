@@ -239,8 +239,8 @@ NumberArray read_npy(const std::filesystem::path& path) {
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::bit_cast<double>(a.bits[i]);
     return out;
   }
-  fail_input(path, "unsupported dtype " + std::string(element_type_name(a.type)) +
-                       " here (need float32 or float64)");
+  fail_input(path,
+             "unsupported dtype " + std::string(name(a.type)) + " here (need float32 or float64)");
 }
 
 void write_npy(const std::filesystem::path& path, std::span<const float> x) {

@@ -26,7 +26,7 @@ bool dtype_from_name(const std::string& name, ElementType& t) {
   return true;
 }
 
-const char* dtype_name(ElementType t) {
+const char* safetensors_dtype(ElementType t) {
   switch (t) {
     case ElementType::float64:
       return "F64";
@@ -89,7 +89,7 @@ void write_safetensors_arrays(const std::filesystem::path& path, const std::vect
   std::uint64_t offset = 0;
   for (const auto& a : arrays) {
     const std::uint64_t bytes = a.size() * (element_bits(a.type) / 8);
-    header[a.name] = {{"dtype", dtype_name(a.type)},
+    header[a.name] = {{"dtype", safetensors_dtype(a.type)},
                       {"shape", a.shape},
                       {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;

@@ -5,7 +5,7 @@
 // the result always has (top-level commas + 1) items. Unbalanced
 // parentheses are the caller's to diagnose: a ')' without its '(' only
 // lowers the depth. Used by the strategy spellings (reductions/strategy.cpp)
-// and by list parameters (experiments/param_spec.cpp).
+// and by list parameters (lab/param_spec.cpp).
 #pragma once
 
 #include <string_view>

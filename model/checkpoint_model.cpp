@@ -82,13 +82,12 @@ Model Model::from_checkpoint(const std::string& model) {
   Model m(where.path, config,
           Tokenizer(std::make_shared<const BpeSubword>(
               checkpoints::BpeTokenizer::for_model(where.path.string()))));
-  m.metadata_ = {
-      {"format", std::string(ck.format())},
-      {"id", where.id},
-      {"architecture", std::string(checkpoints::architecture_name(ck.config().architecture))},
-      {"parameters", std::to_string(ck.parameter_count())},
-      {"stored_dtype", ck.config().stored_dtype_name},
-      {"description", checkpoints::describe(ck.config())}};
+  m.metadata_ = {{"format", std::string(ck.format())},
+                 {"id", where.id},
+                 {"architecture", std::string(checkpoints::name(ck.config().architecture))},
+                 {"parameters", std::to_string(ck.parameter_count())},
+                 {"stored_dtype", ck.config().stored_dtype_name},
+                 {"description", checkpoints::describe(ck.config())}};
   m.ops_ = describe_forward(config);
 
   const auto get = [&ck](const std::string& n) { return checkpoints::to_float32(ck.tensor(n)); };

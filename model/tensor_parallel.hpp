@@ -1,7 +1,7 @@
 // Tensor parallelism of the bundled transformer, Megatron-LM style, over T
 // shards: in one process (every shard computed here, the all-reduce by the
 // order model of collectives/allreduce_model.hpp) or on real Open MPI ranks
-// (one shard per rank, the all-reduce by MPI: collectives/mpi_tp_worker.hpp).
+// (one shard per rank, the all-reduce by MPI: mpi/tp_worker.hpp).
 //
 // The split, for T dividing n_heads and ffn_dim (d = d_model, f = ffn_dim,
 // H = n_heads; shard s of T):

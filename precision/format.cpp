@@ -194,7 +194,7 @@ Format parse_format(std::string_view text) {
   if (f.subnormals != base.subnormals) {
     name += f.subnormals == Subnormals::supported ? ",subnormals=on" : ",subnormals=off";
   }
-  if (f.specials != base.specials) name += ",specials=" + std::string(to_string(f.specials));
+  if (f.specials != base.specials) name += ",specials=" + std::string(fplab::name(f.specials));
   if (f.overflow != base.overflow) {
     name += f.overflow == Overflow::infinity ? ",overflow=inf" : ",overflow=saturate";
   }
@@ -202,10 +202,8 @@ Format parse_format(std::string_view text) {
   return f;
 }
 
-std::string_view to_string(Subnormals s) {
-  return s == Subnormals::supported ? "supported" : "flushed";
-}
-std::string_view to_string(Specials s) { return s == Specials::ieee ? "ieee" : "fn"; }
-std::string_view to_string(Overflow o) { return o == Overflow::infinity ? "infinity" : "saturate"; }
+std::string_view name(Subnormals s) { return s == Subnormals::supported ? "supported" : "flushed"; }
+std::string_view name(Specials s) { return s == Specials::ieee ? "ieee" : "fn"; }
+std::string_view name(Overflow o) { return o == Overflow::infinity ? "infinity" : "saturate"; }
 
 }  // namespace fplab

@@ -110,8 +110,8 @@ void validate(const Format& f);
 // ("e4m3,overflow=saturate"), else spelling(). Throws std::invalid_argument.
 Format parse_format(std::string_view text);
 
-std::string_view to_string(Subnormals s);
-std::string_view to_string(Specials s);
-std::string_view to_string(Overflow o);
+std::string_view name(Subnormals s);
+std::string_view name(Specials s);
+std::string_view name(Overflow o);
 
 }  // namespace fplab

@@ -328,7 +328,7 @@ Rounding parse_rounding(std::string_view text) {
                               "': unknown (use rne, rtz, up, down or sr)");
 }
 
-std::string_view to_string(Rounding r) {
+std::string_view name(Rounding r) {
   switch (r) {
     case Rounding::nearest_even:
       return "rne";

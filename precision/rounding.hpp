@@ -39,7 +39,7 @@ enum class Rounding {
 // down|rd|rtn|toward-negative, sr|stochastic (case-insensitive). Throws
 // std::invalid_argument.
 Rounding parse_rounding(std::string_view text);
-std::string_view to_string(Rounding r);  // rne, rtz, up, down, sr
+std::string_view name(Rounding r);  // rne, rtz, up, down, sr
 
 struct RoundingOptions {
   Format format = kFP32;

@@ -130,9 +130,8 @@ void require_same(const py::array& a, const py::array& b, const char* what) {
   const auto ta = element_type_of(a, what);
   const auto tb = element_type_of(b, what);
   if (ta != tb) {
-    throw py::type_error(std::string(what) +
-                         ": dtypes differ: " + std::string(fplab::element_type_name(ta)) + " and " +
-                         std::string(fplab::element_type_name(tb)));
+    throw py::type_error(std::string(what) + ": dtypes differ: " + std::string(fplab::name(ta)) +
+                         " and " + std::string(fplab::name(tb)));
   }
   if (shape_of(a) != shape_of(b)) {
     throw py::value_error(std::string(what) + ": shapes differ: " +
@@ -177,7 +176,7 @@ py::array_t<std::uint64_t> ulp_diff(const py::array& a_in, const py::array& b_in
 
 py::dict element_dict(const fplab::ElementMismatch& m) {
   py::dict d;
-  d["kind"] = std::string(fplab::to_string(m.kind));
+  d["kind"] = std::string(fplab::name(m.kind));
   d["index"] = py::tuple(py::cast(m.index));
   d["a_bits"] = m.a_bits;
   d["b_bits"] = m.b_bits;
@@ -210,7 +209,7 @@ py::dict diff(const py::array& a_in, const py::array& b_in, std::optional<std::u
   }
   const fplab::TensorDiff& td = report.tensors[0];
   py::dict d;
-  d["dtype"] = std::string(fplab::element_type_name(t));
+  d["dtype"] = std::string(fplab::name(t));
   d["elements"] = td.elements;
   d["bit_identical"] = td.bit_identical;
   d["beyond_tolerance"] = td.beyond_tolerance;
@@ -235,7 +234,7 @@ py::tuple load_results(const std::string& path) {
   const fplab::Results r = fplab::read_results_json(path);
   py::list values;
   for (const auto& f : fplab::flatten(r)) {
-    const auto type = std::string(fplab::to_string(f.value.type()));
+    const auto type = std::string(fplab::name(f.value.type()));
     switch (f.value.type()) {
       case fplab::ValueType::float32:
         values.append(py::make_tuple(f.path, type, std::bit_cast<std::uint32_t>(f.value.as_f32())));

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string_view>
 
 #include "reductions/exact.hpp"
 
@@ -49,6 +50,34 @@ Accuracy accuracy(std::span<const T> x, T computed) {
   const double reference = std::abs(exact.to_double());
   const double rel_error = abs_error == 0.0 ? 0.0 : abs_error / reference;
   return {abs_error, rel_error, ulp_distance(computed, Native<T>{}.round_exact(exact))};
+}
+
+// What an ulps count can say about a total. Ulps count representable values
+// between the total and the exact sum rounded to the summation type; once
+// the relative error reaches 1 (the total 0 for an exact 0.1, or 1e4 for
+// it) no digit is right and a 19-digit count of float64 steps means
+// nothing: all_digits_lost. A NaN total (or NaN inputs): not_a_number.
+enum class AccuracyVerdict { ulps, all_digits_lost, not_a_number };
+
+// "ulps", "all digits lost", "not a number".
+inline std::string_view name(AccuracyVerdict v) {
+  switch (v) {
+    case AccuracyVerdict::ulps:
+      return "ulps";
+    case AccuracyVerdict::all_digits_lost:
+      return "all digits lost";
+    case AccuracyVerdict::not_a_number:
+      return "not a number";
+  }
+  return "";
+}
+
+template <class T>
+AccuracyVerdict accuracy_verdict(T total, const Accuracy& acc) {
+  if (std::isnan(total)) return AccuracyVerdict::not_a_number;
+  if (acc.ulps == 0) return AccuracyVerdict::ulps;  // the exact sum rounded, bit for bit (or +-0)
+  if (acc.ulps == std::numeric_limits<std::uint64_t>::max()) return AccuracyVerdict::not_a_number;
+  return acc.rel_error < 1.0 ? AccuracyVerdict::ulps : AccuracyVerdict::all_digits_lost;
 }
 
 // sum|x| / |sum x|, from exact sums: how much cancellation amplifies

@@ -102,7 +102,7 @@ ExactPath resolve(ExactPath p) {
 #endif
   }
   if (!exact_path_available(p)) {
-    throw std::invalid_argument("exact: path '" + std::string(to_string(p)) +
+    throw std::invalid_argument("exact: path '" + std::string(name(p)) +
                                 "' is not available on this CPU or build");
   }
   return p;
@@ -116,7 +116,7 @@ constexpr std::size_t kMaxBlocksSkipped = 63;
 
 }  // namespace
 
-std::string_view to_string(ExactPath p) {
+std::string_view name(ExactPath p) {
   switch (p) {
     case ExactPath::automatic:
       return "automatic";

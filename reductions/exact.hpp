@@ -55,7 +55,7 @@ namespace fplab {
 enum class ExactPath { automatic, superaccumulator, scalar, sse2, avx2 };
 
 // "automatic", "superaccumulator", "scalar", "sse2", "avx2".
-std::string_view to_string(ExactPath p);
+std::string_view name(ExactPath p);
 // Whether this build and this CPU can run the path (automatic,
 // superaccumulator and scalar always can; the fast paths only on x86-64).
 bool exact_path_available(ExactPath p);

@@ -61,7 +61,7 @@
 namespace fplab {
 
 inline constexpr std::size_t kMaxEnumeratedInputs = 12;  // 12! = 479,001,600 orders
-// Split over MPI ranks (collectives/mpi_enumerate.hpp): 16! = 2.1e13 orders.
+// Split over MPI ranks (mpi/enumerate.hpp): 16! = 2.1e13 orders.
 inline constexpr std::size_t kMaxDistributedInputs = 16;
 
 class ReductionProgram {

@@ -21,18 +21,43 @@ std::string count(std::int64_t n) {
   return (n < 0 ? "-" : "") + digits;
 }
 
+// Every id read below goes through these lookups, which note what they do
+// not find in `misses` while argument_misses() runs (null otherwise). An
+// experiment that is not in the results is no miss: its part is left out.
+thread_local std::vector<std::string>* misses = nullptr;
+
+void missed(std::string what) {
+  if (misses != nullptr) misses->push_back(std::move(what));
+}
+
 const Table* find_table(const Results& r, const char* experiment, const char* table) {
   const ExperimentRecord* e = r.experiment(experiment);
-  return e == nullptr ? nullptr : e->table(table);
+  const Table* t = e == nullptr ? nullptr : e->table(table);
+  if (e != nullptr && t == nullptr) missed(fmt::format("{}: no table '{}'", experiment, table));
+  return t;
+}
+
+const Value* lookup(const Table* t, const std::string& row, const char* column) {
+  const Value* v = t == nullptr ? nullptr : t->get(row, column);
+  if (t != nullptr && v == nullptr) {
+    missed(fmt::format("table '{}': no row '{}' with a column '{}'", t->id, row, column));
+  }
+  return v;
+}
+
+const Value* lookup(const Table& t, const Row& row, const char* column) {
+  const Value* v = row.get(column);
+  if (v == nullptr) missed(fmt::format("table '{}': row '{}' has no '{}'", t.id, row.key, column));
+  return v;
 }
 
 double number_or_nan(const Table* t, const std::string& row, const char* column) {
-  const Value* v = t == nullptr ? nullptr : t->get(row, column);
+  const Value* v = lookup(t, row, column);
   return v == nullptr ? std::nan("") : v->to_double();
 }
 
 std::string text_or_empty(const Table* t, const std::string& row, const char* column) {
-  const Value* v = t == nullptr ? nullptr : t->get(row, column);
+  const Value* v = lookup(t, row, column);
   return v == nullptr ? std::string() : v->decimal();
 }
 
@@ -71,10 +96,10 @@ Spans logits_sentence(const Results& r) {
   std::int64_t invariant_differing = 0;
   bool any = false;
   for (const auto& row : t->rows) {
-    const Value* policy = row.get("policy");
-    const Value* differing = row.get("differing");
-    const Value* share = row.get("share");
-    const Value* change = row.get("max_change");
+    const Value* policy = lookup(*t, row, "policy");
+    const Value* differing = lookup(*t, row, "differing");
+    const Value* share = lookup(*t, row, "share");
+    const Value* change = lookup(*t, row, "max_change");
     if (policy == nullptr || differing == nullptr || share == nullptr || change == nullptr)
       continue;
     if (policy->decimal() == "library") {
@@ -87,7 +112,10 @@ Spans logits_sentence(const Results& r) {
       invariant_differing += differing->as_int();
     }
   }
-  if (!any) return {};
+  if (!any) {
+    missed("batch-variance: no row of policy 'library' in table 'batching'");
+    return {};
+  }
   return {text("A batch changes that order inside the model: the same prompt, put in a batch with "
                "others, has up to " +
                num(100 * lib_share) + " % of its " +
@@ -133,11 +161,14 @@ Spans flips_sentence(const Results& r) {
   std::string s = "So ";
   if (flips != nullptr) {
     std::int64_t n = 0, steps = 0;
+    bool any = false;
     for (const auto& row : flips->rows) {
       if (row.key.find("fp32: alone vs batch") == std::string::npos) continue;
-      if (const Value* f = row.get("flips")) n += f->as_int();
-      if (const Value* st = row.get("steps")) steps += st->as_int();
+      any = true;
+      if (const Value* f = lookup(*flips, row, "flips")) n += f->as_int();
+      if (const Value* st = lookup(*flips, row, "steps")) steps += st->as_int();
     }
+    if (!any) missed("flip-prediction: no row 'fp32: alone vs batch ...' in table 'flips'");
     s += "fp32 batching flipped " + count(n) + " greedy tokens in " + count(steps) +
          " steps compared";
     const std::string bf16 = "bf16 vs fp32 (batch-invariant)";
@@ -167,7 +198,7 @@ Spans flips_sentence(const Results& r) {
 // 5. the flipped token.
 Spans token_sentence(const Results& r) {
   const Table* t = find_table(r, "batch-answers", "lead");
-  if (t == nullptr || t->find("first differing step") == nullptr) return {};
+  if (t == nullptr || lookup(t, "first differing step", "value") == nullptr) return {};
   const std::string policy = text_or_empty(t, "policy", "value");
   const std::string batch = text_or_empty(t, "batch", "value");
   const std::string step = text_or_empty(t, "first differing step", "value");
@@ -206,7 +237,7 @@ Spans texts_with_mark(const std::string& text_value, std::size_t at) {
 
 std::vector<Spans> logit_cells(const Table* t, const std::string& who) {
   const auto cell = [&](const std::string& row) {
-    const Value* v = t->get(row, "logit");
+    const Value* v = lookup(t, row, "logit");
     if (v == nullptr) return Spans{};
     return Spans{text(num(v->to_double()) + " "), code(v->hex())};
   };
@@ -217,7 +248,7 @@ std::vector<Spans> logit_cells(const Table* t, const std::string& who) {
 
 void lead_example(const Results& r, Document& d) {
   const Table* t = find_table(r, "batch-answers", "lead");
-  if (t == nullptr || t->find("alone: text") == nullptr) return;
+  if (t == nullptr || lookup(t, "alone: text", "value") == nullptr) return;
   const std::string prefix = text_or_empty(t, "common prefix", "value");
   const std::string alone = text_or_empty(t, "alone: text", "value");
   const std::string batched = text_or_empty(t, "batched: text", "value");
@@ -242,8 +273,8 @@ void lead_example(const Results& r, Document& d) {
   g.rows.push_back(logit_cells(t, "alone"));
   g.rows.push_back(logit_cells(t, "batched"));
   d.blocks.emplace_back(std::move(g));
-  const Value* moved = t->get("logits moved by the batch", "logit");
-  const Value* how_many = t->get("logits moved by the batch", "value");
+  const Value* moved = lookup(t, "logits moved by the batch", "logit");
+  const Value* how_many = lookup(t, "logits moved by the batch", "value");
   if (moved != nullptr) {
     d.blocks.emplace_back(Paragraph{
         {text("The perturbation that moved them: the batch changed " +
@@ -295,6 +326,7 @@ ExperimentRecord headline_record(const Results& r, const ExperimentRecord& e) {
   const auto f = std::find_if(out.figures.begin(), out.figures.end(),
                               [&](const Figure& fig) { return is_headline(e, fig); });
   const Table* quantiles = e.table("gap-quantiles");
+  if (quantiles == nullptr) missed(e.id + ": no table 'gap-quantiles'");
   if (f == out.figures.end() || quantiles == nullptr || quantiles->rows.empty()) return out;
   const auto markers = std::find_if(out.tables.begin(), out.tables.end(),
                                     [&](const Table& t) { return t.id == f->markers.table; });
@@ -304,7 +336,7 @@ ExperimentRecord headline_record(const Results& r, const ExperimentRecord& e) {
     const Table* t = other.id == e.id ? nullptr : other.table("perturbation");
     if (t == nullptr) continue;
     for (const auto& row : t->rows) {
-      const Value* size = row.get("size");
+      const Value* size = lookup(*t, row, "size");
       if (size == nullptr || !size->is_float()) continue;
       const std::string key = row.key + " (" + other.id + ")";
       if (markers->find(key) != nullptr) continue;
@@ -343,6 +375,15 @@ Spans reference_spans(const std::string& source) {
   return out;
 }
 
+std::vector<std::string> argument_misses(const Results& r) {
+  std::vector<std::string> found;
+  misses = &found;
+  Document scratch;
+  argument_blocks(r, false, scratch);
+  misses = nullptr;
+  return found;
+}
+
 void argument_blocks(const Results& r, bool plots, Document& d) {
   std::vector<Spans> sentences;
   for (auto&& s : {numbers_sentence(r), logits_sentence(r), gaps_sentence(r), flips_sentence(r),
@@ -375,6 +416,10 @@ void argument_blocks(const Results& r, bool plots, Document& d) {
   if (const ExperimentRecord* gaps = r.experiment("top2-gaps")) {
     const ExperimentRecord joined = headline_record(r, *gaps);
     const ExperimentRecord* e = &joined;
+    if (std::none_of(e->figures.begin(), e->figures.end(),
+                     [&](const Figure& f) { return is_headline(*e, f); })) {
+      missed("top2-gaps: no figure 'gap-cdf'");
+    }
     for (const auto& f : e->figures) {
       if (!is_headline(*e, f)) continue;
       FigureBlock fig{{}, "Figure " + std::to_string(number++) + ". " + f.title, {}};

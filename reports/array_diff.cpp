@@ -79,7 +79,7 @@ std::string ElementMismatch::index_text() const {
 std::string ElementMismatch::a_text() const { return value_text(type, a_bits); }
 std::string ElementMismatch::b_text() const { return value_text(type, b_bits); }
 
-std::string_view to_string(ElementMismatch::Kind k) {
+std::string_view name(ElementMismatch::Kind k) {
   switch (k) {
     case ElementMismatch::Kind::nan:
       return "NaN mismatch";
@@ -129,8 +129,8 @@ TensorDiff compare_arrays(const ArrayView& a, const ArrayView& b, const ArrayTol
                           std::size_t drift_limit) {
   const std::string shown_a = a.name.empty() ? std::string("(array)") : a.name;
   if (a.type != b.type) {
-    throw InputError(fmt::format("{}: dtype {} in A, {} in B", shown_a, element_type_name(a.type),
-                                 element_type_name(b.type)));
+    throw InputError(
+        fmt::format("{}: dtype {} in A, {} in B", shown_a, name(a.type), name(b.type)));
   }
   if (a.shape != b.shape || a.size != b.size) {
     throw InputError(
@@ -326,9 +326,8 @@ ArrayDiffReport diff_arrays(const std::string& file_a, const std::vector<Array>&
   }
   for (const auto& [x, y] : pairs) {
     if (x->type != y->type) {
-      throw InputError(fmt::format("{}: dtype {} in {}, {} in {}", name_of(*x),
-                                   element_type_name(x->type), file_a, element_type_name(y->type),
-                                   file_b));
+      throw InputError(fmt::format("{}: dtype {} in {}, {} in {}", name_of(*x), name(x->type),
+                                   file_a, name(y->type), file_b));
     }
     if (x->shape != y->shape) {
       throw InputError(fmt::format("{}: shape {} in {}, {} in {}", name_of(*x), x->shape_text(),
@@ -406,7 +405,7 @@ std::string format_array_diff(const ArrayDiffReport& d, std::size_t limit) {
       continue;
     }
     rows += fmt::format("{:<28} {:<9} {:<14} {:>10} {:>14} {:>9} {:>10} {:>8}\n", display_name(t),
-                        element_type_name(t.type), t.shape, t.elements, t.bit_identical, t.max_ulps,
+                        name(t.type), t.shape, t.elements, t.bit_identical, t.max_ulps,
                         rel_text(t.max_relative), t.beyond_tolerance);
   }
   if (!rows.empty()) {
@@ -464,7 +463,7 @@ std::string format_array_diff_markdown(const ArrayDiffReport& d, std::size_t lim
     ++differing;
     if (shown++ >= limit) continue;
     rows += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} |\n", display_name(t),
-                        element_type_name(t.type), t.shape, t.elements, t.bit_identical, t.max_ulps,
+                        name(t.type), t.shape, t.elements, t.bit_identical, t.max_ulps,
                         rel_text(t.max_relative), t.beyond_tolerance);
   }
   if (!rows.empty()) {
@@ -499,7 +498,7 @@ nlohmann::json element_json(const ElementMismatch& m) {
     const auto [decimal, hex] = value_parts(m.type, bits);
     return nlohmann::json{{"decimal", decimal}, {"hex", hex}};
   };
-  nlohmann::json j{{"array", m.tensor},    {"index", m.index},     {"kind", to_string(m.kind)},
+  nlohmann::json j{{"array", m.tensor},    {"index", m.index},     {"kind", name(m.kind)},
                    {"a", value(m.a_bits)}, {"b", value(m.b_bits)}, {"ulps", m.ulps}};
   // JSON has no NaN or infinity: those relative errors are null.
   j["relative"] = std::isfinite(m.relative) ? nlohmann::json(m.relative) : nlohmann::json();
@@ -536,7 +535,7 @@ nlohmann::json array_diff_to_json(const ArrayDiffReport& d, std::size_t limit) {
   j["arrays"] = nlohmann::json::array();
   for (const auto& t : d.tensors) {
     nlohmann::json tj{{"name", t.name_a},
-                      {"dtype", element_type_name(t.type)},
+                      {"dtype", name(t.type)},
                       {"shape", t.shape},
                       {"elements", t.elements},
                       {"bit_identical", t.bit_identical},

@@ -74,7 +74,7 @@ struct ElementMismatch {
   [[nodiscard]] std::string a_text() const;      // "decimal (hex)"
   [[nodiscard]] std::string b_text() const;
 };
-std::string_view to_string(ElementMismatch::Kind k);  // "NaN mismatch", ..., "ulps"
+std::string_view name(ElementMismatch::Kind k);  // "NaN mismatch", ..., "ulps"
 
 struct TensorDiff {
   std::string name_a;

@@ -192,8 +192,8 @@ DiffReport diff_results(const Results& a, const Results& b, const std::vector<To
     for (const auto& claim : claims) {
       const auto* va = ea.verdict(claim);
       const auto* vb = eb->verdict(claim);
-      const std::string sa = va ? std::string(to_string(va->status)) : "(absent)";
-      const std::string sb = vb ? std::string(to_string(vb->status)) : "(absent)";
+      const std::string sa = va ? std::string(name(va->status)) : "(absent)";
+      const std::string sb = vb ? std::string(name(vb->status)) : "(absent)";
       if (sa == sb) continue;
       VerdictChange vc{ea.id, claim, sa, sb, false};
       const auto* rule = match(tol, ea.id + "/verdicts/" + claim);
@@ -371,7 +371,7 @@ nlohmann::json diff_to_json(const DiffReport& d) {
   j["changes"] = nlohmann::json::array();
   const auto value_json = [](const std::optional<Value>& v) -> nlohmann::json {
     if (!v) return nullptr;
-    return {{"type", to_string(v->type())}, {"hex", v->hex()}, {"decimal", v->decimal()}};
+    return {{"type", name(v->type())}, {"hex", v->hex()}, {"decimal", v->decimal()}};
   };
   for (const auto& c : d.changes) {
     nlohmann::json e{{"path", c.path},

@@ -494,7 +494,7 @@ Span link(std::string label, std::string href) {
 Span section(const std::string& id, const std::string& label) {
   return {Span::Kind::section, label.empty() ? id : label, id, {}};
 }
-Span verdict(Status s) { return {Span::Kind::verdict, std::string(to_string(s)), {}, s}; }
+Span verdict(Status s) { return {Span::Kind::verdict, std::string(name(s)), {}, s}; }
 Span mark(std::string s) { return {Span::Kind::mark, std::move(s), {}, {}}; }
 
 std::vector<std::string> claim_sources(const Results& r) {

@@ -15,7 +15,7 @@ namespace fplab {
 
 using nlohmann::json;
 
-std::string_view to_string(ValueType t) {
+std::string_view name(ValueType t) {
   switch (t) {
     case ValueType::float32:
       return "float32";
@@ -29,7 +29,7 @@ std::string_view to_string(ValueType t) {
   return "?";
 }
 
-std::string_view to_string(Status s) { return s == Status::reproduced ? "reproduced" : "differs"; }
+std::string_view name(Status s) { return s == Status::reproduced ? "reproduced" : "differs"; }
 
 double Value::to_double() const {
   switch (type()) {
@@ -252,7 +252,7 @@ json value_json(const Value& v) {
   switch (v.type()) {
     case ValueType::float32:
     case ValueType::float64:
-      return {{"type", to_string(v.type())}, {"hex", v.hex()}, {"decimal", v.decimal()}};
+      return {{"type", name(v.type())}, {"hex", v.hex()}, {"decimal", v.decimal()}};
     case ValueType::integer:
       return {{"type", "int"}, {"value", v.as_int()}};
     case ValueType::text:
@@ -404,9 +404,8 @@ void to_json(json& j, const ClaimRef& c) {
 }
 
 void to_json(json& j, const Verdict& v) {
-  j = {{"claim", v.claim},  {"claim_text", v.claim_text}, {"source", v.source},
-       {"ours", v.ours},    {"claimed", v.claimed},       {"status", to_string(v.status)},
-       {"reason", v.reason}};
+  j = {{"claim", v.claim},     {"claim_text", v.claim_text}, {"source", v.source}, {"ours", v.ours},
+       {"claimed", v.claimed}, {"status", name(v.status)},   {"reason", v.reason}};
 }
 
 namespace {

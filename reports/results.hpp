@@ -33,7 +33,7 @@ inline constexpr int kResultsSchemaVersion = 1;
 inline constexpr const char* kResultsSchemaName = "fplab-results";
 
 enum class ValueType { float32, float64, integer, text };
-std::string_view to_string(ValueType t);
+std::string_view name(ValueType t);
 
 // One typed result value. Floats compare by their bits (so NaN == NaN and
 // -0 != +0): two results are the same when they are bit-identical.
@@ -160,13 +160,13 @@ struct Figure {
 };
 
 enum class Status { reproduced, differs };
-std::string_view to_string(Status s);
+std::string_view name(Status s);
 
 struct ClaimRef {
   std::string id;      // "A1"
   std::string text;    // the claim as published
   std::string source;  // who published it
-  // The claimed figure (experiments/claims.cpp's table), for add_verdict's
+  // The claimed figure (lab/claims.cpp's table), for add_verdict's
   // four-argument form; a verdict records it as `claimed`. Not written to
   // results.json on its own (the verdicts carry it).
   std::string claimed = {};

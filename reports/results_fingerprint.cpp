@@ -29,13 +29,13 @@ std::string fingerprint(const Results& r) {
     for (const auto& p : e.parameters) line(e.id + "/parameters/" + p.name, p.type, p.value);
     for (const auto& f : e.inputs) line(e.id + "/inputs/" + f.role, "sha256", f.sha256);
   }
-  for (const auto& [path, v] : flatten(r)) line(path, to_string(v.type()), v.hex());
+  for (const auto& [path, v] : flatten(r)) line(path, name(v.type()), v.hex());
   for (const auto& e : r.experiments) {
     for (const auto& v : e.verdicts) {
       const std::string base = e.id + "/verdicts/" + v.claim;
       line(base + "/ours", "text", v.ours);
       line(base + "/claimed", "text", v.claimed);
-      line(base + "/status", "text", std::string(to_string(v.status)));
+      line(base + "/status", "text", std::string(name(v.status)));
     }
   }
   return h.hex_digest();

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "experiments/planning.hpp"
+#include "lab/planning.hpp"
 
 namespace fplab::test {
 

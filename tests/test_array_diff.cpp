@@ -64,7 +64,7 @@ TEST_CASE("ulps are counted as numpy.testing.nulp_diff counts them", "[array-dif
   for (const auto& [dtype, ab] : cases) {
     INFO(dtype);
     const auto& [a, b] = ab;
-    CHECK(fplab::element_type_name(a.type) == dtype);
+    CHECK(fplab::name(a.type) == dtype);
     const auto& expected = g["pairs"][dtype];
     REQUIRE(a.size() == expected.size());
     std::size_t checked = 0;

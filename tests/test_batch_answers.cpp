@@ -1,13 +1,13 @@
-// batch-answers (model/batch_answers_experiment.cpp) in --quick mode: the
+// batch-answers (experiments/batch_answers.cpp) in --quick mode: the
 // headline "same prompt, different answer" holds with its negative control.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include "experiments/experiment.hpp"
+#include "experiments/batch_answers.hpp"
 #include "io/visible_char.hpp"
-#include "model/batch_answers.hpp"
+#include "lab/experiment.hpp"
 
 namespace {
 

@@ -11,12 +11,12 @@
 
 #include "bisect/bisect.hpp"
 #include "bisect/dump_diff.hpp"
-#include "bisect/op_localisation.hpp"
 #include "cli_runner.hpp"
+#include "experiments/chunked_prefill.hpp"
+#include "experiments/op_localisation.hpp"
 #include "io/array.hpp"
 #include "io/safetensors_arrays.hpp"
 #include "model/bundled.hpp"
-#include "model/chunked_prefill.hpp"
 
 namespace {
 

@@ -15,9 +15,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "experiments/experiment.hpp"
+#include "experiments/certified_tokens.hpp"
+#include "lab/experiment.hpp"
 #include "model/bundled.hpp"
-#include "model/certified_tokens.hpp"
 #include "model/enclosure.hpp"
 #include "model/first_order_bound.hpp"
 

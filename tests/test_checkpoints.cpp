@@ -62,7 +62,7 @@ TEST_CASE("checkpoints: every fixture's tensors load with the script's bytes, sh
     for (const auto& [hf, m] : manifest.items()) {
       INFO(hf);
       const auto& t = ck.tensor(hf);
-      CHECK(ck::stored_type_name(t.dtype) == m["dtype"].get<std::string>());
+      CHECK(ck::name(t.dtype) == m["dtype"].get<std::string>());
       CHECK(t.shape == m["shape"].get<std::vector<std::size_t>>());
       CHECK(sha_of(t) == m["sha256"].get<std::string>());
     }

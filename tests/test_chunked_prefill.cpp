@@ -1,4 +1,4 @@
-// Chunked prefill and prefix caching (model/chunked_prefill.hpp, claim D7)
+// Chunked prefill and prefix caching (experiments/chunked_prefill.hpp, claim D7)
 // on the bundled model: batch-invariant keeps every bit of the last
 // position's logits, split-k (the negative control) must not, and the
 // experiment records both.
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "experiments/experiment.hpp"
+#include "experiments/chunked_prefill.hpp"
+#include "lab/experiment.hpp"
 #include "model/bundled.hpp"
-#include "model/chunked_prefill.hpp"
 #include "test_support.hpp"
 
 using fplab::test::same_bits;

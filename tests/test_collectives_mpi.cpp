@@ -24,10 +24,10 @@
 #include "cli_runner.hpp"
 #include "collectives/algorithm.hpp"
 #include "collectives/allreduce_model.hpp"
-#include "collectives/mpi_allreduce.hpp"
-#include "collectives/mpi_enumerate.hpp"
-#include "collectives/mpi_launcher.hpp"
 #include "collectives/npy_matrix.hpp"
+#include "mpi/allreduce.hpp"
+#include "mpi/enumerate.hpp"
+#include "mpi/launcher.hpp"
 #include "reductions/orders.hpp"
 #include "reductions/strategy.hpp"
 #include "test_support.hpp"
@@ -372,7 +372,7 @@ TEST_CASE("collectives mpi: the allreduce experiment, quick, through fplab run",
   // Every cell of the model agrees with Open MPI; D3 holds; the exact op is
   // one value for every P and algorithm.
   CHECK(report.find("Model against Open MPI: 112 of 112 cells agree") != std::string::npos);
-  // The claims row: the claimed figure (experiments/claims.cpp), then ours.
+  // The claims row: the claimed figure (lab/claims.cpp), then ours.
   // (The source column between them links to the reference list.)
   CHECK(report.find("| D3 | [[") != std::string::npos);
   CHECK(report.find("| [allreduce](#allreduce) | every algorithm gives the same bits at P = 2 | 1 "
@@ -394,7 +394,7 @@ TEST_CASE("collectives mpi: a failed MPI job leaves no results.json", "[collecti
   std::filesystem::remove_all(dir);
 }
 
-// ---- the distributed enumeration (collectives/mpi_enumerate.hpp) --------------------
+// ---- the distributed enumeration (mpi/enumerate.hpp) --------------------
 
 TEST_CASE("collectives mpi: orders enumerated across P = 1..4 ranks, the walk's counts",
           "[collectives][mpi]") {

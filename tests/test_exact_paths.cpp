@@ -68,7 +68,7 @@ template <class T>
 void check_all_paths(const std::vector<T>& x, bool finite = true) {
   const auto reference = observe(sum_with(x, ExactPath::superaccumulator));
   for (ExactPath p : available_paths()) {
-    INFO("path " << fplab::to_string(p) << ", n = " << x.size());
+    INFO("path " << fplab::name(p) << ", n = " << x.size());
     const ExactSum acc = sum_with(x, p);
     CHECK(observe(acc) == reference);
     if (finite) {
@@ -92,8 +92,8 @@ cpp_int exact_of(double hi, double lo = 0.0) { return scaled(hi) + scaled(lo); }
 }  // namespace
 
 TEST_CASE("exact paths: names and availability", "[exact][paths]") {
-  CHECK(fplab::to_string(ExactPath::avx2) == "avx2");
-  CHECK(fplab::to_string(ExactPath::superaccumulator) == "superaccumulator");
+  CHECK(fplab::name(ExactPath::avx2) == "avx2");
+  CHECK(fplab::name(ExactPath::superaccumulator) == "superaccumulator");
   CHECK(fplab::exact_path_available(ExactPath::automatic));
   CHECK(fplab::exact_path_available(ExactPath::superaccumulator));
   CHECK(fplab::exact_path_available(ExactPath::scalar));

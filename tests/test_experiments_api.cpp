@@ -1,15 +1,18 @@
 // The experiment API's parts: the claims table, the top-level comma split
 // both list parsers use, and the one-expression ParamSpec helpers.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "experiments/claims.hpp"
-#include "experiments/experiment.hpp"
-#include "experiments/inputs.hpp"
 #include "io/split_top_level.hpp"
+#include "lab/claims.hpp"
+#include "lab/experiment.hpp"
+#include "lab/inputs.hpp"
 
 using namespace fplab;
 
@@ -106,7 +109,34 @@ TEST_CASE("chunked records its data file and the file's sha256 as an input", "[e
   CHECK(rec.inputs[0].sha256 == file_sha256(data));
   CHECK(rec.inputs[0].sha256.size() == 64);
   // Negative control: another file, another digest; a missing one, a one-line error.
-  CHECK(file_sha256(std::filesystem::path(FPLAB_SOURCE_DIR) / "experiments/claims.cpp") !=
+  CHECK(file_sha256(std::filesystem::path(FPLAB_SOURCE_DIR) / "lab/claims.cpp") !=
         rec.inputs[0].sha256);
   CHECK_THROWS_WITH(file_sha256("/nonexistent/file"), "/nonexistent/file: cannot be read");
+}
+
+TEST_CASE("every experiment is experiments/<id>.cpp, its id with '-' as '_'", "[experiments]") {
+  const std::filesystem::path dir = std::filesystem::path(FPLAB_SOURCE_DIR) / "experiments";
+  std::set<std::string> files;
+  for (const Experiment* e : registered_experiments()) {
+    std::string file = e->info.id;
+    std::replace(file.begin(), file.end(), '-', '_');
+    file += ".cpp";
+    INFO(e->info.id);
+    std::ifstream in(dir / file);
+    REQUIRE(in.good());
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    CHECK(text.find(".id = \"" + e->info.id + "\"") != std::string::npos);  // it registers that id
+    files.insert(file);
+  }
+  CHECK(files.size() == 25);  // 23, op-localisation and gated-determinism
+  // The other way round: every .cpp there is an experiment's (the folder
+  // holds no framework code: that is lab/).
+  std::size_t cpp_files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".cpp") continue;
+    ++cpp_files;
+    INFO(entry.path().filename().string());
+    CHECK(files.count(entry.path().filename().string()) == 1);
+  }
+  CHECK(cpp_files == files.size());
 }

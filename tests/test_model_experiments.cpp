@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "experiments/experiment.hpp"
-#include "model/batch_variance.hpp"
+#include "experiments/batch_variance.hpp"
+#include "experiments/flip_prediction.hpp"
+#include "experiments/precision_flips.hpp"
+#include "experiments/top2_gaps.hpp"
+#include "lab/experiment.hpp"
 #include "model/bundled.hpp"
-#include "model/flip_prediction.hpp"
-#include "model/precision_flips.hpp"
-#include "model/top2_gaps.hpp"
 #include "model/transformer.hpp"
 #include "quick_run.hpp"
 

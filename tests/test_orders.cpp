@@ -3,7 +3,7 @@
 // and a std::next_permutation loop through fplab::sum itself (n <= 7), on
 // data with wide exponents, with many ties and with signed zeros, in float32
 // and float64; both split over a team of ranks (threads exchanging the
-// levels through a barrier, as MPI_Allgatherv does in collectives/); and
+// levels through a barrier, as MPI_Allgatherv does in mpi/); and
 // the 18 default rows of the permutations experiment on 12 and 13 numbers
 // against the level programme's results committed before the subtree tables
 // (tests/golden/orders/).

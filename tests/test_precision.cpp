@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "precision/emulated.hpp"
 #include "precision/format.hpp"
 #include "precision/queries.hpp"
 #include "precision/rounding.hpp"
+#include "reductions/emulated.hpp"
 #include "reductions/exact.hpp"
 #include "reductions/strategy.hpp"
 #include "test_support.hpp"
@@ -128,7 +128,7 @@ TEST_CASE("parse_rounding", "[precision]") {
   CHECK(fplab::parse_rounding("stochastic") == Rounding::stochastic);
   for (Rounding r : {Rounding::nearest_even, Rounding::toward_zero, Rounding::up, Rounding::down,
                      Rounding::stochastic}) {
-    CHECK(fplab::parse_rounding(fplab::to_string(r)) == r);
+    CHECK(fplab::parse_rounding(fplab::name(r)) == r);
   }
   CHECK_THROWS_AS(fplab::parse_rounding("nearest-odd"), std::invalid_argument);
 }

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "oracle.hpp"
-#include "precision/emulated.hpp"
 #include "precision/queries.hpp"
+#include "reductions/emulated.hpp"
 #include "reductions/strategy.hpp"
 #include "test_support.hpp"
 

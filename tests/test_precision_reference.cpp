@@ -260,12 +260,12 @@ void check(const Case& c, double x, Tally& t, bool via_float) {
   for (Rounding r : kDeterministic) {
     const double want = std::isinf(x) ? ref_infinity(c.ref, x < 0) : choose(b, x, r);
     const double got = fplab::round(x, RoundingOptions{c.format, r});
-    if (!same_value(got, want)) t.fail(c, std::string(fplab::to_string(r)), x, got, want);
+    if (!same_value(got, want)) t.fail(c, std::string(fplab::name(r)), x, got, want);
     if (via_float && std::isfinite(x)) {
       const double want2 = std::isinf(f) ? ref_infinity(c.ref, f < 0) : choose(via, f, r);
       const double got2 = fplab::round(x, RoundingOptions{c.format, r, true});
       if (!same_value(got2, want2)) {
-        t.fail(c, std::string(fplab::to_string(r)) + " via float", x, got2, want2);
+        t.fail(c, std::string(fplab::name(r)) + " via float", x, got2, want2);
       }
     }
   }

@@ -4,12 +4,12 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "experiments/experiment.hpp"
-#include "experiments/run_context.hpp"
+#include "experiments/precision_flips.hpp"
+#include "experiments/precision_ladder.hpp"
+#include "experiments/quantization_scales.hpp"
+#include "lab/experiment.hpp"
+#include "lab/run_context.hpp"
 #include "model/bundled.hpp"
-#include "model/precision_flips.hpp"
-#include "model/precision_ladder.hpp"
-#include "model/quantization_scales.hpp"
 #include "quick_run.hpp"
 
 using namespace fplab::model;

@@ -413,3 +413,44 @@ TEST_CASE("the headline figure draws the perturbations other experiments measure
   const ExperimentRecord same = fplab::report::headline_record(r, probe);
   CHECK(same.table("perturbations") == nullptr);
 }
+
+TEST_CASE("the argument finds every table, row, column and figure it reads, in fresh results",
+          "[reports][cli]") {
+  // The experiments the argument reads, run now (not the committed baseline):
+  // an experiment that renames an id the argument reads fails here.
+  const auto dir = temp_dir("argument-reads");
+  const auto run = run_fplab(
+      "run permutations associativity batch-variance top2-gaps flip-prediction precision-flips "
+      "batch-answers --quick --out " +
+      dir.string());
+  REQUIRE(run.exit_code == 0);
+  const Results r = read_results_json((dir / "results.json").string());
+  CHECK(fplab::report::argument_misses(r) == std::vector<std::string>{});
+
+  // Negative controls: the same results with one column, then one table,
+  // renamed as an experiment might rename them.
+  Results column_renamed = r;
+  for (auto& e : column_renamed.experiments) {
+    if (e.id != "permutations") continue;
+    for (auto& t : e.tables) {
+      if (t.id != "exhaustive") continue;
+      for (auto& row : t.rows) {
+        auto cell = row.cells.extract("distinct");
+        if (cell.empty()) continue;
+        cell.key() = "distinct_totals";
+        row.cells.insert(std::move(cell));
+      }
+    }
+  }
+  CHECK(fplab::report::argument_misses(column_renamed) ==
+        std::vector<std::string>{
+            "table 'exhaustive': no row 'sequential float64' with a column 'distinct'"});
+  Results table_renamed = r;
+  for (auto& e : table_renamed.experiments) {
+    for (auto& t : e.tables) {
+      if (e.id == "batch-variance" && t.id == "batching") t.id = "batches";
+    }
+  }
+  CHECK(fplab::report::argument_misses(table_renamed) ==
+        std::vector<std::string>{"batch-variance: no table 'batching'"});
+}

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "cli_runner.hpp"
-#include "experiments/experiment.hpp"
-#include "experiments/planning.hpp"
+#include "lab/experiment.hpp"
+#include "lab/planning.hpp"
 
 using fplab::test::run_fplab;
 

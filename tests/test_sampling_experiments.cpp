@@ -1,4 +1,5 @@
-// The sampling experiments (sampling/*_experiment.cpp) in --quick mode on the
+// The sampling experiments (experiments/temperature.cpp, nucleus.cpp, penalties.cpp,
+// pipeline_order.cpp, seeded_sampling.cpp) in --quick mode on the
 // bundled model: a verdict on every C-claim, the exact ones reproduced, the
 // results the same from run to run.
 #include <catch2/catch.hpp>
@@ -6,15 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "experiments/experiment.hpp"
+#include "experiments/nucleus.hpp"
+#include "experiments/penalties.hpp"
+#include "experiments/pipeline_order.hpp"
+#include "experiments/sampling_support.hpp"
+#include "experiments/seeded_sampling.hpp"
+#include "experiments/temperature.hpp"
+#include "lab/experiment.hpp"
 #include "model/bundled.hpp"
 #include "model/transformer.hpp"
-#include "sampling/experiment_support.hpp"
-#include "sampling/nucleus.hpp"
-#include "sampling/penalties.hpp"
-#include "sampling/pipeline_order.hpp"
-#include "sampling/seeded_sampling.hpp"
-#include "sampling/temperature.hpp"
 
 namespace {
 

@@ -1,11 +1,11 @@
-// tensor-parallel's measuring functions (model/tensor_parallel_sweep.hpp)
+// tensor-parallel's measuring functions (experiments/tensor_parallel.hpp)
 // and the experiment in --quick mode: tp-invariant moves nothing at T = 2,
 // 4, the other policies move (negative control), T = 2 has one order.
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "experiments/experiment.hpp"
-#include "model/tensor_parallel_sweep.hpp"
+#include "experiments/tensor_parallel.hpp"
+#include "lab/experiment.hpp"
 
 using namespace fplab;
 using namespace fplab::model;

@@ -271,7 +271,7 @@ def main():
         emit(f"| {name} | " + " | ".join(cells) + " |")
     emit("")
     if orders:
-        emit("Order enumeration (experiments/orders.hpp), all n! orders, target 12! = 479,001,600 orders "
+        emit("Order enumeration (reductions/orders.hpp), all n! orders, target 12! = 479,001,600 orders "
              "in under 10 s on 2 cores, judged by the wall time. On a shared machine that is pessimistic; "
              "the CPU time of all threads divided by the threads is shown as the optimistic estimate "
              "(it assumes the threads would scale perfectly on idle cores).")

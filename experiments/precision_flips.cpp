@@ -1,0 +1,148 @@
+// precision-flips (claim B5): greedy decoding in fp32 against bf16 and
+// fp16, same weights, same prompts: which answers diverge, and where.
+#include <fmt/format.h>
+
+#include "experiments/model_support.hpp"
+#include "experiments/precision_flips.hpp"
+#include "io/numbers.hpp"
+#include "lab/experiment.hpp"
+
+namespace fplab::model::experiments {
+
+std::vector<PrecisionDivergence> measure_precision_flips(const Model& m, std::size_t n_prompts,
+                                                         std::size_t steps, RunContext& ctx) {
+  const auto prompts = encode_prompts(m, n_prompts);
+  const OneThread one;
+  const auto decode = [&](PrecisionPolicy precision) {
+    return greedy_decode(m, {ReductionPolicy::batch_invariant, precision}, prompts, steps);
+  };
+  const GreedyResult r32 = decode(PrecisionPolicy::fp32);
+  ctx.progress(1, 3, "decode");
+  const GreedyResult r16b = decode(PrecisionPolicy::bf16);
+  ctx.progress(2, 3, "decode");
+  const GreedyResult r16h = decode(PrecisionPolicy::fp16);
+  ctx.finish_progress();
+  const auto first = [steps](const std::vector<Token>& a, const std::vector<Token>& b) {
+    const auto f = first_difference(a, b);
+    return f < steps ? static_cast<std::int64_t>(f) : std::int64_t{-1};
+  };
+  std::vector<PrecisionDivergence> out;
+  for (std::size_t i = 0; i < n_prompts; ++i) {
+    out.push_back({r32.tokens[i], r16b.tokens[i], r16h.tokens[i],
+                   first(r32.tokens[i], r16b.tokens[i]), first(r32.tokens[i], r16h.tokens[i])});
+  }
+  return out;
+}
+
+namespace precision_flips_experiment {
+
+// How many answers diverge, and the mean first differing step of those.
+struct Divergence {
+  std::int64_t diverged = 0;
+  double mean_first = 0;
+};
+Divergence summarise(const std::vector<PrecisionDivergence>& rows, bool bf16) {
+  Divergence d;
+  std::int64_t sum = 0;
+  for (const auto& r : rows) {
+    const std::int64_t f = bf16 ? r.bf16_first : r.fp16_first;
+    if (f >= 0) {
+      ++d.diverged;
+      sum += f;
+    }
+  }
+  d.mean_first = d.diverged > 0 ? static_cast<double>(sum) / static_cast<double>(d.diverged) : 0.0;
+  return d;
+}
+
+void record_texts(const Model& m, const std::vector<PrecisionDivergence>& rows, std::size_t steps,
+                  ExperimentRecord& out) {
+  Table t{"texts", "Greedy continuations, fp32 vs bf16 vs fp16 (batch-invariant)", "prompt"};
+  t.add_column("prompt", "prompt");
+  t.add_column("fp32", "fp32");
+  t.add_column("bf16", "bf16");
+  t.add_column("bf16_first", "bf16: first differing step (-1: none)");
+  t.add_column("fp16", "fp16");
+  t.add_column("fp16_first", "fp16: first differing step (-1: none)");
+  t.caption = fmt::format("{} steps after each prompt; steps count from 0.", steps);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    t.add_row(std::to_string(i + 1))
+        .set("prompt", Value::text(std::string(kPrompts[i])))
+        .set("fp32", Value::text(m.tokenizer().decode(rows[i].fp32)))
+        .set("bf16", Value::text(m.tokenizer().decode(rows[i].bf16)))
+        .set("bf16_first", Value::integer(rows[i].bf16_first))
+        .set("fp16", Value::text(m.tokenizer().decode(rows[i].fp16)))
+        .set("fp16_first", Value::integer(rows[i].fp16_first));
+  }
+  out.add_table(std::move(t));
+  Figure f;
+  f.id = "divergence";
+  f.title = "First greedy step that differs from fp32, per prompt";
+  f.table = "texts";
+  f.xlabel = "prompt";
+  f.ylabel = fmt::format("first differing step (of {})", steps);
+  f.series = {{"bf16_first", "bf16", "points", {}, {}, "-1"},
+              {"fp16_first", "fp16", "points", {}, {}, "-1"}};
+  f.caption = fmt::format(
+      "A prompt whose text stays equal to fp32's for all {} steps has no point.", steps);
+  out.add_figure(std::move(f));
+}
+
+void record_summary(const std::vector<PrecisionDivergence>& rows, std::size_t steps,
+                    ExperimentRecord& out) {
+  const auto n_prompts = static_cast<std::int64_t>(rows.size());
+  const Divergence b = summarise(rows, true);
+  const Divergence h = summarise(rows, false);
+  Table s{"summary", "Answers that diverge from fp32", "precision"};
+  s.add_column("diverged", "diverged");
+  s.add_column("prompts", "of");
+  s.add_column("mean_first", "mean first differing step", ".1f");
+  for (const auto& [key, d] : {std::pair{"bf16", b}, std::pair{"fp16", h}}) {
+    s.add_row(key)
+        .set("diverged", Value::integer(d.diverged))
+        .set("prompts", Value::integer(n_prompts))
+        .set("mean_first", Value::f64(d.mean_first));
+  }
+  out.add_table(std::move(s));
+  const bool half = 2 * b.diverged >= n_prompts;
+  out.add_verdict(
+      "B5",
+      fmt::format(
+          "{} of {} bf16 answers diverge from fp32 within {} steps{}; fp16: {} of {}", b.diverged,
+          n_prompts, steps,
+          b.diverged > 0 ? fmt::format(", first at step {:.1f} on average", b.mean_first) : "",
+          h.diverged, n_prompts),
+      (b.diverged > 0 && half) ? Status::reproduced : Status::differs,
+      "reproduced when bf16 changes at least half of the greedy answers; the step depends on the "
+      "model's gaps (top2-gaps)");
+}
+
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const Model& m = experiment_model(p, out);
+  const auto steps = static_cast<std::size_t>(p.integer("steps"));
+  const auto rows =
+      measure_precision_flips(m, static_cast<std::size_t>(p.integer("prompts")), steps, ctx);
+  record_texts(m, rows, steps, out);
+  record_summary(rows, steps, out);
+}
+
+Experiment make() {
+  return {.info = {.id = "precision-flips",
+                   .title = "Greedy text in fp32 vs bf16 and fp16",
+                   .description = "B5: how many greedy answers diverge between fp32 and bf16/fp16, "
+                                  "and at which step",
+                   .order = 320,
+                   .seed = 1,
+                   .claims = {"B5"},
+                   .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2",
+                                                 1, 12),
+                              ParamSpec::integer("steps", "greedy steps per prompt", "120", "30", 1,
+                                                 190),
+                              model_param()}},
+          .run = run};
+}
+
+FPLAB_REGISTER_EXPERIMENT(make);
+
+}  // namespace precision_flips_experiment
+}  // namespace fplab::model::experiments

@@ -1,0 +1,44 @@
+// top2-gaps' measurements (claims B3, B4), as plain data: the top-2 logit
+// gaps of greedy decoding and of teacher-forced held-out text, and the
+// perturbation sizes they are compared with. What
+// experiments/top2_gaps.cpp records, and what tests check directly.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "model/transformer.hpp"
+
+namespace fplab {
+class RunContext;
+}  // namespace fplab
+
+namespace fplab::model::experiments {
+
+struct GapMeasurements {
+  std::size_t prompts = 0;          // the first `prompts` of kPrompts
+  std::size_t steps = 0;            // greedy steps per prompt
+  std::vector<double> greedy;       // every greedy step's gap, sorted (batch-invariant fp32)
+  std::vector<double> heldout;      // every teacher-forced position's gap, sorted
+  std::int64_t batching_flips = 0;  // prompts whose greedy text (library policy) changes
+                                    // between alone and all in one batch
+  double batch_change = 0;          // largest batching change of a logit (library, split-k;
+                                    // prompt 1 in batches of 2-16)
+  float top_logit = 0;              // largest |top logit| over the greedy steps
+  double bf16_rounding = 0;         // bf16's largest rounding error at that magnitude
+  double bf16_change = 0;           // largest measured bf16-vs-fp32 change of a last logit
+  // The same per perturbation, for the headline figure's lines: batching
+  // under each batch-dependent policy (fp32, prompt 0, batches 2..16) and
+  // fp16 against fp32 (every prompt's last logits).
+  double library_change = 0;
+  double split_k_change = 0;
+  double fp16_change = 0;
+};
+
+// `heldout`: the tokens of the held-out text, scored up to `positions`.
+GapMeasurements measure_gaps(const Model& m, std::size_t prompts, std::size_t steps,
+                             const std::vector<Token>& heldout, std::size_t positions,
+                             RunContext& ctx);
+
+}  // namespace fplab::model::experiments

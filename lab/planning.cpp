@@ -1,0 +1,117 @@
+#include "lab/planning.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <stdexcept>
+
+#include "lab/claims.hpp"
+#include "lab/experiment.hpp"
+
+namespace fplab {
+
+std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quick,
+                                  const std::vector<std::string>& settings) {
+  std::vector<const Experiment*> chosen;
+  if (ids.empty())
+    throw std::invalid_argument("name the experiments to run, or 'all' (see 'fplab list')");
+  for (const auto& id : ids) {
+    if (id == "all") {
+      for (const auto* e : registered_experiments()) {
+        if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) chosen.push_back(e);
+      }
+      continue;
+    }
+    const Experiment* e = find_experiment(id);
+    if (e == nullptr)
+      throw std::invalid_argument("unknown experiment '" + id + "' (see 'fplab list')");
+    if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) chosen.push_back(e);
+  }
+
+  // Settings: name -> text, per experiment.
+  std::map<const Experiment*, std::map<std::string, std::string>> given;
+  for (const auto& s : settings) {
+    const std::size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw std::invalid_argument("--set '" + s +
+                                  "': expected name=value or experiment.name=value");
+    }
+    std::string name = s.substr(0, eq);
+    const std::string value = s.substr(eq + 1);
+    std::vector<const Experiment*> targets = chosen;
+    if (const std::size_t dot = name.find('.'); dot != std::string::npos) {
+      const std::string id = name.substr(0, dot);
+      const Experiment* e = find_experiment(id);
+      if (e == nullptr)
+        throw std::invalid_argument("--set '" + s + "': unknown experiment '" + id + "'");
+      if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) {
+        throw std::invalid_argument("--set '" + s + "': experiment '" + id + "' is not being run");
+      }
+      targets = {e};
+      name = name.substr(dot + 1);
+    }
+    bool used = false;
+    for (const auto* e : targets) {
+      for (const auto& p : e->info.params) {
+        if (p.name == name) {
+          given[e][name] = value;
+          used = true;
+        }
+      }
+    }
+    if (!used) {
+      throw std::invalid_argument("unknown parameter '" + name + "'" +
+                                  (targets.size() == 1
+                                       ? " for experiment '" + targets.front()->info.id + "'"
+                                       : std::string(" for the experiments chosen")) +
+                                  " (see 'fplab list')");
+    }
+  }
+
+  std::vector<PlannedRun> runs;
+  for (const auto* e : registered_experiments()) {
+    if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) continue;
+    std::vector<ParamValue> values;
+    for (const auto& p : e->info.params) {
+      const auto& mine = given[e];
+      const auto it = mine.find(p.name);
+      std::string text = quick && !p.quick_default.empty() ? p.quick_default : p.full_default;
+      if (it != mine.end()) text = it->second;
+      try {
+        values.push_back(parse_param(p, text));
+      } catch (const std::invalid_argument& err) {
+        throw std::invalid_argument(e->info.id + ": " + err.what());
+      }
+    }
+    Params params(e->info.params, std::move(values));
+    const auto seed = static_cast<std::uint64_t>(params.integer("seed"));
+    runs.push_back({e, std::move(params), seed});
+  }
+  return runs;
+}
+
+ExperimentRecord run_experiment(const PlannedRun& run, bool quick, bool show_progress) {
+  const auto& info = run.experiment->info;
+  ExperimentRecord rec;
+  rec.id = info.id;
+  rec.title = info.title;
+  rec.description = info.description;
+  rec.seed = run.seed;
+  rec.quick = quick;
+  rec.parameters = run.params.records();
+  for (const auto& claim : info.claims) rec.claims.push_back(claim_ref(claim));
+  RunContext ctx(info.id, quick, run.seed, show_progress);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    run.experiment->run(run.params, ctx, rec);
+  } catch (const std::invalid_argument& e) {
+    ctx.finish_progress();
+    throw std::invalid_argument(info.id + ": " + e.what());
+  }
+  ctx.finish_progress();
+  rec.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return rec;
+}
+
+}  // namespace fplab
