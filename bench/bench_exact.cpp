@@ -253,9 +253,9 @@ void bm_exact_ratio(benchmark::State& state, Data d) {
   const double per_term = 1e9 / static_cast<double>(n);
   state.counters["eigen_ns"] = best_eigen * per_term;
   for (std::size_t k = 0; k < paths.size(); ++k) {
-    const std::string name(to_string(paths[k]));
-    state.counters[name + "_ns"] = best[k] * per_term;
-    state.counters[name + "_over_eigen"] = best[k] / best_eigen;
+    const std::string path(name(paths[k]));
+    state.counters[path + "_ns"] = best[k] * per_term;
+    state.counters[path + "_over_eigen"] = best[k] / best_eigen;
   }
   state.counters["fast_blocks"] = fast_block_share(s);
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
@@ -292,8 +292,8 @@ void register_type(const char* type) {
 template <class T>
 void register_ratios(const char* type) {
   for (Data d : kAllData) {
-    const std::string name = std::string("sum-exact-ratio/") + type + "/" + name_of(d);
-    auto* b = benchmark::RegisterBenchmark(name.c_str(), bm_exact_ratio<T>, d);
+    const std::string id = std::string("sum-exact-ratio/") + type + "/" + std::string(name(d));
+    auto* b = benchmark::RegisterBenchmark(id.c_str(), bm_exact_ratio<T>, d);
     // n = 1000: one block, for ctest's bench_smoke; 10^6 is the measurement.
     b->ArgNames({"n"})->Arg(1'000)->Arg(1'000'000)->UseManualTime()->Unit(benchmark::kMicrosecond);
   }

@@ -232,7 +232,8 @@ class SubtreeTables {
     }
   }
 
-  void build(std::size_t id, int threads) {
+  // threads: read by the OpenMP pragma only (unused in the classroom's em++ build).
+  void build(std::size_t id, [[maybe_unused]] int threads) {
     Shape<T>& s = shapes_[id];
     s.totals.assign(set_.codes, {});
     if (s.op == ReductionProgram::Op::constant) {
