@@ -28,12 +28,18 @@ namespace {
 constexpr std::size_t kPromptTokens = 16;
 
 void bm_forward(benchmark::State& state, model::Policy policy) {
-  const auto batch = static_cast<std::size_t>(state.range(0));
-  const model::Model& m = model::bundled_model();
+  time_greedy_decode(state, model::bundled_model(), policy,
+                     static_cast<std::size_t>(state.range(0)), kPromptTokens);
+}
+
+}  // namespace
+
+void time_greedy_decode(benchmark::State& state, const model::Model& m, model::Policy policy,
+                        std::size_t batch, std::size_t prompt_tokens) {
   const std::size_t vocab = m.config().vocab_size;
   std::vector<std::vector<model::Token>> prompt(batch);
   for (std::size_t b = 0; b < batch; ++b) {
-    for (std::size_t i = 0; i < kPromptTokens; ++i) {
+    for (std::size_t i = 0; i < prompt_tokens; ++i) {
       prompt[b].push_back(static_cast<model::Token>((7 * i + 3 * b + 1) % vocab));
     }
   }
@@ -52,8 +58,6 @@ void bm_forward(benchmark::State& state, model::Policy policy) {
   }
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(batch));
 }
-
-}  // namespace
 
 void register_forward_benchmarks() {
   for (const auto precision : model::kPrecisionPolicies) {

@@ -60,25 +60,8 @@ void bm_prefill(benchmark::State& state, model::Policy policy) {
 }
 
 void bm_decode(benchmark::State& state, model::Policy policy) {
-  const auto batch = static_cast<std::size_t>(state.range(0));
-  const model::Model& m = speed_model();
-  std::vector<std::vector<model::Token>> prompt(batch);
-  for (std::size_t b = 0; b < batch; ++b)
-    prompt[b] = tokens(kDecodePrompt, b, m.config().vocab_size);
-  model::Batch pass(m, policy, batch);
-  pass.forward(prompt);
-  std::vector<std::vector<model::Token>> next(batch, std::vector<model::Token>{0});
-  for (auto _ : state) {
-    if (pass.length(0) + 1 >= m.config().context) {
-      state.PauseTiming();
-      pass.reset();
-      pass.forward(prompt);
-      state.ResumeTiming();
-    }
-    const model::Logits& logits = pass.forward(next);
-    for (std::size_t b = 0; b < batch; ++b) next[b][0] = model::top_two(logits.last(b)).first;
-  }
-  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(batch));
+  time_greedy_decode(state, speed_model(), policy, static_cast<std::size_t>(state.range(0)),
+                     kDecodePrompt);
 }
 
 }  // namespace
