@@ -324,6 +324,10 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
     if (w != nullptr && (window64 == nullptr || pr == PrecisionPolicy::bf16)) window64 = w;
   }
   if (window64 != nullptr) {
+    std::vector<std::size_t> widths;  // the window gates' W
+    for (const Gate& g : gates) {
+      if (g.kind == GateKind::window) widths.push_back(g.window);
+    }
     bool all_windows = true;
     for (const Row& r : all_rows) {
       if (r.gate.kind != GateKind::window) continue;
@@ -334,9 +338,8 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
         fmt::format("every window gate (W = {}) restores 100 % sequence determinism: {}; window:64 "
                     "in {}: {} rollbacks, {} tokens replayed, {} discarded, work {:.2f}x "
                     "always-invariant's in token-forwards",
-                    fmt::join(p.text_list("gates"), " "), all_windows ? "yes" : "NO",
-                    name(window64->precision), window64->stats.rollbacks, window64->stats.replayed,
-                    window64->stats.discarded,
+                    fmt::join(widths, ", "), all_windows ? "yes" : "NO", name(window64->precision),
+                    window64->stats.rollbacks, window64->stats.replayed, window64->stats.discarded,
                     ratio(static_cast<double>(window64->stats.fast_tokens +
                                               window64->stats.invariant_tokens),
                           invariant_tokens(window64->precision))),
