@@ -44,7 +44,7 @@ std::vector<float> prefill_from_prefix(const Model& m, Policy policy,
                                        const std::vector<Token>& prompt, std::size_t prefix);
 
 struct PrefillChange {
-  ReductionPolicy policy;
+  ReductionPolicy policy = ReductionPolicy::library;
   std::size_t prompt_tokens = 0;
   std::size_t chunk = 0;   // 0 when the variant is a prefix-cache hit
   std::size_t prefix = 0;  // 0 when the variant is chunked

@@ -269,22 +269,25 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
     }
     const Row* bound = find(pr, [](const Gate& g) { return g.kind == GateKind::bound; });
     std::string line = fmt::format("{}:", name(pr));
-    if (calibrated != nullptr)
+    if (calibrated != nullptr) {
       line += fmt::format(
           " the smallest margin gate reaching 100 % determinism is margin:{} "
           "(trigger rate {:.1f} %);",
           calibrated->gate.tau, 100 * rate(*calibrated));
-    if (failing != nullptr)
+    }
+    if (failing != nullptr) {
       line += fmt::format(" margin:{} fails ({} of {} prompts deterministic, {} runs differ);",
                           failing->gate.tau, failing->deterministic, failing->prompts,
                           failing->differing_runs);
-    if (bound != nullptr)
+    }
+    if (bound != nullptr) {
       line += fmt::format(
           " the bound gate: {} of {} prompts deterministic, trigger rate {:.1f} %, "
           "{} steps accepted on the rigorous enclosure, {} on the first-order "
           "bound.",
           bound->deterministic, bound->prompts, 100 * rate(*bound), bound->stats.rigorous,
           bound->stats.first_order);
+    }
     out.add_note(line);
   }
   const Row* margin_bf16 = nullptr;

@@ -240,7 +240,7 @@ class Batch {
   // The order's product for one shape, unrounded.
   void product(const float* x, const float* w, float* y, std::size_t rows, std::size_t out_features,
                std::size_t in_features, ReductionPolicy order) const;
-  void rope(float* x, std::size_t rows, std::size_t width);
+  void rope(float* x, std::size_t rows, std::size_t d);
   void attention(std::size_t layer, std::size_t rows, ReductionPolicy order);
   void attention_library(std::size_t layer);
   void attention_split(std::size_t layer, std::size_t rows, ReductionPolicy order);

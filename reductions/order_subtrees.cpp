@@ -84,7 +84,7 @@ struct Total {
 // A subtree's shape; equal shapes are one.
 template <class T>
 struct Shape {
-  ReductionProgram::Op op;
+  ReductionProgram::Op op = ReductionProgram::Op::constant;
   T constant{};
   std::size_t left = 0, right = 0;            // add: the children's shapes
   std::size_t size = 0;                       // inputs under it
