@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
+#include <string_view>
 
 #include "model/kernels.hpp"
 
@@ -14,24 +16,30 @@ std::vector<EigenProbe> probe_eigen_batch_variance(const Model& model,
                                                    std::span<const std::size_t> batches) {
   const auto& c = model.config();
   const Weights& w = model.weights(PrecisionPolicy::fp32);
+  // Every product of the forward pass (model/forward_ops.hpp), in the
+  // order q, k, v, o, gate, up, down per layer, then lm_head: the table's
+  // rows keep that order whatever order the pass runs them in.
   struct Matrix {
     std::string name;
     const std::vector<float>* w;
     std::size_t out, in;
+    std::size_t rank;
   };
+  static constexpr std::string_view kRowOrder[] = {
+      "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+      "mlp.gate_proj",    "mlp.up_proj",      "mlp.down_proj"};
   std::vector<Matrix> mats;
-  for (std::size_t l = 0; l < c.n_layers; ++l) {
-    const std::string p = "layers." + std::to_string(l) + ".";
-    const auto& L = w.layers[l];
-    mats.push_back({p + "self_attn.q_proj", &L.q, c.d_model, c.d_model});
-    mats.push_back({p + "self_attn.k_proj", &L.k, c.d_model, c.d_model});
-    mats.push_back({p + "self_attn.v_proj", &L.v, c.d_model, c.d_model});
-    mats.push_back({p + "self_attn.o_proj", &L.o, c.d_model, c.d_model});
-    mats.push_back({p + "mlp.gate_proj", &L.gate, c.ffn_dim, c.d_model});
-    mats.push_back({p + "mlp.up_proj", &L.up, c.ffn_dim, c.d_model});
-    mats.push_back({p + "mlp.down_proj", &L.down, c.d_model, c.ffn_dim});
+  for (const Op& op : model.ops()) {
+    if (op.kind != OpKind::linear) continue;
+    std::size_t rank = std::size(kRowOrder);
+    for (std::size_t i = 0; i < std::size(kRowOrder); ++i)
+      if (op.name.ends_with(kRowOrder[i])) rank = i;
+    const std::size_t layer = op.layer == kNoLayer ? c.n_layers : op.layer;
+    mats.push_back({op.name, &op_weight(w, op), op.out_features, op.in_features,
+                    layer * (std::size(kRowOrder) + 1) + rank});
   }
-  mats.push_back({"lm_head", &w.lm_head, c.vocab_size, c.d_model});
+  std::stable_sort(mats.begin(), mats.end(),
+                   [](const Matrix& a, const Matrix& b) { return a.rank < b.rank; });
 
   const std::size_t max_batch =
       batches.empty() ? 1 : *std::max_element(batches.begin(), batches.end());
