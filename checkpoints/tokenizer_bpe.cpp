@@ -436,6 +436,11 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json(std::string_view json_text,
   }
   const auto vocab = m->find("vocab");
   if (vocab == m->end() || !vocab->is_object()) fail_input(source, "model.vocab is not an object");
+  // Reserved up front: a real vocabulary (Qwen's 151,643 tokens and as
+  // many merges) otherwise rehashes its tables about twenty times.
+  t.vocab.reserve(vocab->size());
+  if (const auto mg = m->find("merges"); mg != m->end() && mg->is_array())
+    t.merges.reserve(mg->size());
   std::string bytes;
   for (const auto& [token, id] : vocab->items()) {
     if (!id.is_number_integer())
@@ -543,6 +548,7 @@ BpeTokenizer BpeTokenizer::from_gguf(const GgufFile& g, const std::string& sourc
     }
     types = tt.integers;
   }
+  t.vocab.reserve(tokens.strings.size());
   std::string bytes;
   for (std::size_t i = 0; i < tokens.strings.size(); ++i) {
     const auto& s = tokens.strings[i];
@@ -574,6 +580,7 @@ BpeTokenizer BpeTokenizer::from_gguf(const GgufFile& g, const std::string& sourc
   const auto& merges = g.at("tokenizer.ggml.merges", source);
   if (!merges.is_array || merges.type != GgufType::string)
     fail_input(source, "tokenizer.ggml.merges is not a list of strings");
+  t.merges.reserve(merges.strings.size());
   std::uint32_t rank = 0;
   for (const auto& s : merges.strings) {
     const auto sp = s.find(' ');
