@@ -31,36 +31,46 @@ constexpr std::size_t kMaxStack = 16;
 
 // ---- counting totals by their bits ----------------------------------------------
 
-// One per thread, side by side in a vector: aligned to a cache line so that
-// one thread's last_key_ / last_slot_ writes do not evict the other's.
+// Orders per bit pattern: an open-addressing table (linear probing, half
+// full at most) that remembers its keys in insertion order, so for_each and
+// drain visit only the keys in use. The walks keep one per thread, side by
+// side in a vector: aligned to a cache line so that one thread's last_key_ /
+// last_slot_ writes do not evict the other's. The subtree enumeration keeps
+// one per subtree code, drained after each (drain empties it for the next).
 class alignas(64) BitsCounter {
  public:
-  BitsCounter() : keys_(1024), counts_(1024) {}
+  // `slots`: the starting size, a power of two.
+  explicit BitsCounter(std::size_t slots = 1024) : keys_(slots), counts_(slots) {}
   void add(std::uint64_t key, std::uint64_t orders = 1) {
+    // Consecutive orders often give the same total: skip the probe.
     if (key == last_key_ && last_slot_ < counts_.size() && counts_[last_slot_] != 0) {
       counts_[last_slot_] += orders;
       return;
     }
-    std::size_t h = slot(key);
+    if (2 * (used_.size() + 1) > keys_.size()) grow();
+    const std::size_t h = slot(key);
     if (counts_[h] == 0) {
       keys_[h] = key;
-      if (++used_ * 2 > keys_.size()) {
-        counts_[h] = orders;
-        grow();
-        last_slot_ = slot(key);
-        last_key_ = key;
-        return;
-      }
+      used_.push_back(h);
     }
     counts_[h] += orders;
     last_slot_ = h;
     last_key_ = key;
   }
+  // f(key, orders) for every key, in the order they were first added.
   template <class F>
   void for_each(F f) const {
-    for (std::size_t i = 0; i < keys_.size(); ++i) {
-      if (counts_[i] != 0) f(keys_[i], counts_[i]);
+    for (const std::size_t h : used_) f(keys_[h], counts_[h]);
+  }
+  // for_each, then empty the table (keeping its size).
+  template <class F>
+  void drain(F f) {
+    for (const std::size_t h : used_) {
+      f(keys_[h], counts_[h]);
+      counts_[h] = 0;
     }
+    used_.clear();
+    last_slot_ = static_cast<std::size_t>(-1);
   }
 
  private:
@@ -79,20 +89,21 @@ class alignas(64) BitsCounter {
     return h;
   }
   void grow() {
-    std::vector<std::uint64_t> keys(keys_.size() * 2);
-    std::vector<std::uint64_t> counts(keys_.size() * 2);
+    std::vector<std::uint64_t> keys(keys_.size() * 2), counts(keys_.size() * 2);
     keys.swap(keys_);
     counts.swap(counts_);
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      if (counts[i] == 0) continue;
-      const std::size_t h = slot(keys[i]);
-      keys_[h] = keys[i];
-      counts_[h] = counts[i];
+    for (std::size_t& h : used_) {
+      const std::uint64_t key = keys[h];
+      const std::uint64_t orders = counts[h];
+      h = slot(key);
+      keys_[h] = key;
+      counts_[h] = orders;
     }
+    last_slot_ = static_cast<std::size_t>(-1);
   }
   std::vector<std::uint64_t> keys_;
-  std::vector<std::uint64_t> counts_;  // 0: empty slot
-  std::size_t used_ = 0;
+  std::vector<std::uint64_t> counts_;  // 0: empty slot (no total has 0 orders)
+  std::vector<std::size_t> used_;      // the slots in use, in insertion order
   std::uint64_t last_key_ = 0;
   std::size_t last_slot_ = static_cast<std::size_t>(-1);
 };

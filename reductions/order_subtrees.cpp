@@ -23,58 +23,6 @@ std::uint64_t choose(std::uint64_t m, std::uint64_t k) {
   return c;
 }
 
-// One sub-multiset's totals being added up: bits -> orders, cleared for
-// the next one without touching the empty slots.
-class TotalsTable {
- public:
-  TotalsTable() : keys_(64), counts_(64) {}
-  void add(std::uint64_t key, std::uint64_t orders) {
-    if (2 * (used_.size() + 1) > keys_.size()) grow();
-    const std::size_t h = slot(key);
-    if (counts_[h] == 0) {
-      keys_[h] = key;
-      used_.push_back(h);
-    }
-    counts_[h] += orders;
-  }
-  template <class F>
-  void drain(F f) {
-    for (const std::size_t h : used_) {
-      f(keys_[h], counts_[h]);
-      counts_[h] = 0;
-    }
-    used_.clear();
-  }
-
- private:
-  static std::uint64_t mix(std::uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    return x ^ (x >> 33);
-  }
-  std::size_t slot(std::uint64_t key) const {
-    const std::size_t mask = keys_.size() - 1;
-    std::size_t h = mix(key) & mask;
-    while (counts_[h] != 0 && keys_[h] != key) h = (h + 1) & mask;
-    return h;
-  }
-  void grow() {
-    std::vector<std::uint64_t> keys(keys_.size() * 2), counts(keys_.size() * 2);
-    keys.swap(keys_);
-    counts.swap(counts_);
-    for (std::size_t& h : used_) {
-      const std::uint64_t key = keys[h];
-      const std::uint64_t orders = counts[h];
-      h = slot(key);
-      keys_[h] = key;
-      counts_[h] = orders;
-    }
-  }
-  std::vector<std::uint64_t> keys_;
-  std::vector<std::uint64_t> counts_;  // 0: empty (no total has 0 orders)
-  std::vector<std::size_t> used_;
-};
-
 template <class T>
 struct Total {
   T value;
@@ -249,7 +197,8 @@ class SubtreeTables {
     const auto& codes = by_size_[s.size];
 #pragma omp parallel num_threads(threads)
     {
-      TotalsTable table;
+      // One sub-multiset's totals being added up, drained for the next.
+      BitsCounter table(64);
 #pragma omp for schedule(dynamic, 1)
       for (std::size_t i = 0; i < codes.size(); ++i) {
         const std::uint64_t code = codes[i];
