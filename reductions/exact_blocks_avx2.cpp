@@ -86,6 +86,50 @@ struct Avx2 {
   }
 };
 
+// Doubles without kZeros: only the high 32 bits of each |x| (sign,
+// exponent, 20 bits of significand), of two vectors at once in one shuffle,
+// shifted left past the sign and compared as unsigned integers (so an
+// infinity or NaN counts as the largest). The exponents, all the tests
+// read, are exact; a subnormal whose high half is zero reads as a zero,
+// which refuses a wide block and sends it to the zero-aware variant, as a
+// zero does. Two instructions fewer per two vectors than LaneMagnitudes.
+struct HighHalves {
+  __m256i mx;
+  __m256i mn;
+
+  // Written out: an implicit constructor would miss the target pragma.
+  HighHalves() : mx(_mm256_setzero_si256()), mn(_mm256_set1_epi32(-1)) {}
+
+  void add(__m256d v0, __m256d v1) {
+    const __m256 odd = _mm256_shuffle_ps(_mm256_castpd_ps(v0), _mm256_castpd_ps(v1), 0xDD);
+    const __m256i h = _mm256_slli_epi32(_mm256_castps_si256(odd), 1);
+    mx = _mm256_max_epu32(mx, h);
+    mn = _mm256_min_epu32(mn, h);
+  }
+  static std::uint64_t pattern(std::uint32_t shifted) {
+    return static_cast<std::uint64_t>(shifted >> 1) << 32;
+  }
+  std::uint64_t max_bits() const {
+    std::uint32_t l[8];
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(l), mx);
+    std::uint32_t m = l[0];
+    for (std::uint32_t v : l) m = larger(m, v);
+    return pattern(m);
+  }
+  std::uint64_t min_bits() const {
+    std::uint32_t l[8];
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(l), mn);
+    std::uint32_t m = l[0];
+    for (std::uint32_t v : l) m = smaller(m, v);
+    return pattern(m);
+  }
+};
+
+template <>
+struct DoubleMagnitudesOf<Avx2, false> {
+  using type = HighHalves;
+};
+
 }  // namespace
 
 void float_pass_avx2(const float* x, std::size_t n, bool zeros, FloatPass& p) {

@@ -101,6 +101,45 @@ struct Avx512 {
   }
 };
 
+// Doubles without kZeros: the high halves only, as exact_blocks_avx2.cpp's
+// HighHalves (which says why that is exact), sixteen at a time.
+struct HighHalves {
+  __m512i mx;
+  __m512i mn;
+
+  // Written out: an implicit constructor would miss the target pragma.
+  HighHalves() : mx(_mm512_setzero_si512()), mn(_mm512_set1_epi32(-1)) {}
+
+  void add(__m512d v0, __m512d v1) {
+    const __m512 odd = _mm512_shuffle_ps(_mm512_castpd_ps(v0), _mm512_castpd_ps(v1), 0xDD);
+    const __m512i h = _mm512_slli_epi32(_mm512_castps_si512(odd), 1);
+    mx = _mm512_max_epu32(mx, h);
+    mn = _mm512_min_epu32(mn, h);
+  }
+  static std::uint64_t pattern(std::uint32_t shifted) {
+    return static_cast<std::uint64_t>(shifted >> 1) << 32;
+  }
+  std::uint64_t max_bits() const {
+    std::uint32_t l[16];
+    _mm512_storeu_si512(l, mx);
+    std::uint32_t m = l[0];
+    for (std::uint32_t v : l) m = larger(m, v);
+    return pattern(m);
+  }
+  std::uint64_t min_bits() const {
+    std::uint32_t l[16];
+    _mm512_storeu_si512(l, mn);
+    std::uint32_t m = l[0];
+    for (std::uint32_t v : l) m = smaller(m, v);
+    return pattern(m);
+  }
+};
+
+template <>
+struct DoubleMagnitudesOf<Avx512, false> {
+  using type = HighHalves;
+};
+
 }  // namespace
 
 void float_pass_avx512(const float* x, std::size_t n, bool zeros, FloatPass& p) {

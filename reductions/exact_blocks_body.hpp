@@ -91,7 +91,7 @@ void double_tail(const double* x, std::size_t i, std::size_t n, double c, Double
 
 // Vectors per step of the passes' loops: enough to pay for the loop's own
 // instructions, few enough to keep every accumulator in a register.
-inline constexpr std::size_t kStep = 4;
+inline constexpr std::size_t kStep = 4;  // even: doubles go in pairs
 
 // kStep float vectors per step, four double accumulators (the halves of
 // vector u go to s[2u % 4] and s[2u % 4 + 1]), two maxima and two minima.
@@ -123,37 +123,72 @@ void float_pass(const float* x, std::size_t n, FloatPass& p) {
   if constexpr (kZeros) p.min_bits += 1u;
 }
 
-// kStep double vectors per step: the split and its two sums per vector,
-// into two accumulators each for hi and lo.
+// The largest and smallest magnitude of double vectors, lane by lane: |x|
+// as a bit pattern, its maximum and (with kZeros, |x| - 1's) minimum.
+template <class V, bool kZeros>
+struct LaneMagnitudes {
+  using Bits = decltype(V::double_bits(0));
+  Bits mx[2];
+  Bits mn[2];
+
+  // Written out: an implicit constructor would miss a file's target pragma.
+  LaneMagnitudes()
+      : mx{V::double_bits(0), V::double_bits(0)},
+        mn{V::double_bits(kDoubleInfBits), V::double_bits(kDoubleInfBits)} {}
+
+  template <class D>
+  void add(D v0, D v1) {
+    const auto a0 = V::abs(v0);
+    const auto a1 = V::abs(v1);
+    mx[0] = V::max(a0, mx[0]);
+    mx[1] = V::max(a1, mx[1]);
+    if constexpr (kZeros) {
+      mn[0] = V::min(V::minus_one(a0), mn[0]);
+      mn[1] = V::min(V::minus_one(a1), mn[1]);
+    } else {
+      mn[0] = V::min(a0, mn[0]);
+      mn[1] = V::min(a1, mn[1]);
+    }
+  }
+  std::uint64_t max_bits() const { return larger(V::max_lane(mx[0]), V::max_lane(mx[1])); }
+  // With kZeros still |x| - 1's: double_pass adds the one back.
+  std::uint64_t min_bits() const { return smaller(V::min_lane(mn[0]), V::min_lane(mn[1])); }
+};
+
+// Which magnitude tracker a width uses; a width's file may specialise it
+// (AVX2 and AVX-512 track only the high halves, exact_blocks_avx2.cpp).
+template <class V, bool kZeros>
+struct DoubleMagnitudesOf {
+  using type = LaneMagnitudes<V, kZeros>;
+};
+
+// kStep double vectors per step (pairs for the magnitudes): the split and
+// its two sums per vector, into two accumulators each for hi and lo.
 template <class V, bool kZeros>
 void double_pass(const double* x, std::size_t n, double c, DoublePass& p) {
   constexpr std::size_t w = V::kDoubles;
   const auto cv = V::splat(c);
-  decltype(V::double_bits(0)) mx[2] = {V::double_bits(0), V::double_bits(0)};
-  decltype(V::double_bits(0)) mn[2] = {V::double_bits(kDoubleInfBits),
-                                       V::double_bits(kDoubleInfBits)};
+  typename DoubleMagnitudesOf<V, kZeros>::type magnitudes;
   decltype(V::splat(0.0)) h[2] = {V::splat(0.0), V::splat(0.0)};
   decltype(V::splat(0.0)) l[2] = {V::splat(-0.0), V::splat(-0.0)};
   std::size_t i = 0;
   for (; i + kStep * w <= n; i += kStep * w) {
-    for (std::size_t u = 0; u < kStep; ++u) {
-      const auto v = V::load(x + i + u * w);
-      const auto a = V::abs(v);
-      mx[u % 2] = V::max(a, mx[u % 2]);
-      if constexpr (kZeros) {
-        mn[u % 2] = V::min(V::minus_one(a), mn[u % 2]);
-      } else {
-        mn[u % 2] = V::min(a, mn[u % 2]);
-      }
-      const auto q = V::sub(V::add(cv, v), cv);
-      h[u % 2] = V::add(h[u % 2], q);
-      l[u % 2] = V::add(l[u % 2], V::sub(v, q));
+    for (std::size_t u = 0; u < kStep; u += 2) {
+      const auto v0 = V::load(x + i + u * w);
+      const auto v1 = V::load(x + i + (u + 1) * w);
+      magnitudes.add(v0, v1);
+      const auto q0 = V::sub(V::add(cv, v0), cv);
+      const auto q1 = V::sub(V::add(cv, v1), cv);
+      h[0] = V::add(h[0], q0);
+      h[1] = V::add(h[1], q1);
+      l[0] = V::add(l[0], V::sub(v0, q0));
+      l[1] = V::add(l[1], V::sub(v1, q1));
     }
   }
   p.hi = V::lane_sum(V::add(h[0], h[1]));
   p.lo = V::lane_sum(V::add(l[0], l[1]));
-  p.max_bits = larger(V::max_lane(mx[0]), V::max_lane(mx[1]));
-  p.min_bits = smaller(V::min_lane(mn[0]), V::min_lane(mn[1]));
+  p.max_bits = magnitudes.max_bits();
+  p.min_bits = magnitudes.min_bits();
   double_tail<kZeros>(x, i, n, c, p);
   if constexpr (kZeros) p.min_bits += 1u;
 }
