@@ -47,11 +47,20 @@
 //
 // The largest and smallest magnitudes come from the same pass. They are
 // taken on the bit patterns of |x| (for nonnegative floats and doubles the
-// order of the patterns is the order of the values); the smallest nonzero
-// one as the minimum of |x|'s pattern minus one, where a zero wraps to a
-// NaN pattern that min ignores. A NaN term may be missing from the maximum,
-// but then the block's sums are NaN, and a block is accepted only when they
-// are finite. An infinity gives r = inf - inf = NaN, or a non-finite float
+// order of the patterns is the order of the values). The tests read only
+// the exponent fields, so any lower bound on the smallest magnitude with
+// the same exponent, or a smaller one, keeps them sound. The fast variant
+// takes the plain minimum of |x|, where a zero gives 0: that is read as
+// the smallest quantum, sound, but it refuses a wide block holding a zero,
+// which then runs once more in the zero-aware variant (the minimum of
+// |x|'s pattern minus one, where a zero wraps to a NaN pattern that min
+// ignores), so zeros never change which blocks pass. On AVX2 and AVX-512
+// the fast variant reads only the high 32 bits of each double (sign,
+// exponent, 20 bits of significand: every exponent exact), compared as
+// unsigned integers; a subnormal whose high half is zero reads as a zero.
+// A NaN term may be missing from a maximum compared as floats, but then
+// the block's sums are NaN, and a block is accepted only when they are
+// finite. An infinity gives r = inf - inf = NaN, or a non-finite float
 // sum, and is refused the same way.
 #include "reductions/exact_blocks.hpp"
 
