@@ -217,7 +217,7 @@ void bm_exact_ratio(benchmark::State& state, Data d) {
   const std::span<const T> s(x);
   std::vector<ExactPath> paths;
   for (ExactPath p : {ExactPath::automatic, ExactPath::superaccumulator, ExactPath::scalar,
-                      ExactPath::sse2, ExactPath::avx2}) {
+                      ExactPath::sse2, ExactPath::avx2, ExactPath::avx512}) {
     if (exact_path_available(p)) paths.push_back(p);
   }
   using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
@@ -270,7 +270,7 @@ void register_type(const char* type) {
   };
   std::vector<Variant> variants;
   for (ExactPath p : {ExactPath::superaccumulator, ExactPath::scalar, ExactPath::sse2,
-                      ExactPath::avx2, ExactPath::automatic}) {
+                      ExactPath::avx2, ExactPath::avx512, ExactPath::automatic}) {
     if (exact_path_available(p)) variants.push_back({std::string(name(p)), Kind::exact, p});
   }
   variants.push_back({"eigen", Kind::eigen, ExactPath::automatic});

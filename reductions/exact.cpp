@@ -93,6 +93,15 @@ bool cpu_has_avx2() {
 #endif
 }
 
+bool cpu_has_avx512() {
+#if defined(__x86_64__)
+  static const bool has = __builtin_cpu_supports("avx512f") != 0;
+  return has;
+#else
+  return false;
+#endif
+}
+
 ExactPath resolve(ExactPath p) {
   if (p == ExactPath::automatic) {
 #if defined(__x86_64__)
@@ -128,6 +137,8 @@ std::string_view name(ExactPath p) {
       return "sse2";
     case ExactPath::avx2:
       return "avx2";
+    case ExactPath::avx512:
+      return "avx512";
   }
   return "?";
 }
@@ -147,6 +158,8 @@ bool exact_path_available(ExactPath p) {
       return kSse2;
     case ExactPath::avx2:
       return cpu_has_avx2();
+    case ExactPath::avx512:
+      return cpu_has_avx512();
   }
   return false;
 }
@@ -171,6 +184,7 @@ void ExactSum::add_floats(const float* x, std::size_t n, ExactPath path) {
 #if defined(__x86_64__)
   if (path == ExactPath::sse2) kernel = exact_blocks::float_block_sse2;
   if (path == ExactPath::avx2) kernel = exact_blocks::float_block_avx2;
+  if (path == ExactPath::avx512) kernel = exact_blocks::float_block_avx512;
 #endif
   if (path == ExactPath::superaccumulator || !fast_blocks_allowed()) {
     large_add_floats(x, n);
@@ -200,6 +214,7 @@ void ExactSum::add_doubles(const double* x, std::size_t n, ExactPath path) {
 #if defined(__x86_64__)
   if (path == ExactPath::sse2) kernel = exact_blocks::double_block_sse2;
   if (path == ExactPath::avx2) kernel = exact_blocks::double_block_avx2;
+  if (path == ExactPath::avx512) kernel = exact_blocks::double_block_avx512;
 #endif
   if (path == ExactPath::superaccumulator || !fast_blocks_allowed() || n == 0) {
     large_add_doubles(x, n);

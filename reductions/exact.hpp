@@ -51,10 +51,11 @@ namespace fplab {
 // result, bit for bit). automatic: the fastest this CPU has (avx2 where
 // cpuid says so, else sse2 on x86-64, else the superaccumulator);
 // superaccumulator: the large accumulator alone, no fast blocks; scalar:
-// the fast blocks in portable scalar code; sse2, avx2: in those vectors.
-enum class ExactPath { automatic, superaccumulator, scalar, sse2, avx2 };
+// the fast blocks in portable scalar code; sse2, avx2, avx512 (AVX-512F):
+// in those vectors.
+enum class ExactPath { automatic, superaccumulator, scalar, sse2, avx2, avx512 };
 
-// "automatic", "superaccumulator", "scalar", "sse2", "avx2".
+// "automatic", "superaccumulator", "scalar", "sse2", "avx2", "avx512".
 std::string_view name(ExactPath p);
 // Whether this build and this CPU can run the path (automatic,
 // superaccumulator and scalar always can; the fast paths only on x86-64).

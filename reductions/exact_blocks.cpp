@@ -47,265 +47,199 @@
 //
 // The largest and smallest magnitudes come from the same pass. They are
 // taken on the bit patterns of |x| (for nonnegative floats and doubles the
-// order of the patterns is the order of the values); the smallest nonzero
-// one as the minimum of |x|'s pattern minus one, where a zero wraps to a
-// NaN pattern that min ignores. A NaN term may be missing from the maximum,
-// but then the block's sums are NaN, and a block is accepted only when they
-// are finite. An infinity gives r = inf - inf = NaN, or a non-finite float
+// order of the patterns is the order of the values). The tests read only
+// the exponent fields, so any lower bound on the smallest magnitude with
+// the same exponent, or a smaller one, keeps them sound. The fast variant
+// takes the plain minimum of |x|, where a zero gives 0: that is read as
+// the smallest quantum, sound, but it refuses a wide block holding a zero,
+// which then runs once more in the zero-aware variant (the minimum of
+// |x|'s pattern minus one, where a zero wraps to a NaN pattern that min
+// ignores), so zeros never change which blocks pass. On AVX2 and AVX-512
+// the fast variant reads only the high 32 bits of each double (sign,
+// exponent, 20 bits of significand: every exponent exact), compared as
+// unsigned integers; a subnormal whose high half is zero reads as a zero.
+// A NaN term may be missing from a maximum compared as floats, but then
+// the block's sums are NaN, and a block is accepted only when they are
+// finite. An infinity gives r = inf - inf = NaN, or a non-finite float
 // sum, and is refused the same way.
 #include "reductions/exact_blocks.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <iterator>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
+#include "reductions/exact_blocks_body.hpp"
+
 namespace fplab::exact_blocks {
 
 namespace {
 
-constexpr std::uint32_t kFloatAbs = 0x7FFFFFFFu;
 constexpr std::uint32_t kFloatInf = 0x7F800000u;
-constexpr std::uint64_t kDoubleAbs = 0x7FFFFFFFFFFFFFFFu;
 constexpr std::uint64_t kDoubleInf = 0x7FF0000000000000u;
 constexpr int kFloatWindow = 19;  // binades a float block may span
 constexpr int kSplitBelowMax = 12;
 constexpr int kSplitAboveMin = 44;
 
-// One pass over a float block: its sum in double, the pattern of its
-// largest magnitude and (smallest nonzero magnitude) - 1.
-struct FloatPass {
-  double sum = -0.0;
-  std::uint32_t max_bits = 0;
-  std::uint32_t min_bits_m1 = kFloatInf;
+// One lane, plain C++: the reference the vector widths are checked
+// against. Magnitudes compare as integers (a NaN pattern is then the
+// largest, which refuses the block as its NaN sum would).
+struct Scalar {
+  static constexpr std::size_t kFloats = 1;
+  static constexpr std::size_t kDoubles = 1;
+  static std::uint32_t float_bits(std::uint32_t b) { return b; }
+  static std::uint64_t double_bits(std::uint64_t b) { return b; }
+  static std::uint32_t abs_floats(const float* p) {
+    return std::bit_cast<std::uint32_t>(*p) & kFloatAbsBits;
+  }
+  static void add_as_doubles(const float* p, double& s, double&) { s += static_cast<double>(*p); }
+  static double splat(double v) { return v; }
+  static double load(const double* p) { return *p; }
+  static std::uint64_t abs(double v) { return std::bit_cast<std::uint64_t>(v) & kDoubleAbsBits; }
+  static double add(double a, double b) { return a + b; }
+  static double sub(double a, double b) { return a - b; }
+  template <class Bits>
+  static Bits max(Bits a, Bits b) {
+    return larger(a, b);
+  }
+  template <class Bits>
+  static Bits min(Bits a, Bits b) {
+    return smaller(a, b);
+  }
+  template <class Bits>
+  static Bits minus_one(Bits a) {
+    return a - 1u;  // a zero wraps to the top
+  }
+  template <class Bits>
+  static Bits max_lane(Bits a) {
+    return a;
+  }
+  template <class Bits>
+  static Bits min_lane(Bits a) {
+    return a;
+  }
+  static double lane_sum(double a) { return a; }
 };
 
-inline void float_terms(const float* x, std::size_t begin, std::size_t end, FloatPass& p) {
-  for (std::size_t i = begin; i < end; ++i) {
-    const std::uint32_t a = std::bit_cast<std::uint32_t>(x[i]) & kFloatAbs;
-    p.max_bits = std::max(p.max_bits, a);
-    p.min_bits_m1 = std::min(p.min_bits_m1, a - 1u);  // a zero wraps to the top
-    p.sum += static_cast<double>(x[i]);
+#if defined(__x86_64__)
+// SSE2 (the x86-64 baseline): 4 floats or 2 doubles per vector. The
+// magnitudes' patterns are compared as floats (maxps/minps): for
+// nonnegative patterns that is their order, and a NaN candidate loses.
+struct Sse2 {
+  static constexpr std::size_t kFloats = 4;
+  static constexpr std::size_t kDoubles = 2;
+  static __m128 float_bits(std::uint32_t b) {
+    return _mm_castsi128_ps(_mm_set1_epi32(static_cast<int>(b)));
   }
-}
-
-struct DoublePass {
-  double hi = 0.0;
-  double lo = -0.0;
-  std::uint64_t max_bits = 0;
-  std::uint64_t min_bits_m1 = kDoubleInf;
+  static __m128d double_bits(std::uint64_t b) {
+    return _mm_castsi128_pd(_mm_set1_epi64x(static_cast<long long>(b)));
+  }
+  static __m128 abs_floats(const float* p) {
+    return _mm_and_ps(_mm_loadu_ps(p), float_bits(kFloatAbsBits));
+  }
+  // The upper pair through pshufd, which (unlike movhlps) keeps its source.
+  static void add_as_doubles(const float* p, __m128d& lo, __m128d& hi) {
+    const __m128 v = _mm_loadu_ps(p);
+    lo = _mm_add_pd(lo, _mm_cvtps_pd(v));
+    hi = _mm_add_pd(hi,
+                    _mm_cvtps_pd(_mm_castsi128_ps(_mm_shuffle_epi32(_mm_castps_si128(v), 0xEE))));
+  }
+  static __m128d splat(double v) { return _mm_set1_pd(v); }
+  static __m128d load(const double* p) { return _mm_loadu_pd(p); }
+  static __m128d abs(__m128d v) { return _mm_and_pd(v, double_bits(kDoubleAbsBits)); }
+  static __m128d add(__m128d a, __m128d b) { return _mm_add_pd(a, b); }
+  static __m128d sub(__m128d a, __m128d b) { return _mm_sub_pd(a, b); }
+  static __m128 max(__m128 a, __m128 b) { return _mm_max_ps(a, b); }
+  static __m128 min(__m128 a, __m128 b) { return _mm_min_ps(a, b); }
+  static __m128d max(__m128d a, __m128d b) { return _mm_max_pd(a, b); }
+  static __m128d min(__m128d a, __m128d b) { return _mm_min_pd(a, b); }
+  static __m128 minus_one(__m128 a) {
+    return _mm_castsi128_ps(_mm_sub_epi32(_mm_castps_si128(a), _mm_set1_epi32(1)));
+  }
+  static __m128d minus_one(__m128d a) {
+    return _mm_castsi128_pd(_mm_sub_epi64(_mm_castpd_si128(a), _mm_set1_epi64x(1)));
+  }
+  static std::uint32_t max_lane(__m128 a) {
+    std::uint32_t l[4];
+    _mm_storeu_ps(reinterpret_cast<float*>(l), a);
+    return larger(larger(l[0], l[1]), larger(l[2], l[3]));
+  }
+  static std::uint32_t min_lane(__m128 a) {
+    std::uint32_t l[4];
+    _mm_storeu_ps(reinterpret_cast<float*>(l), a);
+    return smaller(smaller(l[0], l[1]), smaller(l[2], l[3]));
+  }
+  static std::uint64_t max_lane(__m128d a) {
+    std::uint64_t l[2];
+    _mm_storeu_pd(reinterpret_cast<double*>(l), a);
+    return larger(l[0], l[1]);
+  }
+  static std::uint64_t min_lane(__m128d a) {
+    std::uint64_t l[2];
+    _mm_storeu_pd(reinterpret_cast<double*>(l), a);
+    return smaller(l[0], l[1]);
+  }
+  static double lane_sum(__m128d a) {
+    return _mm_cvtsd_f64(a) + _mm_cvtsd_f64(_mm_unpackhi_pd(a, a));
+  }
 };
-
-inline void double_terms(const double* x, std::size_t begin, std::size_t end, double c,
-                         DoublePass& p) {
-  for (std::size_t i = begin; i < end; ++i) {
-    const std::uint64_t a = std::bit_cast<std::uint64_t>(x[i]) & kDoubleAbs;
-    p.max_bits = std::max(p.max_bits, a);
-    p.min_bits_m1 = std::min(p.min_bits_m1, a - 1u);
-    const double q = (c + x[i]) - c;
-    p.hi += q;
-    p.lo += x[i] - q;
-  }
-}
+#endif
 
 // C = 1.5 * 2^k, -1022 <= k <= 1022.
 inline double split_constant(int k) {
   return 1.5 * std::bit_cast<double>(static_cast<std::uint64_t>(k + 1023) << 52);
 }
 
-inline bool finish_float(const FloatPass& p, double& sum) {
-  if (!float_block_exact(p.max_bits, p.min_bits_m1 + 1u, p.sum)) return false;
+using FloatPassFn = void (*)(const float*, std::size_t, bool, FloatPass&);
+using DoublePassFn = void (*)(const double*, std::size_t, double, bool, DoublePass&);
+
+// The fast variant first; the zero-aware one only when the block holds a
+// zero (min_bits = 0) and was refused, so that a zero never changes which
+// blocks are accepted.
+bool float_block(FloatPassFn pass, const float* x, std::size_t n, double& sum) {
+  FloatPass p{-0.0, 0, kFloatInf};
+  pass(x, n, false, p);
+  if (!float_block_exact(p.max_bits, p.min_bits, p.sum)) {
+    if (p.min_bits != 0 || !std::isfinite(p.sum)) return false;
+    p = FloatPass{-0.0, 0, kFloatInf};
+    pass(x, n, true, p);
+    if (!float_block_exact(p.max_bits, p.min_bits, p.sum)) return false;
+  }
   sum = p.sum;
   return true;
 }
 
-// Runs `pass` with the guessed k; if the block is exact with another k only,
-// once more with that one.
-template <class Pass>
-bool split_block(Pass pass, int& k, double& hi, double& lo) {
-  for (int attempt = 0; attempt < 2; ++attempt) {
+// Runs the pass with the guessed k; if the block is exact with another k
+// only, once more with that one (and once more without the fast variant
+// when a zero hid the smallest nonzero magnitude).
+bool double_block(DoublePassFn pass, const double* x, std::size_t n, int& k, double& hi,
+                  double& lo) {
+  bool zeros = false;
+  for (int attempt = 0; attempt < 3; ++attempt) {
     k = std::clamp(k, -1022, 1022);
-    DoublePass p;
-    pass(split_constant(k), p);
-    const std::uint64_t min_bits = p.min_bits_m1 + 1u;
-    if (double_split_exact(p.max_bits, min_bits, k, p.hi, p.lo)) {
+    DoublePass p{0.0, -0.0, 0, kDoubleInf};
+    pass(x, n, split_constant(k), zeros, p);
+    if (double_split_exact(p.max_bits, p.min_bits, k, p.hi, p.lo)) {
       hi = p.hi;
       lo = p.lo;
       return true;
     }
     if (!std::isfinite(p.hi) || !std::isfinite(p.lo)) return false;
-    const int better = split_exponent_for(p.max_bits, min_bits);
+    if (p.min_bits == 0 && !zeros) {
+      zeros = true;
+      continue;
+    }
+    const int better = split_exponent_for(p.max_bits, p.min_bits);
     if (better == k) return false;
     k = better;
   }
   return false;
 }
-
-#if defined(__x86_64__)
-
-template <class V>
-std::uint32_t max_lane_bits(const V& v) {
-  std::uint32_t lanes[sizeof(V) / 4];
-  std::memcpy(lanes, &v, sizeof v);
-  return *std::max_element(std::begin(lanes), std::end(lanes));
-}
-template <class V>
-std::uint32_t min_lane_bits(const V& v) {
-  std::uint32_t lanes[sizeof(V) / 4];
-  std::memcpy(lanes, &v, sizeof v);
-  return *std::min_element(std::begin(lanes), std::end(lanes));
-}
-template <class V>
-std::uint64_t max_lane_bits64(const V& v) {
-  std::uint64_t lanes[sizeof(V) / 8];
-  std::memcpy(lanes, &v, sizeof v);
-  return *std::max_element(std::begin(lanes), std::end(lanes));
-}
-template <class V>
-std::uint64_t min_lane_bits64(const V& v) {
-  std::uint64_t lanes[sizeof(V) / 8];
-  std::memcpy(lanes, &v, sizeof v);
-  return *std::min_element(std::begin(lanes), std::end(lanes));
-}
-template <class V>
-double lane_sum(const V& v) {
-  double lanes[sizeof(V) / 8];
-  std::memcpy(lanes, &v, sizeof v);
-  double s = lanes[0];
-  for (std::size_t i = 1; i < sizeof(V) / 8; ++i) s += lanes[i];
-  return s;
-}
-
-// SSE2: 8 floats (four vectors of two doubles) per step.
-void float_pass_sse2(const float* x, std::size_t n, FloatPass& p) {
-  const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(static_cast<int>(kFloatAbs)));
-  const __m128i one = _mm_set1_epi32(1);
-  __m128 mx0 = _mm_setzero_ps(), mx1 = mx0;
-  __m128 mn0 = _mm_castsi128_ps(_mm_set1_epi32(static_cast<int>(kFloatInf))), mn1 = mn0;
-  __m128d s0 = _mm_set1_pd(-0.0), s1 = s0, s2 = s0, s3 = s0;
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m128 v0 = _mm_loadu_ps(x + i);
-    const __m128 v1 = _mm_loadu_ps(x + i + 4);
-    const __m128 a0 = _mm_and_ps(v0, abs_mask);
-    const __m128 a1 = _mm_and_ps(v1, abs_mask);
-    mx0 = _mm_max_ps(a0, mx0);
-    mx1 = _mm_max_ps(a1, mx1);
-    mn0 = _mm_min_ps(_mm_castsi128_ps(_mm_sub_epi32(_mm_castps_si128(a0), one)), mn0);
-    mn1 = _mm_min_ps(_mm_castsi128_ps(_mm_sub_epi32(_mm_castps_si128(a1), one)), mn1);
-    s0 = _mm_add_pd(s0, _mm_cvtps_pd(v0));
-    s1 = _mm_add_pd(s1, _mm_cvtps_pd(_mm_movehl_ps(v0, v0)));
-    s2 = _mm_add_pd(s2, _mm_cvtps_pd(v1));
-    s3 = _mm_add_pd(s3, _mm_cvtps_pd(_mm_movehl_ps(v1, v1)));
-  }
-  p.sum = lane_sum(_mm_add_pd(_mm_add_pd(s0, s1), _mm_add_pd(s2, s3)));
-  p.max_bits = std::max(max_lane_bits(mx0), max_lane_bits(mx1));
-  p.min_bits_m1 = std::min(min_lane_bits(mn0), min_lane_bits(mn1));
-  float_terms(x, i, n, p);
-}
-
-// SSE2: 4 doubles (two vectors) per step.
-void double_pass_sse2(const double* x, std::size_t n, double c, DoublePass& p) {
-  const __m128d abs_mask = _mm_castsi128_pd(_mm_set1_epi64x(static_cast<long long>(kDoubleAbs)));
-  const __m128i one = _mm_set1_epi64x(1);
-  const __m128d cv = _mm_set1_pd(c);
-  __m128d mx0 = _mm_setzero_pd(), mx1 = mx0;
-  __m128d mn0 = _mm_castsi128_pd(_mm_set1_epi64x(static_cast<long long>(kDoubleInf))), mn1 = mn0;
-  __m128d h0 = _mm_setzero_pd(), h1 = h0;
-  __m128d l0 = _mm_set1_pd(-0.0), l1 = l0;
-  std::size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const __m128d v0 = _mm_loadu_pd(x + i);
-    const __m128d v1 = _mm_loadu_pd(x + i + 2);
-    const __m128d a0 = _mm_and_pd(v0, abs_mask);
-    const __m128d a1 = _mm_and_pd(v1, abs_mask);
-    mx0 = _mm_max_pd(a0, mx0);
-    mx1 = _mm_max_pd(a1, mx1);
-    mn0 = _mm_min_pd(_mm_castsi128_pd(_mm_sub_epi64(_mm_castpd_si128(a0), one)), mn0);
-    mn1 = _mm_min_pd(_mm_castsi128_pd(_mm_sub_epi64(_mm_castpd_si128(a1), one)), mn1);
-    const __m128d q0 = _mm_sub_pd(_mm_add_pd(cv, v0), cv);
-    const __m128d q1 = _mm_sub_pd(_mm_add_pd(cv, v1), cv);
-    h0 = _mm_add_pd(h0, q0);
-    h1 = _mm_add_pd(h1, q1);
-    l0 = _mm_add_pd(l0, _mm_sub_pd(v0, q0));
-    l1 = _mm_add_pd(l1, _mm_sub_pd(v1, q1));
-  }
-  p.hi = lane_sum(_mm_add_pd(h0, h1));
-  p.lo = lane_sum(_mm_add_pd(l0, l1));
-  p.max_bits = std::max(max_lane_bits64(mx0), max_lane_bits64(mx1));
-  p.min_bits_m1 = std::min(min_lane_bits64(mn0), min_lane_bits64(mn1));
-  double_terms(x, i, n, c, p);
-}
-
-// AVX2: 16 floats (four vectors of four doubles) per step.
-__attribute__((target("avx2"))) void float_pass_avx2(const float* x, std::size_t n, FloatPass& p) {
-  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(kFloatAbs)));
-  const __m256i one = _mm256_set1_epi32(1);
-  __m256 mx0 = _mm256_setzero_ps(), mx1 = mx0;
-  __m256 mn0 = _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(kFloatInf))), mn1 = mn0;
-  __m256d s0 = _mm256_set1_pd(-0.0), s1 = s0, s2 = s0, s3 = s0;
-  std::size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m256 a0 = _mm256_and_ps(_mm256_loadu_ps(x + i), abs_mask);
-    const __m256 a1 = _mm256_and_ps(_mm256_loadu_ps(x + i + 8), abs_mask);
-    mx0 = _mm256_max_ps(a0, mx0);
-    mx1 = _mm256_max_ps(a1, mx1);
-    mn0 = _mm256_min_ps(_mm256_castsi256_ps(_mm256_sub_epi32(_mm256_castps_si256(a0), one)), mn0);
-    mn1 = _mm256_min_ps(_mm256_castsi256_ps(_mm256_sub_epi32(_mm256_castps_si256(a1), one)), mn1);
-    s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
-    s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)));
-    s2 = _mm256_add_pd(s2, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 8)));
-    s3 = _mm256_add_pd(s3, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 12)));
-  }
-  p.sum = lane_sum(_mm256_add_pd(_mm256_add_pd(s0, s1), _mm256_add_pd(s2, s3)));
-  p.max_bits = std::max(max_lane_bits(mx0), max_lane_bits(mx1));
-  p.min_bits_m1 = std::min(min_lane_bits(mn0), min_lane_bits(mn1));
-  float_terms(x, i, n, p);
-}
-
-// AVX2: 8 doubles (two vectors) per step.
-__attribute__((target("avx2"))) void double_pass_avx2(const double* x, std::size_t n, double c,
-                                                      DoublePass& p) {
-  const __m256d abs_mask =
-      _mm256_castsi256_pd(_mm256_set1_epi64x(static_cast<long long>(kDoubleAbs)));
-  const __m256i one = _mm256_set1_epi64x(1);
-  const __m256d cv = _mm256_set1_pd(c);
-  __m256d mx0 = _mm256_setzero_pd(), mx1 = mx0;
-  __m256d mn0 = _mm256_castsi256_pd(_mm256_set1_epi64x(static_cast<long long>(kDoubleInf)));
-  __m256d mn1 = mn0;
-  __m256d h0 = _mm256_setzero_pd(), h1 = h0;
-  __m256d l0 = _mm256_set1_pd(-0.0), l1 = l0;
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256d v0 = _mm256_loadu_pd(x + i);
-    const __m256d v1 = _mm256_loadu_pd(x + i + 4);
-    const __m256d a0 = _mm256_and_pd(v0, abs_mask);
-    const __m256d a1 = _mm256_and_pd(v1, abs_mask);
-    mx0 = _mm256_max_pd(a0, mx0);
-    mx1 = _mm256_max_pd(a1, mx1);
-    mn0 = _mm256_min_pd(_mm256_castsi256_pd(_mm256_sub_epi64(_mm256_castpd_si256(a0), one)), mn0);
-    mn1 = _mm256_min_pd(_mm256_castsi256_pd(_mm256_sub_epi64(_mm256_castpd_si256(a1), one)), mn1);
-    const __m256d q0 = _mm256_sub_pd(_mm256_add_pd(cv, v0), cv);
-    const __m256d q1 = _mm256_sub_pd(_mm256_add_pd(cv, v1), cv);
-    h0 = _mm256_add_pd(h0, q0);
-    h1 = _mm256_add_pd(h1, q1);
-    l0 = _mm256_add_pd(l0, _mm256_sub_pd(v0, q0));
-    l1 = _mm256_add_pd(l1, _mm256_sub_pd(v1, q1));
-  }
-  p.hi = lane_sum(_mm256_add_pd(h0, h1));
-  p.lo = lane_sum(_mm256_add_pd(l0, l1));
-  p.max_bits = std::max(max_lane_bits64(mx0), max_lane_bits64(mx1));
-  p.min_bits_m1 = std::min(min_lane_bits64(mn0), min_lane_bits64(mn1));
-  double_terms(x, i, n, c, p);
-}
-
-#endif  // __x86_64__
 
 }  // namespace
 
@@ -336,47 +270,46 @@ int split_exponent_for(std::uint64_t max_bits, std::uint64_t min_bits) {
   return std::clamp(k, -1022, 1022);
 }
 
-bool float_block_scalar(const float* x, std::size_t n, double& sum) {
-  // Four accumulators, term i in accumulator i % 4 (any split is exact).
-  FloatPass lanes[4];
-  std::size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    for (std::size_t j = 0; j < 4; ++j) float_terms(x, i + j, i + j + 1, lanes[j]);
-  }
-  float_terms(x, i, n, lanes[0]);
-  FloatPass p = lanes[0];
-  for (std::size_t j = 1; j < 4; ++j) {
-    p.sum += lanes[j].sum;
-    p.max_bits = std::max(p.max_bits, lanes[j].max_bits);
-    p.min_bits_m1 = std::min(p.min_bits_m1, lanes[j].min_bits_m1);
-  }
-  return finish_float(p, sum);
+void float_pass_scalar(const float* x, std::size_t n, bool zeros, FloatPass& p) {
+  float_pass_for<Scalar>(x, n, zeros, p);
+}
+void double_pass_scalar(const double* x, std::size_t n, double c, bool zeros, DoublePass& p) {
+  double_pass_for<Scalar>(x, n, c, zeros, p);
 }
 
+bool float_block_scalar(const float* x, std::size_t n, double& sum) {
+  return float_block(float_pass_scalar, x, n, sum);
+}
 bool double_block_scalar(const double* x, std::size_t n, int& k, double& hi, double& lo) {
-  return split_block([&](double c, DoublePass& p) { double_terms(x, 0, n, c, p); }, k, hi, lo);
+  return double_block(double_pass_scalar, x, n, k, hi, lo);
 }
 
 #if defined(__x86_64__)
 
+void float_pass_sse2(const float* x, std::size_t n, bool zeros, FloatPass& p) {
+  float_pass_for<Sse2>(x, n, zeros, p);
+}
+void double_pass_sse2(const double* x, std::size_t n, double c, bool zeros, DoublePass& p) {
+  double_pass_for<Sse2>(x, n, c, zeros, p);
+}
+
 bool float_block_sse2(const float* x, std::size_t n, double& sum) {
-  FloatPass p;
-  float_pass_sse2(x, n, p);
-  return finish_float(p, sum);
+  return float_block(float_pass_sse2, x, n, sum);
 }
-
 bool double_block_sse2(const double* x, std::size_t n, int& k, double& hi, double& lo) {
-  return split_block([&](double c, DoublePass& p) { double_pass_sse2(x, n, c, p); }, k, hi, lo);
+  return double_block(double_pass_sse2, x, n, k, hi, lo);
 }
-
 bool float_block_avx2(const float* x, std::size_t n, double& sum) {
-  FloatPass p;
-  float_pass_avx2(x, n, p);
-  return finish_float(p, sum);
+  return float_block(float_pass_avx2, x, n, sum);
 }
-
 bool double_block_avx2(const double* x, std::size_t n, int& k, double& hi, double& lo) {
-  return split_block([&](double c, DoublePass& p) { double_pass_avx2(x, n, c, p); }, k, hi, lo);
+  return double_block(double_pass_avx2, x, n, k, hi, lo);
+}
+bool float_block_avx512(const float* x, std::size_t n, double& sum) {
+  return float_block(float_pass_avx512, x, n, sum);
+}
+bool double_block_avx512(const double* x, std::size_t n, int& k, double& hi, double& lo) {
+  return double_block(double_pass_avx512, x, n, k, hi, lo);
 }
 
 #endif

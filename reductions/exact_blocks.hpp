@@ -9,13 +9,14 @@
 // values too near overflow or underflow for the double split) goes to the
 // superaccumulator instead; its fast-path partial sums are thrown away.
 //
-// The kernels differ only in how many lanes they add in parallel: scalar
-// (portable C++, four accumulators), SSE2 (the x86-64 baseline) and AVX2
-// (compiled with __attribute__((target("avx2"))), called only where cpuid
-// says so). None uses FMA: every operation is a single IEEE addition,
-// subtraction, max or min, which is why the lane split does not matter.
-// They assume round to nearest and no flush-to-zero or denormals-are-zero;
-// exact.cpp checks MXCSR before calling any of them.
+// The kernels differ only in how many lanes they add in parallel: one body
+// (exact_blocks_body.hpp) templated over the vector width, run with one
+// lane (scalar, portable C++: the reference), SSE2 (the x86-64 baseline),
+// AVX2 and AVX-512F (their own files, compiled for them by a target
+// pragma, called only where cpuid says so). None uses FMA: every operation is a single IEEE
+// addition, subtraction, max or min, which is why the lane split does not matter. They assume round
+// to nearest and no flush-to-zero or denormals-are-zero; exact.cpp checks MXCSR before calling any
+// of them.
 #pragma once
 
 #include <cstddef>
@@ -44,6 +45,8 @@ bool float_block_sse2(const float* x, std::size_t n, double& sum);
 bool double_block_sse2(const double* x, std::size_t n, int& k, double& hi, double& lo);
 bool float_block_avx2(const float* x, std::size_t n, double& sum);
 bool double_block_avx2(const double* x, std::size_t n, int& k, double& hi, double& lo);
+bool float_block_avx512(const float* x, std::size_t n, double& sum);
+bool double_block_avx512(const double* x, std::size_t n, int& k, double& hi, double& lo);
 #endif
 
 // The acceptance tests of a block of at most kBlock terms, shared by every

@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "oracle.hpp"
@@ -35,7 +36,7 @@ constexpr std::size_t kBlock = blocks::kBlock;
 std::vector<ExactPath> available_paths() {
   std::vector<ExactPath> out;
   for (ExactPath p : {ExactPath::automatic, ExactPath::superaccumulator, ExactPath::scalar,
-                      ExactPath::sse2, ExactPath::avx2}) {
+                      ExactPath::sse2, ExactPath::avx2, ExactPath::avx512}) {
     if (fplab::exact_path_available(p)) out.push_back(p);
   }
   return out;
@@ -132,9 +133,13 @@ TEST_CASE("float blocks: exact at the edge of the 19-binade window, refused past
           if (accepted) CHECK(exact_of(s) == exact_scaled_sum(std::span<const float>(x)));
         }
 #if defined(__x86_64__)
-        if (fplab::exact_path_available(ExactPath::avx2)) {
+        for (const auto& [path, kernel] :
+             {std::pair<ExactPath, blocks::FloatKernel>{ExactPath::avx2, blocks::float_block_avx2},
+              std::pair<ExactPath, blocks::FloatKernel>{ExactPath::avx512,
+                                                        blocks::float_block_avx512}}) {
+          if (!fplab::exact_path_available(path)) continue;
           double s = 0;
-          const bool accepted = blocks::float_block_avx2(x.data(), x.size(), s);
+          const bool accepted = kernel(x.data(), x.size(), s);
           CHECK(accepted == (span <= 19));
           if (accepted) CHECK(exact_of(s) == exact_scaled_sum(std::span<const float>(x)));
         }
@@ -169,6 +174,9 @@ TEST_CASE("double blocks: exact at the edge of the 32-binade split, refused past
           kernels.push_back(blocks::double_block_sse2);
           if (fplab::exact_path_available(ExactPath::avx2)) {
             kernels.push_back(blocks::double_block_avx2);
+          }
+          if (fplab::exact_path_available(ExactPath::avx512)) {
+            kernels.push_back(blocks::double_block_avx512);
           }
 #endif
           for (const auto kernel : kernels) {
@@ -219,6 +227,124 @@ TEMPLATE_TEST_CASE("exact paths: lengths at every vector and block edge", "[exac
       CHECK(observe(a) == observe(b));
     }
   }
+}
+
+namespace {
+
+// Every fast-block kernel this CPU runs, scalar (the reference) first.
+struct Kernels {
+  std::vector<std::pair<ExactPath, blocks::FloatKernel>> floats{
+      {ExactPath::scalar, blocks::float_block_scalar}};
+  std::vector<std::pair<ExactPath, blocks::DoubleKernel>> doubles{
+      {ExactPath::scalar, blocks::double_block_scalar}};
+  Kernels() {
+#if defined(__x86_64__)
+    floats.emplace_back(ExactPath::sse2, blocks::float_block_sse2);
+    doubles.emplace_back(ExactPath::sse2, blocks::double_block_sse2);
+    if (fplab::exact_path_available(ExactPath::avx2)) {
+      floats.emplace_back(ExactPath::avx2, blocks::float_block_avx2);
+      doubles.emplace_back(ExactPath::avx2, blocks::double_block_avx2);
+    }
+    if (fplab::exact_path_available(ExactPath::avx512)) {
+      floats.emplace_back(ExactPath::avx512, blocks::float_block_avx512);
+      doubles.emplace_back(ExactPath::avx512, blocks::double_block_avx512);
+    }
+#endif
+  }
+};
+
+// One kernel's whole answer for one block: accepted, and the sums' bits.
+template <class T>
+std::vector<std::uint64_t> kernel_answer(const Kernels& kernels, std::size_t which, const T* x,
+                                         std::size_t n, int k_guess) {
+  if constexpr (std::is_same_v<T, float>) {
+    double s = 0.125;
+    const bool ok = kernels.floats[which].second(x, n, s);
+    return {ok, ok ? std::bit_cast<std::uint64_t>(s) : 0};
+  } else {
+    int k = k_guess;
+    double hi = 0.125;
+    double lo = 0.125;
+    const bool ok = kernels.doubles[which].second(x, n, k, hi, lo);
+    return {ok, ok ? std::bit_cast<std::uint64_t>(hi) : 0,
+            ok ? std::bit_cast<std::uint64_t>(lo) : 0, static_cast<std::uint64_t>(k)};
+  }
+}
+
+}  // namespace
+
+// The one templated body at every width against its one-lane run: every
+// length from 0 to three of the widest steps plus one (AVX-512: 4 vectors
+// of 16 floats or 8 doubles per step), at misaligned starts, with data
+// that passes, data holding a zero (the fast variant refuses a wide block
+// with a zero and the zero-aware one runs), data one binade too wide, and
+// subnormals (whose high 32 bits, all AVX2's double test reads, may be 0).
+TEMPLATE_TEST_CASE("exact blocks: every width equals the scalar reference at every vector edge",
+                   "[exact][paths]", float, double) {
+  using T = TestType;
+  const Kernels kernels;
+  const std::size_t widest_step = 4 * 64 / sizeof(T);
+  std::mt19937_64 rng(33);
+  const auto data = normals<T>(rng, 3 * widest_step + 1 + 16);
+  // A term 19 (float) or 32 (double) binades below the largest, at the edge.
+  const int span = sizeof(T) == 4 ? 19 : 32;
+  std::size_t compared = 0;
+  std::size_t accepted = 0;
+  std::size_t refused = 0;
+  for (std::size_t offset = 0; offset < 16; offset += 3) {  // 0, 3, ..., 15 elements
+    for (std::size_t n = 0; n <= 3 * widest_step + 1; ++n) {
+      for (int variant = 0; variant < 5; ++variant) {
+        // The block starts `offset` elements into its buffer: unaligned.
+        std::vector<T> buffer(offset + n);
+        std::copy_n(data.begin(), n, buffer.begin() + static_cast<std::ptrdiff_t>(offset));
+        const std::span<T> x(buffer.data() + offset, n);
+        const std::size_t max_at = n - 1 - n / 5;
+        const std::size_t special_at = n / 3;  // below max_at for n >= 2
+        if (n > 0 && variant >= 1) {
+          for (auto& v : x) {  // every magnitude in [0.25, 2): the window is known
+            v = std::abs(v) < T(0.25) ? T(0.25)
+                : std::abs(v) >= T(2) ? std::copysign(T(1.5), v)
+                                      : v;
+          }
+          x[max_at] = T(2) - std::numeric_limits<T>::epsilon();
+        }
+        if (n > 1 && variant == 1) x[special_at] = T(0);  // a zero: passes via the retry
+        if (n > 1 && variant == 2) x[special_at] = std::ldexp(T(1), -span);
+        if (n > 1 && variant == 3) x[special_at] = std::ldexp(T(1), -span - 1);  // refused
+        if (variant == 4) {  // subnormals: zero high halves, and the retry
+          for (std::size_t j = 0; j < n; ++j) {
+            x[j] =
+                static_cast<T>(static_cast<int>(j % 7) - 3) * std::numeric_limits<T>::denorm_min();
+          }
+        }
+        INFO("n = " << n << ", offset = " << offset << ", variant = " << variant);
+        const int guess = sizeof(T) == 8 ? 13 : 0;
+        const auto reference = kernel_answer(kernels, 0, x.data(), x.size(), guess);
+        const std::size_t count =
+            std::is_same_v<T, float> ? kernels.floats.size() : kernels.doubles.size();
+        for (std::size_t which = 1; which < count; ++which) {
+          INFO("kernel " << fplab::name(std::is_same_v<T, float> ? kernels.floats[which].first
+                                                                 : kernels.doubles[which].first));
+          CHECK(kernel_answer(kernels, which, x.data(), x.size(), guess) == reference);
+          ++compared;
+        }
+        if (reference[0] != 0) {
+          ++accepted;
+          const double hi = std::bit_cast<double>(reference[1]);
+          const double lo = sizeof(T) == 8 ? std::bit_cast<double>(reference[2]) : 0.0;
+          CHECK(exact_of(hi, lo) == exact_scaled_sum(std::span<const T>(x.data(), n)));
+        } else {
+          ++refused;
+        }
+        if (n > 1 && variant == 3) CHECK(reference[0] == 0);
+        if (variant == 1 || variant == 2 || variant == 4) CHECK(reference[0] == 1);
+      }
+    }
+  }
+  // The comparisons ran, on both sides of the acceptance test.
+  CHECK(compared > 0);
+  CHECK(accepted > 100);
+  CHECK(refused > 100);
 }
 
 TEMPLATE_TEST_CASE("exact paths: subnormals, signed zeros, cancellation, repeats", "[exact][paths]",

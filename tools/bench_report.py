@@ -582,7 +582,7 @@ def load_counters(data, family):
 
 
 EXACT_DATA = ("normal", "uniform01", "uniform12", "wide", "inf-nan")
-EXACT_PATHS = ("automatic", "avx2", "sse2", "scalar", "superaccumulator")
+EXACT_PATHS = ("automatic", "avx512", "avx2", "sse2", "scalar", "superaccumulator")
 
 
 def emit_exact_by_data(emit, data):
