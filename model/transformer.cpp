@@ -323,19 +323,22 @@ Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorPar
   const std::size_t per_shard = c.n_heads / tp_.degree;
   head_begin_ = tp_.rank ? *tp_.rank * per_shard : 0;
   head_end_ = tp_.rank ? head_begin_ + per_shard : c.n_heads;
-  for (auto& kv : cache_) kv.assign(c.n_layers * 2 * c.context * c.kv_width(), 0.0f);
+  // Left uninitialised: a position is read only once written, and the
+  // pages of positions never reached are never touched (a real model's
+  // cache is allocated for its whole context).
+  for (auto& kv : cache_) kv = std::make_unique_for_overwrite<float[]>(kv_cache_floats(c));
 }
 
 void Batch::reset() { std::fill(lengths_.begin(), lengths_.end(), 0); }
 
 float* Batch::cache_k(std::size_t seq, std::size_t layer) {
   const auto& c = model_->config();
-  return cache_[seq].data() + (2 * layer) * c.context * c.kv_width();
+  return cache_[seq].get() + (2 * layer) * c.context * c.kv_width();
 }
 
 float* Batch::cache_v(std::size_t seq, std::size_t layer) {
   const auto& c = model_->config();
-  return cache_[seq].data() + (2 * layer + 1) * c.context * c.kv_width();
+  return cache_[seq].get() + (2 * layer + 1) * c.context * c.kv_width();
 }
 
 void Batch::copy_prefix(std::size_t seq, const Batch& from, std::size_t from_seq,
@@ -350,8 +353,8 @@ void Batch::copy_prefix(std::size_t seq, const Batch& from, std::size_t from_seq
   const auto& c = model_->config();
   const std::size_t block = c.context * c.kv_width();  // one layer's K (or V)
   for (std::size_t kv = 0; kv < 2 * c.n_layers && &from.cache_[from_seq] != &cache_[seq]; ++kv) {
-    std::copy_n(from.cache_[from_seq].data() + kv * block, length * c.kv_width(),
-                cache_[seq].data() + kv * block);
+    std::copy_n(from.cache_[from_seq].get() + kv * block, length * c.kv_width(),
+                cache_[seq].get() + kv * block);
   }
   lengths_[seq] = length;
 }
@@ -559,9 +562,12 @@ void Batch::run(const Op& op, ReductionPolicy order,
       tp_.degree == 1 && quantizer_ == nullptr && order != ReductionPolicy::blas
           ? model_->stored_weight(static_cast<std::size_t>(&op - ops().data()), prec)
           : nullptr;
-  // Norms and biases; the float matrices only when a matrix is read so.
-  const Weights& w = half != nullptr || op.kind == OpKind::rmsnorm ? model_->vector_weights(prec)
-                                                                   : model_->weights(prec);
+  // The op's float weight (a norm's, or a matrix not read as stored): the
+  // float matrices are asked for (and made) only then.
+  const auto weight = [&]() -> const std::vector<float>& {
+    return op_weight(
+        op.kind == OpKind::rmsnorm ? model_->vector_weights(prec) : model_->weights(prec), op);
+  };
   const std::size_t M = row_seq_.size();
   const std::size_t n = M * op.width();
   float* out = buffer(op.slot);
@@ -575,17 +581,16 @@ void Batch::run(const Op& op, ReductionPolicy order,
         if (half != nullptr) {
           kernels::widen(half->data + t * d, half->format, d, out + r * d);
         } else {
-          std::copy_n(op_weight(w, op).data() + t * d, d, out + r * d);
+          std::copy_n(weight().data() + t * d, d, out + r * d);
         }
       }
       break;
     }
     case OpKind::rmsnorm:
-      rmsnorm(input(0), op_weight(w, op), out, M, op.width(), op.in_features, order);
+      rmsnorm(input(0), weight(), out, M, op.width(), op.in_features, order);
       break;
     case OpKind::linear:
-      linear(op, order, input(0), half != nullptr ? nullptr : op_weight(w, op).data(), half, out,
-             M);
+      linear(op, order, input(0), half != nullptr ? nullptr : weight().data(), half, out, M);
       break;
     case OpKind::rope:
       rope(out, M, op.width());

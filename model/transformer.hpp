@@ -208,6 +208,12 @@ class OpObserver {
   virtual void observe(std::size_t op, std::span<const float> out, const Batch& batch) = 0;
 };
 
+// Floats of one sequence's KV cache: every layer's K and V for the whole
+// context (allocated so; its pages are touched as positions are written).
+inline std::size_t kv_cache_floats(const ModelConfig& c) {
+  return c.n_layers * 2 * c.context * c.kv_width();
+}
+
 class Batch {
  public:
   // `tp`: the forward pass split over tensor-parallel shards
@@ -297,7 +303,7 @@ class Batch {
   TensorParallel tp_;
   std::size_t head_begin_ = 0, head_end_ = 0;  // the heads this process computes
   std::vector<std::size_t> lengths_;
-  std::vector<std::vector<float>> cache_;  // per sequence: [layer][k|v][context][d]
+  std::vector<std::unique_ptr<float[]>> cache_;  // per sequence: [layer][k|v][context][d]
   // Scratch for one pass, reused.
   std::vector<std::size_t> row_seq_, row_pos_, seq_first_, seq_new_;
   std::vector<float> x_, a_, q_, k_, v_, att_, h_, g_, u_, ss_, rope_;
