@@ -3,7 +3,9 @@
 // decoding at batch 1 and 8, under blas, library and batch-invariant, fp32.
 // The model is $FPLAB_BENCH_MODEL (a bundled-format file or a real
 // checkpoint: Model::load), else the bundled model; threads are OpenMP's
-// (OMP_NUM_THREADS).
+// (OMP_NUM_THREADS). $FPLAB_BENCH_FLOAT_WEIGHTS=1: a 16-bit checkpoint's
+// forward pass reads float32 copies of its matrices (Model::
+// with_float_weights) rather than the stored ones (the same bits).
 //
 // Names: model_speed/<policy>/prefill:128 (one iteration: a fresh sequence's
 // 128-token pass) and model_speed/<policy>/decode/batch:<B> (one iteration:
@@ -35,6 +37,10 @@ const model::Model& speed_model() {
   static const model::Model m = [] {
     const char* path = std::getenv("FPLAB_BENCH_MODEL");
     if (path == nullptr || *path == '\0') return model::bundled_model();
+    const char* float_weights = std::getenv("FPLAB_BENCH_FLOAT_WEIGHTS");
+    if (float_weights != nullptr && std::string(float_weights) == "1") {
+      return model::Model::load(path).with_float_weights();
+    }
     return model::Model::load(path);
   }();
   return m;

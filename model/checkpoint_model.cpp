@@ -1,8 +1,12 @@
 // Model::from_checkpoint: a real checkpoint (checkpoints/checkpoint.hpp) as
 // a Model. Its architecture becomes a ModelConfig (the optional features of
-// model/forward_ops.hpp), its tensors float32 weights (exact: every bf16
-// and f16 is a float), its tokenizer the byte-level BPE beside it.
+// model/forward_ops.hpp), its tokenizer the byte-level BPE beside it; its
+// tensors: a bf16 or f16 checkpoint's matrices stay as stored (the forward
+// pass widens them exactly: Model::stored_weight), its norms and biases and
+// an f32 checkpoint's weights become float32 (exact: every bf16 and f16 is a
+// float).
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -61,6 +65,15 @@ class BpeSubword final : public SubwordTokenizer {
   checkpoints::BpeTokenizer bpe_;
 };
 
+// The Hugging Face name of an embed or linear op's matrix.
+std::string hf_matrix_name(const Op& op, const ModelConfig& config) {
+  if (op.kind == OpKind::embed || (op.name == "lm_head" && config.tied_embeddings)) {
+    return "model.embed_tokens.weight";
+  }
+  if (op.name == "lm_head") return "lm_head.weight";
+  return "model." + op.name + ".weight";  // layers.N.self_attn.q_proj, ...
+}
+
 }  // namespace
 
 Model Model::load(const std::filesystem::path& path) {
@@ -76,7 +89,7 @@ Model Model::load(const std::filesystem::path& path) {
 
 Model Model::from_checkpoint(const std::string& model) {
   const checkpoints::ModelLocation where = checkpoints::resolve_model(model);
-  const checkpoints::Checkpoint ck = checkpoints::Checkpoint::open(where);
+  checkpoints::Checkpoint ck = checkpoints::Checkpoint::open(where);
   const std::string name = where.path.string();
   const ModelConfig config = model_config(ck.config(), name);
   Model m(where.path, config,
@@ -91,20 +104,37 @@ Model Model::from_checkpoint(const std::string& model) {
   m.ops_ = describe_forward(config);
 
   const auto get = [&ck](const std::string& n) { return checkpoints::to_float32(ck.tensor(n)); };
+  // A 16-bit checkpoint keeps its matrices (each embed and linear op's) as
+  // stored, mapped (or GGUF's owned Q/K rows): only the norms and biases
+  // are made float here. All of them in one 16-bit format, else (f32, a
+  // mix, GGUF's dequantized Q8_0) all float32.
+  std::vector<HalfMatrix> halves(m.ops_.size());
+  const checkpoints::StoredType stored = ck.tensor("model.embed_tokens.weight").dtype;
+  bool keep = stored != checkpoints::StoredType::f32;
+  for (std::size_t i = 0; i < m.ops_.size() && keep; ++i) {
+    const Op& op = m.ops_[i];
+    if (op.kind != OpKind::embed && op.kind != OpKind::linear) continue;
+    const checkpoints::TensorView& t = ck.tensor(hf_matrix_name(op, config));
+    keep = t.dtype == stored;
+    halves[i] = {
+        reinterpret_cast<const std::uint16_t*>(t.data),
+        stored == checkpoints::StoredType::bf16 ? kernels::Half::bf16 : kernels::Half::f16};
+  }
+  const auto matrix = [&](const std::string& n) { return keep ? std::vector<float>() : get(n); };
   Weights w;
-  w.embed = get("model.embed_tokens.weight");
+  w.embed = matrix("model.embed_tokens.weight");
   for (std::size_t i = 0; i < config.n_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     LayerWeights l;
     l.input_norm = get(p + "input_layernorm.weight");
-    l.q = get(p + "self_attn.q_proj.weight");
-    l.k = get(p + "self_attn.k_proj.weight");
-    l.v = get(p + "self_attn.v_proj.weight");
-    l.o = get(p + "self_attn.o_proj.weight");
+    l.q = matrix(p + "self_attn.q_proj.weight");
+    l.k = matrix(p + "self_attn.k_proj.weight");
+    l.v = matrix(p + "self_attn.v_proj.weight");
+    l.o = matrix(p + "self_attn.o_proj.weight");
     l.post_norm = get(p + "post_attention_layernorm.weight");
-    l.gate = get(p + "mlp.gate_proj.weight");
-    l.up = get(p + "mlp.up_proj.weight");
-    l.down = get(p + "mlp.down_proj.weight");
+    l.gate = matrix(p + "mlp.gate_proj.weight");
+    l.up = matrix(p + "mlp.up_proj.weight");
+    l.down = matrix(p + "mlp.down_proj.weight");
     if (config.qkv_bias) {
       l.q_bias = get(p + "self_attn.q_proj.bias");
       l.k_bias = get(p + "self_attn.k_proj.bias");
@@ -117,8 +147,13 @@ Model Model::from_checkpoint(const std::string& model) {
     w.layers.push_back(std::move(l));
   }
   w.norm = get("model.norm.weight");
-  if (!config.tied_embeddings) w.lm_head = get("lm_head.weight");
-  m.set_weights(std::move(w));
+  if (!config.tied_embeddings) w.lm_head = matrix("lm_head.weight");
+  if (!keep) {
+    m.set_weights(std::move(w));
+    return m;
+  }
+  m.set_stored_weights(std::move(w), std::move(halves),
+                       std::make_shared<const checkpoints::Checkpoint>(std::move(ck)));
   return m;
 }
 

@@ -283,6 +283,53 @@ void linear_eigen(const float* x, const float* w, float* y, std::size_t M, std::
   Y.noalias() = X * W.transpose();
 }
 
+void widen(const std::uint16_t* in, Half format, std::size_t n, float* out) {
+  if (format == Half::bf16) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t bits = static_cast<std::uint32_t>(in[i]) << 16;
+      std::memcpy(out + i, &bits, sizeof bits);
+    }
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t h = in[i];
+    const std::uint32_t sign = (h & 0x8000u) << 16;
+    const std::uint32_t exponent = (h >> 10) & 0x1fu;
+    const std::uint32_t mantissa = h & 0x3ffu;
+    std::uint32_t bits = 0;
+    if (exponent == 0x1f) {
+      bits = sign | 0x7f800000u | (mantissa << 13);  // inf, NaN (payload kept)
+    } else if (exponent != 0) {
+      bits = sign | ((exponent + 112) << 23) | (mantissa << 13);  // bias 15 -> 127
+    } else {
+      // Zero or subnormal: mantissa * 2^-24, exact in float.
+      const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
+      std::memcpy(&bits, &magnitude, sizeof bits);
+      bits |= sign;
+    }
+    std::memcpy(out + i, &bits, sizeof bits);
+  }
+}
+
+void linear_half(const float* x, const std::uint16_t* w, Half format, float* y, std::size_t M,
+                 std::size_t N, std::size_t K, const FloatProduct& product,
+                 std::vector<float>& widened, std::vector<float>& block_out) {
+  for (std::size_t n0 = 0, nb = 0; n0 < N; n0 += nb) {
+    // A last row of its own joins the block before it: Eigen takes a
+    // one-row product as a GEMV or an inner product, another order.
+    nb = N - n0 <= kWidenRows + 1 ? N - n0 : kWidenRows;
+    widened.resize(nb * K);
+    widen(w + n0 * K, format, nb * K, widened.data());
+    if (nb == N) {
+      product(x, widened.data(), y, M, N, K);
+      return;
+    }
+    block_out.resize(M * nb);
+    product(x, widened.data(), block_out.data(), M, nb, K);
+    for (std::size_t m = 0; m < M; ++m) std::copy_n(block_out.data() + m * nb, nb, y + m * N + n0);
+  }
+}
+
 void sum_squares(const float* x, float* out, std::size_t M, std::size_t K, std::size_t splits) {
   for (std::size_t m = 0; m < M; ++m) {
     const float* row = x + m * K;

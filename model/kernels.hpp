@@ -18,6 +18,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
 
 namespace fplab::model::kernels {
 
@@ -64,6 +67,38 @@ void linear_eigen(const float* x, const float* w, float* y, std::size_t M, std::
 // (model/blas_kernels.cpp.)
 void linear_blas(const float* x, const float* w, float* y, std::size_t M, std::size_t N,
                  std::size_t K);
+
+// The 16-bit formats a checkpoint may store its weights in.
+enum class Half { bf16, f16 };
+
+// out[i] = in[i] widened to float, exactly (every bf16 and every IEEE
+// binary16, subnormals, infinities and NaN payloads included, is a float):
+// bf16 is the top half of a float's bits; binary16 is re-biased.
+void widen(const std::uint16_t* in, Half format, std::size_t n, float* out);
+
+// Rows of a weight matrix widened per block by linear_half: a multiple of
+// every kernel's output grouping (lanes8's tiles, Eigen's and OpenBLAS's
+// register blocks), 256 x 576 floats (SmolLM2's width) within a core's L2.
+inline constexpr std::size_t kWidenRows = 256;
+
+// A float product of one shape, y = x w^T ([M, K] by [N, K]): linear,
+// linear_eigen or linear_blas, with its order's arguments bound.
+using FloatProduct = std::function<void(const float* x, const float* w, float* y, std::size_t M,
+                                        std::size_t N, std::size_t K)>;
+
+// y = x w^T of a stored 16-bit w [N, K]: w's rows widened kWidenRows at a
+// time (a last single row joins the block before it) into `widened`, each
+// block's [M, rows] product by `product` (into `block_out`, then y's
+// columns; N <= kWidenRows + 1: the whole, straight into y). The same bits
+// as `product` of the whole widened matrix when an output's order does not
+// depend on which other rows are in the call: true of `linear` with the
+// whole shape's splits (each output a dot product of its own) and, on every
+// shape tests/test_model_stored.cpp tries, of Eigen's (a one-row block
+// would not be: GEMV); not of OpenBLAS's (its kernels and thread split
+// follow the shape), which the forward pass gives its float copy instead.
+void linear_half(const float* x, const std::uint16_t* w, Half format, float* y, std::size_t M,
+                 std::size_t N, std::size_t K, const FloatProduct& product,
+                 std::vector<float>& widened, std::vector<float>& block_out);
 
 // Sum of squares of each of M rows of length K, in the same order as dot
 // with `splits` (out[m] = dot(row, row)).

@@ -161,14 +161,25 @@ Model Model::load_bundled(const std::filesystem::path& file) {
 }
 
 void Model::set_weights(Weights w) {
-  const ModelConfig& config = config_;
   // fp32's set is the weights themselves (no copy); weights() rounds the
   // others from it when first asked.
   auto& fp32 = weights_->made[static_cast<std::size_t>(PrecisionPolicy::fp32)];
   std::call_once(fp32, [&] {
     weights_->sets[static_cast<std::size_t>(PrecisionPolicy::fp32)] = std::move(w);
   });
+  make_rope_tables();
+}
 
+void Model::set_stored_weights(Weights vectors, std::vector<HalfMatrix> stored,
+                               std::shared_ptr<const void> storage) {
+  weights_->vectors_fp32 = std::move(vectors);
+  stored_ = std::move(stored);
+  stored_data_ = std::move(storage);
+  make_rope_tables();
+}
+
+void Model::make_rope_tables() {
+  const ModelConfig& config = config_;
   // RoPE as torch computes it in float32 (tools/train_model.py; HF's
   // LlamaRotaryEmbedding): inv_freq = 1 / theta^(i/hd) (i = 0, 2, ...),
   // angle = pos * inv_freq.
@@ -193,23 +204,80 @@ void Model::set_weights(Weights w) {
   }
 }
 
+namespace {
+
+// Every weight of `w` rounded to `p`'s format.
+void round_weights(PrecisionPolicy p, Weights& w) {
+  round_all(p, w.embed);
+  for (auto& l : w.layers) {
+    for (auto* t : {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate, &l.up, &l.down,
+                    &l.q_bias, &l.k_bias, &l.v_bias, &l.q_norm, &l.k_norm}) {
+      round_all(p, *t);
+    }
+  }
+  round_all(p, w.norm);
+  round_all(p, w.lm_head);
+}
+
+// The stored format's own precision policy.
+PrecisionPolicy precision_of(kernels::Half h) {
+  return h == kernels::Half::bf16 ? PrecisionPolicy::bf16 : PrecisionPolicy::fp16;
+}
+
+}  // namespace
+
 const Weights& Model::weights(PrecisionPolicy p) const {
   const PrecisionPolicy wp = weight_precision(p);
   const auto i = static_cast<std::size_t>(wp);
   std::call_once(weights_->made[i], [&] {
-    Weights r = weights_->sets[static_cast<std::size_t>(PrecisionPolicy::fp32)];
-    round_all(wp, r.embed);
-    for (auto& l : r.layers) {
-      for (auto* t : {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate, &l.up, &l.down,
-                      &l.q_bias, &l.k_bias, &l.v_bias, &l.q_norm, &l.k_norm}) {
-        round_all(wp, *t);
+    // (fp32's set of a float model was made by set_weights.)
+    Weights r;
+    if (stored_.empty()) {
+      r = weights_->sets[static_cast<std::size_t>(PrecisionPolicy::fp32)];
+    } else {
+      // The stored matrices widened: the float32 weights.
+      r = weights_->vectors_fp32;
+      for (std::size_t op = 0; op < ops_.size(); ++op) {
+        if (stored_[op].data == nullptr) continue;
+        const Op& o = ops_[op];
+        std::vector<float>& t =
+            o.model_weight != nullptr ? r.*o.model_weight : r.layers[o.layer].*o.layer_weight;
+        if (!t.empty()) continue;  // tied lm_head: the embedding, done
+        const std::size_t count = o.kind == OpKind::embed ? config_.vocab_size * config_.d_model
+                                                          : o.out_features * o.in_features;
+        t.resize(count);
+        kernels::widen(stored_[op].data, stored_[op].format, count, t.data());
       }
     }
-    round_all(wp, r.norm);
-    round_all(wp, r.lm_head);
+    round_weights(wp, r);
     weights_->sets[i] = std::move(r);
   });
   return weights_->sets[i];
+}
+
+const Weights& Model::vector_weights(PrecisionPolicy p) const {
+  if (stored_.empty()) return weights(p);
+  const PrecisionPolicy wp = weight_precision(p);
+  const auto i = static_cast<std::size_t>(wp);
+  std::call_once(weights_->vectors_made[i], [&] {
+    Weights r = weights_->vectors_fp32;
+    round_weights(wp, r);
+    weights_->vectors[i] = std::move(r);
+  });
+  return weights_->vectors[i];
+}
+
+const HalfMatrix* Model::stored_weight(std::size_t op, PrecisionPolicy p) const {
+  if (!forward_reads_stored_ || op >= stored_.size() || stored_[op].data == nullptr) return nullptr;
+  const PrecisionPolicy wp = weight_precision(p);
+  if (wp != PrecisionPolicy::fp32 && wp != precision_of(stored_[op].format)) return nullptr;
+  return &stored_[op];
+}
+
+Model Model::with_float_weights() const {
+  Model m = *this;
+  m.forward_reads_stored_ = false;
+  return m;
 }
 
 std::span<const float> Logits::row(std::size_t seq, std::size_t i) const {
@@ -255,19 +323,22 @@ Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorPar
   const std::size_t per_shard = c.n_heads / tp_.degree;
   head_begin_ = tp_.rank ? *tp_.rank * per_shard : 0;
   head_end_ = tp_.rank ? head_begin_ + per_shard : c.n_heads;
-  for (auto& kv : cache_) kv.assign(c.n_layers * 2 * c.context * c.kv_width(), 0.0f);
+  // Left uninitialised: a position is read only once written, and the
+  // pages of positions never reached are never touched (a real model's
+  // cache is allocated for its whole context).
+  for (auto& kv : cache_) kv = std::make_unique_for_overwrite<float[]>(kv_cache_floats(c));
 }
 
 void Batch::reset() { std::fill(lengths_.begin(), lengths_.end(), 0); }
 
 float* Batch::cache_k(std::size_t seq, std::size_t layer) {
   const auto& c = model_->config();
-  return cache_[seq].data() + (2 * layer) * c.context * c.kv_width();
+  return cache_[seq].get() + (2 * layer) * c.context * c.kv_width();
 }
 
 float* Batch::cache_v(std::size_t seq, std::size_t layer) {
   const auto& c = model_->config();
-  return cache_[seq].data() + (2 * layer + 1) * c.context * c.kv_width();
+  return cache_[seq].get() + (2 * layer + 1) * c.context * c.kv_width();
 }
 
 void Batch::copy_prefix(std::size_t seq, const Batch& from, std::size_t from_seq,
@@ -282,8 +353,8 @@ void Batch::copy_prefix(std::size_t seq, const Batch& from, std::size_t from_seq
   const auto& c = model_->config();
   const std::size_t block = c.context * c.kv_width();  // one layer's K (or V)
   for (std::size_t kv = 0; kv < 2 * c.n_layers && &from.cache_[from_seq] != &cache_[seq]; ++kv) {
-    std::copy_n(from.cache_[from_seq].data() + kv * block, length * c.kv_width(),
-                cache_[seq].data() + kv * block);
+    std::copy_n(from.cache_[from_seq].get() + kv * block, length * c.kv_width(),
+                cache_[seq].get() + kv * block);
   }
   lengths_[seq] = length;
 }
@@ -339,12 +410,12 @@ void Batch::product(const float* x, const float* w, float* y, std::size_t rows,
   }
 }
 
-bool Batch::fp8_linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
+bool Batch::fp8_linear(const float* x, const float* w, float* y, std::size_t rows,
                        std::size_t out_features, std::size_t in_features, ReductionPolicy order) {
   if (quantizer_ == nullptr) return false;
   // fp8: the same kernel on the E4M3 input and weight, then their scales.
   const Fp8Weight* fp8 =
-      quantizer_->quantize_input(w.data(), x, rows, in_features, fp8_input_, fp8_row_scale_);
+      quantizer_->quantize_input(w, x, rows, in_features, fp8_input_, fp8_row_scale_);
   if (fp8 == nullptr) return false;  // lm_head: not quantized
   product(fp8_input_.data(), fp8->values.data(), y, rows, out_features, in_features, order);
   ActivationQuantizer::rescale(*fp8, fp8_row_scale_, y, rows, out_features);
@@ -352,41 +423,78 @@ bool Batch::fp8_linear(const float* x, const std::vector<float>& w, float* y, st
   return true;
 }
 
-void Batch::linear(const Op& op, ReductionPolicy order, const float* x, const std::vector<float>& w,
-                   float* y, std::size_t rows) {
+void Batch::product(const float* x, const HalfMatrix& w, float* y, std::size_t rows,
+                    std::size_t out_features, std::size_t in_features, ReductionPolicy order) {
+  kernels::FloatProduct block;
+  if (order == ReductionPolicy::library) {
+    block = kernels::linear_eigen;
+  } else if (order == ReductionPolicy::blas) {
+    throw std::logic_error("blas reads float weights (its bits follow the shape it is given)");
+  } else {
+    // The split rule's choice for the whole shape, in every block.
+    const std::size_t splits = dot_splits(order, rows, out_features, in_features);
+    block = [splits](const float* xs, const float* ws, float* ys, std::size_t m, std::size_t n,
+                     std::size_t k) { kernels::linear(xs, ws, ys, m, n, k, splits); };
+  }
+  kernels::linear_half(x, w.data, w.format, y, rows, out_features, in_features, block, widened_,
+                       widened_out_);
+}
+
+const float* Batch::widen_all(const HalfMatrix& w, std::size_t count) {
+  widened_.resize(count);
+  kernels::widen(w.data, w.format, count, widened_.data());
+  return widened_.data();
+}
+
+void Batch::linear(const Op& op, ReductionPolicy order, const float* x, const float* w,
+                   const HalfMatrix* half, float* y, std::size_t rows) {
   const std::size_t N = op.out_features, K = op.in_features;
-  if (fp8_linear(x, w, y, rows, N, K, order)) return;
+  if (half == nullptr && fp8_linear(x, w, y, rows, N, K, order)) return;
   const auto round = [this](std::span<float> v) { round_all(policy_.precision, v); };
+  // A stored matrix is read whole (tp degree 1: the shards' kernels get
+  // the op's own x and weight), through its HalfMatrix, not `ws`.
+  const float* weight = w;
   switch (op.parallel) {
     case Parallel::replicated:
-      product(x, w.data(), y, rows, N, K, order);
+      if (half != nullptr) {
+        product(x, *half, y, rows, N, K, order);
+      } else {
+        product(x, weight, y, rows, N, K, order);
+      }
       break;
     case Parallel::column: {
-      const auto kernel = [this, order](const float* xs, const float* ws, float* ys, std::size_t m,
-                                        std::size_t n,
-                                        std::size_t k) { product(xs, ws, ys, m, n, k, order); };
-      column_parallel(tp_, kernel, x, w.data(), y, rows, N, K);
+      const auto kernel = [this, order, half](const float* xs, const float* ws, float* ys,
+                                              std::size_t m, std::size_t n, std::size_t k) {
+        if (half != nullptr) {
+          product(xs, *half, ys, m, n, k, order);
+        } else {
+          product(xs, ws, ys, m, n, k, order);
+        }
+      };
+      column_parallel(tp_, kernel, x, weight, y, rows, N, K);
       break;
     }
     case Parallel::row: {
       const bool tree = order == ReductionPolicy::tp_invariant;
-      const auto kernel = [this, tree, order](const float* xs, const float* ws, float* ys,
-                                              std::size_t m, std::size_t n, std::size_t k) {
+      const auto kernel = [this, tree, order, half](const float* xs, const float* ws, float* ys,
+                                                    std::size_t m, std::size_t n, std::size_t k) {
         if (tree) {
-          tile_tree_linear(xs, ws, ys, m, n, k);
+          tile_tree_linear(xs, half != nullptr ? widen_all(*half, n * k) : ws, ys, m, n, k);
+        } else if (half != nullptr) {
+          product(xs, *half, ys, m, n, k, order);
         } else {
           product(xs, ws, ys, m, n, k, order);
         }
       };
       // row_parallel rounds the partials and the sum itself.
-      row_parallel(tp_, tp_allreduce_order(order, tp_), kernel, round, !tree, x, w.data(), y, rows,
-                   N, K);
+      row_parallel(tp_, tp_allreduce_order(order, tp_), kernel, round, !tree, x, weight, y, rows, N,
+                   K);
       return;
     }
   }
   if (op.bias != nullptr) {
     // y + b in float, as a GEMM's epilogue adds it before the output's rounding.
-    const float* b = (model_->weights(policy_.precision).layers[op.layer].*op.bias).data();
+    const float* b = (model_->vector_weights(policy_.precision).layers[op.layer].*op.bias).data();
     for (std::size_t r = 0; r < rows; ++r) {
       for (std::size_t n = 0; n < N; ++n) y[r * N + n] = y[r * N + n] + b[n];
     }
@@ -445,8 +553,21 @@ void Batch::rope(float* x, std::size_t rows, std::size_t d) {
 
 void Batch::run(const Op& op, ReductionPolicy order,
                 std::span<const std::vector<Token>> new_tokens) {
-  const Weights& w = model_->weights(policy_.precision);
   const PrecisionPolicy prec = policy_.precision;
+  // The matrix as the checkpoint stores it, when this pass reads it so (one
+  // process; fp8 quantizes the float weights).
+  // OpenBLAS's bits follow the shape it is handed, so blas reads the
+  // float copy rather than blocks (kernels::linear_half).
+  const HalfMatrix* half =
+      tp_.degree == 1 && quantizer_ == nullptr && order != ReductionPolicy::blas
+          ? model_->stored_weight(static_cast<std::size_t>(&op - ops().data()), prec)
+          : nullptr;
+  // The op's float weight (a norm's, or a matrix not read as stored): the
+  // float matrices are asked for (and made) only then.
+  const auto weight = [&]() -> const std::vector<float>& {
+    return op_weight(
+        op.kind == OpKind::rmsnorm ? model_->vector_weights(prec) : model_->weights(prec), op);
+  };
   const std::size_t M = row_seq_.size();
   const std::size_t n = M * op.width();
   float* out = buffer(op.slot);
@@ -457,15 +578,19 @@ void Batch::run(const Op& op, ReductionPolicy order,
       for (std::size_t r = 0; r < M; ++r) {
         const auto t =
             static_cast<std::size_t>(new_tokens[row_seq_[r]][row_pos_[r] - lengths_[row_seq_[r]]]);
-        std::copy_n(op_weight(w, op).data() + t * d, d, out + r * d);
+        if (half != nullptr) {
+          kernels::widen(half->data + t * d, half->format, d, out + r * d);
+        } else {
+          std::copy_n(weight().data() + t * d, d, out + r * d);
+        }
       }
       break;
     }
     case OpKind::rmsnorm:
-      rmsnorm(input(0), op_weight(w, op), out, M, op.width(), op.in_features, order);
+      rmsnorm(input(0), weight(), out, M, op.width(), op.in_features, order);
       break;
     case OpKind::linear:
-      linear(op, order, input(0), op_weight(w, op), out, M);
+      linear(op, order, input(0), half != nullptr ? nullptr : weight().data(), half, out, M);
       break;
     case OpKind::rope:
       rope(out, M, op.width());

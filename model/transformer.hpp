@@ -86,8 +86,9 @@ class Model {
  public:
   // Reads model_path(path): a file in the bundled model's format, or else a
   // real checkpoint (a Hugging Face model directory, a GGUF file or a model
-  // id in the local Hugging Face cache: checkpoints/checkpoint.hpp), its
-  // weights kept as float32. Throws InputError (one line, naming the file)
+  // id in the local Hugging Face cache: checkpoints/checkpoint.hpp): its
+  // weights kept as float32, but a 16-bit checkpoint's matrices, kept as
+  // stored (stored_weight). Throws InputError (one line, naming the file)
   // for a damaged file, a missing tensor, a wrong dtype or shape, or bad
   // config/vocab metadata.
   // (model/checkpoint_model.cpp: it decides which of the two below.)
@@ -108,7 +109,26 @@ class Model {
   // float32 weights; bf16's and fp16's are rounded from them on first use
   // (once, thread-safe; a model decoded only in fp32 holds one copy);
   // layercast's are bf16's, the same object. Copies of a Model share them.
+  // A 16-bit checkpoint's float sets, fp32's included, are all made on
+  // first use, by widening its stored matrices: its forward pass does not
+  // ask for them (stored_weight), the bounds and probes do.
   [[nodiscard]] const Weights& weights(PrecisionPolicy p) const;
+  // The norms' and biases' weights under `p` (the matrices may be empty):
+  // what the forward pass reads besides the matrices. weights(p) when the
+  // model keeps no stored matrices.
+  [[nodiscard]] const Weights& vector_weights(PrecisionPolicy p) const;
+  // The matrix of op `op` (an index into ops(): embed or linear) as a
+  // 16-bit checkpoint stores it, when the forward pass under `p` reads it
+  // so: p's weight format is fp32 (widening is exact) or the stored format
+  // itself (bf16 of a bf16 checkpoint, fp16 of an f16 one: rounding changes
+  // no value, so the stored weights are that set, no second copy). nullptr
+  // otherwise (then weights(p)'s float matrix is read).
+  [[nodiscard]] const HalfMatrix* stored_weight(std::size_t op, PrecisionPolicy p) const;
+  // Whether the model keeps a 16-bit checkpoint's matrices as stored.
+  [[nodiscard]] bool keeps_stored_weights() const { return !stored_.empty(); }
+  // A copy whose forward pass reads the float sets of weights() instead of
+  // the stored matrices (the float32-copy path, for tests and benchmarks).
+  [[nodiscard]] Model with_float_weights() const;
   // The forward pass's ops (model/forward_ops.hpp), for this config.
   [[nodiscard]] const std::vector<Op>& ops() const { return ops_; }
   // RoPE tables [context, head_dim], as torch computes them in float32
@@ -123,16 +143,29 @@ class Model {
   // Takes the float32 weights (fp32's set; the others are made lazily by
   // weights()), makes the RoPE tables.
   void set_weights(Weights w);
-  // One set per PrecisionPolicy (layercast's unused), each made once.
+  // A 16-bit checkpoint: `vectors` holds the norms and biases in float32
+  // (its matrices empty), `stored` each op's stored matrix, `storage` keeps
+  // their mapping alive.
+  void set_stored_weights(Weights vectors, std::vector<HalfMatrix> stored,
+                          std::shared_ptr<const void> storage);
+  void make_rope_tables();
+  // One set per PrecisionPolicy (layercast's unused), each made once;
+  // `vectors` only for a model with stored matrices.
   struct WeightSets {
     std::array<std::once_flag, kPrecisionPolicies.size()> made;
     std::array<Weights, kPrecisionPolicies.size()> sets;
+    std::array<std::once_flag, kPrecisionPolicies.size()> vectors_made;
+    std::array<Weights, kPrecisionPolicies.size()> vectors;
+    Weights vectors_fp32;  // stored matrices' model: the loaded norms and biases
   };
   std::filesystem::path path_;
   ModelConfig config_;
   Tokenizer tokenizer_;
   std::map<std::string, std::string, std::less<>> metadata_;
   std::shared_ptr<WeightSets> weights_ = std::make_shared<WeightSets>();
+  std::vector<HalfMatrix> stored_;           // per op; empty: float weights only
+  std::shared_ptr<const void> stored_data_;  // owns the mapping stored_ points into
+  bool forward_reads_stored_ = true;         // false: with_float_weights()
   std::vector<Op> ops_;
   std::vector<float> cos_, sin_;
 };
@@ -174,6 +207,12 @@ class OpObserver {
   // rank, a column-parallel op's output holds only this rank's columns.
   virtual void observe(std::size_t op, std::span<const float> out, const Batch& batch) = 0;
 };
+
+// Floats of one sequence's KV cache: every layer's K and V for the whole
+// context (allocated so; its pages are touched as positions are written).
+inline std::size_t kv_cache_floats(const ModelConfig& c) {
+  return c.n_layers * 2 * c.context * c.kv_width();
+}
 
 class Batch {
  public:
@@ -230,16 +269,25 @@ class Batch {
   [[nodiscard]] float* buffer(Slot s);
   void rmsnorm(const float* x, const std::vector<float>& w, float* out, std::size_t rows,
                std::size_t width, std::size_t group, ReductionPolicy order);
-  // A linear op: replicated, or split as op.parallel says, rounded.
-  void linear(const Op& op, ReductionPolicy order, const float* x, const std::vector<float>& w,
-              float* y, std::size_t rows);
+  // A linear op: replicated, or split as op.parallel says, rounded. Its
+  // weight is `w`, or `half` when not null (then w is null; one shard
+  // only: tp degree 1).
+  void linear(const Op& op, ReductionPolicy order, const float* x, const float* w,
+              const HalfMatrix* half, float* y, std::size_t rows);
   // With a quantizer (one process only): the fp8 product, rescaled and
   // rounded; false when there is none or `w` is not quantized (lm_head).
-  bool fp8_linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
+  bool fp8_linear(const float* x, const float* w, float* y, std::size_t rows,
                   std::size_t out_features, std::size_t in_features, ReductionPolicy order);
   // The order's product for one shape, unrounded.
   void product(const float* x, const float* w, float* y, std::size_t rows, std::size_t out_features,
                std::size_t in_features, ReductionPolicy order) const;
+  // The same of a stored 16-bit matrix (kernels::linear_half: widened in
+  // blocks of rows into a reused buffer; the same bits as the widened
+  // matrix's product).
+  void product(const float* x, const HalfMatrix& w, float* y, std::size_t rows,
+               std::size_t out_features, std::size_t in_features, ReductionPolicy order);
+  // The whole of a stored matrix widened (tp-invariant's tile tree).
+  const float* widen_all(const HalfMatrix& w, std::size_t count);
   void rope(float* x, std::size_t rows, std::size_t d);
   void attention(std::size_t layer, std::size_t rows, ReductionPolicy order);
   void attention_library(std::size_t layer);
@@ -255,11 +303,12 @@ class Batch {
   TensorParallel tp_;
   std::size_t head_begin_ = 0, head_end_ = 0;  // the heads this process computes
   std::vector<std::size_t> lengths_;
-  std::vector<std::vector<float>> cache_;  // per sequence: [layer][k|v][context][d]
+  std::vector<std::unique_ptr<float[]>> cache_;  // per sequence: [layer][k|v][context][d]
   // Scratch for one pass, reused.
   std::vector<std::size_t> row_seq_, row_pos_, seq_first_, seq_new_;
   std::vector<float> x_, a_, q_, k_, v_, att_, h_, g_, u_, ss_, rope_;
   std::vector<float> fp8_input_, fp8_row_scale_;
+  std::vector<float> widened_, widened_out_;  // product of a HalfMatrix
   Logits logits_;
 };
 

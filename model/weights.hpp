@@ -2,8 +2,17 @@
 // ([out, in] as PyTorch stores a Linear weight), rounded to one precision
 // policy's format. The ops of model/forward_ops.hpp name their weight by
 // its member here.
+//
+// A 16-bit checkpoint's matrices (the embedding, every linear, lm_head) are
+// also kept as it stores them (HalfMatrix, memory-mapped): the forward pass
+// reads those and widens them exactly to float inside its products
+// (Model::stored_weight says when), so a bf16 model takes its file's size
+// in memory, not three times it.
 #pragma once
+#include <cstdint>
 #include <vector>
+
+#include "model/kernels.hpp"
 
 namespace fplab::model {
 
@@ -21,6 +30,14 @@ struct Weights {
   std::vector<LayerWeights> layers;
   std::vector<float> norm;     // [d]
   std::vector<float> lm_head;  // [vocab, d]; empty when tied to embed
+};
+
+// A row-major matrix of 16-bit values as a checkpoint stores them (bf16 or
+// IEEE binary16, little-endian), not owned: data is nullptr for an op that
+// has none.
+struct HalfMatrix {
+  const std::uint16_t* data = nullptr;
+  kernels::Half format = kernels::Half::bf16;
 };
 
 }  // namespace fplab::model
