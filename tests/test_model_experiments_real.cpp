@@ -17,6 +17,8 @@
 //
 // The run sizes: --quick, cut further here where a fixture's large
 // vocabulary makes the lm_head the whole cost (a few seconds per run).
+#include <stdlib.h>
+
 #include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
@@ -353,4 +355,39 @@ TEST_CASE("real experiments: the bundled model's record", "[model][real][experim
   CHECK(m["files"][0]["sha256"] == sha256sum(file));
   CHECK(j["experiments"][0]["inputs"][0]["role"] == "model");
   std::filesystem::remove_all(out);
+}
+
+TEST_CASE("real experiments: a model id from the Hugging Face cache is recorded as given",
+          "[model][real][experiments]") {
+  // A cache holding one snapshot whose files are symlinks into the
+  // qwen2-f16 fixture, as a Hugging Face client lays them out (blobs/).
+  const auto cache = std::filesystem::temp_directory_path() / "fplab-test-real-hf-cache";
+  std::filesystem::remove_all(cache);
+  const auto repo = cache / "models--TestOrg--tiny-qwen2";
+  const auto snapshot = repo / "snapshots" / "0123abcd";
+  std::filesystem::create_directories(snapshot);
+  std::filesystem::create_directories(repo / "refs");
+  std::ofstream(repo / "refs" / "main") << "0123abcd";
+  const auto fixture = kFixtures / "qwen2-f16";
+  for (const char* f : {"config.json", "model.safetensors", "tokenizer.json"})
+    std::filesystem::create_symlink(fixture / f, snapshot / f);
+  const auto out = cache / "out";
+  ::setenv("HF_HUB_CACHE", cache.string().c_str(), 1);  // fplab (popen) inherits it
+  const auto run = fplab::test::run_fplab(
+      "run precision-flips --quick --set steps=2 --set prompts=1 --set model=TestOrg/tiny-qwen2 "
+      "--out " +
+      out.string());
+  ::unsetenv("HF_HUB_CACHE");
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  std::ifstream in(out / "results.json");
+  const auto j = nlohmann::json::parse(in);
+  const auto& m = j["experiments"][0]["models"].at(0);
+  CHECK(m["id"] == "TestOrg/tiny-qwen2");
+  CHECK(m["path"] == snapshot.string());
+  CHECK(m["architecture"] == "Qwen2ForCausalLM");
+  REQUIRE(m["files"].size() == 3);
+  CHECK(m["files"][1]["path"] == (snapshot / "model.safetensors").string());
+  CHECK(m["files"][1]["sha256"] == sha256sum(fixture / "model.safetensors"));
+  std::filesystem::remove_all(cache);
 }
