@@ -391,3 +391,20 @@ TEST_CASE("real experiments: a model id from the Hugging Face cache is recorded 
   CHECK(m["files"][1]["sha256"] == sha256sum(fixture / "model.safetensors"));
   std::filesystem::remove_all(cache);
 }
+
+TEST_CASE("real experiments: tensor-parallel refuses when no degree splits the model",
+          "[model][real][experiments]") {
+  // T = 3 divides none of the fixture's 4 heads and 2 key-value heads.
+  const auto out = std::filesystem::temp_directory_path() / "fplab-test-real-tp-none";
+  std::filesystem::remove_all(out);
+  const auto r =
+      fplab::test::run_fplab("run tensor-parallel --quick --set degrees=3 --set model=" +
+                             (kFixtures / "qwen2-f16").string() + " --out " + out.string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.rfind("fplab: error: tensor-parallel: the model splits into none of the degrees "
+                       "under any policy asked for: split-k at T = 3 (tensor-parallel degree 3 "
+                       "does not divide the model's 4 heads",
+                       0) == 0);
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  CHECK(!std::filesystem::exists(out / "results.json"));
+}
