@@ -51,8 +51,8 @@ inline ParamSpec model_param() {
 
 // The parameters of a model of this shape: every weight the forward pass
 // reads (embeddings, norms, projections and their biases, q/k norms, the
-// head unless tied). A checkpoint's own count (checkpoints::Checkpoint::
-// parameter_count, over its tensors) must agree (tests/test_model_experiments_real.cpp).
+// head unless tied); equal to the sum over a checkpoint's tensors and the
+// bundled file's (tests/test_model_experiments_real.cpp checks both).
 inline std::int64_t parameter_count(const ModelConfig& c) {
   const std::size_t d = c.d_model, f = c.ffn_dim, qw = c.q_width(), kvw = c.kv_width();
   std::size_t layer = 2 * d + qw * d + 2 * kvw * d + d * qw + 3 * f * d;
