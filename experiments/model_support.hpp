@@ -41,11 +41,13 @@ using model::kPrompts;
 using model::Perturbation;
 
 // The "model" parameter every model and sampling experiment has: which
-// model file it runs, the bundled one by default.
+// model it runs, the bundled one by default.
 inline ParamSpec model_param() {
   return ParamSpec::text("model",
-                         "the model file (.safetensors; 'bundled': $FPLAB_MODEL or "
-                         "model/data/kjv-char.safetensors)",
+                         "the model: 'bundled' ($FPLAB_MODEL or "
+                         "model/data/kjv-char.safetensors), a Hugging Face model directory, a "
+                         "GGUF file, or an ORG/NAME id in the local Hugging Face cache "
+                         "(docs/real-models.md)",
                          "bundled");
 }
 
