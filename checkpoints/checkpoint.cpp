@@ -40,12 +40,15 @@ std::size_t TensorView::elements() const {
 struct Checkpoint::Storage {
   std::vector<std::shared_ptr<const MappedFile>> maps;
   std::vector<std::vector<std::byte>> owned;
+  std::vector<std::filesystem::path> files;  // read or mapped, in that order
 };
 
 Checkpoint::Checkpoint() : storage_(std::make_unique<Storage>()) {}
 Checkpoint::Checkpoint(Checkpoint&&) noexcept = default;
 Checkpoint& Checkpoint::operator=(Checkpoint&&) noexcept = default;
 Checkpoint::~Checkpoint() = default;
+
+const std::vector<std::filesystem::path>& Checkpoint::files() const { return storage_->files; }
 
 std::string_view Checkpoint::format() const {
   return location_.kind == ModelLocation::Kind::gguf_file ? "gguf" : "safetensors";
@@ -165,6 +168,8 @@ struct CheckpointBuilder {
 
   ArchitectureConfig& config() { return c.config_; }
   std::vector<std::shared_ptr<const MappedFile>>& maps() { return c.storage_->maps; }
+  // A file read (config, index) or mapped (weights), for files().
+  void read(const std::filesystem::path& path) { c.storage_->files.push_back(path); }
 
   void add(const std::string& name, TensorView v, const std::string& file) {
     if (!c.tensors_.emplace(name, std::move(v)).second) {
@@ -226,6 +231,7 @@ std::vector<std::string> load_safetensors_file(
     std::vector<std::shared_ptr<const MappedFile>>& maps) {
   const auto map = MappedFile::open(path);
   maps.push_back(map);
+  b.read(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) fail_input(path, "cannot open");
   SafetensorsDTypes dtypes{
@@ -259,6 +265,7 @@ std::vector<std::string> load_safetensors_file(
 void load_hf_directory(CheckpointBuilder& b, const std::filesystem::path& dir) {
   const auto config_path = dir / "config.json";
   b.config() = parse_hf_config(read_text_file(config_path, 16u << 20), config_path.string());
+  b.read(config_path);
   auto& maps = b.maps();
   std::error_code ec;
   const auto single = dir / "model.safetensors";
@@ -268,6 +275,7 @@ void load_hf_directory(CheckpointBuilder& b, const std::filesystem::path& dir) {
   } else if (std::filesystem::exists(index_path, ec)) {
     const auto j = nlohmann::json::parse(read_text_file(index_path, 64u << 20), nullptr, false);
     if (j.is_discarded() || !j.is_object()) fail_input(index_path, "not a JSON object");
+    b.read(index_path);
     const auto wm = j.find("weight_map");
     if (wm == j.end() || !wm->is_object()) fail_input(index_path, "no weight_map object");
     std::map<std::string, std::string, std::less<>> where;  // tensor -> shard
@@ -462,6 +470,7 @@ float half_to_float(std::uint16_t h) {
 void load_gguf(CheckpointBuilder& b, const std::filesystem::path& path) {
   const auto map = MappedFile::open(path);
   b.maps().push_back(map);
+  b.read(path);
   const std::string file = path.string();
   const auto g = read_gguf(map->bytes(), file);
   b.config() = config_from_gguf(g, file);

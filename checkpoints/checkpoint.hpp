@@ -93,6 +93,11 @@ class Checkpoint {
   const ArchitectureConfig& config() const { return config_; }
   const ModelLocation& location() const { return location_; }
   std::string_view format() const;  // "safetensors" or "gguf"
+  // Every file open() read or mapped, in the order it did: an HF directory's
+  // config.json, then model.safetensors, or model.safetensors.index.json and
+  // its shards in name order; a GGUF file alone. (tokenizer.json is the
+  // tokenizer's: BpeTokenizer::for_model reads it.)
+  const std::vector<std::filesystem::path>& files() const;
 
   // The tensor of that HF name; InputError when there is none.
   const TensorView& tensor(std::string_view hf_name) const;

@@ -603,4 +603,23 @@ BpeTokenizer BpeTokenizer::for_model(std::string_view model) {
   return from_tokenizer_json(read_text_file(path), path.string());
 }
 
+std::string with_replacement_characters(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  std::size_t i = 0;
+  while (i < bytes.size()) {
+    utf8proc_int32_t cp = 0;
+    const auto n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(bytes.data() + i),
+                                    static_cast<utf8proc_ssize_t>(bytes.size() - i), &cp);
+    if (n <= 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+      continue;
+    }
+    out.append(bytes.substr(i, static_cast<std::size_t>(n)));
+    i += static_cast<std::size_t>(n);
+  }
+  return out;
+}
+
 }  // namespace fplab::checkpoints

@@ -72,4 +72,9 @@ class BpeTokenizer {
   std::unique_ptr<Impl> impl_;
 };
 
+// `bytes` with each byte that does not begin a valid UTF-8 sequence
+// replaced by U+FFFD (what a table shows of a decoded text: a subword
+// token may end inside a character); valid text is returned unchanged.
+std::string with_replacement_characters(std::string_view bytes);
+
 }  // namespace fplab::checkpoints

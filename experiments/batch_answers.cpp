@@ -74,11 +74,11 @@ PolicyAnswers measure_policy(const Model& m, Policy policy,
       const std::size_t s = first_difference(alone.tokens, b.tokens);
       if (s >= steps) continue;
       ++a.changed[j];
-      a.divergences.push_back(Divergence{i, batches[j], s, m.tokenizer().decode(alone.tokens),
-                                         m.tokenizer().decode(b.tokens),
-                                         top_two(alone.step_logits[s]), top_two(b.step_logits[s]),
-                                         compare_logits(alone.step_logits[s], b.step_logits[s]),
-                                         top_twos(alone.step_logits), top_twos(b.step_logits)});
+      a.divergences.push_back(Divergence{
+          i, batches[j], s, decoded_text(m, alone.tokens), decoded_text(m, b.tokens),
+          top_two(alone.step_logits[s]), top_two(b.step_logits[s]),
+          compare_logits(alone.step_logits[s], b.step_logits[s]), top_twos(alone.step_logits),
+          top_twos(b.step_logits), decoded_text(m, std::span(alone.tokens).first(s))});
     }
     a.distinct_max = std::max<std::int64_t>(a.distinct_max, std::ssize(answers));
   }
@@ -149,8 +149,9 @@ std::string flip_kind(const Divergence& d) {
 void lead_table(const PolicyAnswers& a, const Model& m, ExperimentRecord& out) {
   const Divergence& d = *a.lead();
   const Divergence& earliest = *a.earliest();
-  const Tokenizer& tok = m.tokenizer();
-  const auto shown = [&](Token t) { return Value::text(visible_char(tok.decode(t))); };
+  const auto shown = [&](Token t) {
+    return Value::text(visible_char(decoded_text(m, std::span(&t, 1))));
+  };
   Table t{"lead", "Same prompt, different answer: the first character that differs", "what"};
   t.add_column("value", "value").add_column("logit", "logit", ".6f", true);
   t.caption = fmt::format(
@@ -168,7 +169,7 @@ void lead_table(const PolicyAnswers& a, const Model& m, ExperimentRecord& out) {
   t.add_row("earliest step, any prompt and batch")
       .set("value", Value::text(fmt::format("{} (prompt {}, batch {})", earliest.step,
                                             earliest.prompt + 1, earliest.batch)));
-  t.add_row("common prefix").set("value", Value::text(d.alone.substr(0, d.step)));
+  t.add_row("common prefix").set("value", Value::text(d.common_prefix));
   t.add_row("alone: text").set("value", Value::text(d.alone));
   t.add_row("batched: text").set("value", Value::text(d.batched));
   t.add_row("alone: 1st")

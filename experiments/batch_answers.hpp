@@ -37,6 +37,7 @@ struct Divergence {
   // The top two of every step, each run on its own tokens (the same up to
   // `step`, their own after it): the headline's figure.
   std::vector<TopTwo> steps_alone, steps_batched;
+  std::string common_prefix;  // the text of the first `step` tokens, which both runs share
 
   // The flip broke an exact tie: one of the runs had its top two logits
   // equal (gap 0), so its argmax chose by index, not by value.

@@ -345,6 +345,12 @@ std::vector<std::size_t> sizes(const Params& p, const char* key) {
 
 void run(const Params& p, RunContext&, ExperimentRecord& out) {
   const Model& m = experiment_model(p, out);
+  if (!m.config().plain()) {
+    throw std::invalid_argument(
+        "its rigorous enclosure and first-order bound cover only models of the bundled model's "
+        "kind (no grouped-query attention, biases, q/k norms, tied embeddings, own head_dim or "
+        "RoPE scaling); this model has some of them");
+  }
   const auto prompts = static_cast<std::size_t>(p.integer("prompts"));
   const auto steps = static_cast<std::size_t>(p.integer("steps"));
   const auto batches = sizes(p, "batches");

@@ -1,6 +1,7 @@
 // What the model experiments (experiments/, claims B1-B5, B9)
-// share (besides model/bundled.hpp): the prompts, the batch
-// perturbation of one prompt's logits, gap statistics.
+// share (besides model/bundled.hpp): the model as an input, the prompts,
+// decoded text for tables, the batch perturbation of one prompt's logits,
+// gap statistics.
 #pragma once
 
 #include <algorithm>
@@ -11,12 +12,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <mutex>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "checkpoints/tokenizer_bpe.hpp"
 #include "lab/inputs.hpp"
 #include "lab/param_spec.hpp"
 #include "lab/params.hpp"
@@ -37,35 +41,114 @@ using model::kPrompts;
 using model::Perturbation;
 
 // The "model" parameter every model and sampling experiment has: which
-// model file it runs, the bundled one by default.
+// model it runs, the bundled one by default.
 inline ParamSpec model_param() {
   return ParamSpec::text("model",
-                         "the model file (.safetensors; 'bundled': $FPLAB_MODEL or "
-                         "model/data/kjv-char.safetensors)",
+                         "the model: 'bundled' ($FPLAB_MODEL or "
+                         "model/data/kjv-char.safetensors), a Hugging Face model directory, a "
+                         "GGUF file, or an ORG/NAME id in the local Hugging Face cache "
+                         "(docs/real-models.md)",
                          "bundled");
 }
 
-// The model the "model" parameter names, recorded as the input "model"; a
-// real checkpoint's directory as each file a checkpoint is read from
+// The parameters of a model of this shape: every weight the forward pass
+// reads (embeddings, norms, projections and their biases, q/k norms, the
+// head unless tied); equal to the sum over a checkpoint's tensors and the
+// bundled file's (tests/test_model_experiments_real.cpp checks both).
+inline std::int64_t parameter_count(const ModelConfig& c) {
+  const std::size_t d = c.d_model, f = c.ffn_dim, qw = c.q_width(), kvw = c.kv_width();
+  std::size_t layer = 2 * d + qw * d + 2 * kvw * d + d * qw + 3 * f * d;
+  if (c.qkv_bias) layer += qw + 2 * kvw;
+  if (c.qk_norm) layer += 2 * c.head_dim();
+  const std::size_t head = c.tied_embeddings ? 0 : c.vocab_size * d;
+  return static_cast<std::int64_t>(c.vocab_size * d + c.n_layers * layer + d + head);
+}
+
+// file_sha256, once per file, size and modification time in this process
+// (a 0.5B checkpoint's 1 GB takes seconds to hash; `run all` loads it in
+// every model experiment).
+inline std::string model_file_sha256(const std::filesystem::path& file) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> digests;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(file, ec);
+  const auto time = std::filesystem::last_write_time(file, ec).time_since_epoch().count();
+  const std::string key = file.string() + '\n' + std::to_string(size) + '\n' + std::to_string(time);
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = digests.find(key); it != digests.end()) return it->second;
+  }
+  std::string digest = file_sha256(file);
+  const std::lock_guard<std::mutex> lock(mutex);
+  return digests.emplace(key, std::move(digest)).first->second;
+}
+
+// The model the "model" parameter names. Each file it was read from
+// (Model::files()) becomes an input with its sha256: the bundled model's
+// one file as "model", a checkpoint's as "model/<file name>"
 // ("model/config.json", "model/model.safetensors", "model/tokenizer.json",
-// ...), in name order.
+// ...), in the order read; and the model itself a ModelRecord (what the
+// parameter said, where it resolved, architecture, parameter count, stored
+// dtype, the files with their sizes and digests).
 inline const Model& experiment_model(const Params& p, ExperimentRecord& out) {
-  const Model& m = load_model(p.text("model"));
-  if (!std::filesystem::is_directory(m.path())) {
-    record_input(out, "model", m.path());
-    return m;
+  const std::string& given = p.text("model");
+  const Model& m = load_model(given);
+  const auto meta = [&m](const char* key, std::string fallback) {
+    const auto it = m.metadata().find(key);
+    return it != m.metadata().end() ? it->second : fallback;
+  };
+  const bool checkpoint = m.metadata().contains("architecture");
+  ModelRecord r;
+  r.id = given;
+  r.path = m.path().string();
+  r.format = meta("format", "");
+  r.architecture = checkpoint ? meta("architecture", "") : "fplab-char-lm";
+  r.parameters = parameter_count(m.config());
+  r.stored_dtype = checkpoint ? meta("weights_dtype", "") : "F32";
+  for (const auto& f : m.files()) {
+    const std::string digest = model_file_sha256(f);
+    out.add_input({checkpoint ? "model/" + f.filename().string() : "model", f.string(), digest});
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(f, ec);
+    r.files.push_back({f.string(), ec ? 0 : static_cast<std::uint64_t>(bytes), digest});
   }
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(m.path())) {
-    const std::string name = entry.path().filename().string();
-    const bool read =
-        name == "config.json" || name == "tokenizer.json" || name == "tokenizer_config.json" ||
-        entry.path().extension() == ".safetensors" || name == "model.safetensors.index.json";
-    if (read && entry.is_regular_file()) files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) record_input(out, "model/" + f.filename().string(), f);
+  out.add_model(std::move(r));
   return m;
+}
+
+// Decoded tokens as bytes: the tokenizer's, with an id it does not have (a
+// real checkpoint's padding rows past its tokens, which a random or
+// sampled model can pick) written "[id N]". Equal to decode() when every id
+// is the tokenizer's.
+inline std::string decoded_bytes(const Model& m, std::span<const Token> tokens) {
+  try {
+    return m.tokenizer().decode(tokens);
+  } catch (const std::exception&) {
+  }
+  std::string out;
+  std::vector<Token> run;
+  const auto flush = [&] {
+    out += m.tokenizer().decode(run);
+    run.clear();
+  };
+  for (const Token t : tokens) {
+    try {
+      (void)m.tokenizer().decode(t);
+      run.push_back(t);
+    } catch (const std::exception&) {
+      flush();
+      out += "[id " + std::to_string(t) + "]";
+    }
+  }
+  flush();
+  return out;
+}
+
+// Decoded tokens as a table shows them: decoded_bytes with each byte that
+// begins no valid UTF-8 sequence as U+FFFD (a subword token may end inside
+// a character; results.json holds UTF-8).
+inline std::string decoded_text(const Model& m, std::span<const Token> tokens) {
+  return checkpoints::with_replacement_characters(decoded_bytes(m, tokens));
 }
 
 inline std::vector<std::vector<Token>> encode_prompts(const Model& m, std::size_t n) {

@@ -43,7 +43,7 @@ NucleusTrace measure_nucleus(const model::Model& m, const std::string& prompt, d
                                       [&](std::size_t, std::size_t, std::span<const float> l) {
                                         t.steps.push_back(step_figures(l, top_p, k));
                                       });
-  t.continuation = m.tokenizer().decode(g.tokens[0]);
+  t.continuation = model::experiments::decoded_text(m, g.tokens[0]);
   return t;
 }
 

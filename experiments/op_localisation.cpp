@@ -5,6 +5,7 @@
 #include "experiments/op_localisation.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include "lab/experiment.hpp"
 #include "model/bundled.hpp"
 #include "model/split_rule.hpp"
+#include "model/tensor_parallel.hpp"
 
 namespace fplab::bisect {
 
@@ -32,9 +34,11 @@ std::string comparison_name(const Setting& a, const Setting& b) {
   return describe(a) + " vs " + describe(b);
 }
 
-std::vector<Localisation> measure_op_localisation(
-    const model::Model& m, const std::vector<model::Token>& prompt, std::size_t steps,
-    std::size_t chunk, std::span<const model::ReductionPolicy> policies) {
+std::vector<Localisation> measure_op_localisation(const model::Model& m,
+                                                  const std::vector<model::Token>& prompt,
+                                                  std::size_t steps, std::size_t chunk,
+                                                  std::span<const model::ReductionPolicy> policies,
+                                                  std::vector<std::string>* left_out) {
   std::vector<Localisation> out;
   for (const auto policy : policies) {
     Request r;
@@ -43,10 +47,21 @@ std::vector<Localisation> measure_op_localisation(
     r.steps = steps;
     r.policy = model::Policy{policy};
     for (const auto& [a, b] : localisation_settings(chunk)) {
+      if (b.tp > 1) {
+        try {
+          model::validate_tensor_parallel(m.config(), policy, {.degree = b.tp});
+        } catch (const std::invalid_argument& e) {
+          if (left_out != nullptr) {
+            left_out->push_back(
+                fmt::format("{}, {} ({})", model::name(policy), comparison_name(a, b), e.what()));
+          }
+          continue;
+        }
+      }
       Localisation l;
       l.policy = policy;
       l.comparison = comparison_name(a, b);
-      l.report = run_bisect(r, m.tokenizer().decode(prompt), a, b);
+      l.report = run_bisect(r, model::experiments::decoded_text(m, prompt), a, b);
       for (const auto& name : l.report.fix.ops) {
         for (const model::Op& op : m.ops()) {
           if (op.name != name) continue;
@@ -213,8 +228,10 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
       model::experiments::long_prompt(m, static_cast<std::size_t>(p.integer("tokens")));
   const std::vector<model::ReductionPolicy> policies = {model::ReductionPolicy::library,
                                                         model::ReductionPolicy::split_k};
-  const auto rows = measure_op_localisation(m, prompt, static_cast<std::size_t>(p.integer("steps")),
-                                            static_cast<std::size_t>(p.integer("chunk")), policies);
+  std::vector<std::string> left_out;
+  const auto rows =
+      measure_op_localisation(m, prompt, static_cast<std::size_t>(p.integer("steps")),
+                              static_cast<std::size_t>(p.integer("chunk")), policies, &left_out);
   std::size_t reducing = 0;
   for (const auto& op : m.ops()) reducing += op.reduces() ? 1 : 0;
   record_first(rows, out);
@@ -224,7 +241,11 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
   out.add_note(
       fmt::format("The request: \"{}\" ({} tokens: the twelve prompts one after the "
                   "other, cut), greedy.",
-                  m.tokenizer().decode(prompt), prompt.size()));
+                  model::experiments::decoded_text(m, prompt), prompt.size()));
+  if (!left_out.empty()) {
+    out.add_note(fmt::format("Left out, the model's shape does not split so: {}.",
+                             fmt::join(left_out, "; ")));
+  }
 }
 
 Experiment make() {

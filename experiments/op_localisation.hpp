@@ -29,10 +29,13 @@ struct Localisation {
 std::vector<std::pair<Setting, Setting>> localisation_settings(std::size_t chunk);
 std::string comparison_name(const Setting& a, const Setting& b);
 
-// `prompt`: the request's tokens; `steps` greedy steps.
+// `prompt`: the request's tokens; `steps` greedy steps. A comparison the
+// model's shape rules out (a TP degree its heads or widths do not split
+// into) is left out, with why added to `left_out` when given.
 std::vector<Localisation> measure_op_localisation(const model::Model& m,
                                                   const std::vector<model::Token>& prompt,
                                                   std::size_t steps, std::size_t chunk,
-                                                  std::span<const model::ReductionPolicy> policies);
+                                                  std::span<const model::ReductionPolicy> policies,
+                                                  std::vector<std::string>* left_out = nullptr);
 
 }  // namespace fplab::bisect

@@ -134,7 +134,7 @@ void record_repetition(const Params& p, const model::Model& m, const GreedyPath&
       "total. Prompt '{}'; batch-invariant, fp32. Greedy: '{}'. Natural text repeats character "
       "4-grams too "
       "(' the', 'and '), so the held-out KJV text is the baseline.",
-      shown_text(p.text("prompt")), shown_text(m.tokenizer().decode(greedy)));
+      shown_text(p.text("prompt")), shown_text(model::experiments::decoded_text(m, greedy)));
   out.add_table(std::move(rep));
 }
 
@@ -173,7 +173,7 @@ std::vector<double> record_decisions(const model::Model& m, const GreedyPath& pa
         .set("free_first_divergence",
              Value::integer(first_divergence(free[i], path.tokens, steps)));
     out.add_note(fmt::format("Greedy with {}: '{}'", penalties[i].label,
-                             shown_text(m.tokenizer().decode(free[i]))));
+                             shown_text(model::experiments::decoded_text(m, free[i]))));
   }
   out.add_table(std::move(dec));
   return largest_change;

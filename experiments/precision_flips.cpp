@@ -68,10 +68,10 @@ void record_texts(const Model& m, const std::vector<PrecisionDivergence>& rows, 
   for (std::size_t i = 0; i < rows.size(); ++i) {
     t.add_row(std::to_string(i + 1))
         .set("prompt", Value::text(std::string(kPrompts[i])))
-        .set("fp32", Value::text(m.tokenizer().decode(rows[i].fp32)))
-        .set("bf16", Value::text(m.tokenizer().decode(rows[i].bf16)))
+        .set("fp32", Value::text(decoded_text(m, rows[i].fp32)))
+        .set("bf16", Value::text(decoded_text(m, rows[i].bf16)))
         .set("bf16_first", Value::integer(rows[i].bf16_first))
-        .set("fp16", Value::text(m.tokenizer().decode(rows[i].fp16)))
+        .set("fp16", Value::text(decoded_text(m, rows[i].fp16)))
         .set("fp16_first", Value::integer(rows[i].fp16_first));
   }
   out.add_table(std::move(t));

@@ -5,7 +5,11 @@
 // decoder linear in E4M3 under one of four activation-scale rules.
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
+#include <optional>
+#include <stdexcept>
 
 #include "experiments/quantization_scales.hpp"
 #include "io/numbers.hpp"
@@ -88,7 +92,16 @@ QuantizationScales measure_quantization_scales(const Model& m, std::size_t n_pro
   const std::uint64_t total = kActivationScales.size() * prompts.size();
   std::uint64_t done = 0;
   for (const ActivationScale rule : kActivationScales) {
-    ActivationQuantizer q(m, PrecisionPolicy::fp32, rule);
+    // A rule the model's widths rule out (mx-block32 needs multiples of 32)
+    // is left out, and said so.
+    std::optional<ActivationQuantizer> made;
+    try {
+      made.emplace(m, PrecisionPolicy::fp32, rule);
+    } catch (const std::invalid_argument& e) {
+      out.left_out.push_back(fmt::format("{} ({})", name(rule), e.what()));
+      continue;
+    }
+    ActivationQuantizer& q = *made;
     if (rule == ActivationScale::static_calibrated) q.calibrate(kReduction, calibration_prompt(m));
     RuleEffect e;
     e.rule = rule;
@@ -158,7 +171,7 @@ void record_mate(const Model& m, const QuantizationScales& q, ExperimentRecord& 
       "the prompt alone) is the largest of the 15 fillers: one activation at one position, "
       "larger than any the requests produce.";
   t.add_row("batch mate")
-      .set("value", Value::text(m.tokenizer().decode(q.mate.prompt)))
+      .set("value", Value::text(decoded_text(m, q.mate.prompt)))
       .set("amax", Value::f32(q.mate.mate_amax));
   t.add_row("requests (largest, each alone)").set("amax", Value::f32(q.mate.request_amax));
   out.add_table(std::move(t));
@@ -176,8 +189,8 @@ void record_answers(const Model& m, const QuantizationScales& q, ExperimentRecor
     r.set("prompt", Value::text(std::string(kPrompts[i])));
     for (const auto& e : q.rules)
       r.set(std::string(name(e.rule)), Value::integer(e.requests[i].first_flip));
-    r.set("alone", Value::text(m.tokenizer().decode(per_tensor.requests[i].alone)))
-        .set("batched", Value::text(m.tokenizer().decode(per_tensor.requests[i].batched)));
+    r.set("alone", Value::text(decoded_text(m, per_tensor.requests[i].alone)))
+        .set("batched", Value::text(decoded_text(m, per_tensor.requests[i].batched)));
   }
   out.add_table(std::move(t));
 }
@@ -218,6 +231,10 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   record_answers(m, q, out);
   record_perturbation(q, out);
   verdict(q, out);
+  if (!q.left_out.empty()) {
+    out.add_note(fmt::format("Left out, the model's widths do not allow them: {}.",
+                             fmt::join(q.left_out, "; ")));
+  }
 }
 
 Experiment make() {

@@ -61,7 +61,8 @@ struct RuleEffect {
 
 struct QuantizationScales {
   BatchMate mate;
-  std::vector<RuleEffect> rules;  // in kActivationScales order
+  std::vector<RuleEffect> rules;      // in kActivationScales order, less those left out
+  std::vector<std::string> left_out;  // rules the model's widths rule out, and why
 };
 
 // The static rule is calibrated on the 15 kFillers joined by spaces (one

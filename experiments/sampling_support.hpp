@@ -39,7 +39,7 @@ inline std::vector<float> logits_after(const model::Model& m, model::Policy poli
 
 // A token for tables: its character, with newline and space spelled out.
 inline std::string shown(const model::Model& m, Token t) {
-  std::string s = m.tokenizer().decode(t);
+  std::string s = model::experiments::decoded_text(m, std::span(&t, 1));
   if (s == "\n") return "\\n";
   if (s == " ") return "' '";
   return s;

@@ -38,7 +38,7 @@ RunResult decode_samples(const model::Model& m, model::Policy policy, Batching b
              });
   Sha256 h;
   for (const auto& t : r.tokens) {
-    h.update(m.tokenizer().decode(t));
+    h.update(model::experiments::decoded_bytes(m, t));
     h.update(std::string_view("\0", 1));
   }
   r.digest = h.hex_digest();
@@ -123,7 +123,7 @@ void record_runs(const Params& p, const RunContext& ctx, const model::Model& m,
       "Sample 0, run 1: '{}'.",
       n, steps, shown_text(p.text("prompt")), ctx.seed(), ctx.seed() + n - 1,
       to_decimal(p.real("temperature")), p.integer("top_k"), to_decimal(p.real("top_p")),
-      shown_text(m.tokenizer().decode(ref->tokens[0])));
+      shown_text(model::experiments::decoded_text(m, ref->tokens[0])));
   for (const auto& r : runs) runs_t.add_row(r.label).set("sha256", Value::text(r.digest));
   out.add_table(std::move(runs_t));
 }

@@ -8,8 +8,15 @@
 // keeps every bit.
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "experiments/tensor_parallel.hpp"
 #include "lab/experiment.hpp"
@@ -193,7 +200,7 @@ const TpCell* find(const std::vector<TpCell>& cells, ReductionPolicy r, std::siz
 }
 
 void verdicts(const std::vector<TpCell>& cells, const std::vector<OrderSweep>& orders,
-              const FixedDegree& fixed, ExperimentRecord& out) {
+              const std::optional<FixedDegree>& fixed, ExperimentRecord& out) {
   // D3: at T = 2 every order the same logits; at T = 4 (if measured) not.
   for (const OrderSweep& s : orders) {
     if (s.degree != 2) continue;
@@ -233,16 +240,34 @@ void verdicts(const std::vector<TpCell>& cells, const std::vector<OrderSweep>& o
   } else {
     out.add_note("D4 needs tp-invariant and another policy at T = 4 (not both in 'policies')");
   }
-  const bool d5 = fixed.alone_vs_batched_differing == 0 && fixed.vs_degree1_differing > 0;
+  if (!fixed) {
+    out.add_note("D5 needs batch-invariant at some T > 1 that the model splits into: none");
+    return;
+  }
+  const bool d5 = fixed->alone_vs_batched_differing == 0 && fixed->vs_degree1_differing > 0;
   out.add_verdict(
       "D5",
       fmt::format("batch-invariant at T = {}: alone vs batched {} logits differ; T = {} vs 1: {}",
-                  fixed.degree, fixed.alone_vs_batched_differing, fixed.degree,
-                  fixed.vs_degree1_differing),
+                  fixed->degree, fixed->alone_vs_batched_differing, fixed->degree,
+                  fixed->vs_degree1_differing),
       d5 ? Status::reproduced : Status::differs,
       d5 ? "a batch-invariant policy is reproducible at a fixed TP size and not across sizes "
            "(SGLang's tree all-reduce plays the role of the fixed order here)"
          : "not as claimed (see the fixed table)");
+}
+
+// Whether the model splits into T shards under policy r; when it does not,
+// why, added to `left_out` (the model's shape, not the user, decides: a real
+// checkpoint's head counts and widths rule out some degrees).
+bool splits(const Model& m, ReductionPolicy r, std::size_t T, std::vector<std::string>& left_out) {
+  try {
+    validate_tensor_parallel(m.config(), r, {.degree = T});
+    return true;
+  } catch (const std::invalid_argument& e) {
+    const std::string why = fmt::format("{} at T = {} ({})", name(r), T, e.what());
+    if (std::find(left_out.begin(), left_out.end(), why) == left_out.end()) left_out.push_back(why);
+    return false;
+  }
 }
 
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
@@ -252,15 +277,32 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const Collective order = parse_collective(p.text("allreduce"));
   std::vector<ReductionPolicy> policies;
   for (const auto& s : p.text_list("policies")) policies.push_back(parse_reduction_policy(s));
-  std::vector<std::size_t> degrees;
-  for (const auto d : p.int_list("degrees")) {
-    degrees.push_back(static_cast<std::size_t>(d));
-    for (const ReductionPolicy r : policies)
-      validate_tensor_parallel(m.config(), r, {.degree = degrees.back()});
+  // Each (policy, degree) the model's shape allows; the others are left out,
+  // and said so below. Nothing allowed: refused.
+  std::vector<std::string> left_out;
+  std::vector<std::pair<ReductionPolicy, std::size_t>> runnable;
+  for (const ReductionPolicy r : policies) {
+    for (const auto d : p.int_list("degrees")) {
+      if (splits(m, r, static_cast<std::size_t>(d), left_out))
+        runnable.emplace_back(r, static_cast<std::size_t>(d));
+    }
+  }
+  if (runnable.empty()) {
+    throw std::invalid_argument(
+        fmt::format("the model splits into none of the degrees under any policy asked for: {}",
+                    fmt::join(left_out, "; ")));
   }
   const OneThread one;
   ctx.progress(0, 3, "tensor parallel");
-  const auto cells = measure_tp_sweep(m, prompts, policies, degrees, order, steps);
+  std::vector<TpCell> cells;
+  for (const ReductionPolicy r : policies) {
+    std::vector<std::size_t> degrees;
+    for (const auto& [rr, T] : runnable)
+      if (rr == r) degrees.push_back(T);
+    if (degrees.empty()) continue;
+    const auto more = measure_tp_sweep(m, prompts, {r}, degrees, order, steps);
+    cells.insert(cells.end(), more.begin(), more.end());
+  }
   ctx.progress(1, 3, "tensor parallel");
   const std::vector<Collective> orders = {Collective::ompi_default,
                                           Collective::ompi_linear,
@@ -276,17 +318,31 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       prompts.begin(),
       prompts.begin() + static_cast<std::ptrdiff_t>(std::min(kOrderPrompts, prompts.size())));
   std::vector<OrderSweep> sweeps;
-  for (const std::size_t T : {std::size_t{2}, std::size_t{4}})
-    sweeps.push_back(measure_order_sweep(m, few, T, orders));
+  for (const std::size_t T : {std::size_t{2}, std::size_t{4}}) {
+    if (splits(m, ReductionPolicy::split_k, T, left_out))
+      sweeps.push_back(measure_order_sweep(m, few, T, orders));
+  }
   ctx.progress(2, 3, "tensor parallel");
-  const FixedDegree fixed = measure_fixed_degree(m, few, ReductionPolicy::batch_invariant, 4);
+  // D5 at T = 4, else the largest degree that splits.
+  std::optional<FixedDegree> fixed;
+  for (const std::size_t T : {std::size_t{4}, std::size_t{3}, std::size_t{2}}) {
+    std::vector<std::string> ignored;
+    if (splits(m, ReductionPolicy::batch_invariant, T, ignored)) {
+      fixed = measure_fixed_degree(m, few, ReductionPolicy::batch_invariant, T);
+      break;
+    }
+  }
   ctx.finish_progress();
 
   sweep_table(cells, prompts.size(), steps, order, out);
   lines_table(cells, out);
   for (const OrderSweep& s : sweeps) order_table(s, out);
-  fixed_table(fixed, ReductionPolicy::batch_invariant, out);
+  if (fixed) fixed_table(*fixed, ReductionPolicy::batch_invariant, out);
   verdicts(cells, sweeps, fixed, out);
+  if (!left_out.empty()) {
+    out.add_note(fmt::format("Left out, the model's shape does not split so: {}.",
+                             fmt::join(left_out, "; ")));
+  }
   out.add_note(
       "In process (no mpirun): the shards' partial sums are all-reduced by the order model, which "
       "test_collectives_mpi checks against real Open MPI ranks (fplab generate --tp) for this "

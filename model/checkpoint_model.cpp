@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "checkpoints/checkpoint.hpp"
@@ -101,6 +102,16 @@ Model Model::from_checkpoint(const std::string& model) {
                  {"parameters", std::to_string(ck.parameter_count())},
                  {"stored_dtype", ck.config().stored_dtype_name},
                  {"description", checkpoints::describe(ck.config())}};
+  // The weights' types as the files store them ("BF16"; "F32,Q8_0" for a
+  // GGUF with both), which the config's torch_dtype need not be.
+  std::set<std::string> stored;
+  for (const auto& entry : ck.tensors()) stored.insert(entry.second.file_type);
+  std::string types;
+  for (const auto& s : stored) types += (types.empty() ? "" : ",") + s;
+  m.metadata_["weights_dtype"] = types;
+  m.files_ = ck.files();
+  if (where.kind == checkpoints::ModelLocation::Kind::hf_directory)
+    m.files_.push_back(where.path / "tokenizer.json");
   m.ops_ = describe_forward(config);
 
   const auto get = [&ck](const std::string& n) { return checkpoints::to_float32(ck.tensor(n)); };

@@ -122,6 +122,7 @@ Model Model::load_bundled(const std::filesystem::path& file) {
                      " entries, config says " + std::to_string(config.vocab_size));
   }
   Model m(file, config, std::move(tokenizer));
+  m.files_ = {file};
   m.metadata_ = st.metadata();
   m.ops_ = describe_forward(config);
 

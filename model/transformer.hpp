@@ -100,6 +100,10 @@ class Model {
   static Model load_bundled(const std::filesystem::path& file);
 
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  // Every file the model was read from, in the order read: the bundled
+  // model's one file; a checkpoint's (checkpoints::Checkpoint::files()),
+  // then its tokenizer.json when it is a directory.
+  [[nodiscard]] const std::vector<std::filesystem::path>& files() const { return files_; }
   [[nodiscard]] const ModelConfig& config() const { return config_; }
   [[nodiscard]] const Tokenizer& tokenizer() const { return tokenizer_; }
   [[nodiscard]] const std::map<std::string, std::string, std::less<>>& metadata() const {
@@ -159,6 +163,7 @@ class Model {
     Weights vectors_fp32;  // stored matrices' model: the loaded norms and biases
   };
   std::filesystem::path path_;
+  std::vector<std::filesystem::path> files_;
   ModelConfig config_;
   Tokenizer tokenizer_;
   std::map<std::string, std::string, std::less<>> metadata_;

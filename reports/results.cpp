@@ -5,7 +5,9 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "io/atomic_file.hpp"
 #include "io/npy.hpp"
@@ -393,6 +395,9 @@ Table table_from(const json& j, const std::string& experiment) {
 // it names the object and the field of anything missing or mistyped.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ParamRecord, name, type, value)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(InputFile, role, path, sha256)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ModelFile, path, bytes, sha256)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ModelRecord, id, path, format, architecture, parameters,
+                                   stored_dtype, files)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Series, column, title, style, where_column, where_value, missing)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Markers, table, x, shares, share_titles, rows)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Figure, id, title, table, x, xlabel, ylabel, logx, logy, series,
@@ -466,6 +471,7 @@ json experiment_json(const ExperimentRecord& e) {
           {"parameters", e.parameters},
           {"claims", e.claims},
           {"inputs", e.inputs},
+          {"models", e.models},
           {"verdicts", e.verdicts},
           {"tables", tables},
           {"figures", e.figures},
@@ -494,6 +500,27 @@ ExperimentRecord experiment_from(const json& j) {
   for (const auto& f : array_or_empty(j, "inputs", where)) {
     const std::string iw = where + " input";
     e.inputs.push_back({str(f, "role", iw), str_or(f, "path"), str(f, "sha256", iw)});
+  }
+  for (const auto& m : array_or_empty(j, "models", where)) {
+    const std::string mw = where + " model";
+    ModelRecord r{str(m, "id", mw),
+                  str_or(m, "path"),
+                  str_or(m, "format"),
+                  str_or(m, "architecture"),
+                  0,
+                  str_or(m, "stored_dtype"),
+                  {}};
+    if (m.contains("parameters")) {
+      if (!m["parameters"].is_number_integer()) bad(mw + ": field 'parameters' is not an integer");
+      r.parameters = m["parameters"].get<std::int64_t>();
+    }
+    for (const auto& f : array_or_empty(m, "files", mw)) {
+      if (f.contains("bytes") && !f["bytes"].is_number_unsigned())
+        bad(mw + " file: field 'bytes' is not an unsigned integer");
+      r.files.push_back({str(f, "path", mw + " file"), f.value("bytes", std::uint64_t{0}),
+                         str(f, "sha256", mw + " file")});
+    }
+    e.models.push_back(std::move(r));
   }
   for (const auto& v : array_or_empty(j, "verdicts", where)) {
     const std::string vw = where + " verdict '" + str_or(v, "claim") + "'";
@@ -567,6 +594,15 @@ json to_json_without_fingerprint(const Results& r) {
     for (const auto& f : e.inputs) files[f.path] = f.sha256;
   }
   context["inputs"] = files;
+  // And every model loaded, once (by id and path), in the order first loaded.
+  json models = json::array();
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto& e : r.experiments) {
+    for (const auto& m : e.models) {
+      if (seen.insert({m.id, m.path}).second) models.push_back(m);
+    }
+  }
+  context["models"] = models;
   return {{"schema", kResultsSchemaName},
           {"schema_version", r.schema_version},
           {"context", context},

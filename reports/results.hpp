@@ -201,6 +201,26 @@ struct InputFile {
   std::string sha256;
 };
 
+// A model an experiment loaded (experiments/model_support.hpp's
+// experiment_model): what its `model` parameter said, where that resolved
+// to, what the model is, and each file it was read from with the sha256 of
+// its bytes. The same digests are in `inputs` (and so in the fingerprint);
+// this record adds what they are, and is not itself fingerprinted.
+struct ModelFile {
+  std::string path;
+  std::uint64_t bytes = 0;
+  std::string sha256;
+};
+struct ModelRecord {
+  std::string id;            // the `model` parameter as given: "bundled", a path, ORG/NAME
+  std::string path;          // the file or directory it resolved to
+  std::string format;        // "safetensors", "gguf"; the bundled model's "fplab-char-lm-v1"
+  std::string architecture;  // "llama", "qwen2", "qwen3"; the bundled model's "fplab-char-lm"
+  std::int64_t parameters = 0;
+  std::string stored_dtype;      // the weights' type in the file: "BF16", "F16", "F32", ...
+  std::vector<ModelFile> files;  // in the order read
+};
+
 struct ExperimentRecord {
   std::string id;
   std::string title;
@@ -214,6 +234,7 @@ struct ExperimentRecord {
   std::vector<Figure> figures;
   std::vector<std::string> notes;
   std::vector<InputFile> inputs;    // files read, in the order read
+  std::vector<ModelRecord> models;  // models loaded (their files are among `inputs`)
   std::vector<Table> measurements;  // timings etc.: not part of the fingerprint
   double wall_seconds = 0.0;        // a timing: not part of the fingerprint
 
@@ -222,6 +243,7 @@ struct ExperimentRecord {
   void add_figure(Figure f);
   void add_note(std::string note) { notes.push_back(std::move(note)); }
   void add_input(InputFile f) { inputs.push_back(std::move(f)); }
+  void add_model(ModelRecord m) { models.push_back(std::move(m)); }
   // A verdict on one of this experiment's claims; the claim's text and
   // source are copied from `claims`. Throws std::logic_error for an unknown id.
   void add_verdict(const std::string& claim, std::string ours, std::string claimed, Status status,

