@@ -104,10 +104,10 @@ Model Model::from_checkpoint(const std::string& model) {
                  {"description", checkpoints::describe(ck.config())}};
   // The weights' types as the files store them ("BF16"; "F32,Q8_0" for a
   // GGUF with both), which the config's torch_dtype need not be.
-  std::set<std::string> stored;
-  for (const auto& entry : ck.tensors()) stored.insert(entry.second.file_type);
+  std::set<std::string> file_types;
+  for (const auto& entry : ck.tensors()) file_types.insert(entry.second.file_type);
   std::string types;
-  for (const auto& s : stored) types += (types.empty() ? "" : ",") + s;
+  for (const auto& s : file_types) types += (types.empty() ? "" : ",") + s;
   m.metadata_["weights_dtype"] = types;
   m.files_ = ck.files();
   if (where.kind == checkpoints::ModelLocation::Kind::hf_directory)

@@ -327,7 +327,9 @@ Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorPar
   // Left uninitialised: a position is read only once written, and the
   // pages of positions never reached are never touched (a real model's
   // cache is allocated for its whole context).
-  for (auto& kv : cache_) kv = std::make_unique_for_overwrite<float[]>(kv_cache_floats(c));
+  // (new float[n], not make_unique_for_overwrite: emscripten's libc++
+  // lacks it.)
+  for (auto& kv : cache_) kv = std::unique_ptr<float[]>(new float[kv_cache_floats(c)]);
 }
 
 void Batch::reset() { std::fill(lengths_.begin(), lengths_.end(), 0); }
