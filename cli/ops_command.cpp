@@ -1,7 +1,8 @@
 // fplab ops: the forward pass's ops (model/forward_ops.hpp) of a model, in
 // execution order, with each op's reduction length and the order a policy
 // gives it (--policy, per-op overrides included), and for split-k the
-// number of K splits at --rows rows per pass.
+// number of K splits at --rows rows per pass, and the precision each op
+// runs under (--precision, per-op overrides included).
 #include <fmt/format.h>
 
 #include <memory>
@@ -20,6 +21,7 @@ namespace {
 struct OpsOptions {
   std::string model;
   std::string policy = "batch-invariant";
+  std::string precision = "fp32";
   std::size_t rows = 1;
 };
 
@@ -48,23 +50,27 @@ void add_ops_command(CLI::App& app) {
   cmd->add_option("--policy", o->policy,
                   "Reduction policy and per-op overrides, e.g. library,layers.*.mlp.*=split-k")
       ->capture_default_str();
+  cmd->add_option("--precision", o->precision,
+                  "Precision and per-op overrides, e.g. bf16,lm_head=fp32")
+      ->capture_default_str();
   cmd->add_option("--rows", o->rows, "Rows per pass for split-k's split counts (1: a decode step)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
   cmd->callback([o] {
-    const model::Policy policy = model::parse_reduction_spec(o->policy);
+    const model::Policy policy = model::parse_policy(o->policy, o->precision);
     const model::Model m = model::Model::load(o->model);
     // A Batch checks every override against the ops, as generate does.
     const model::Batch batch(m, policy, 1);
-    fmt::print("{:<4} {:<40} {:<10} {:<30} {}\n", "#", "op", "kind", "reduction", "order");
+    fmt::print("{:<4} {:<40} {:<10} {:<30} {:<10} {}\n", "#", "op", "kind", "reduction",
+               "precision", "order");
     for (std::size_t i = 0; i < m.ops().size(); ++i) {
       const model::Op& op = m.ops()[i];
       std::string order = op.reduces() ? std::string(model::name(batch.order(i))) : "-";
       if (const std::size_t s = model::op_splits(batch.order(i), op, o->rows);
           op.reduces() && s > 1)
         order += fmt::format(" ({} splits)", s);
-      fmt::print("{:<4} {:<40} {:<10} {:<30} {}\n", i, op.name, model::name(op.kind),
-                 reduction_text(op), order);
+      fmt::print("{:<4} {:<40} {:<10} {:<30} {:<10} {}\n", i, op.name, model::name(op.kind),
+                 reduction_text(op), model::name(batch.precision(i)), order);
     }
   });
 }

@@ -232,20 +232,25 @@ Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorPar
       cache_(sequences) {
   if (sequences == 0) throw std::invalid_argument("a batch needs at least one sequence");
   const auto& c = model.config();
-  for (const auto& o : policy_.overrides) {
+  // An override that matches no op is a typo, not a no-op: refused.
+  const auto check_used = [&model](const std::string& pattern, const char* what) {
     const bool used = std::any_of(model.ops().begin(), model.ops().end(), [&](const Op& op) {
-      return fnmatch(o.pattern.c_str(), op.name.c_str(), 0) == 0;
+      return fnmatch(pattern.c_str(), op.name.c_str(), 0) == 0;
     });
     if (!used) {
-      throw std::invalid_argument("policy override '" + o.pattern +
+      throw std::invalid_argument(std::string(what) + " override '" + pattern +
                                   "' matches no op of the model (fplab ops lists them)");
     }
-  }
+  };
+  for (const auto& o : policy_.overrides) check_used(o.pattern, "policy");
+  for (const auto& o : policy_.precision_overrides) check_used(o.pattern, "precision");
   orders_.reserve(model.ops().size());
+  precisions_.reserve(model.ops().size());
   // blas orders only the products; its norms and attention are library's.
   for (const Op& op : model.ops()) {
     const ReductionPolicy r = policy_.reduction_of(op.name);
     orders_.push_back(op.kind == OpKind::linear ? r : non_product_order(r));
+    precisions_.push_back(policy_.precision_of(op.name));
   }
   // Every order in use must be able to split the model so.
   validate_tensor_parallel(c, policy_.reduction, tp_);
@@ -272,7 +277,7 @@ float* Batch::cache_v(std::size_t seq, std::size_t layer) {
 
 void Batch::copy_prefix(std::size_t seq, const Batch& from, std::size_t from_seq,
                         std::size_t length) {
-  if (from.model_ != model_ || from.policy_.precision != policy_.precision) {
+  if (from.model_ != model_ || from.precisions_ != precisions_) {
     throw std::invalid_argument("copy_prefix: the caches come from another model or precision");
   }
   if (seq >= size() || from_seq >= from.size() || length > from.lengths_[from_seq]) {
@@ -290,10 +295,10 @@ void Batch::copy_prefix(std::size_t seq, const Batch& from, std::size_t from_seq
 
 // Each row of `width` values normalised in groups of `group` (x may be out).
 void Batch::rmsnorm(const float* x, const std::vector<float>& w, float* out, std::size_t rows,
-                    std::size_t width, std::size_t group, ReductionPolicy order) {
+                    std::size_t width, std::size_t group, ReductionPolicy order,
+                    PrecisionPolicy p) {
   const std::size_t d = group;
   const std::size_t groups = rows * (width / group);
-  const PrecisionPolicy p = policy_.precision;
   ss_.resize(groups);
   order = non_product_order(order);  // blas: library's sum of squares
   if (order == ReductionPolicy::library) {
@@ -316,6 +321,9 @@ void Batch::rmsnorm(const float* x, const std::vector<float>& w, float* out, std
 }
 
 void Batch::quantize_activations(ActivationQuantizer* quantizer) {
+  if (quantizer != nullptr && !policy_.whole_pass_precision()) {
+    throw std::invalid_argument("quantize_activations: fp8 linears need one precision for the pass");
+  }
   if (quantizer != nullptr && quantizer->precision() != policy_.precision) {
     throw std::invalid_argument(
         "quantize_activations: the quantizer was made for another precision");
@@ -340,7 +348,8 @@ void Batch::product(const float* x, const float* w, float* y, std::size_t rows,
 }
 
 bool Batch::fp8_linear(const float* x, const std::vector<float>& w, float* y, std::size_t rows,
-                       std::size_t out_features, std::size_t in_features, ReductionPolicy order) {
+                       std::size_t out_features, std::size_t in_features, ReductionPolicy order,
+                       PrecisionPolicy prec) {
   if (quantizer_ == nullptr) return false;
   // fp8: the same kernel on the E4M3 input and weight, then their scales.
   const Fp8Weight* fp8 =
@@ -348,15 +357,15 @@ bool Batch::fp8_linear(const float* x, const std::vector<float>& w, float* y, st
   if (fp8 == nullptr) return false;  // lm_head: not quantized
   product(fp8_input_.data(), fp8->values.data(), y, rows, out_features, in_features, order);
   ActivationQuantizer::rescale(*fp8, fp8_row_scale_, y, rows, out_features);
-  round_all(policy_.precision, std::span<float>(y, rows * out_features));
+  round_all(prec, std::span<float>(y, rows * out_features));
   return true;
 }
 
-void Batch::linear(const Op& op, ReductionPolicy order, const float* x, const std::vector<float>& w,
-                   float* y, std::size_t rows) {
+void Batch::linear(const Op& op, ReductionPolicy order, PrecisionPolicy prec, const float* x,
+                   const std::vector<float>& w, float* y, std::size_t rows) {
   const std::size_t N = op.out_features, K = op.in_features;
-  if (fp8_linear(x, w, y, rows, N, K, order)) return;
-  const auto round = [this](std::span<float> v) { round_all(policy_.precision, v); };
+  if (fp8_linear(x, w, y, rows, N, K, order, prec)) return;
+  const auto round = [prec](std::span<float> v) { round_all(prec, v); };
   switch (op.parallel) {
     case Parallel::replicated:
       product(x, w.data(), y, rows, N, K, order);
@@ -386,7 +395,7 @@ void Batch::linear(const Op& op, ReductionPolicy order, const float* x, const st
   }
   if (op.bias != nullptr) {
     // y + b in float, as a GEMM's epilogue adds it before the output's rounding.
-    const float* b = (model_->weights(policy_.precision).layers[op.layer].*op.bias).data();
+    const float* b = (model_->weights(prec).layers[op.layer].*op.bias).data();
     for (std::size_t r = 0; r < rows; ++r) {
       for (std::size_t n = 0; n < N; ++n) y[r * N + n] = y[r * N + n] + b[n];
     }
@@ -422,7 +431,7 @@ float* Batch::buffer(Slot s) {
 
 // RoPE (rotate_half) of every head of each row of `d` values, at the row's
 // position: out[i] = x[i] cos[i] + rot[i] sin[i], rot = (-x[half:], x[:half]).
-void Batch::rope(float* x, std::size_t rows, std::size_t d) {
+void Batch::rope(float* x, std::size_t rows, std::size_t d, PrecisionPolicy prec) {
   const auto& c = model_->config();
   const std::size_t hd = c.head_dim(), half = hd / 2;
   const auto& cos = model_->rope_cos();
@@ -440,13 +449,16 @@ void Batch::rope(float* x, std::size_t rows, std::size_t d) {
       std::copy_n(rope_.data(), hd, xh);
     }
   }
-  round_all(policy_.precision, std::span<float>(x, rows * d));
+  round_all(prec, std::span<float>(x, rows * d));
 }
 
-void Batch::run(const Op& op, ReductionPolicy order,
+void Batch::run(const Op& op, ReductionPolicy order, PrecisionPolicy prec,
                 std::span<const std::vector<Token>> new_tokens) {
-  const Weights& w = model_->weights(policy_.precision);
-  const PrecisionPolicy prec = policy_.precision;
+  // Only the ops that read a weight ask for their precision's set (made
+  // lazily: a pass all in fp32 never rounds a copy).
+  const auto weight = [this, &op, prec]() -> const std::vector<float>& {
+    return op_weight(model_->weights(prec), op);
+  };
   const std::size_t M = row_seq_.size();
   const std::size_t n = M * op.width();
   float* out = buffer(op.slot);
@@ -454,24 +466,25 @@ void Batch::run(const Op& op, ReductionPolicy order,
   switch (op.kind) {
     case OpKind::embed: {
       const std::size_t d = op.width();
+      const float* table = weight().data();
       for (std::size_t r = 0; r < M; ++r) {
         const auto t =
             static_cast<std::size_t>(new_tokens[row_seq_[r]][row_pos_[r] - lengths_[row_seq_[r]]]);
-        std::copy_n(op_weight(w, op).data() + t * d, d, out + r * d);
+        std::copy_n(table + t * d, d, out + r * d);
       }
       break;
     }
     case OpKind::rmsnorm:
-      rmsnorm(input(0), op_weight(w, op), out, M, op.width(), op.in_features, order);
+      rmsnorm(input(0), weight(), out, M, op.width(), op.in_features, order, prec);
       break;
     case OpKind::linear:
-      linear(op, order, input(0), op_weight(w, op), out, M);
+      linear(op, order, prec, input(0), weight(), out, M);
       break;
     case OpKind::rope:
-      rope(out, M, op.width());
+      rope(out, M, op.width(), prec);
       break;
     case OpKind::attention:
-      attention(op.layer, M, order);
+      attention(op.layer, M, order, prec);
       round_all(prec, std::span<float>(out, n));
       break;
     case OpKind::add: {
@@ -551,7 +564,7 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
 
   const auto& ops = model_->ops();
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    run(ops[i], orders_[i], new_tokens);
+    run(ops[i], orders_[i], precisions_[i], new_tokens);
     if (observer_ != nullptr) {
       observer_->observe(i, std::span<const float>(buffer(ops[i].slot), M * ops[i].width()), *this);
     }
@@ -560,19 +573,20 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
   return logits_;
 }
 
-void Batch::attention(std::size_t layer, std::size_t rows, ReductionPolicy order) {
+void Batch::attention(std::size_t layer, std::size_t rows, ReductionPolicy order,
+                      PrecisionPolicy prec) {
   if (rows == 0) return;
   order = non_product_order(order);  // blas: library's attention
   if (order == ReductionPolicy::library) {
-    attention_library(layer);
+    attention_library(layer, prec);
   } else {
-    attention_split(layer, rows, order);
+    attention_split(layer, rows, order, prec);
   }
 }
 
 // Eigen per (sequence, head): S = Q K^T / sqrt(hd) over the whole cache,
 // causal mask, E = exp(S - rowmax), l = rowsum(E), O = round(E) V / l.
-void Batch::attention_library(std::size_t layer) {
+void Batch::attention_library(std::size_t layer, PrecisionPolicy prec) {
   const auto& c = model_->config();
   const std::size_t d = c.q_width(), kvd = c.kv_width();
   const std::size_t hd = c.head_dim();
@@ -580,7 +594,6 @@ void Batch::attention_library(std::size_t layer) {
   const auto heads = static_cast<long>(head_end_ - head_begin_);
   const auto seqs = static_cast<long>(size());
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
-  const PrecisionPolicy prec = policy_.precision;
   // Threads over (sequence, head) pairs when there is enough work; Eigen does
   // not thread products inside a parallel region, and may outside one.
   [[maybe_unused]] std::size_t work = 0;
@@ -628,14 +641,14 @@ void Batch::attention_library(std::size_t layer) {
 // l_c = sum e_j and o_c = sum round(e_j) v_j, both left to right from 0;
 // then, left to right over the parts from 0, l = sum l_c exp(m_c - m) and
 // o = sum o_c exp(m_c - m) with m the largest m_c; the output is o / l.
-void Batch::attention_split(std::size_t layer, std::size_t rows, ReductionPolicy order) {
+void Batch::attention_split(std::size_t layer, std::size_t rows, ReductionPolicy order,
+                            PrecisionPolicy prec) {
   const auto& c = model_->config();
   const std::size_t d = c.q_width(), kvd = c.kv_width();
   const std::size_t hd = c.head_dim();
   const std::size_t group = c.n_heads / c.kv_heads();  // q heads per kv head
   const std::size_t heads = head_end_ - head_begin_;
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
-  const PrecisionPolicy prec = policy_.precision;
   const bool fixed_size =
       order == ReductionPolicy::batch_invariant || order == ReductionPolicy::tp_invariant;
   std::size_t query_blocks = 0;
