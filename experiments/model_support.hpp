@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lab/inputs.hpp"
@@ -43,6 +44,39 @@ inline ParamSpec model_param() {
                          "the model file (.safetensors; 'bundled': $FPLAB_MODEL or "
                          "model/data/kjv-char.safetensors)",
                          "bundled");
+}
+
+// A model experiment's list of reduction policies: each item a reduction
+// spec (model/policy.hpp) with its per-op overrides in parentheses, as list
+// items split at top-level commas: "library,batch-invariant(layers.*.mlp.*=split-k)"
+// is two policies. Checked when `fplab run` plans (one line).
+inline ParamSpec policy_list_param(std::string name, std::string description, std::string full,
+                                   std::string quick) {
+  return ParamSpec::text_list(std::move(name), std::move(description), std::move(full),
+                              std::move(quick))
+      .items(1)
+      .checked([](const ParamValue& v) {
+        for (const auto& spec : std::get<std::vector<std::string>>(v))
+          (void)parse_reduction_spec(spec);
+      });
+}
+
+// The same for precisions: "fp32,bf16(lm_head=fp32)" is two precision specs.
+inline ParamSpec precision_list_param(std::string name, std::string description,
+                                      std::string full, std::string quick) {
+  return ParamSpec::text_list(std::move(name), std::move(description), std::move(full),
+                              std::move(quick))
+      .items(1)
+      .checked([](const ParamValue& v) {
+        for (const auto& spec : std::get<std::vector<std::string>>(v))
+          (void)parse_precision_spec(spec);
+      });
+}
+
+// Whether `p` is the named policy `r` on every op (no reduction overrides):
+// what an experiment's claims about one policy test.
+inline bool is_plain(const Policy& p, ReductionPolicy r) {
+  return p.reduction == r && p.overrides.empty();
 }
 
 // The model the "model" parameter names, recorded as the input "model"; a
