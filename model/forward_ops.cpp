@@ -93,7 +93,11 @@ std::vector<Op> describe_forward(const ModelConfig& c) {
                                    nullptr,
                                    nullptr,
                                    qw,
-                                   hd});
+                                   hd,
+                                   Parallel::replicated,
+                                   Cache::none,
+                                   {p + "self_attn.scores", p + "self_attn.softmax",
+                                    p + "self_attn.pv"}});
     const std::size_t o = linear(p + "self_attn.o_proj", l, att, Slot::a, &LayerWeights::o, d, qw,
                                  Parallel::row, nullptr);
     const std::size_t h = add(
@@ -123,6 +127,15 @@ std::vector<Op> describe_forward(const ModelConfig& c) {
          V,
          d});
   return ops;
+}
+
+std::string all_reduce_name(const Op& op) { return op.name + ".all_reduce"; }
+
+std::vector<std::string> addressable_names(const Op& op, std::size_t tp_degree) {
+  std::vector<std::string> names{op.name};
+  names.insert(names.end(), op.reductions.begin(), op.reductions.end());
+  if (op.parallel == Parallel::row && tp_degree > 1) names.push_back(all_reduce_name(op));
+  return names;
 }
 
 const std::vector<float>& op_weight(const Weights& w, const Op& op) {

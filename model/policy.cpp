@@ -120,6 +120,15 @@ ReductionPolicy Policy::reduction_of(std::string_view op) const {
   return r;
 }
 
+ReductionPolicy Policy::reduction_of(std::string_view op, std::string_view part) const {
+  ReductionPolicy r = reduction;
+  const std::string a(op), b(part);
+  for (const auto& o : overrides) {
+    if (matches(o.pattern, a) || matches(o.pattern, b)) r = o.reduction;
+  }
+  return r;
+}
+
 PrecisionPolicy Policy::precision_of(std::string_view op) const {
   PrecisionPolicy p = precision;
   const std::string name(op);

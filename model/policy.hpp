@@ -139,6 +139,10 @@ struct Policy {
 
   // The order of the op named `op`.
   [[nodiscard]] ReductionPolicy reduction_of(std::string_view op) const;
+  // The order of `part`, a named reduction inside op `op` (attention's
+  // scores, a row-parallel op's all-reduce): the last override that
+  // matches either name, so an override of the op covers its parts.
+  [[nodiscard]] ReductionPolicy reduction_of(std::string_view op, std::string_view part) const;
   // The precision of the op named `op`.
   [[nodiscard]] PrecisionPolicy precision_of(std::string_view op) const;
   // Whether every op runs under `precision` (no precision overrides): what

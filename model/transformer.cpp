@@ -232,23 +232,49 @@ Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorPar
       cache_(sequences) {
   if (sequences == 0) throw std::invalid_argument("a batch needs at least one sequence");
   const auto& c = model.config();
-  // An override that matches no op is a typo, not a no-op: refused.
-  const auto check_used = [&model](const std::string& pattern, const char* what) {
+  // An override that matches nothing is a typo, not a no-op: refused. Orders
+  // may name an op's inner reductions (attention's scores, softmax, pv; a
+  // row-parallel op's all-reduce under TP); precisions name ops.
+  const auto check_used = [&model, &tp](const std::string& pattern, bool inner) {
     const bool used = std::any_of(model.ops().begin(), model.ops().end(), [&](const Op& op) {
-      return fnmatch(pattern.c_str(), op.name.c_str(), 0) == 0;
+      const auto names = inner ? addressable_names(op, tp.degree) : std::vector{op.name};
+      return std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+        return fnmatch(pattern.c_str(), n.c_str(), 0) == 0;
+      });
     });
     if (!used) {
-      throw std::invalid_argument(std::string(what) + " override '" + pattern +
-                                  "' matches no op of the model (fplab ops lists them)");
+      throw std::invalid_argument(std::string(inner ? "policy" : "precision") + " override '" +
+                                  pattern + "' matches no op of the model (fplab ops lists them)");
     }
   };
-  for (const auto& o : policy_.overrides) check_used(o.pattern, "policy");
-  for (const auto& o : policy_.precision_overrides) check_used(o.pattern, "precision");
+  for (const auto& o : policy_.overrides) check_used(o.pattern, true);
+  for (const auto& o : policy_.precision_overrides) check_used(o.pattern, false);
   orders_.reserve(model.ops().size());
   precisions_.reserve(model.ops().size());
-  // blas orders only the products; its norms and attention are library's.
   for (const Op& op : model.ops()) {
-    const ReductionPolicy r = policy_.reduction_of(op.name);
+    ReductionPolicy r = policy_.reduction_of(op.name);
+    // A fused op runs its reductions under one order: theirs, when they agree.
+    if (!op.reductions.empty()) {
+      r = policy_.reduction_of(op.name, op.reductions.front());
+      for (const std::string& part : op.reductions) {
+        if (policy_.reduction_of(op.name, part) != r) {
+          std::string parts;
+          for (const std::string& p : op.reductions) parts += (parts.empty() ? "" : ", ") + p;
+          throw std::invalid_argument(op.name + " runs fused: " + parts +
+                                      " take one order (softmax and pv share one KV partition), "
+                                      "not " +
+                                      std::string(name(r)) + " and " +
+                                      std::string(name(policy_.reduction_of(op.name, part))));
+        }
+      }
+    }
+    if (op.parallel == Parallel::row && tp.degree > 1 &&
+        policy_.reduction_of(op.name, all_reduce_name(op)) != r) {
+      throw std::invalid_argument(all_reduce_name(op) + " adds in its op's order (" +
+                                  std::string(name(r)) + "), not " +
+                                  std::string(name(policy_.reduction_of(op.name, all_reduce_name(op)))));
+    }
+    // blas orders only the products; its norms and attention are library's.
     orders_.push_back(op.kind == OpKind::linear ? r : non_product_order(r));
     precisions_.push_back(policy_.precision_of(op.name));
   }
