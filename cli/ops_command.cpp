@@ -68,8 +68,7 @@ void add_ops_command(CLI::App& app) {
   cmd->add_option("--rows", o->rows, "Rows per pass for split-k's split counts (1: a decode step)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
-  cmd->add_option("--tp", o->tp,
-                  "Tensor-parallel degree: lists each row-parallel op's all-reduce")
+  cmd->add_option("--tp", o->tp, "Tensor-parallel degree: lists each row-parallel op's all-reduce")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
   cmd->callback([o] {
@@ -91,10 +90,9 @@ void add_ops_command(CLI::App& app) {
       const auto names = model::addressable_names(op, o->tp);
       for (std::size_t k = 1; k < names.size(); ++k) {
         const bool all_reduce = names[k] == model::all_reduce_name(op);
-        const std::string part_order =
-            all_reduce ? std::string(name(model::tp_allreduce_order(batch.order(i),
-                                                                   batch.tensor_parallel())))
-                       : order;
+        const std::string part_order = all_reduce ? std::string(name(model::tp_allreduce_order(
+                                                        batch.order(i), batch.tensor_parallel())))
+                                                  : order;
         fmt::print("{:<4} {:<40} {:<10} {:<30} {:<10} {}\n", "", "  " + names[k], "",
                    part_text(op, names[k], o->tp), "", part_order);
       }

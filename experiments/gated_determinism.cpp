@@ -155,8 +155,8 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
         for (std::size_t g = 0; g < gates.size(); ++g) {
           const std::int64_t before = bounds ? bounds->computed() : 0;
           const auto t0 = Clock::now();
-          const auto r = gated_decode(m, parse_reduction_spec(fast, precision), rows_in, steps, gates[g],
-                                      bounds ? &*bounds : nullptr, 1);
+          const auto r = gated_decode(m, parse_reduction_spec(fast, precision), rows_in, steps,
+                                      gates[g], bounds ? &*bounds : nullptr, 1);
           rows[g].seconds += seconds_since(t0);
           const bool same = r.tokens[0] == reference[i];
           equal[g][i] = equal[g][i] && same;

@@ -62,8 +62,8 @@ inline ParamSpec policy_list_param(std::string name, std::string description, st
 }
 
 // The same for precisions: "fp32,bf16(lm_head=fp32)" is two precision specs.
-inline ParamSpec precision_list_param(std::string name, std::string description,
-                                      std::string full, std::string quick) {
+inline ParamSpec precision_list_param(std::string name, std::string description, std::string full,
+                                      std::string quick) {
   return ParamSpec::text_list(std::move(name), std::move(description), std::move(full),
                               std::move(quick))
       .items(1)

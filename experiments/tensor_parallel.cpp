@@ -229,8 +229,8 @@ void verdicts(const std::vector<TpCell>& cells, const std::vector<OrderSweep>& o
         fmt::format("tp-invariant: 0 of {} logits and 0 answers moved at T = 2, 4; {} at T = 4: "
                     "{} of {} logits moved, top probability of {} of {} prompts, {} answers "
                     "flipped",
-                    inv4->logits, reduction_spec(t4->policy), t4->differing, t4->logits, t4->max_prob_moved,
-                    t4->prompts, t4->flips),
+                    inv4->logits, reduction_spec(t4->policy), t4->differing, t4->logits,
+                    t4->max_prob_moved, t4->prompts, t4->flips),
         holds ? Status::reproduced : Status::differs,
         holds ? "the fixed tile tree with the all-reduce as its top levels is bit-identical "
                 "across TP sizes, every other policy moves; the share of moved probabilities "

@@ -84,20 +84,20 @@ std::vector<Op> describe_forward(const ModelConfig& c) {
     const std::size_t q = linear(p + "self_attn.q_proj", l, n1, Slot::q, &LayerWeights::q, qw, d,
                                  Parallel::column, &LayerWeights::q_bias);
     const std::size_t qr = rotate(p, 'q', l, q, Slot::q, qw, Cache::none);
-    const std::size_t att = add(Op{p + "self_attn.attention",
-                                   OpKind::attention,
-                                   l,
-                                   {qr, kNoInput},
-                                   Slot::att,
-                                   nullptr,
-                                   nullptr,
-                                   nullptr,
-                                   qw,
-                                   hd,
-                                   Parallel::replicated,
-                                   Cache::none,
-                                   {p + "self_attn.scores", p + "self_attn.softmax",
-                                    p + "self_attn.pv"}});
+    const std::size_t att =
+        add(Op{p + "self_attn.attention",
+               OpKind::attention,
+               l,
+               {qr, kNoInput},
+               Slot::att,
+               nullptr,
+               nullptr,
+               nullptr,
+               qw,
+               hd,
+               Parallel::replicated,
+               Cache::none,
+               {p + "self_attn.scores", p + "self_attn.softmax", p + "self_attn.pv"}});
     const std::size_t o = linear(p + "self_attn.o_proj", l, att, Slot::a, &LayerWeights::o, d, qw,
                                  Parallel::row, nullptr);
     const std::size_t h = add(

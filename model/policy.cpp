@@ -95,10 +95,10 @@ SpecParts split_spec(std::string_view text, std::string_view what) {
     } else {
       const std::size_t eq = part.find('=');
       if (eq == std::string_view::npos || eq == 0) {
-        throw std::invalid_argument(
-            w + " override '" + std::string(part) +
-            (w == "policy" ? "' is not GLOB=POLICY (e.g. layers.*.mlp.*=split-k)"
-                           : "' is not GLOB=PRECISION (e.g. lm_head=fp32)"));
+        throw std::invalid_argument(w + " override '" + std::string(part) +
+                                    (w == "policy"
+                                         ? "' is not GLOB=POLICY (e.g. layers.*.mlp.*=split-k)"
+                                         : "' is not GLOB=PRECISION (e.g. lm_head=fp32)"));
       }
       parts.overrides.emplace_back(std::string(part.substr(0, eq)),
                                    std::string(part.substr(eq + 1)));

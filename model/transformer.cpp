@@ -270,9 +270,9 @@ Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorPar
     }
     if (op.parallel == Parallel::row && tp.degree > 1 &&
         policy_.reduction_of(op.name, all_reduce_name(op)) != r) {
-      throw std::invalid_argument(all_reduce_name(op) + " adds in its op's order (" +
-                                  std::string(name(r)) + "), not " +
-                                  std::string(name(policy_.reduction_of(op.name, all_reduce_name(op)))));
+      throw std::invalid_argument(
+          all_reduce_name(op) + " adds in its op's order (" + std::string(name(r)) + "), not " +
+          std::string(name(policy_.reduction_of(op.name, all_reduce_name(op)))));
     }
     // blas orders only the products; its norms and attention are library's.
     orders_.push_back(op.kind == OpKind::linear ? r : non_product_order(r));
@@ -348,7 +348,8 @@ void Batch::rmsnorm(const float* x, const std::vector<float>& w, float* out, std
 
 void Batch::quantize_activations(ActivationQuantizer* quantizer) {
   if (quantizer != nullptr && !policy_.whole_pass_precision()) {
-    throw std::invalid_argument("quantize_activations: fp8 linears need one precision for the pass");
+    throw std::invalid_argument(
+        "quantize_activations: fp8 linears need one precision for the pass");
   }
   if (quantizer != nullptr && quantizer->precision() != policy_.precision) {
     throw std::invalid_argument(

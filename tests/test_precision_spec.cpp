@@ -68,8 +68,7 @@ TEST_CASE("precision specs: parse and print are inverse; bad ones are refused",
                     Catch::Contains("unknown precision policy 'fp8'"));
   CHECK_THROWS_WITH(parse_precision_spec("bf16,=fp32"), Catch::Contains("GLOB=PRECISION"));
   CHECK_THROWS_WITH(parse_precision_spec("bf16,lm_head"), Catch::Contains("GLOB=PRECISION"));
-  CHECK_THROWS_WITH(parse_precision_spec("bf16(lm_head=fp32"),
-                    Catch::Contains("PRECISION(GLOB"));
+  CHECK_THROWS_WITH(parse_precision_spec("bf16(lm_head=fp32"), Catch::Contains("PRECISION(GLOB"));
   // An override that matches no op is an error, not a silent no-op.
   CHECK_THROWS_WITH(Batch(bundled_model(), parse_precision_spec("bf16,layer.*=fp32"), 1),
                     Catch::Contains("precision override 'layer.*' matches no op"));
@@ -95,7 +94,8 @@ TEST_CASE("per-op precision: lm_head in bf16 changes lm_head alone, rounded to b
           "[model][ops][precision]") {
   const Model& m = bundled_model();
   OpTrace fp32, mixed;
-  const auto a = decode(m, Policy(ReductionPolicy::batch_invariant, PrecisionPolicy::fp32), 2, &fp32);
+  const auto a =
+      decode(m, Policy(ReductionPolicy::batch_invariant, PrecisionPolicy::fp32), 2, &fp32);
   const auto b = decode(m, parse_precision_spec("fp32,lm_head=bf16"), 2, &mixed);
   CHECK_FALSE(test::same_bits(a, b));  // negative control: the override moves the logits
   REQUIRE(fp32.records().size() == mixed.records().size());

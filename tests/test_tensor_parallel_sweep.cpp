@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "experiments/tensor_parallel.hpp"
 #include "experiments/model_support.hpp"
+#include "experiments/tensor_parallel.hpp"
 #include "lab/experiment.hpp"
 #include "lab/param_spec.hpp"
 
@@ -45,8 +45,9 @@ TEST_CASE("tensor-parallel: a policy's per-op overrides reach the sweep",
   // The "policies" parameter splits at top-level commas: three specs.
   const ParamSpec spec = policy_list_param("policies", "", "split-k", "split-k");
   const auto items = std::get<std::vector<std::string>>(parse_param(
-      spec, "split-k,split-k(layers.*.mlp.*=split-k),split-k(layers.*=tp-invariant,norm=tp-invariant,"
-            "lm_head=tp-invariant)"));
+      spec,
+      "split-k,split-k(layers.*.mlp.*=split-k),split-k(layers.*=tp-invariant,norm=tp-invariant,"
+      "lm_head=tp-invariant)"));
   REQUIRE(items.size() == 3);
   CHECK_THROWS_WITH(spec.check(ParamValue(std::vector<std::string>{"split-k(lm_head=fast)"})),
                     Catch::Contains("unknown reduction policy 'fast'"));
