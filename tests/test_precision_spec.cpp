@@ -2,6 +2,7 @@
 // inverse, a whole-pass spec is today's precision bit for bit, an override
 // on every op is that precision bit for bit, and one op overridden changes
 // that op first (negative control) and rounds its output to its format.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "model/precision_policy.hpp"
 #include "model/transformer.hpp"
 #include "test_support.hpp"
+#include "tests/cli_runner.hpp"
 
 using namespace fplab;
 using namespace fplab::model;
@@ -131,4 +133,39 @@ TEST_CASE("per-op precision: what supports one precision only refuses a mixed sp
   // A gate that compares orders keeps the per-op precisions in both batches.
   const auto r = gated_decode(m, mixed, prompts, 2, parse_gate("margin:0.5"), nullptr);
   CHECK(r.tokens[0].size() == 2);
+}
+
+TEST_CASE("fplab ops and generate take precision specs; bad ones are one line, exit 2",
+          "[model][ops][precision][cli]") {
+  const auto listed = test::run_fplab(
+      "ops --precision 'bf16,lm_head=fp32' --policy "
+      "'batch-invariant,layers.*.self_attn.attention=split-k' --tp 2");
+  REQUIRE(listed.exit_code == 0);
+  CHECK_THAT(listed.output, Catch::Contains("layers.0.self_attn.softmax") &&
+                                Catch::Contains("layers.1.mlp.down_proj.all_reduce") &&
+                                Catch::Contains("sum of 2 partials"));
+  // lm_head's row says fp32, the ops before it bf16.
+  const std::string& out = listed.output;
+  const auto lm_head = out.find("lm_head");
+  REQUIRE(lm_head != std::string::npos);
+  CHECK(out.substr(lm_head, out.find('\n', lm_head) - lm_head).find("fp32") != std::string::npos);
+  CHECK(out.find("bf16") < lm_head);
+  for (const char* bad :
+       {"generate -t 0 -n 2 --precision 'bf16,lm_head'", "generate -t 0 -n 2 --precision bf17",
+        "generate -t 0 -n 2 --precision 'bf16,lm-head=fp32'",
+        "generate -t 0 -n 2 --precision 'bf16,lm_head=fp32' --gate bound",
+        "ops --policy 'batch-invariant,layers.0.self_attn.pv=split-k'"}) {
+    INFO(bad);
+    const auto r = test::run_fplab(bad);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Catch::StartsWith("fplab: error: "));
+    CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  }
+  // Every op overridden back to fp32: fp32's answer.
+  const auto a = test::run_fplab("generate 'And God said, ' -t 0 -n 3 --json --precision fp32");
+  const auto b = test::run_fplab(
+      "generate 'And God said, ' -t 0 -n 3 --json --precision "
+      "'bf16,*=fp32'");
+  REQUIRE(a.exit_code == 0);
+  CHECK(a.output == b.output);
 }
