@@ -2,6 +2,10 @@
 // order every reduction adds its terms (ReductionPolicy) and in which format
 // weights and activations are kept (PrecisionPolicy). Both are plain enums
 // whose spelling on the command line and in results files is `name(...)`.
+// A Policy gives every op of the forward pass (model/forward_ops.hpp) one
+// of each, by name: a base and GLOB=VALUE overrides, the last match winning,
+// written as a reduction spec ("library,layers.*.mlp.*=split-k") and a
+// precision spec ("bf16,lm_head=fp32").
 //
 // The reductions of a forward pass: every linear layer and lm_head (a dot
 // product of length in_features per output), RMSNorm (the sum of squares of a
