@@ -92,7 +92,8 @@ void apply_setting(Setting& s, std::string_view key_value) {
     (void)model::parse_reduction_spec(value);  // checked now, one line
     s.policy = std::string(value);
   } else if (key == "precision") {
-    s.precision = model::parse_precision_policy(value);
+    (void)model::parse_precision_spec(value);  // checked now, one line
+    s.precision = std::string(value);
   } else {
     throw std::invalid_argument(fmt::format(
         "unknown setting '{}' (keys: batch, tp, chunk, prefix-cache, policy, precision)", key));
@@ -106,16 +107,18 @@ std::string describe(const Setting& s) {
   if (s.chunk != 0) parts.push_back(fmt::format("chunk={}", s.chunk));
   if (s.prefix_cache != 0) parts.push_back(fmt::format("prefix-cache={}", s.prefix_cache));
   if (s.policy) parts.push_back("policy=" + *s.policy);
-  if (s.precision) parts.push_back(fmt::format("precision={}", model::name(*s.precision)));
+  if (s.precision) parts.push_back("precision=" + *s.precision);
   return parts.empty() ? "default" : fmt::format("{}", fmt::join(parts, " "));
 }
 
 model::Policy setting_policy(const Request& r, const Setting& s) {
-  const model::PrecisionPolicy precision = s.precision.value_or(r.policy.precision);
-  if (s.policy) return model::parse_reduction_spec(*s.policy, precision);
   model::Policy p = r.policy;
-  p.precision = precision;
-  return p;
+  if (s.policy) {
+    const model::Policy orders = model::parse_reduction_spec(*s.policy);
+    p.reduction = orders.reduction;
+    p.overrides = orders.overrides;
+  }
+  return s.precision ? model::parse_precision_spec(*s.precision, p) : p;
 }
 
 Decoded decode(const Request& r, const Setting& s, const model::Policy& policy, bool trace) {
@@ -247,8 +250,11 @@ std::uint64_t ulp_distance(float a, float b, ElementType t) {
 }
 
 ElementType ulp_format(const Request& r, const Setting& a, const Setting& b) {
-  const auto pa = setting_policy(r, a).precision, pb = setting_policy(r, b).precision;
-  if (pa != pb) return ElementType::float32;
+  const model::Policy qa = setting_policy(r, a), qb = setting_policy(r, b);
+  const auto pa = qa.precision, pb = qb.precision;
+  // Per-op precisions: op outputs in several formats, compared in fp32's ulps.
+  if (pa != pb || !qa.whole_pass_precision() || !qb.whole_pass_precision())
+    return ElementType::float32;
   if (pa == model::PrecisionPolicy::bf16) return ElementType::bfloat16;
   if (pa == model::PrecisionPolicy::fp16) return ElementType::float16;
   return ElementType::float32;

@@ -32,7 +32,9 @@
 // the prompt; experiments/chunked_prefill.hpp's donor: the prefix continued with
 // other text, prefilled beside an unrelated line), policy=SPEC (a
 // reduction spec with per-op overrides, model/policy.hpp) and
-// precision=fp32|bf16|fp16|layercast. Unset keys take the request's.
+// precision=SPEC (a precision spec: fp32|bf16|fp16|layercast with per-op
+// overrides, e.g. precision=bf16,lm_head=fp32). Unset keys take the
+// request's.
 #pragma once
 
 #include <cstddef>
@@ -54,7 +56,7 @@ struct Setting {
   std::size_t chunk = 0;         // 0: the prompt in one pass
   std::size_t prefix_cache = 0;  // 0: no cached prefix
   std::optional<std::string> policy;
-  std::optional<model::PrecisionPolicy> precision;
+  std::optional<std::string> precision;  // a precision spec
 };
 
 // Applies one "KEY=VALUE"; throws std::invalid_argument (one line) for an

@@ -47,7 +47,8 @@ void add_bisect_command(CLI::App& app) {
                   "Both settings' reduction spec (per-op overrides: fplab ops lists the ops)")
       ->capture_default_str();
   cmd->add_option("--precision", o->precision,
-                  "Both settings' precision: fp32, bf16, fp16, layercast")
+                  "Both settings' precision: fp32, bf16, fp16 or layercast, then per-op "
+                  "overrides ,GLOB=PRECISION (e.g. bf16,lm_head=fp32)")
       ->capture_default_str();
   cmd->add_option("-n,--steps", o->steps, "Greedy tokens decoded")
       ->capture_default_str()
@@ -55,7 +56,7 @@ void add_bisect_command(CLI::App& app) {
   cmd->add_option("--a", o->a,
                   "Setting A, KEY=VALUE (repeatable): batch=N (row 0 of N copies), tp=T (in "
                   "process), chunk=C (chunked prefill), prefix-cache=L, policy=SPEC, "
-                  "precision=P");
+                  "precision=SPEC");
   cmd->add_option("--b", o->b, "Setting B, KEY=VALUE (repeatable), as --a");
   cmd->add_option("--dumps", o->dumps,
                   "Instead: two .safetensors dumps of any program; the first tensor (in A's "
@@ -85,7 +86,7 @@ void add_bisect_command(CLI::App& app) {
     r.model = &m;
     r.prompt = m.tokenizer().encode(o->prompt);
     r.steps = o->steps;
-    r.policy = model::parse_reduction_spec(o->policy, model::parse_precision_policy(o->precision));
+    r.policy = model::parse_policy(o->policy, o->precision);
     const auto report = bisect::run_bisect(r, o->prompt, a, b, !o->no_minimal, !o->no_ranking);
     if (o->json) {
       fmt::print("{}\n", bisect::bisect_to_json(report).dump(2));

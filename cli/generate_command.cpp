@@ -222,7 +222,10 @@ void add_generate_command(CLI::App& app) {
   cmd->add_flag("--json", o->json,
                 "Print {\"prompt_ids\": [...], \"ids\": [...], \"text\": \"...\"} per sample "
                 "(ids and text: the generated characters only)");
-  cmd->add_option("--precision", o->precision, "fp32, bf16, fp16 or layercast")
+  cmd->add_option("--precision", o->precision,
+                  "fp32, bf16, fp16 or layercast, then per-op overrides ,GLOB=PRECISION "
+                  "(e.g. bf16,lm_head=fp32: each op reads its precision's weights and rounds "
+                  "its output to it)")
       ->capture_default_str();
   cmd->add_option("--policy", o->policy,
                   "Reduction order: library, split-k, batch-invariant, tp-invariant or blas "
@@ -274,8 +277,7 @@ void add_generate_command(CLI::App& app) {
     c.frequency_penalty = o->frequency;
     c.repetition_penalty = o->repetition;
     c.order = sampling::parse_order(o->order);
-    const model::Policy policy =
-        model::parse_reduction_spec(o->policy, model::parse_precision_policy(o->precision));
+    const model::Policy policy = model::parse_policy(o->policy, o->precision);
     std::optional<model::SplitKOverride> forced_splits;
     if (o->split_k != 0) {
       if (policy.reduction != model::ReductionPolicy::split_k)
@@ -399,8 +401,13 @@ void add_generate_command(CLI::App& app) {
     if (!o->gate.empty()) {
       const model::Gate gate = model::parse_gate(o->gate);
       std::unique_ptr<model::StepBounds> bounds;
-      if (gate.kind == model::GateKind::bound)
+      if (gate.kind == model::GateKind::bound) {
+        if (!policy.whole_pass_precision())
+          throw std::invalid_argument(
+              "--gate bound: the bounds support one precision for the whole pass, not " +
+              model::precision_spec(policy));
         bounds = std::make_unique<model::StepBounds>(m, policy.precision);
+      }
       const std::vector<std::vector<model::Token>> copies(rows, prompt);
       const auto r = model::gated_decode(m, policy, copies, steps, gate, bounds.get());
       const auto& t = r.total;
@@ -431,7 +438,7 @@ void add_generate_command(CLI::App& app) {
     if (!o->dump.empty()) {
       model::write_trace(o->dump, trace.records(),
                          {{"policy", model::reduction_spec(policy)},
-                          {"precision", std::string(model::name(policy.precision))}});
+                          {"precision", model::precision_spec(policy)}});
     }
   });
 }

@@ -1,7 +1,10 @@
 // fplab ops: the forward pass's ops (model/forward_ops.hpp) of a model, in
 // execution order, with each op's reduction length and the order a policy
 // gives it (--policy, per-op overrides included), and for split-k the
-// number of K splits at --rows rows per pass.
+// number of K splits at --rows rows per pass, and the precision each op
+// runs under (--precision, per-op overrides included). Under each fused op
+// its named reductions (attention's scores, softmax, pv), and with --tp T
+// each row-parallel op's all-reduce: names a --policy override may address.
 #include <fmt/format.h>
 
 #include <memory>
@@ -11,6 +14,7 @@
 #include "model/forward_ops.hpp"
 #include "model/policy.hpp"
 #include "model/split_rule.hpp"
+#include "model/tensor_parallel.hpp"
 #include "model/transformer.hpp"
 
 namespace fplab::cli {
@@ -20,7 +24,9 @@ namespace {
 struct OpsOptions {
   std::string model;
   std::string policy = "batch-invariant";
+  std::string precision = "fp32";
   std::size_t rows = 1;
+  std::size_t tp = 1;
 };
 
 // What the op adds up, in words.
@@ -31,10 +37,18 @@ std::string reduction_text(const model::Op& op) {
     case model::OpKind::rmsnorm:
       return fmt::format("sum of squares {}", op.in_features);
     case model::OpKind::attention:
-      return fmt::format("dot {}; softmax, PV over KV", op.in_features);
+      return "fused: the three below";
     default:
       return "-";
   }
+}
+
+// What an inner reduction of `op` (addressable_names' entry `part`) adds up.
+std::string part_text(const model::Op& op, const std::string& part, std::size_t tp) {
+  if (part == model::all_reduce_name(op)) return fmt::format("sum of {} partials", tp);
+  if (part.ends_with(".scores")) return fmt::format("dot {}", op.in_features);
+  if (part.ends_with(".softmax")) return "sum over KV parts";
+  return "dot over KV parts";  // pv
 }
 
 }  // namespace
@@ -48,23 +62,40 @@ void add_ops_command(CLI::App& app) {
   cmd->add_option("--policy", o->policy,
                   "Reduction policy and per-op overrides, e.g. library,layers.*.mlp.*=split-k")
       ->capture_default_str();
+  cmd->add_option("--precision", o->precision,
+                  "Precision and per-op overrides, e.g. bf16,lm_head=fp32")
+      ->capture_default_str();
   cmd->add_option("--rows", o->rows, "Rows per pass for split-k's split counts (1: a decode step)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+  cmd->add_option("--tp", o->tp, "Tensor-parallel degree: lists each row-parallel op's all-reduce")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
   cmd->callback([o] {
-    const model::Policy policy = model::parse_reduction_spec(o->policy);
+    const model::Policy policy = model::parse_policy(o->policy, o->precision);
     const model::Model m = model::Model::load(o->model);
     // A Batch checks every override against the ops, as generate does.
-    const model::Batch batch(m, policy, 1);
-    fmt::print("{:<4} {:<40} {:<10} {:<30} {}\n", "#", "op", "kind", "reduction", "order");
+    const model::Batch batch(m, policy, 1, model::TensorParallel{.degree = o->tp});
+    fmt::print("{:<4} {:<40} {:<10} {:<30} {:<10} {}\n", "#", "op", "kind", "reduction",
+               "precision", "order");
     for (std::size_t i = 0; i < m.ops().size(); ++i) {
       const model::Op& op = m.ops()[i];
       std::string order = op.reduces() ? std::string(model::name(batch.order(i))) : "-";
       if (const std::size_t s = model::op_splits(batch.order(i), op, o->rows);
           op.reduces() && s > 1)
         order += fmt::format(" ({} splits)", s);
-      fmt::print("{:<4} {:<40} {:<10} {:<30} {}\n", i, op.name, model::name(op.kind),
-                 reduction_text(op), order);
+      fmt::print("{:<4} {:<40} {:<10} {:<30} {:<10} {}\n", i, op.name, model::name(op.kind),
+                 reduction_text(op), model::name(batch.precision(i)), order);
+      // Its inner reductions take its order (Batch refuses a policy that splits them).
+      const auto names = model::addressable_names(op, o->tp);
+      for (std::size_t k = 1; k < names.size(); ++k) {
+        const bool all_reduce = names[k] == model::all_reduce_name(op);
+        const std::string part_order = all_reduce ? std::string(name(model::tp_allreduce_order(
+                                                        batch.order(i), batch.tensor_parallel())))
+                                                  : order;
+        fmt::print("{:<4} {:<40} {:<10} {:<30} {:<10} {}\n", "", "  " + names[k], "",
+                   part_text(op, names[k], o->tp), "", part_order);
+      }
     }
   });
 }

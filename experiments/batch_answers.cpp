@@ -87,8 +87,10 @@ PolicyAnswers measure_policy(const Model& m, Policy policy,
 
 namespace batch_answers_experiment {
 
-std::string policy_key(Policy p) {
-  return fmt::format("{} {}", name(p.precision), name(p.reduction));
+// "PRECISION_SPEC REDUCTION_SPEC": "bf16 split-k" for a plain policy, its
+// per-op overrides spelt out otherwise.
+std::string policy_key(const Policy& p) {
+  return fmt::format("{} {}", precision_spec(p), reduction_spec(p));
 }
 
 void answers_table(const std::vector<PolicyAnswers>& all, const std::vector<std::size_t>& batches,
@@ -124,7 +126,7 @@ void answers_table(const std::vector<PolicyAnswers>& all, const std::vector<std:
 const PolicyAnswers* lead_policy(const std::vector<PolicyAnswers>& all) {
   const auto preferred = std::find_if(all.begin(), all.end(), [](const PolicyAnswers& a) {
     return !a.divergences.empty() && a.policy.precision == PrecisionPolicy::bf16 &&
-           a.policy.reduction == ReductionPolicy::split_k;
+           a.policy.whole_pass_precision() && is_plain(a.policy, ReductionPolicy::split_k);
   });
   if (preferred != all.end()) return &*preferred;
   const auto any = std::find_if(all.begin(), all.end(),
@@ -241,7 +243,7 @@ void lead_figure(const Divergence& d, ExperimentRecord& out) {
 
 const PolicyAnswers* find(const std::vector<PolicyAnswers>& all, ReductionPolicy r) {
   const auto it = std::find_if(all.begin(), all.end(), [r](const PolicyAnswers& a) {
-    return a.policy.reduction == r && !a.divergences.empty();
+    return is_plain(a.policy, r) && !a.divergences.empty();
   });
   return it != all.end() ? &*it : nullptr;
 }
@@ -249,7 +251,7 @@ const PolicyAnswers* find(const std::vector<PolicyAnswers>& all, ReductionPolicy
 std::int64_t total_changed(const std::vector<PolicyAnswers>& all, ReductionPolicy r) {
   std::int64_t n = 0;
   for (const auto& a : all) {
-    if (a.policy.reduction != r) continue;
+    if (!is_plain(a.policy, r)) continue;
     for (const auto c : a.changed) n += c;
   }
   return n;
@@ -290,7 +292,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   std::vector<Policy> policies;
   for (const auto& precision : p.text_list("precisions")) {
     for (const auto& reduction : p.text_list("policies"))
-      policies.push_back({parse_reduction_policy(reduction), parse_precision_policy(precision)});
+      policies.push_back(parse_policy(reduction, precision));
   }
 
   const OneThread one;
@@ -349,11 +351,14 @@ Experiment make() {
                         ParamSpec::int_list("batches",
                                             "batch sizes (copies of the prompt) compared with 1",
                                             "2,4,8,16", "2,8", 2, 16),
-                        ParamSpec::text_list("policies", "reduction policies",
-                                             "split-k,batch-invariant", "split-k,batch-invariant",
-                                             {"library", "split-k", "batch-invariant"}),
-                        ParamSpec::text_list("precisions", "precisions", "bf16", "bf16",
-                                             {"fp32", "bf16", "fp16", "layercast"}),
+                        policy_list_param("policies",
+                                          "reduction specs (per-op overrides: "
+                                          "library(layers.*.mlp.*=split-k))",
+                                          "split-k,batch-invariant", "split-k,batch-invariant"),
+                        precision_list_param("precisions",
+                                             "precision specs (per-op overrides: "
+                                             "bf16(lm_head=fp32))",
+                                             "bf16", "bf16"),
                         model_param()}},
           .run = run};
 }

@@ -94,7 +94,7 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
         "model's kind: no grouped-query attention, biases, q/k norms, tied embeddings, own "
         "head_dim or RoPE scaling).");
   }
-  const ReductionPolicy fast = parse_reduction_policy(p.text("fast"));
+  const std::string fast = p.text("fast");  // a reduction spec
   std::vector<PrecisionPolicy> precisions;
   for (const auto& s : p.text_list("precisions")) precisions.push_back(parse_precision_policy(s));
   std::vector<std::vector<Token>> prompts;
@@ -164,8 +164,8 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
         for (std::size_t g = 0; g < gates.size(); ++g) {
           const std::int64_t before = bounds ? bounds->computed() : 0;
           const auto t0 = Clock::now();
-          const auto r = gated_decode(m, Policy{fast, precision}, rows_in, steps, gates[g],
-                                      bounds ? &*bounds : nullptr, 1);
+          const auto r = gated_decode(m, parse_reduction_spec(fast, precision), rows_in, steps,
+                                      gates[g], bounds ? &*bounds : nullptr, 1);
           rows[g].seconds += seconds_since(t0);
           const bool same = r.tokens[0] == reference[i];
           equal[g][i] = equal[g][i] && same;
@@ -435,8 +435,13 @@ Experiment make() {
                                           "1,4", 1, 16),
                       ParamSpec::text_list("precisions", "precisions", "fp32,bf16", "fp32,bf16",
                                            {"fp32", "bf16"}),
-                      ParamSpec::text("fast", "the fast, batch-variant policy", "split-k",
-                                      "split-k", {"split-k", "library"}),
+                      ParamSpec::text("fast",
+                                      "the fast, batch-variant policy: a reduction spec "
+                                      "(per-op overrides: split-k,lm_head=batch-invariant)",
+                                      "split-k", "split-k")
+                          .checked([](const ParamValue& v) {
+                            (void)parse_reduction_spec(std::get<std::string>(v));
+                          }),
                       ParamSpec::text_list(
                           "gates", "gates (fast and invariant are the control and the baseline)",
                           "fast,invariant,bound,margin:0,margin:0.01,margin:0.05,margin:0.25,"

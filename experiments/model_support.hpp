@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "checkpoints/tokenizer_bpe.hpp"
@@ -81,6 +82,39 @@ inline std::string model_file_sha256(const std::filesystem::path& file) {
   std::string digest = file_sha256(file);
   const std::lock_guard<std::mutex> lock(mutex);
   return digests.emplace(key, std::move(digest)).first->second;
+}
+
+// A model experiment's list of reduction policies: each item a reduction
+// spec (model/policy.hpp) with its per-op overrides in parentheses, as list
+// items split at top-level commas: "library,batch-invariant(layers.*.mlp.*=split-k)"
+// is two policies. Checked when `fplab run` plans (one line).
+inline ParamSpec policy_list_param(std::string name, std::string description, std::string full,
+                                   std::string quick) {
+  return ParamSpec::text_list(std::move(name), std::move(description), std::move(full),
+                              std::move(quick))
+      .items(1)
+      .checked([](const ParamValue& v) {
+        for (const auto& spec : std::get<std::vector<std::string>>(v))
+          (void)parse_reduction_spec(spec);
+      });
+}
+
+// The same for precisions: "fp32,bf16(lm_head=fp32)" is two precision specs.
+inline ParamSpec precision_list_param(std::string name, std::string description, std::string full,
+                                      std::string quick) {
+  return ParamSpec::text_list(std::move(name), std::move(description), std::move(full),
+                              std::move(quick))
+      .items(1)
+      .checked([](const ParamValue& v) {
+        for (const auto& spec : std::get<std::vector<std::string>>(v))
+          (void)parse_precision_spec(spec);
+      });
+}
+
+// Whether `p` is the named policy `r` on every op (no reduction overrides):
+// what an experiment's claims about one policy test.
+inline bool is_plain(const Policy& p, ReductionPolicy r) {
+  return p.reduction == r && p.overrides.empty();
 }
 
 // The model the "model" parameter names. Each file it was read from

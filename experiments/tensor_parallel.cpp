@@ -51,16 +51,16 @@ float top_probability(std::span<const float> logits) {
 }  // namespace
 
 std::vector<TpCell> measure_tp_sweep(const Model& m, const std::vector<std::vector<Token>>& prompts,
-                                     const std::vector<ReductionPolicy>& policies,
+                                     const std::vector<Policy>& policies,
                                      const std::vector<std::size_t>& degrees, Collective order,
                                      std::size_t steps) {
   std::vector<TpCell> out;
-  for (const ReductionPolicy r : policies) {
-    const Policy policy{r, PrecisionPolicy::fp32};
+  for (Policy policy : policies) {
+    policy = parse_precision_spec("fp32", policy);
     const Decoded one = decode(m, prompts, policy, {}, steps);
     for (const std::size_t T : degrees) {
       const Decoded t = decode(m, prompts, policy, {.degree = T, .allreduce = order}, steps);
-      TpCell c{.policy = r, .degree = T, .prompts = std::ssize(prompts)};
+      TpCell c{.policy = policy, .degree = T, .prompts = std::ssize(prompts)};
       for (std::size_t i = 0; i < prompts.size(); ++i) {
         const Perturbation p = compare_logits(one.first[i], t.first[i]);
         c.logits += std::ssize(one.first[i]);
@@ -114,7 +114,9 @@ namespace tensor_parallel_experiment {
 
 constexpr std::size_t kOrderPrompts = 4;
 
-std::string cell_key(const TpCell& c) { return fmt::format("{} tp{}", name(c.policy), c.degree); }
+std::string cell_key(const TpCell& c) {
+  return fmt::format("{} tp{}", reduction_spec(c.policy), c.degree);
+}
 
 void sweep_table(const std::vector<TpCell>& cells, std::size_t prompts, std::size_t steps,
                  Collective order, ExperimentRecord& out) {
@@ -155,12 +157,12 @@ void lines_table(const std::vector<TpCell>& cells, ExperimentRecord& out) {
   for (const std::size_t T : {2, 4}) {
     const TpCell* pick = nullptr;
     for (const TpCell& c : cells) {
-      if (c.degree != T || c.policy == ReductionPolicy::tp_invariant) continue;
-      if (pick == nullptr || c.policy == ReductionPolicy::split_k) pick = &c;
+      if (c.degree != T || is_plain(c.policy, ReductionPolicy::tp_invariant)) continue;
+      if (pick == nullptr || is_plain(c.policy, ReductionPolicy::split_k)) pick = &c;
     }
     if (pick == nullptr) continue;
-    t.add_row(fmt::format("TP {} vs 1, fp32, {}", T, name(pick->policy)))
-        .set("policy", Value::text(std::string(name(pick->policy))))
+    t.add_row(fmt::format("TP {} vs 1, fp32, {}", T, reduction_spec(pick->policy)))
+        .set("policy", Value::text(reduction_spec(pick->policy)))
         .set("size", Value::f64(pick->max_change));
   }
   out.add_table(std::move(t));
@@ -195,7 +197,7 @@ void fixed_table(const FixedDegree& f, ReductionPolicy r, ExperimentRecord& out)
 
 const TpCell* find(const std::vector<TpCell>& cells, ReductionPolicy r, std::size_t T) {
   for (const TpCell& c : cells)
-    if (c.policy == r && c.degree == T) return &c;
+    if (is_plain(c.policy, r) && c.degree == T) return &c;
   return nullptr;
 }
 
@@ -213,13 +215,17 @@ void verdicts(const std::vector<TpCell>& cells, const std::vector<OrderSweep>& o
   }
   std::int64_t invariant_moved = 0, others_moved = 0, others = 0;
   const TpCell* t4 = nullptr;
+  // The claim is about the named policies: cells with per-op overrides are
+  // in the sweep table, not in the verdict.
   for (const TpCell& c : cells) {
-    if (c.policy == ReductionPolicy::tp_invariant) {
+    if (!c.policy.overrides.empty()) continue;
+    if (c.policy.reduction == ReductionPolicy::tp_invariant) {
       invariant_moved += c.differing + c.flips;
     } else {
       ++others;
       others_moved += c.differing > 0;
-      if (c.degree == 4 && (t4 == nullptr || c.policy == ReductionPolicy::split_k)) t4 = &c;
+      if (c.degree == 4 && (t4 == nullptr || c.policy.reduction == ReductionPolicy::split_k))
+        t4 = &c;
     }
   }
   const TpCell* inv4 = find(cells, ReductionPolicy::tp_invariant, 4);
@@ -230,8 +236,8 @@ void verdicts(const std::vector<TpCell>& cells, const std::vector<OrderSweep>& o
         fmt::format("tp-invariant: 0 of {} logits and 0 answers moved at T = 2, 4; {} at T = 4: "
                     "{} of {} logits moved, top probability of {} of {} prompts, {} answers "
                     "flipped",
-                    inv4->logits, name(t4->policy), t4->differing, t4->logits, t4->max_prob_moved,
-                    t4->prompts, t4->flips),
+                    inv4->logits, reduction_spec(t4->policy), t4->differing, t4->logits,
+                    t4->max_prob_moved, t4->prompts, t4->flips),
         holds ? Status::reproduced : Status::differs,
         holds ? "the fixed tile tree with the all-reduce as its top levels is bit-identical "
                 "across TP sizes, every other policy moves; the share of moved probabilities "
@@ -259,12 +265,15 @@ void verdicts(const std::vector<TpCell>& cells, const std::vector<OrderSweep>& o
 // Whether the model splits into T shards under policy r; when it does not,
 // why, added to `left_out` (the model's shape, not the user, decides: a real
 // checkpoint's head counts and widths rule out some degrees).
-bool splits(const Model& m, ReductionPolicy r, std::size_t T, std::vector<std::string>& left_out) {
+bool splits(const Model& m, const Policy& policy, std::size_t T,
+            std::vector<std::string>& left_out) {
   try {
-    validate_tensor_parallel(m.config(), r, {.degree = T});
+    validate_tensor_parallel(m.config(), policy.reduction, {.degree = T});
+    for (const OpOverride& o : policy.overrides)
+      validate_tensor_parallel(m.config(), o.reduction, {.degree = T});
     return true;
   } catch (const std::invalid_argument& e) {
-    const std::string why = fmt::format("{} at T = {} ({})", name(r), T, e.what());
+    const std::string why = fmt::format("{} at T = {} ({})", reduction_spec(policy), T, e.what());
     if (std::find(left_out.begin(), left_out.end(), why) == left_out.end()) left_out.push_back(why);
     return false;
   }
@@ -275,16 +284,16 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const auto prompts = encode_prompts(m, static_cast<std::size_t>(p.integer("prompts")));
   const auto steps = static_cast<std::size_t>(p.integer("steps"));
   const Collective order = parse_collective(p.text("allreduce"));
-  std::vector<ReductionPolicy> policies;
-  for (const auto& s : p.text_list("policies")) policies.push_back(parse_reduction_policy(s));
+  std::vector<Policy> policies;
+  for (const auto& s : p.text_list("policies")) policies.push_back(parse_reduction_spec(s));
   // Each (policy, degree) the model's shape allows; the others are left out,
   // and said so below. Nothing allowed: refused.
   std::vector<std::string> left_out;
-  std::vector<std::pair<ReductionPolicy, std::size_t>> runnable;
-  for (const ReductionPolicy r : policies) {
+  std::vector<std::pair<std::size_t, std::size_t>> runnable;  // (policy index, degree)
+  for (std::size_t i = 0; i < policies.size(); ++i) {
     for (const auto d : p.int_list("degrees")) {
-      if (splits(m, r, static_cast<std::size_t>(d), left_out))
-        runnable.emplace_back(r, static_cast<std::size_t>(d));
+      if (splits(m, policies[i], static_cast<std::size_t>(d), left_out))
+        runnable.emplace_back(i, static_cast<std::size_t>(d));
     }
   }
   if (runnable.empty()) {
@@ -295,12 +304,12 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const OneThread one;
   ctx.progress(0, 3, "tensor parallel");
   std::vector<TpCell> cells;
-  for (const ReductionPolicy r : policies) {
+  for (std::size_t i = 0; i < policies.size(); ++i) {
     std::vector<std::size_t> degrees;
-    for (const auto& [rr, T] : runnable)
-      if (rr == r) degrees.push_back(T);
+    for (const auto& [pi, T] : runnable)
+      if (pi == i) degrees.push_back(T);
     if (degrees.empty()) continue;
-    const auto more = measure_tp_sweep(m, prompts, {r}, degrees, order, steps);
+    const auto more = measure_tp_sweep(m, prompts, {policies[i]}, degrees, order, steps);
     cells.insert(cells.end(), more.begin(), more.end());
   }
   ctx.progress(1, 3, "tensor parallel");
@@ -363,11 +372,11 @@ Experiment make() {
                           ParamSpec::integer("steps", "greedy steps per prompt", "32", "6", 1, 150),
                           ParamSpec::int_list("degrees", "tensor-parallel degrees vs 1", "2,4",
                                               "2,4", 2, 4),
-                          ParamSpec::text_list(
-                              "policies", "reduction policies",
-                              "library,split-k,batch-invariant,tp-invariant",
-                              "split-k,batch-invariant,tp-invariant",
-                              {"library", "split-k", "batch-invariant", "tp-invariant"}),
+                          policy_list_param("policies",
+                                            "reduction specs (per-op overrides: "
+                                            "split-k(layers.*.mlp.*=tp-invariant))",
+                                            "library,split-k,batch-invariant,tp-invariant",
+                                            "split-k,batch-invariant,tp-invariant"),
                           ParamSpec::text("allreduce",
                                           "all-reduce order of the row-parallel sums "
                                           "(collectives' names)",

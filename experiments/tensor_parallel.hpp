@@ -17,7 +17,7 @@ namespace fplab::model::experiments {
 // after each prompt (all prompts in one batch, one prefill), and each
 // prompt's greedy answer.
 struct TpCell {
-  ReductionPolicy policy = ReductionPolicy::batch_invariant;
+  Policy policy;  // fp32; its reduction spec labels the cell
   std::size_t degree = 1;
   std::int64_t prompts = 0;
   std::int64_t logits = 0;            // logits compared (prompts x vocabulary)
@@ -29,9 +29,10 @@ struct TpCell {
 };
 
 // Every policy x degree (degrees without 1; T = 1 is the reference),
-// fp32, the all-reduce `order` (tp-invariant always adds as tree).
+// fp32, the all-reduce `order` (tp-invariant always adds as tree). A
+// policy may carry per-op overrides (its precision is set to fp32).
 std::vector<TpCell> measure_tp_sweep(const Model& m, const std::vector<std::vector<Token>>& prompts,
-                                     const std::vector<ReductionPolicy>& policies,
+                                     const std::vector<Policy>& policies,
                                      const std::vector<std::size_t>& degrees, Collective order,
                                      std::size_t steps);
 

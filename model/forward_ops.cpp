@@ -84,16 +84,20 @@ std::vector<Op> describe_forward(const ModelConfig& c) {
     const std::size_t q = linear(p + "self_attn.q_proj", l, n1, Slot::q, &LayerWeights::q, qw, d,
                                  Parallel::column, &LayerWeights::q_bias);
     const std::size_t qr = rotate(p, 'q', l, q, Slot::q, qw, Cache::none);
-    const std::size_t att = add(Op{p + "self_attn.attention",
-                                   OpKind::attention,
-                                   l,
-                                   {qr, kNoInput},
-                                   Slot::att,
-                                   nullptr,
-                                   nullptr,
-                                   nullptr,
-                                   qw,
-                                   hd});
+    const std::size_t att =
+        add(Op{p + "self_attn.attention",
+               OpKind::attention,
+               l,
+               {qr, kNoInput},
+               Slot::att,
+               nullptr,
+               nullptr,
+               nullptr,
+               qw,
+               hd,
+               Parallel::replicated,
+               Cache::none,
+               {p + "self_attn.scores", p + "self_attn.softmax", p + "self_attn.pv"}});
     const std::size_t o = linear(p + "self_attn.o_proj", l, att, Slot::a, &LayerWeights::o, d, qw,
                                  Parallel::row, nullptr);
     const std::size_t h = add(
@@ -123,6 +127,15 @@ std::vector<Op> describe_forward(const ModelConfig& c) {
          V,
          d});
   return ops;
+}
+
+std::string all_reduce_name(const Op& op) { return op.name + ".all_reduce"; }
+
+std::vector<std::string> addressable_names(const Op& op, std::size_t tp_degree) {
+  std::vector<std::string> names{op.name};
+  names.insert(names.end(), op.reductions.begin(), op.reductions.end());
+  if (op.parallel == Parallel::row && tp_degree > 1) names.push_back(all_reduce_name(op));
+  return names;
 }
 
 const std::vector<float>& op_weight(const Weights& w, const Op& op) {

@@ -19,18 +19,31 @@
 //   (Qwen3: layers.L.self_attn.k_norm before k_rope, q_norm before q_rope,
 //    RMSNorm of each head; Qwen2: q, k, v_proj with biases; tied
 //    embeddings: lm_head reads embed_tokens)
-//   layers.L.self_attn.attention          softmax(q K^T / sqrt(hd)) V: the scores
-//                                         (dots of length hd), the softmax's sum and
-//                                         the weighted sum of V (over the KV
-//                                         positions) run fused, as flash attention
-//                                         runs them, under one order
+//   layers.L.self_attn.attention          softmax(q K^T / sqrt(hd)) V, fused as flash
+//                                         attention runs it, its three reductions
+//                                         named (Op::reductions):
+//     layers.L.self_attn.scores             q . k_j, dots of length hd
+//     layers.L.self_attn.softmax            the softmax's sum, over KV parts
+//     layers.L.self_attn.pv                 sum_j p_j v_j, over the same KV parts
+//                                         A policy addresses each by name; the
+//                                         fused kernel runs all three under one
+//                                         order (softmax and pv must share their KV
+//                                         partition: flash attention rescales each
+//                                         part's sum and output by the same max), so
+//                                         a policy that gives them different orders
+//                                         is refused (Batch's constructor).
 //   layers.L.self_attn.o_proj             a = att W_o^T           row-parallel under TP
+//     layers.L.self_attn.o_proj.all_reduce  under TP (T > 1): the sum of the shards'
+//                                         partial products, in the op's order (a
+//                                         collective; tp-invariant: the tile tree's
+//                                         top levels); refused with another order
 //   layers.L.attn_residual                h = x + a
 //   layers.L.post_attention_layernorm     n = rmsnorm(h)
 //   layers.L.mlp.up_proj                  u = n W_up^T
 //   layers.L.mlp.gate_proj                g = n W_gate^T
 //   layers.L.mlp.act                      g = silu(g) * u
 //   layers.L.mlp.down_proj                a = g W_down^T          row-parallel under TP
+//     layers.L.mlp.down_proj.all_reduce     as o_proj's
 //   layers.L.mlp_residual                 x = h + a
 //   norm                                  n = rmsnorm(x)
 //   lm_head                               logits = n W_lm^T       dot of length d
@@ -92,6 +105,10 @@ struct Op {
   std::size_t in_features = 0;
   Parallel parallel = Parallel::replicated;
   Cache cache = Cache::none;
+  // The named reductions the op runs inside itself, each taking the op's
+  // one order: attention's scores, softmax and pv. (A row-parallel op's
+  // all-reduce is named by all_reduce_name(), present under TP only.)
+  std::vector<std::string> reductions = {};
   // The op's output width (elements per row).
   [[nodiscard]] std::size_t width() const { return out_features; }
   // Whether the op adds terms whose order a policy chooses (rmsnorm,
@@ -100,6 +117,14 @@ struct Op {
     return kind == OpKind::rmsnorm || kind == OpKind::linear || kind == OpKind::attention;
   }
 };
+
+// The name of a row-parallel op's all-reduce: "<op>.all_reduce".
+std::string all_reduce_name(const Op& op);
+
+// The names a policy may address for op `op` under tensor-parallel degree
+// `tp_degree`: the op's own, its reductions', and its all-reduce's when it
+// is row-parallel and tp_degree > 1.
+std::vector<std::string> addressable_names(const Op& op, std::size_t tp_degree);
 
 // The ops of a model with config `c`, in execution order.
 std::vector<Op> describe_forward(const ModelConfig& c);

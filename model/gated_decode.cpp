@@ -148,6 +148,15 @@ GatedStats& GatedStats::operator+=(const GatedStats& o) {
 
 namespace {
 
+// `fast` made batch-invariant: one fixed order for every op, its per-op
+// precisions kept (the gate compares orders, not formats).
+Policy invariant_twin(const Policy& fast) {
+  Policy p = fast;
+  p.reduction = ReductionPolicy::batch_invariant;
+  p.overrides.clear();
+  return p;
+}
+
 // The decoder's state: both batches, each sequence's tokens and how far
 // each batch has read them.
 class GatedDecoder {
@@ -159,12 +168,9 @@ class GatedDecoder {
         gate_(gate),
         bounds_(bounds),
         gated_(std::min(gated, prompts.size())),
-        fast_(model,
-              gate.kind == GateKind::invariant
-                  ? Policy{ReductionPolicy::batch_invariant, fast.precision}
-                  : fast,
+        fast_(model, gate.kind == GateKind::invariant ? invariant_twin(fast) : fast,
               prompts.size()),
-        shadow_(model, Policy{ReductionPolicy::batch_invariant, fast.precision}, prompts.size()),
+        shadow_(model, invariant_twin(fast), prompts.size()),
         out_(prompts.size()),
         feed_(prompts.begin(), prompts.end()),
         verified_(prompts.size(), 0),
@@ -338,6 +344,11 @@ GatedResult gated_decode(const Model& model, const Policy& fast,
   }
   if (gate.kind == GateKind::bound) {
     if (bounds == nullptr) throw std::invalid_argument("gated decode: the bound gate needs bounds");
+    if (!fast.whole_pass_precision()) {
+      throw std::invalid_argument(
+          "gated decode: the bounds support one precision for the whole pass, not " +
+          precision_spec(fast));
+    }
     if (bounds->precision() != fast.precision) {
       throw std::invalid_argument("gated decode: the bounds are for " +
                                   std::string(name(bounds->precision())) + ", the decode " +

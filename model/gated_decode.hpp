@@ -126,10 +126,12 @@ struct GatedResult {
 };
 
 // Decodes `steps` greedy tokens after each prompt (one Batch row each) under
-// `fast` (its precision is both batches'), gating the first `gated` rows
-// (all when `gated` exceeds the batch). The bound gate needs `bounds` of the
-// same precision. Throws std::invalid_argument for an empty prompt, one
-// that would outgrow the context, or a missing or mismatched `bounds`.
+// `fast` (its per-op precisions are both batches'), gating the first
+// `gated` rows (all when `gated` exceeds the batch). The bound gate needs
+// `bounds` of the same precision, one for the whole pass. Throws
+// std::invalid_argument for an empty prompt, one that would outgrow the
+// context, a missing or mismatched `bounds`, or the bound gate under
+// per-op precisions.
 GatedResult gated_decode(const Model& model, const Policy& fast,
                          std::span<const std::vector<Token>> prompts, std::size_t steps,
                          const Gate& gate, StepBounds* bounds = nullptr,

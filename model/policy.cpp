@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace fplab::model {
 
@@ -54,45 +56,93 @@ PrecisionPolicy parse_precision_policy(std::string_view text) {
                               "' (expected fp32, bf16, fp16 or layercast)");
 }
 
-ReductionPolicy Policy::reduction_of(std::string_view op) const {
-  ReductionPolicy r = reduction;
-  const std::string name(op);
-  for (const auto& o : overrides) {
-    if (fnmatch(o.pattern.c_str(), name.c_str(), 0) == 0) r = o.reduction;
-  }
-  return r;
+namespace {
+
+// The op names a glob matches (fnmatch(3), no flags: `*` crosses dots).
+bool matches(const std::string& pattern, const std::string& op) {
+  return fnmatch(pattern.c_str(), op.c_str(), 0) == 0;
 }
 
-Policy parse_reduction_spec(std::string_view text, PrecisionPolicy precision) {
+// A spec's parts: its base name, then its GLOB=VALUE overrides in order.
+struct SpecParts {
+  std::string base;
+  std::vector<std::pair<std::string, std::string>> overrides;
+};
+
+// Splits "BASE,G=V,..." or "BASE(G=V,...)" (`what`: "policy" or
+// "precision", for the messages).
+SpecParts split_spec(std::string_view text, std::string_view what) {
   // "P(G=Q,...)", the spelling list parameters keep whole, is "P,G=Q,...".
   std::string flat(text);
+  const std::string w(what);
   if (const std::size_t open = flat.find('('); open != std::string::npos) {
     if (flat.back() != ')' || flat.find('(', open + 1) != std::string::npos) {
-      throw std::invalid_argument("policy '" + flat + "' is not POLICY(GLOB=POLICY,...)");
+      const std::string upper = w == "policy" ? "POLICY" : "PRECISION";
+      throw std::invalid_argument(w + " '" + flat + "' is not " + upper + "(GLOB=" + upper +
+                                  ",...)");
     }
     flat = flat.substr(0, open) + "," + flat.substr(open + 1, flat.size() - open - 2);
   }
   std::string_view rest = flat;
-  Policy p(ReductionPolicy::batch_invariant, precision);
+  SpecParts parts;
   bool first = true;
   while (true) {
     const std::size_t comma = rest.find(',');
     const std::string_view part = rest.substr(0, comma);
     if (first) {
-      p.reduction = parse_reduction_policy(part);
+      parts.base = std::string(part);
       first = false;
     } else {
       const std::size_t eq = part.find('=');
       if (eq == std::string_view::npos || eq == 0) {
-        throw std::invalid_argument("policy override '" + std::string(part) +
-                                    "' is not GLOB=POLICY (e.g. layers.*.mlp.*=split-k)");
+        throw std::invalid_argument(w + " override '" + std::string(part) +
+                                    (w == "policy"
+                                         ? "' is not GLOB=POLICY (e.g. layers.*.mlp.*=split-k)"
+                                         : "' is not GLOB=PRECISION (e.g. lm_head=fp32)"));
       }
-      p.overrides.push_back(
-          {std::string(part.substr(0, eq)), parse_reduction_policy(part.substr(eq + 1))});
+      parts.overrides.emplace_back(std::string(part.substr(0, eq)),
+                                   std::string(part.substr(eq + 1)));
     }
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
   }
+  return parts;
+}
+
+}  // namespace
+
+ReductionPolicy Policy::reduction_of(std::string_view op) const {
+  ReductionPolicy r = reduction;
+  const std::string name(op);
+  for (const auto& o : overrides) {
+    if (matches(o.pattern, name)) r = o.reduction;
+  }
+  return r;
+}
+
+ReductionPolicy Policy::reduction_of(std::string_view op, std::string_view part) const {
+  ReductionPolicy r = reduction;
+  const std::string a(op), b(part);
+  for (const auto& o : overrides) {
+    if (matches(o.pattern, a) || matches(o.pattern, b)) r = o.reduction;
+  }
+  return r;
+}
+
+PrecisionPolicy Policy::precision_of(std::string_view op) const {
+  PrecisionPolicy p = precision;
+  const std::string name(op);
+  for (const auto& o : precision_overrides) {
+    if (matches(o.pattern, name)) p = o.precision;
+  }
+  return p;
+}
+
+Policy parse_reduction_spec(std::string_view text, PrecisionPolicy precision) {
+  const SpecParts parts = split_spec(text, "policy");
+  Policy p(parse_reduction_policy(parts.base), precision);
+  for (const auto& [glob, value] : parts.overrides)
+    p.overrides.push_back({glob, parse_reduction_policy(value)});
   return p;
 }
 
@@ -100,6 +150,31 @@ std::string reduction_spec(const Policy& p) {
   std::string s(name(p.reduction));
   for (const auto& o : p.overrides) s += "," + o.pattern + "=" + std::string(name(o.reduction));
   return s;
+}
+
+Policy parse_precision_spec(std::string_view text, Policy base) {
+  const SpecParts parts = split_spec(text, "precision");
+  base.precision = parse_precision_policy(parts.base);
+  base.precision_overrides.clear();
+  for (const auto& [glob, value] : parts.overrides)
+    base.precision_overrides.push_back({glob, parse_precision_policy(value)});
+  return base;
+}
+
+std::string precision_spec(const Policy& p) {
+  std::string s(name(p.precision));
+  for (const auto& o : p.precision_overrides)
+    s += "," + o.pattern + "=" + std::string(name(o.precision));
+  return s;
+}
+
+Policy parse_policy(std::string_view reduction, std::string_view precision) {
+  return parse_precision_spec(precision, parse_reduction_spec(reduction));
+}
+
+std::string policy_label(const Policy& p) {
+  if (p.whole_pass_precision()) return reduction_spec(p);
+  return reduction_spec(p) + " precision=" + precision_spec(p);
 }
 
 }  // namespace fplab::model

@@ -2,6 +2,10 @@
 // order every reduction adds its terms (ReductionPolicy) and in which format
 // weights and activations are kept (PrecisionPolicy). Both are plain enums
 // whose spelling on the command line and in results files is `name(...)`.
+// A Policy gives every op of the forward pass (model/forward_ops.hpp) one
+// of each, by name: a base and GLOB=VALUE overrides, the last match winning,
+// written as a reduction spec ("library,layers.*.mlp.*=split-k") and a
+// precision spec ("bf16,lm_head=fp32").
 //
 // The reductions of a forward pass: every linear layer and lm_head (a dot
 // product of length in_features per output), RMSNorm (the sum of squares of a
@@ -112,13 +116,25 @@ struct OpOverride {
   friend bool operator==(const OpOverride&, const OpOverride&) = default;
 };
 
+// One op's precision, overriding the policy's for the ops whose names match
+// `pattern` (the same globs as OpOverride).
+struct PrecisionOverride {
+  std::string pattern;
+  PrecisionPolicy precision = PrecisionPolicy::fp32;
+  friend bool operator==(const PrecisionOverride&, const PrecisionOverride&) = default;
+};
+
 // What a forward pass runs with: a reduction order per op (`reduction`,
 // unless an override matches the op's name: the last one that matches
-// wins) and one precision.
+// wins) and a precision per op (`precision`, unless a precision override
+// matches: the last one wins). An op under precision P reads its weight
+// from P's weight set and rounds its output to P's activation format
+// (precision_policy.hpp); the next op reads that output as it is.
 struct Policy {
   ReductionPolicy reduction = ReductionPolicy::batch_invariant;
   PrecisionPolicy precision = PrecisionPolicy::fp32;
   std::vector<OpOverride> overrides;
+  std::vector<PrecisionOverride> precision_overrides;
 
   Policy() = default;
   Policy(ReductionPolicy r, PrecisionPolicy p = PrecisionPolicy::fp32,
@@ -127,6 +143,15 @@ struct Policy {
 
   // The order of the op named `op`.
   [[nodiscard]] ReductionPolicy reduction_of(std::string_view op) const;
+  // The order of `part`, a named reduction inside op `op` (attention's
+  // scores, a row-parallel op's all-reduce): the last override that
+  // matches either name, so an override of the op covers its parts.
+  [[nodiscard]] ReductionPolicy reduction_of(std::string_view op, std::string_view part) const;
+  // The precision of the op named `op`.
+  [[nodiscard]] PrecisionPolicy precision_of(std::string_view op) const;
+  // Whether every op runs under `precision` (no precision overrides): what
+  // the rigorous enclosure and the first-order bound support.
+  [[nodiscard]] bool whole_pass_precision() const { return precision_overrides.empty(); }
   friend bool operator==(const Policy&, const Policy&) = default;
 };
 
@@ -134,9 +159,26 @@ struct Policy {
 // "library,layers.*.mlp.*=split-k", also spelt "library(layers.*.mlp.*=split-k)"
 // (one item of a comma-separated list parameter). parse_reduction_spec throws
 // std::invalid_argument (one line) for an unknown name, an empty glob or a
-// part without '='; reduction_spec is its inverse.
+// part without '='; reduction_spec is its inverse (the comma spelling).
+// The result has `precision` and no precision overrides.
 Policy parse_reduction_spec(std::string_view text,
                             PrecisionPolicy precision = PrecisionPolicy::fp32);
 std::string reduction_spec(const Policy& p);
+
+// A precision spec, the same grammar over precisions: "bf16,lm_head=fp32",
+// also spelt "bf16(lm_head=fp32)". parse_precision_spec returns `base` with
+// its precision and precision overrides replaced (its reduction orders
+// kept), throwing as parse_reduction_spec does; precision_spec is its
+// inverse (the comma spelling).
+Policy parse_precision_spec(std::string_view text, Policy base = {});
+std::string precision_spec(const Policy& p);
+
+// A policy from both specs: parse_precision_spec(precision,
+// parse_reduction_spec(reduction)).
+Policy parse_policy(std::string_view reduction, std::string_view precision);
+
+// "REDUCTION_SPEC" when every op runs at the policy's one precision, else
+// "REDUCTION_SPEC precision=PRECISION_SPEC": a label for tables and files.
+std::string policy_label(const Policy& p);
 
 }  // namespace fplab::model

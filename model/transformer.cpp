@@ -301,20 +301,51 @@ Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorPar
       cache_(sequences) {
   if (sequences == 0) throw std::invalid_argument("a batch needs at least one sequence");
   const auto& c = model.config();
-  for (const auto& o : policy_.overrides) {
+  // An override that matches nothing is a typo, not a no-op: refused. Orders
+  // may name an op's inner reductions (attention's scores, softmax, pv; a
+  // row-parallel op's all-reduce under TP); precisions name ops.
+  const auto check_used = [&model, &tp](const std::string& pattern, bool inner) {
     const bool used = std::any_of(model.ops().begin(), model.ops().end(), [&](const Op& op) {
-      return fnmatch(o.pattern.c_str(), op.name.c_str(), 0) == 0;
+      const auto names = inner ? addressable_names(op, tp.degree) : std::vector{op.name};
+      return std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+        return fnmatch(pattern.c_str(), n.c_str(), 0) == 0;
+      });
     });
     if (!used) {
-      throw std::invalid_argument("policy override '" + o.pattern +
-                                  "' matches no op of the model (fplab ops lists them)");
+      throw std::invalid_argument(std::string(inner ? "policy" : "precision") + " override '" +
+                                  pattern + "' matches no op of the model (fplab ops lists them)");
     }
-  }
+  };
+  for (const auto& o : policy_.overrides) check_used(o.pattern, true);
+  for (const auto& o : policy_.precision_overrides) check_used(o.pattern, false);
   orders_.reserve(model.ops().size());
-  // blas orders only the products; its norms and attention are library's.
+  precisions_.reserve(model.ops().size());
   for (const Op& op : model.ops()) {
-    const ReductionPolicy r = policy_.reduction_of(op.name);
+    ReductionPolicy r = policy_.reduction_of(op.name);
+    // A fused op runs its reductions under one order: theirs, when they agree.
+    if (!op.reductions.empty()) {
+      r = policy_.reduction_of(op.name, op.reductions.front());
+      for (const std::string& part : op.reductions) {
+        if (policy_.reduction_of(op.name, part) != r) {
+          std::string parts;
+          for (const std::string& p : op.reductions) parts += (parts.empty() ? "" : ", ") + p;
+          throw std::invalid_argument(op.name + " runs fused: " + parts +
+                                      " take one order (softmax and pv share one KV partition), "
+                                      "not " +
+                                      std::string(name(r)) + " and " +
+                                      std::string(name(policy_.reduction_of(op.name, part))));
+        }
+      }
+    }
+    if (op.parallel == Parallel::row && tp.degree > 1 &&
+        policy_.reduction_of(op.name, all_reduce_name(op)) != r) {
+      throw std::invalid_argument(
+          all_reduce_name(op) + " adds in its op's order (" + std::string(name(r)) + "), not " +
+          std::string(name(policy_.reduction_of(op.name, all_reduce_name(op)))));
+    }
+    // blas orders only the products; its norms and attention are library's.
     orders_.push_back(op.kind == OpKind::linear ? r : non_product_order(r));
+    precisions_.push_back(policy_.precision_of(op.name));
   }
   // Every order in use must be able to split the model so.
   validate_tensor_parallel(c, policy_.reduction, tp_);
@@ -346,7 +377,7 @@ float* Batch::cache_v(std::size_t seq, std::size_t layer) {
 
 void Batch::copy_prefix(std::size_t seq, const Batch& from, std::size_t from_seq,
                         std::size_t length) {
-  if (from.model_ != model_ || from.policy_.precision != policy_.precision) {
+  if (from.model_ != model_ || from.precisions_ != precisions_) {
     throw std::invalid_argument("copy_prefix: the caches come from another model or precision");
   }
   if (seq >= size() || from_seq >= from.size() || length > from.lengths_[from_seq]) {
@@ -364,10 +395,10 @@ void Batch::copy_prefix(std::size_t seq, const Batch& from, std::size_t from_seq
 
 // Each row of `width` values normalised in groups of `group` (x may be out).
 void Batch::rmsnorm(const float* x, const std::vector<float>& w, float* out, std::size_t rows,
-                    std::size_t width, std::size_t group, ReductionPolicy order) {
+                    std::size_t width, std::size_t group, ReductionPolicy order,
+                    PrecisionPolicy p) {
   const std::size_t d = group;
   const std::size_t groups = rows * (width / group);
-  const PrecisionPolicy p = policy_.precision;
   ss_.resize(groups);
   order = non_product_order(order);  // blas: library's sum of squares
   if (order == ReductionPolicy::library) {
@@ -390,6 +421,10 @@ void Batch::rmsnorm(const float* x, const std::vector<float>& w, float* out, std
 }
 
 void Batch::quantize_activations(ActivationQuantizer* quantizer) {
+  if (quantizer != nullptr && !policy_.whole_pass_precision()) {
+    throw std::invalid_argument(
+        "quantize_activations: fp8 linears need one precision for the pass");
+  }
   if (quantizer != nullptr && quantizer->precision() != policy_.precision) {
     throw std::invalid_argument(
         "quantize_activations: the quantizer was made for another precision");
@@ -414,7 +449,8 @@ void Batch::product(const float* x, const float* w, float* y, std::size_t rows,
 }
 
 bool Batch::fp8_linear(const float* x, const float* w, float* y, std::size_t rows,
-                       std::size_t out_features, std::size_t in_features, ReductionPolicy order) {
+                       std::size_t out_features, std::size_t in_features, ReductionPolicy order,
+                       PrecisionPolicy prec) {
   if (quantizer_ == nullptr) return false;
   // fp8: the same kernel on the E4M3 input and weight, then their scales.
   const Fp8Weight* fp8 =
@@ -422,7 +458,7 @@ bool Batch::fp8_linear(const float* x, const float* w, float* y, std::size_t row
   if (fp8 == nullptr) return false;  // lm_head: not quantized
   product(fp8_input_.data(), fp8->values.data(), y, rows, out_features, in_features, order);
   ActivationQuantizer::rescale(*fp8, fp8_row_scale_, y, rows, out_features);
-  round_all(policy_.precision, std::span<float>(y, rows * out_features));
+  round_all(prec, std::span<float>(y, rows * out_features));
   return true;
 }
 
@@ -449,11 +485,11 @@ const float* Batch::widen_all(const HalfMatrix& w, std::size_t count) {
   return widened_.data();
 }
 
-void Batch::linear(const Op& op, ReductionPolicy order, const float* x, const float* w,
-                   const HalfMatrix* half, float* y, std::size_t rows) {
+void Batch::linear(const Op& op, ReductionPolicy order, PrecisionPolicy prec, const float* x,
+                   const float* w, const HalfMatrix* half, float* y, std::size_t rows) {
   const std::size_t N = op.out_features, K = op.in_features;
-  if (half == nullptr && fp8_linear(x, w, y, rows, N, K, order)) return;
-  const auto round = [this](std::span<float> v) { round_all(policy_.precision, v); };
+  if (half == nullptr && fp8_linear(x, w, y, rows, N, K, order, prec)) return;
+  const auto round = [prec](std::span<float> v) { round_all(prec, v); };
   // A stored matrix is read whole (tp degree 1: the shards' kernels get
   // the op's own x and weight), through its HalfMatrix, not `ws`.
   const float* weight = w;
@@ -497,7 +533,7 @@ void Batch::linear(const Op& op, ReductionPolicy order, const float* x, const fl
   }
   if (op.bias != nullptr) {
     // y + b in float, as a GEMM's epilogue adds it before the output's rounding.
-    const float* b = (model_->vector_weights(policy_.precision).layers[op.layer].*op.bias).data();
+    const float* b = (model_->vector_weights(prec).layers[op.layer].*op.bias).data();
     for (std::size_t r = 0; r < rows; ++r) {
       for (std::size_t n = 0; n < N; ++n) y[r * N + n] = y[r * N + n] + b[n];
     }
@@ -533,7 +569,7 @@ float* Batch::buffer(Slot s) {
 
 // RoPE (rotate_half) of every head of each row of `d` values, at the row's
 // position: out[i] = x[i] cos[i] + rot[i] sin[i], rot = (-x[half:], x[:half]).
-void Batch::rope(float* x, std::size_t rows, std::size_t d) {
+void Batch::rope(float* x, std::size_t rows, std::size_t d, PrecisionPolicy prec) {
   const auto& c = model_->config();
   const std::size_t hd = c.head_dim(), half = hd / 2;
   const auto& cos = model_->rope_cos();
@@ -551,12 +587,11 @@ void Batch::rope(float* x, std::size_t rows, std::size_t d) {
       std::copy_n(rope_.data(), hd, xh);
     }
   }
-  round_all(policy_.precision, std::span<float>(x, rows * d));
+  round_all(prec, std::span<float>(x, rows * d));
 }
 
-void Batch::run(const Op& op, ReductionPolicy order,
+void Batch::run(const Op& op, ReductionPolicy order, PrecisionPolicy prec,
                 std::span<const std::vector<Token>> new_tokens) {
-  const PrecisionPolicy prec = policy_.precision;
   // The matrix as the checkpoint stores it, when this pass reads it so (one
   // process; fp8 quantizes the float weights).
   // OpenBLAS's bits follow the shape it is handed, so blas reads the
@@ -590,16 +625,16 @@ void Batch::run(const Op& op, ReductionPolicy order,
       break;
     }
     case OpKind::rmsnorm:
-      rmsnorm(input(0), weight(), out, M, op.width(), op.in_features, order);
+      rmsnorm(input(0), weight(), out, M, op.width(), op.in_features, order, prec);
       break;
     case OpKind::linear:
-      linear(op, order, input(0), half != nullptr ? nullptr : weight().data(), half, out, M);
+      linear(op, order, prec, input(0), half != nullptr ? nullptr : weight().data(), half, out, M);
       break;
     case OpKind::rope:
-      rope(out, M, op.width());
+      rope(out, M, op.width(), prec);
       break;
     case OpKind::attention:
-      attention(op.layer, M, order);
+      attention(op.layer, M, order, prec);
       round_all(prec, std::span<float>(out, n));
       break;
     case OpKind::add: {
@@ -679,7 +714,7 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
 
   const auto& ops = model_->ops();
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    run(ops[i], orders_[i], new_tokens);
+    run(ops[i], orders_[i], precisions_[i], new_tokens);
     if (observer_ != nullptr) {
       observer_->observe(i, std::span<const float>(buffer(ops[i].slot), M * ops[i].width()), *this);
     }
@@ -688,19 +723,20 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
   return logits_;
 }
 
-void Batch::attention(std::size_t layer, std::size_t rows, ReductionPolicy order) {
+void Batch::attention(std::size_t layer, std::size_t rows, ReductionPolicy order,
+                      PrecisionPolicy prec) {
   if (rows == 0) return;
   order = non_product_order(order);  // blas: library's attention
   if (order == ReductionPolicy::library) {
-    attention_library(layer);
+    attention_library(layer, prec);
   } else {
-    attention_split(layer, rows, order);
+    attention_split(layer, rows, order, prec);
   }
 }
 
 // Eigen per (sequence, head): S = Q K^T / sqrt(hd) over the whole cache,
 // causal mask, E = exp(S - rowmax), l = rowsum(E), O = round(E) V / l.
-void Batch::attention_library(std::size_t layer) {
+void Batch::attention_library(std::size_t layer, PrecisionPolicy prec) {
   const auto& c = model_->config();
   const std::size_t d = c.q_width(), kvd = c.kv_width();
   const std::size_t hd = c.head_dim();
@@ -708,7 +744,6 @@ void Batch::attention_library(std::size_t layer) {
   const auto heads = static_cast<long>(head_end_ - head_begin_);
   const auto seqs = static_cast<long>(size());
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
-  const PrecisionPolicy prec = policy_.precision;
   // Threads over (sequence, head) pairs when there is enough work; Eigen does
   // not thread products inside a parallel region, and may outside one.
   [[maybe_unused]] std::size_t work = 0;
@@ -756,14 +791,14 @@ void Batch::attention_library(std::size_t layer) {
 // l_c = sum e_j and o_c = sum round(e_j) v_j, both left to right from 0;
 // then, left to right over the parts from 0, l = sum l_c exp(m_c - m) and
 // o = sum o_c exp(m_c - m) with m the largest m_c; the output is o / l.
-void Batch::attention_split(std::size_t layer, std::size_t rows, ReductionPolicy order) {
+void Batch::attention_split(std::size_t layer, std::size_t rows, ReductionPolicy order,
+                            PrecisionPolicy prec) {
   const auto& c = model_->config();
   const std::size_t d = c.q_width(), kvd = c.kv_width();
   const std::size_t hd = c.head_dim();
   const std::size_t group = c.n_heads / c.kv_heads();  // q heads per kv head
   const std::size_t heads = head_end_ - head_begin_;
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
-  const PrecisionPolicy prec = policy_.precision;
   const bool fixed_size =
       order == ReductionPolicy::batch_invariant || order == ReductionPolicy::tp_invariant;
   std::size_t query_blocks = 0;

@@ -233,6 +233,9 @@ class Batch {
   // op's name once, when the batch is made; library's for a blas op that is
   // not a product).
   [[nodiscard]] ReductionPolicy order(std::size_t op) const { return orders_[op]; }
+  // The precision op `op` runs under (the policy's precision_of its name,
+  // looked up once, when the batch is made).
+  [[nodiscard]] PrecisionPolicy precision(std::size_t op) const { return precisions_[op]; }
   // During and after a forward pass: its rows (new tokens), and each row's
   // sequence and position.
   [[nodiscard]] std::size_t rows() const { return row_seq_.size(); }
@@ -256,7 +259,8 @@ class Batch {
 
   // Runs every decoder linear through `quantizer` (fp8, model/
   // activation_quant.hpp; nullptr: none, the default). The quantizer must
-  // have been made for this batch's precision and outlive the batch's passes.
+  // have been made for this batch's precision and outlive the batch's passes;
+  // a policy with per-op precisions has none (std::invalid_argument).
   void quantize_activations(ActivationQuantizer* quantizer);
 
   // A prefix-cache hit: sequence `seq` drops its cache and takes the first
@@ -264,25 +268,27 @@ class Batch {
   // `from_seq` of `from`, which may be this batch; the next forward
   // continues at position `length`. The reduction policies may differ (a
   // cache is values, not an order). Throws std::invalid_argument when
-  // `from` runs another model or precision, or holds fewer than `length`
-  // positions.
+  // `from` runs another model or other per-op precisions, or holds fewer
+  // than `length` positions.
   void copy_prefix(std::size_t seq, const Batch& from, std::size_t from_seq, std::size_t length);
 
  private:
   // One op of the description, on the pass's buffers.
-  void run(const Op& op, ReductionPolicy order, std::span<const std::vector<Token>> new_tokens);
+  void run(const Op& op, ReductionPolicy order, PrecisionPolicy prec,
+           std::span<const std::vector<Token>> new_tokens);
   [[nodiscard]] float* buffer(Slot s);
   void rmsnorm(const float* x, const std::vector<float>& w, float* out, std::size_t rows,
-               std::size_t width, std::size_t group, ReductionPolicy order);
-  // A linear op: replicated, or split as op.parallel says, rounded. Its
-  // weight is `w`, or `half` when not null (then w is null; one shard
-  // only: tp degree 1).
-  void linear(const Op& op, ReductionPolicy order, const float* x, const float* w,
-              const HalfMatrix* half, float* y, std::size_t rows);
+               std::size_t width, std::size_t group, ReductionPolicy order, PrecisionPolicy prec);
+  // A linear op: replicated, or split as op.parallel says, rounded to
+  // `prec`. Its weight is `w`, or `half` when not null (then w is null; one
+  // shard only: tp degree 1).
+  void linear(const Op& op, ReductionPolicy order, PrecisionPolicy prec, const float* x,
+              const float* w, const HalfMatrix* half, float* y, std::size_t rows);
   // With a quantizer (one process only): the fp8 product, rescaled and
   // rounded; false when there is none or `w` is not quantized (lm_head).
   bool fp8_linear(const float* x, const float* w, float* y, std::size_t rows,
-                  std::size_t out_features, std::size_t in_features, ReductionPolicy order);
+                  std::size_t out_features, std::size_t in_features, ReductionPolicy order,
+                  PrecisionPolicy prec);
   // The order's product for one shape, unrounded.
   void product(const float* x, const float* w, float* y, std::size_t rows, std::size_t out_features,
                std::size_t in_features, ReductionPolicy order) const;
@@ -293,16 +299,18 @@ class Batch {
                std::size_t out_features, std::size_t in_features, ReductionPolicy order);
   // The whole of a stored matrix widened (tp-invariant's tile tree).
   const float* widen_all(const HalfMatrix& w, std::size_t count);
-  void rope(float* x, std::size_t rows, std::size_t d);
-  void attention(std::size_t layer, std::size_t rows, ReductionPolicy order);
-  void attention_library(std::size_t layer);
-  void attention_split(std::size_t layer, std::size_t rows, ReductionPolicy order);
+  void rope(float* x, std::size_t rows, std::size_t d, PrecisionPolicy prec);
+  void attention(std::size_t layer, std::size_t rows, ReductionPolicy order, PrecisionPolicy prec);
+  void attention_library(std::size_t layer, PrecisionPolicy prec);
+  void attention_split(std::size_t layer, std::size_t rows, ReductionPolicy order,
+                       PrecisionPolicy prec);
   float* cache_k(std::size_t seq, std::size_t layer);
   float* cache_v(std::size_t seq, std::size_t layer);
 
   const Model* model_;
   Policy policy_;
-  std::vector<ReductionPolicy> orders_;  // per op
+  std::vector<ReductionPolicy> orders_;      // per op
+  std::vector<PrecisionPolicy> precisions_;  // per op
   OpObserver* observer_ = nullptr;
   ActivationQuantizer* quantizer_ = nullptr;
   TensorParallel tp_;

@@ -127,6 +127,63 @@ TEST_CASE("per-op policy: an override changes its op first, and only from there 
   }
 }
 
+TEST_CASE("attention's scores, softmax and pv are named; the fused kernel takes one order",
+          "[model][ops]") {
+  const Model& m = bundled_model();
+  const auto& ops = m.ops();
+  std::size_t att = 0;
+  while (ops[att].kind != OpKind::attention) ++att;
+  CHECK(addressable_names(ops[att], 1) ==
+        std::vector<std::string>{"layers.0.self_attn.attention", "layers.0.self_attn.scores",
+                                 "layers.0.self_attn.softmax", "layers.0.self_attn.pv"});
+  // The three named together are the op named: the same order, the same bits.
+  const Policy parts = parse_reduction_spec(
+      "batch-invariant,layers.0.self_attn.scores=library,layers.0.self_attn.softmax=library,"
+      "layers.0.self_attn.pv=library");
+  const Policy whole = parse_reduction_spec("batch-invariant,layers.0.self_attn.attention=library");
+  CHECK(Batch(m, parts, 1).order(att) == ReductionPolicy::library);
+  OpTrace base, a, b;
+  run(m, Policy(ReductionPolicy::batch_invariant), 1, 2, &base);
+  const auto by_parts = run(m, parts, 1, 2, &a);
+  CHECK(test::same_bits(by_parts, run(m, whole, 1, 2, &b)));
+  // Negative control: the override does change attention (first, at some pass).
+  const auto first = first_difference(base.records(), a.records());
+  REQUIRE(first.has_value());
+  CHECK(base.records()[*first].name == "layers.0.self_attn.attention");
+  // softmax and pv share one KV partition: different orders are refused.
+  CHECK_THROWS_WITH(
+      Batch(m, parse_reduction_spec("batch-invariant,layers.0.self_attn.softmax=split-k"), 1),
+      Catch::Contains("layers.0.self_attn.attention runs fused"));
+  CHECK_THROWS_WITH(
+      Batch(m, parse_reduction_spec("batch-invariant,layers.*.self_attn.pv=split-k"), 1),
+      Catch::Contains("not batch-invariant and split-k"));
+}
+
+TEST_CASE("a row-parallel op's all-reduce is named under TP and takes its op's order",
+          "[model][ops][tp]") {
+  const Model& m = bundled_model();
+  const auto& ops = m.ops();
+  std::size_t down = 0;
+  while (ops[down].name != "layers.0.mlp.down_proj") ++down;
+  CHECK(addressable_names(ops[down], 1).size() == 1);
+  CHECK(addressable_names(ops[down], 2).back() == "layers.0.mlp.down_proj.all_reduce");
+  const TensorParallel tp2{.degree = 2};
+  // An override of the op covers its all-reduce; the all-reduce alone with
+  // another order is refused; without TP the name is not there.
+  const Policy op_and_sum = parse_reduction_spec("split-k,layers.*.mlp.down_proj*=tp-invariant");
+  const Policy op_only = parse_reduction_spec("split-k,layers.*.mlp.down_proj=tp-invariant");
+  Batch x(m, op_and_sum, 1, tp2), y(m, op_only, 1, tp2);
+  const std::vector<std::vector<Token>> feed{kPrompt};
+  CHECK(test::same_bits(x.forward(feed).all(), y.forward(feed).all()));
+  CHECK_THROWS_WITH(
+      Batch(m, parse_reduction_spec("split-k,layers.0.mlp.down_proj.all_reduce=tp-invariant"), 1,
+            tp2),
+      Catch::Contains("layers.0.mlp.down_proj.all_reduce adds in its op's order (split-k)"));
+  CHECK_THROWS_WITH(
+      Batch(m, parse_reduction_spec("split-k,layers.0.mlp.down_proj.all_reduce=split-k"), 1),
+      Catch::Contains("matches no op"));
+}
+
 TEST_CASE("observation points: tracing changes no bit; traces see a batch's effect",
           "[model][ops]") {
   const Model& m = bundled_model();

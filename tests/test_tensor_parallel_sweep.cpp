@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "experiments/model_support.hpp"
 #include "experiments/tensor_parallel.hpp"
 #include "lab/experiment.hpp"
+#include "lab/param_spec.hpp"
 
 using namespace fplab;
 using namespace fplab::model;
@@ -21,7 +23,7 @@ TEST_CASE("tensor-parallel: tp-invariant keeps every bit at T = 2, 4, the others
       {2, 4}, Collective::ompi_default, 6);
   REQUIRE(cells.size() == 6);
   for (const TpCell& c : cells) {
-    INFO(name(c.policy) << " T " << c.degree);
+    INFO(reduction_spec(c.policy) << " T " << c.degree);
     CHECK(c.logits == 4 * 63);
     if (c.policy == ReductionPolicy::tp_invariant) {
       CHECK(c.differing == 0);
@@ -34,6 +36,37 @@ TEST_CASE("tensor-parallel: tp-invariant keeps every bit at T = 2, 4, the others
       CHECK(c.max_change < 1e-3);
     }
   }
+}
+
+TEST_CASE("tensor-parallel: a policy's per-op overrides reach the sweep",
+          "[model][experiments][tp][ops]") {
+  const Model& m = bundled_model();
+  const auto prompts = encode_prompts(m, 2);
+  // The "policies" parameter splits at top-level commas: three specs.
+  const ParamSpec spec = policy_list_param("policies", "", "split-k", "split-k");
+  const auto items = std::get<std::vector<std::string>>(parse_param(
+      spec,
+      "split-k,split-k(layers.*.mlp.*=split-k),split-k(layers.*=tp-invariant,norm=tp-invariant,"
+      "lm_head=tp-invariant)"));
+  REQUIRE(items.size() == 3);
+  CHECK_THROWS_WITH(spec.check(ParamValue(std::vector<std::string>{"split-k(lm_head=fast)"})),
+                    Catch::Contains("unknown reduction policy 'fast'"));
+  std::vector<Policy> policies;
+  for (const auto& s : items) policies.push_back(parse_reduction_spec(s));
+  const auto cells = measure_tp_sweep(m, prompts, policies, {4}, Collective::ompi_default, 4);
+  REQUIRE(cells.size() == 3);
+  const TpCell &plain = cells[0], &own = cells[1], &tree = cells[2];
+  CHECK(reduction_spec(tree.policy) ==
+        "split-k,layers.*=tp-invariant,norm=tp-invariant,lm_head=tp-invariant");
+  REQUIRE(plain.differing > 0);
+  // An override naming the policy's own order changes nothing.
+  CHECK(own.differing == plain.differing);
+  CHECK(own.max_change == plain.max_change);
+  CHECK(own.flips == plain.flips);
+  // Negative control: every reducing op overridden to tp-invariant moves no
+  // logit across T, unlike plain split-k.
+  CHECK(tree.differing == 0);
+  CHECK(tree.flips == 0);
 }
 
 TEST_CASE("tensor-parallel: at T = 2 all orders agree (D3), a fixed T is reproducible (D5)",
