@@ -402,10 +402,11 @@ void add_generate_command(CLI::App& app) {
       const model::Gate gate = model::parse_gate(o->gate);
       std::unique_ptr<model::StepBounds> bounds;
       if (gate.kind == model::GateKind::bound) {
-        if (!policy.whole_pass_precision())
+        if (!policy.whole_pass_precision()) {
           throw std::invalid_argument(
               "--gate bound: the bounds support one precision for the whole pass, not " +
               model::precision_spec(policy));
+        }
         bounds = std::make_unique<model::StepBounds>(m, policy.precision);
       }
       const std::vector<std::vector<model::Token>> copies(rows, prompt);

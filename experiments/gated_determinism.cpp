@@ -94,7 +94,7 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
         "model's kind: no grouped-query attention, biases, q/k norms, tied embeddings, own "
         "head_dim or RoPE scaling).");
   }
-  const std::string fast = p.text("fast");  // a reduction spec
+  const std::string& fast = p.text("fast");  // a reduction spec
   std::vector<PrecisionPolicy> precisions;
   for (const auto& s : p.text_list("precisions")) precisions.push_back(parse_precision_policy(s));
   std::vector<std::vector<Token>> prompts;
