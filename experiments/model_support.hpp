@@ -84,31 +84,33 @@ inline std::string model_file_sha256(const std::filesystem::path& file) {
   return digests.emplace(key, std::move(digest)).first->second;
 }
 
-// A model experiment's list of reduction policies: each item a reduction
-// spec (model/policy.hpp) with its per-op overrides in parentheses, as list
-// items split at top-level commas: "library,batch-invariant(layers.*.mlp.*=split-k)"
-// is two policies. Checked when `fplab run` plans (one line).
-inline ParamSpec policy_list_param(std::string name, std::string description, std::string full,
-                                   std::string quick) {
+// A model experiment's list parameter whose items are specs, each checked
+// by `parse` (which throws one line) when `fplab run` plans.
+template <class Parse>
+ParamSpec spec_list_param(std::string name, std::string description, std::string full,
+                          std::string quick, Parse parse) {
   return ParamSpec::text_list(std::move(name), std::move(description), std::move(full),
                               std::move(quick))
       .items(1)
-      .checked([](const ParamValue& v) {
-        for (const auto& spec : std::get<std::vector<std::string>>(v))
-          (void)parse_reduction_spec(spec);
+      .checked([parse](const ParamValue& v) {
+        for (const auto& spec : std::get<std::vector<std::string>>(v)) (void)parse(spec);
       });
+}
+
+// Reduction specs (model/policy.hpp), per-op overrides in parentheses, as
+// list items split at top-level commas:
+// "library,batch-invariant(layers.*.mlp.*=split-k)" is two policies.
+inline ParamSpec policy_list_param(std::string name, std::string description, std::string full,
+                                   std::string quick) {
+  return spec_list_param(std::move(name), std::move(description), std::move(full), std::move(quick),
+                         [](const std::string& spec) { return parse_reduction_spec(spec); });
 }
 
 // The same for precisions: "fp32,bf16(lm_head=fp32)" is two precision specs.
 inline ParamSpec precision_list_param(std::string name, std::string description, std::string full,
                                       std::string quick) {
-  return ParamSpec::text_list(std::move(name), std::move(description), std::move(full),
-                              std::move(quick))
-      .items(1)
-      .checked([](const ParamValue& v) {
-        for (const auto& spec : std::get<std::vector<std::string>>(v))
-          (void)parse_precision_spec(spec);
-      });
+  return spec_list_param(std::move(name), std::move(description), std::move(full), std::move(quick),
+                         [](const std::string& spec) { return parse_precision_spec(spec); });
 }
 
 // Whether `p` is the named policy `r` on every op (no reduction overrides):

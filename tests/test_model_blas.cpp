@@ -15,6 +15,7 @@
 #include "model/bundled.hpp"
 #include "model/kernels.hpp"
 #include "model/transformer.hpp"
+#include "op_recorder.hpp"
 #include "test_support.hpp"
 
 using namespace fplab;
@@ -25,16 +26,6 @@ using fplab::test::same_bits;
 
 namespace {
 namespace blas_test {
-
-// Every op's output of one pass, in op order.
-class Recorder final : public OpObserver {
- public:
-  void observe(std::size_t op, std::span<const float> out, const Batch&) override {
-    if (outputs.size() <= op) outputs.resize(op + 1);
-    outputs[op].assign(out.begin(), out.end());
-  }
-  std::vector<std::vector<float>> outputs;
-};
 
 // The linear op's weight (its member of the layer's or the model's weights).
 const std::vector<float>& weight_of(const Model& m, const Op& op) {
@@ -58,7 +49,7 @@ using Outputs = std::vector<std::vector<float>>;
 Outputs record(const Model& m, const Policy& policy, const std::string& text,
                const std::string& more = "") {
   Batch b(m, policy, 1);
-  Recorder rec;
+  test::OpRecorder rec;
   b.observe(&rec);
   b.forward(std::vector<std::vector<Token>>{m.tokenizer().encode(text)});
   for (Token t : m.tokenizer().encode(more)) b.forward(std::vector<std::vector<Token>>{{t}});

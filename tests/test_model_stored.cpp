@@ -25,6 +25,7 @@
 #include "model/kernels.hpp"
 #include "model/precision_policy.hpp"
 #include "model/transformer.hpp"
+#include "op_recorder.hpp"
 #include "test_support.hpp"
 
 using namespace fplab;
@@ -111,16 +112,6 @@ std::vector<NamedProduct> float_products() {
   return p;
 }
 
-// Every op's output of one pass, in op order.
-class Recorder final : public OpObserver {
- public:
-  void observe(std::size_t op, std::span<const float> out, const Batch&) override {
-    if (outputs.size() <= op) outputs.resize(op + 1);
-    outputs[op].assign(out.begin(), out.end());
-  }
-  std::vector<std::vector<float>> outputs;
-};
-
 bool tensor_parallel_valid(const Model& m, ReductionPolicy r) {
   try {
     validate_tensor_parallel(m.config(), r, TensorParallel{});
@@ -132,7 +123,7 @@ bool tensor_parallel_valid(const Model& m, ReductionPolicy r) {
 
 // Logits of a prefill of two sequences (5 and 3 tokens) and then two
 // decode steps of both, concatenated; and every op's output of the prefill.
-std::vector<float> run_passes(const Model& m, const Policy& policy, Recorder& prefill_ops) {
+std::vector<float> run_passes(const Model& m, const Policy& policy, test::OpRecorder& prefill_ops) {
   Batch b(m, policy, 2);
   std::vector<float> all;
   const auto V = static_cast<Token>(m.config().vocab_size);
@@ -297,7 +288,7 @@ TEST_CASE(
           CHECK_FALSE(tensor_parallel_valid(stored, r));
           continue;
         }
-        Recorder stored_ops, copy_ops;
+        test::OpRecorder stored_ops, copy_ops;
         const std::vector<float> a = run_passes(stored, policy, stored_ops);
         const std::vector<float> b = run_passes(copy, policy, copy_ops);
         CHECK(same_bits(a, b));
@@ -318,7 +309,7 @@ TEST_CASE("the stored path's bits differ when its weights' values differ (negati
   // The comparison above can fail: the same stored model read as fp16
   // weights (rounded from the widened bf16) gives other logits.
   const Model m = Model::load(test::checkpoint_fixtures() / "llama3-bf16");
-  Recorder ops_a, ops_b;
+  test::OpRecorder ops_a, ops_b;
   const auto a =
       run_passes(m, Policy{ReductionPolicy::batch_invariant, PrecisionPolicy::fp32}, ops_a);
   const auto b =
