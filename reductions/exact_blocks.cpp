@@ -91,6 +91,7 @@ constexpr int kSplitAboveMin = 44;
 // largest, which refuses the block as its NaN sum would).
 struct Scalar {
   static constexpr std::size_t kFloats = 1;
+  static constexpr std::size_t kFloatSteps = 4;
   static constexpr std::size_t kDoubles = 1;
   static std::uint32_t float_bits(std::uint32_t b) { return b; }
   static std::uint64_t double_bits(std::uint64_t b) { return b; }
@@ -132,6 +133,7 @@ struct Scalar {
 // nonnegative patterns that is their order, and a NaN candidate loses.
 struct Sse2 {
   static constexpr std::size_t kFloats = 4;
+  static constexpr std::size_t kFloatSteps = 4;
   static constexpr std::size_t kDoubles = 2;
   static __m128 float_bits(std::uint32_t b) {
     return _mm_castsi128_ps(_mm_set1_epi32(static_cast<int>(b)));
@@ -142,7 +144,8 @@ struct Sse2 {
   static __m128 abs_floats(const float* p) {
     return _mm_and_ps(_mm_loadu_ps(p), float_bits(kFloatAbsBits));
   }
-  // The upper pair through pshufd, which (unlike movhlps) keeps its source.
+  // The upper pair through pshufd, which (unlike movhlps) keeps its
+  // source; the load is the one abs_floats makes (the compiler merges them).
   static void add_as_doubles(const float* p, __m128d& lo, __m128d& hi) {
     const __m128 v = _mm_loadu_ps(p);
     lo = _mm_add_pd(lo, _mm_cvtps_pd(v));
@@ -187,6 +190,44 @@ struct Sse2 {
   static double lane_sum(__m128d a) {
     return _mm_cvtsd_f64(a) + _mm_cvtsd_f64(_mm_unpackhi_pd(a, a));
   }
+};
+
+// Doubles on SSE2 without kZeros: the top 16 bits of each |x| (sign
+// cleared, the exponent, 4 bits of significand) of two vectors at once,
+// through one shuffle and one `and`, compared as signed 16-bit words (SSE2
+// has no 32-bit integer max or min, and compared as floats the high
+// halves of huge doubles would be NaN patterns). Only the odd words count:
+// the even ones hold the high halves' low 16 bits, compared along but
+// never read. As AVX2's HighHalves (exact_blocks_avx2.cpp), every exponent
+// is exact, and a subnormal whose top 16 bits are zero reads as a zero
+// (the zero-aware retry). Four instructions per two vectors, against eight
+// for LaneMagnitudes.
+struct Sse2HighWords {
+  __m128i mx = _mm_setzero_si128();
+  __m128i mn = _mm_set1_epi16(0x7FFF);
+
+  void add(__m128d v0, __m128d v1) {
+    const __m128 high = _mm_shuffle_ps(_mm_castpd_ps(v0), _mm_castpd_ps(v1), 0xDD);
+    const __m128i h = _mm_and_si128(_mm_castps_si128(high), _mm_set1_epi32(0x7FFFFFFF));
+    mx = _mm_max_epi16(mx, h);
+    mn = _mm_min_epi16(mn, h);
+  }
+  static std::uint64_t pattern(std::uint16_t top) { return static_cast<std::uint64_t>(top) << 48; }
+  std::uint64_t max_bits() const {
+    std::uint16_t l[8];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(l), mx);
+    return pattern(larger(larger(l[1], l[3]), larger(l[5], l[7])));
+  }
+  std::uint64_t min_bits() const {
+    std::uint16_t l[8];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(l), mn);
+    return pattern(smaller(smaller(l[1], l[3]), smaller(l[5], l[7])));
+  }
+};
+
+template <>
+struct DoubleMagnitudesOf<Sse2, false> {
+  using type = Sse2HighWords;
 };
 #endif
 

@@ -33,6 +33,7 @@ namespace {
 // `and` (that is AVX-512DQ): the integer one on the same bits.
 struct Avx512 {
   static constexpr std::size_t kFloats = 16;
+  static constexpr std::size_t kFloatSteps = 4;
   static constexpr std::size_t kDoubles = 8;
   static __m512 float_bits(std::uint32_t b) {
     return _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int>(b)));
