@@ -144,13 +144,13 @@ struct Sse2 {
   static __m128 abs_floats(const float* p) {
     return _mm_and_ps(_mm_loadu_ps(p), float_bits(kFloatAbsBits));
   }
-  // The upper pair through pshufd, which (unlike movhlps) keeps its
-  // source; the load is the one abs_floats makes (the compiler merges them).
+  // The lower pair from the vector abs_floats loads (the compiler merges
+  // the two loads), the upper pair loaded on its own (movq: a load, where a
+  // shuffle would take a vector unit the additions need).
   static void add_as_doubles(const float* p, __m128d& lo, __m128d& hi) {
-    const __m128 v = _mm_loadu_ps(p);
-    lo = _mm_add_pd(lo, _mm_cvtps_pd(v));
-    hi = _mm_add_pd(hi,
-                    _mm_cvtps_pd(_mm_castsi128_ps(_mm_shuffle_epi32(_mm_castps_si128(v), 0xEE))));
+    lo = _mm_add_pd(lo, _mm_cvtps_pd(_mm_loadu_ps(p)));
+    const __m128i upper = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 2));
+    hi = _mm_add_pd(hi, _mm_cvtps_pd(_mm_castsi128_ps(upper)));
   }
   static __m128d splat(double v) { return _mm_set1_pd(v); }
   static __m128d load(const double* p) { return _mm_loadu_pd(p); }

@@ -149,13 +149,14 @@ void float_pass(const float* x, std::size_t n, FloatPass& p) {
   constexpr std::size_t step = V::kFloatSteps;
   static_assert(step % 2 == 0);
   typename FloatMagnitudesOf<V, kZeros>::type magnitudes;
+  constexpr std::size_t kSums = 8;
   decltype(V::splat(0.0)) s[8];
   for (auto& a : s) a = V::splat(-0.0);
   std::size_t i = 0;
   for (; i + step * w <= n; i += step * w) {
     for (std::size_t u = 0; u < step; ++u) {
       if (u % 2 == 0) magnitudes.add(x + i + u * w);
-      V::add_as_doubles(x + i + u * w, s[2 * u % 8], s[2 * u % 8 + 1]);
+      V::add_as_doubles(x + i + u * w, s[2 * u % kSums], s[2 * u % kSums + 1]);
     }
   }
   p.sum = V::lane_sum(V::add(V::add(V::add(s[0], s[1]), V::add(s[2], s[3])),
