@@ -125,6 +125,12 @@ struct Scalar {
     return a;
   }
   static double lane_sum(double a) { return a; }
+  static std::uint64_t bits_zero() { return 0; }
+  static std::uint64_t add_bits(std::uint64_t a, double s) {
+    return a + std::bit_cast<std::uint64_t>(s);
+  }
+  static std::uint64_t add_bits_lanes(std::uint64_t a, std::uint64_t b) { return a + b; }
+  static std::uint64_t bits_lane_sum(std::uint64_t a) { return a; }
 };
 
 #if defined(__x86_64__)
@@ -189,6 +195,14 @@ struct Sse2 {
   }
   static double lane_sum(__m128d a) {
     return _mm_cvtsd_f64(a) + _mm_cvtsd_f64(_mm_unpackhi_pd(a, a));
+  }
+  static __m128i bits_zero() { return _mm_setzero_si128(); }
+  static __m128i add_bits(__m128i a, __m128d s) { return _mm_add_epi64(a, _mm_castpd_si128(s)); }
+  static __m128i add_bits_lanes(__m128i a, __m128i b) { return _mm_add_epi64(a, b); }
+  static std::uint64_t bits_lane_sum(__m128i a) {
+    std::uint64_t l[2];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(l), a);
+    return l[0] + l[1];
   }
 };
 

@@ -85,6 +85,16 @@ struct Avx2 {
     _mm256_storeu_pd(l, a);
     return (l[0] + l[1]) + (l[2] + l[3]);
   }
+  static __m256i bits_zero() { return _mm256_setzero_si256(); }
+  static __m256i add_bits(__m256i a, __m256d s) {
+    return _mm256_add_epi64(a, _mm256_castpd_si256(s));
+  }
+  static __m256i add_bits_lanes(__m256i a, __m256i b) { return _mm256_add_epi64(a, b); }
+  static std::uint64_t bits_lane_sum(__m256i a) {
+    std::uint64_t l[4];
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(l), a);
+    return (l[0] + l[1]) + (l[2] + l[3]);
+  }
 };
 
 // Doubles without kZeros: only the high 32 bits of each |x| (sign,

@@ -100,6 +100,18 @@ struct Avx512 {
     _mm512_storeu_pd(l, a);
     return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
   }
+  static __m512i bits_zero() { return _mm512_setzero_si512(); }
+  static __m512i add_bits(__m512i a, __m512d s) {
+    return _mm512_add_epi64(a, _mm512_castpd_si512(s));
+  }
+  static __m512i add_bits_lanes(__m512i a, __m512i b) { return _mm512_add_epi64(a, b); }
+  static std::uint64_t bits_lane_sum(__m512i a) {
+    std::uint64_t l[8];
+    _mm512_storeu_si512(l, a);
+    std::uint64_t sum = 0;
+    for (std::uint64_t v : l) sum += v;
+    return sum;
+  }
 };
 
 // Doubles without kZeros: the high halves only, as exact_blocks_avx2.cpp's

@@ -207,13 +207,20 @@ struct DoubleMagnitudesOf {
 };
 
 // kStep double vectors per step (pairs for the magnitudes): the split and
-// its two sums per vector, into two accumulators each for hi and lo.
+// its two sums per vector, into two accumulators each for hi and lo. The q
+// are summed as integers: every s = C + x of the loop lies in C's binade,
+// so its bit pattern less C's is q / U exactly, and the patterns' wrapping
+// 64-bit sum less C's pattern times their count is the sum of the q / U
+// (at most 2^53 in magnitude when the block is accepted, so converted to
+// double exactly, and scaled by U, a power of two, exactly). That takes
+// one integer addition per vector instead of a subtraction and an addition
+// on the floating-point adders, which the split already keeps busy.
 template <class V, bool kZeros>
 void double_pass(const double* x, std::size_t n, double c, DoublePass& p) {
   constexpr std::size_t w = V::kDoubles;
   const auto cv = V::splat(c);
   typename DoubleMagnitudesOf<V, kZeros>::type magnitudes;
-  decltype(V::splat(0.0)) h[2] = {V::splat(0.0), V::splat(0.0)};
+  decltype(V::bits_zero()) h[2] = {V::bits_zero(), V::bits_zero()};
   decltype(V::splat(0.0)) l[2] = {V::splat(-0.0), V::splat(-0.0)};
   std::size_t i = 0;
   for (; i + kStep * w <= n; i += kStep * w) {
@@ -221,15 +228,22 @@ void double_pass(const double* x, std::size_t n, double c, DoublePass& p) {
       const auto v0 = V::load(x + i + u * w);
       const auto v1 = V::load(x + i + (u + 1) * w);
       magnitudes.add(v0, v1);
-      const auto q0 = V::sub(V::add(cv, v0), cv);
-      const auto q1 = V::sub(V::add(cv, v1), cv);
-      h[0] = V::add(h[0], q0);
-      h[1] = V::add(h[1], q1);
-      l[0] = V::add(l[0], V::sub(v0, q0));
-      l[1] = V::add(l[1], V::sub(v1, q1));
+      const auto s0 = V::add(cv, v0);
+      const auto s1 = V::add(cv, v1);
+      h[0] = V::add_bits(h[0], s0);
+      h[1] = V::add_bits(h[1], s1);
+      l[0] = V::add(l[0], V::sub(v0, V::sub(s0, cv)));
+      l[1] = V::add(l[1], V::sub(v1, V::sub(s1, cv)));
     }
   }
-  p.hi = V::lane_sum(V::add(h[0], h[1]));
+  std::uint64_t c_bits;
+  __builtin_memcpy(&c_bits, &c, sizeof c_bits);
+  const std::uint64_t units = V::bits_lane_sum(V::add_bits_lanes(h[0], h[1])) - i * c_bits;
+  double unit;  // U = 2^(k-52), the spacing at C: C's successor less C (Sterbenz)
+  const std::uint64_t next_bits = c_bits + 1;
+  __builtin_memcpy(&unit, &next_bits, sizeof unit);
+  unit -= c;
+  p.hi = static_cast<double>(static_cast<std::int64_t>(units)) * unit;
   p.lo = V::lane_sum(V::add(l[0], l[1]));
   p.max_bits = magnitudes.max_bits();
   p.min_bits = magnitudes.min_bits();
