@@ -243,6 +243,45 @@ template <>
 struct DoubleMagnitudesOf<Sse2, false> {
   using type = Sse2HighWords;
 };
+
+// Floats on SSE2 without kZeros: |x| (an `and`) compared as signed 16-bit
+// words, of which only the odd ones (each float's high 16 bits: exponent
+// and 7 bits of significand, nonnegative) are read. Integer max and min
+// instead of maxps and minps, off the units the conversions and additions
+// use. As Sse2HighWords, every exponent is exact and a subnormal whose
+// high 16 bits are zero reads as a zero.
+struct Sse2FloatHighWords {
+  __m128i mx[2] = {_mm_setzero_si128(), _mm_setzero_si128()};
+  __m128i mn[2] = {_mm_set1_epi16(0x7FFF), _mm_set1_epi16(0x7FFF)};
+
+  void add(const float* p) {
+    const __m128i abs_bits = _mm_set1_epi32(0x7FFFFFFF);
+    const __m128i a0 =
+        _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), abs_bits);
+    const __m128i a1 =
+        _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 4)), abs_bits);
+    mx[0] = _mm_max_epi16(mx[0], a0);
+    mx[1] = _mm_max_epi16(mx[1], a1);
+    mn[0] = _mm_min_epi16(mn[0], a0);
+    mn[1] = _mm_min_epi16(mn[1], a1);
+  }
+  static std::uint32_t pattern(std::uint16_t top) { return static_cast<std::uint32_t>(top) << 16; }
+  std::uint32_t max_bits() const {
+    std::uint16_t l[8];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(l), _mm_max_epi16(mx[0], mx[1]));
+    return pattern(larger(larger(l[1], l[3]), larger(l[5], l[7])));
+  }
+  std::uint32_t min_bits() const {
+    std::uint16_t l[8];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(l), _mm_min_epi16(mn[0], mn[1]));
+    return pattern(smaller(smaller(l[1], l[3]), smaller(l[5], l[7])));
+  }
+};
+
+template <>
+struct FloatMagnitudesOf<Sse2, false> {
+  using type = Sse2FloatHighWords;
+};
 #endif
 
 // C = 1.5 * 2^k, -1022 <= k <= 1022.
