@@ -46,8 +46,15 @@ struct Avx2 {
   static __m256d abs(__m256d v) { return _mm256_and_pd(v, double_bits(kDoubleAbsBits)); }
   static __m256d add(__m256d a, __m256d b) { return _mm256_add_pd(a, b); }
   static __m256d sub(__m256d a, __m256d b) { return _mm256_sub_pd(a, b); }
-  static __m256 max(__m256 a, __m256 b) { return _mm256_max_ps(a, b); }
-  static __m256 min(__m256 a, __m256 b) { return _mm256_min_ps(a, b); }
+  // Float magnitudes' patterns compared as unsigned integers (the value
+  // order; a NaN or a zero's wrapped |x| - 1 is the largest), on the integer
+  // units rather than the ones the conversions and additions use.
+  static __m256 max(__m256 a, __m256 b) {
+    return _mm256_castsi256_ps(_mm256_max_epu32(_mm256_castps_si256(a), _mm256_castps_si256(b)));
+  }
+  static __m256 min(__m256 a, __m256 b) {
+    return _mm256_castsi256_ps(_mm256_min_epu32(_mm256_castps_si256(a), _mm256_castps_si256(b)));
+  }
   static __m256d max(__m256d a, __m256d b) { return _mm256_max_pd(a, b); }
   static __m256d min(__m256d a, __m256d b) { return _mm256_min_pd(a, b); }
   static __m256 minus_one(__m256 a) {

@@ -57,8 +57,14 @@ struct Avx512 {
   }
   static __m512d add(__m512d a, __m512d b) { return _mm512_add_pd(a, b); }
   static __m512d sub(__m512d a, __m512d b) { return _mm512_sub_pd(a, b); }
-  static __m512 max(__m512 a, __m512 b) { return _mm512_max_ps(a, b); }
-  static __m512 min(__m512 a, __m512 b) { return _mm512_min_ps(a, b); }
+  // As exact_blocks_avx2.cpp's Avx2: float patterns compared as unsigned
+  // integers.
+  static __m512 max(__m512 a, __m512 b) {
+    return _mm512_castsi512_ps(_mm512_max_epu32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+  }
+  static __m512 min(__m512 a, __m512 b) {
+    return _mm512_castsi512_ps(_mm512_min_epu32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+  }
   static __m512d max(__m512d a, __m512d b) { return _mm512_max_pd(a, b); }
   static __m512d min(__m512d a, __m512d b) { return _mm512_min_pd(a, b); }
   static __m512 minus_one(__m512 a) {
