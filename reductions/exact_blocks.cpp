@@ -39,7 +39,12 @@
 // So the split is exact for E + 12 <= k <= E_lo + 44: blocks spanning at
 // most 32 binades (and not within 2^12 of the overflow threshold, nor made
 // only of values too small for C to be normal). The block's sum is then the
-// exact hi = sum of q plus the exact lo = sum of r.
+// exact hi = sum of q plus the exact lo = sum of r. The vector loops sum
+// the q as integers: s lies in C's binade, so s's bit pattern less C's is
+// q / U, and the patterns' 64-bit sum (wrapping) less C's pattern times
+// their count is the sum of the q / U, at most 2^53 in magnitude by the
+// bound above, so it converts to double exactly, and times U (a power of
+// two, the result a multiple of U below 2^53 U) is the exact hi.
 //
 // Signed zeros: the float sums and the r sums start at -0 in every lane, so
 // they stay -0 exactly while every term is -0 (x + y = +0 for any other
@@ -57,7 +62,9 @@
 // ignores), so zeros never change which blocks pass. On AVX2 and AVX-512
 // the fast variant reads only the high 32 bits of each double (sign,
 // exponent, 20 bits of significand: every exponent exact), compared as
-// unsigned integers; a subnormal whose high half is zero reads as a zero.
+// unsigned integers; on SSE2 only the top 16 bits of each double and of
+// each float, and on AVX2 those of each float (the exponent exact in
+// each); a subnormal whose high bits read are zero reads as a zero.
 // A NaN term may be missing from a maximum compared as floats, but then
 // the block's sums are NaN, and a block is accepted only when they are
 // finite. An infinity gives r = inf - inf = NaN, or a non-finite float
@@ -134,9 +141,12 @@ struct Scalar {
 };
 
 #if defined(__x86_64__)
-// SSE2 (the x86-64 baseline): 4 floats or 2 doubles per vector. The
-// magnitudes' patterns are compared as floats (maxps/minps): for
-// nonnegative patterns that is their order, and a NaN candidate loses.
+// SSE2 (the x86-64 baseline): 4 floats or 2 doubles per vector. In the
+// zero-aware variants the magnitudes' patterns are compared as floats
+// (maxps/minps; SSE2 has no unsigned 32- or 64-bit integer max): for
+// nonnegative patterns that is their order, and a NaN candidate loses. The
+// fast variants compare 16-bit words instead (Sse2HighWords and
+// Sse2FloatHighWords below).
 struct Sse2 {
   static constexpr std::size_t kFloats = 4;
   static constexpr std::size_t kFloatSteps = 4;
