@@ -209,9 +209,11 @@ double fast_block_share(std::span<const T> x) {
 // all of them alike. Counters: `eigen_ns`, and per path `<path>_ns` and
 // `<path>_over_eigen`, from each one's fastest iteration (ns per term);
 // `fast_blocks`, fast_block_share. The iteration time is the automatic
-// path's.
+// path's. With `stream` (sum-exact-stream/, past the caches) `stream8` is
+// timed too, between Eigen and the exact paths, with counters
+// `stream8_ns` and per path `<path>_over_stream8`.
 template <class T>
-void bm_exact_ratio(benchmark::State& state, Data d) {
+void bm_exact_ratio(benchmark::State& state, Data d, bool stream) {
   const auto n = static_cast<std::size_t>(state.range(0));
   const std::vector<T>& x = data<T>(d, n);
   const std::span<const T> s(x);
@@ -233,12 +235,19 @@ void bm_exact_ratio(benchmark::State& state, Data d) {
     return std::chrono::duration<double>(b - a).count();
   };
   double best_eigen = std::numeric_limits<double>::infinity();
+  double best_stream = best_eigen;
   std::vector<double> best(paths.size(), best_eigen);
   for (auto _ : state) {
     const auto t0 = Clock::now();
     T e = eigen_sum(x.data(), n);
     benchmark::DoNotOptimize(e);
     best_eigen = std::min(best_eigen, seconds(t0, Clock::now()));
+    if (stream) {
+      const auto t1 = Clock::now();
+      T r = stream8(x);
+      benchmark::DoNotOptimize(r);
+      best_stream = std::min(best_stream, seconds(t1, Clock::now()));
+    }
     double automatic = 0;
     for (std::size_t k = 0; k < paths.size(); ++k) {
       const auto a = Clock::now();
@@ -256,7 +265,9 @@ void bm_exact_ratio(benchmark::State& state, Data d) {
     const std::string path(name(paths[k]));
     state.counters[path + "_ns"] = best[k] * per_term;
     state.counters[path + "_over_eigen"] = best[k] / best_eigen;
+    if (stream) state.counters[path + "_over_stream8"] = best[k] / best_stream;
   }
+  if (stream) state.counters["stream8_ns"] = best_stream * per_term;
   state.counters["fast_blocks"] = fast_block_share(s);
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
 }
@@ -293,10 +304,15 @@ template <class T>
 void register_ratios(const char* type) {
   for (Data d : kAllData) {
     const std::string id = std::string("sum-exact-ratio/") + type + "/" + std::string(name(d));
-    auto* b = benchmark::RegisterBenchmark(id.c_str(), bm_exact_ratio<T>, d);
+    auto* b = benchmark::RegisterBenchmark(id.c_str(), bm_exact_ratio<T>, d, false);
     // n = 1000: one block, for ctest's bench_smoke; 10^6 is the measurement.
     b->ArgNames({"n"})->Arg(1'000)->Arg(1'000'000)->UseManualTime()->Unit(benchmark::kMicrosecond);
   }
+  // From DRAM: 3.2 x 10^7 normals (128 MB of floats, past the 32 MB L3),
+  // exact against the streaming loop in the same iterations.
+  const std::string id = std::string("sum-exact-stream/") + type + "/normal";
+  auto* b = benchmark::RegisterBenchmark(id.c_str(), bm_exact_ratio<T>, Data::normal, true);
+  b->ArgNames({"n"})->Arg(1'000)->Arg(32'000'000)->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
 void register_exact_benchmarks() {

@@ -121,6 +121,8 @@ ExactPath resolve(ExactPath p) {
 // After a failed block, this many more at most go straight to the large
 // accumulator (1, 3, 7, ... while blocks keep failing).
 constexpr std::size_t kMaxBlocksSkipped = 63;
+// Float blocks' sums held before they are added (2 KB of stack).
+constexpr std::size_t kFloatBlockSums = 256;
 #endif
 
 }  // namespace
@@ -191,12 +193,20 @@ void ExactSum::add_floats(const float* x, std::size_t n, ExactPath path) {
     return;
   }
   constexpr std::size_t kBlock = exact_blocks::kBlock;
+  // The blocks' exact sums, added as one double span on the same path (a
+  // few instructions each there, against a superaccumulator add() each).
+  // A sum is -0 exactly when every term of its block was -0, and the double
+  // path keeps that rule as add() does.
+  std::array<double, kFloatBlockSums> sums;
+  std::size_t sums_held = 0;
   std::size_t skip = 0;
   for (std::size_t i = 0; i < n;) {
     const std::size_t len = std::min(kBlock, n - i);
-    double sum = 0;
-    if (kernel(x + i, len, sum)) {
-      add(sum);  // -0 exactly when every term was -0: add() keeps that rule
+    if (kernel(x + i, len, sums[sums_held])) {
+      if (++sums_held == sums.size()) {
+        add_doubles(sums.data(), sums_held, path);
+        sums_held = 0;
+      }
       skip = 0;
       i += len;
       continue;
@@ -206,6 +216,7 @@ void ExactSum::add_floats(const float* x, std::size_t n, ExactPath path) {
     skip = std::min(2 * skip + 1, kMaxBlocksSkipped);
     i = end;
   }
+  add_doubles(sums.data(), sums_held, path);
 }
 
 void ExactSum::add_doubles(const double* x, std::size_t n, ExactPath path) {

@@ -39,7 +39,12 @@
 // So the split is exact for E + 12 <= k <= E_lo + 44: blocks spanning at
 // most 32 binades (and not within 2^12 of the overflow threshold, nor made
 // only of values too small for C to be normal). The block's sum is then the
-// exact hi = sum of q plus the exact lo = sum of r.
+// exact hi = sum of q plus the exact lo = sum of r. The vector loops sum
+// the q as integers: s lies in C's binade, so s's bit pattern less C's is
+// q / U, and the patterns' 64-bit sum (wrapping) less C's pattern times
+// their count is the sum of the q / U, at most 2^53 in magnitude by the
+// bound above, so it converts to double exactly, and times U (a power of
+// two, the result a multiple of U below 2^53 U) is the exact hi.
 //
 // Signed zeros: the float sums and the r sums start at -0 in every lane, so
 // they stay -0 exactly while every term is -0 (x + y = +0 for any other
@@ -57,7 +62,9 @@
 // ignores), so zeros never change which blocks pass. On AVX2 and AVX-512
 // the fast variant reads only the high 32 bits of each double (sign,
 // exponent, 20 bits of significand: every exponent exact), compared as
-// unsigned integers; a subnormal whose high half is zero reads as a zero.
+// unsigned integers; on SSE2 only the top 16 bits of each double and of
+// each float, and on AVX2 those of each float (the exponent exact in
+// each); a subnormal whose high bits read are zero reads as a zero.
 // A NaN term may be missing from a maximum compared as floats, but then
 // the block's sums are NaN, and a block is accepted only when they are
 // finite. An infinity gives r = inf - inf = NaN, or a non-finite float
@@ -91,6 +98,7 @@ constexpr int kSplitAboveMin = 44;
 // largest, which refuses the block as its NaN sum would).
 struct Scalar {
   static constexpr std::size_t kFloats = 1;
+  static constexpr std::size_t kFloatSteps = 4;
   static constexpr std::size_t kDoubles = 1;
   static std::uint32_t float_bits(std::uint32_t b) { return b; }
   static std::uint64_t double_bits(std::uint64_t b) { return b; }
@@ -124,14 +132,24 @@ struct Scalar {
     return a;
   }
   static double lane_sum(double a) { return a; }
+  static std::uint64_t bits_zero() { return 0; }
+  static std::uint64_t add_bits(std::uint64_t a, double s) {
+    return a + std::bit_cast<std::uint64_t>(s);
+  }
+  static std::uint64_t add_bits_lanes(std::uint64_t a, std::uint64_t b) { return a + b; }
+  static std::uint64_t bits_lane_sum(std::uint64_t a) { return a; }
 };
 
 #if defined(__x86_64__)
-// SSE2 (the x86-64 baseline): 4 floats or 2 doubles per vector. The
-// magnitudes' patterns are compared as floats (maxps/minps): for
-// nonnegative patterns that is their order, and a NaN candidate loses.
+// SSE2 (the x86-64 baseline): 4 floats or 2 doubles per vector. In the
+// zero-aware variants the magnitudes' patterns are compared as floats
+// (maxps/minps; SSE2 has no unsigned 32- or 64-bit integer max): for
+// nonnegative patterns that is their order, and a NaN candidate loses. The
+// fast variants compare 16-bit words instead (Sse2HighWords and
+// Sse2FloatHighWords below).
 struct Sse2 {
   static constexpr std::size_t kFloats = 4;
+  static constexpr std::size_t kFloatSteps = 4;
   static constexpr std::size_t kDoubles = 2;
   static __m128 float_bits(std::uint32_t b) {
     return _mm_castsi128_ps(_mm_set1_epi32(static_cast<int>(b)));
@@ -142,12 +160,13 @@ struct Sse2 {
   static __m128 abs_floats(const float* p) {
     return _mm_and_ps(_mm_loadu_ps(p), float_bits(kFloatAbsBits));
   }
-  // The upper pair through pshufd, which (unlike movhlps) keeps its source.
+  // The lower pair from the vector abs_floats loads (the compiler merges
+  // the two loads), the upper pair loaded on its own (movq: a load, where a
+  // shuffle would take a vector unit the additions need).
   static void add_as_doubles(const float* p, __m128d& lo, __m128d& hi) {
-    const __m128 v = _mm_loadu_ps(p);
-    lo = _mm_add_pd(lo, _mm_cvtps_pd(v));
-    hi = _mm_add_pd(hi,
-                    _mm_cvtps_pd(_mm_castsi128_ps(_mm_shuffle_epi32(_mm_castps_si128(v), 0xEE))));
+    lo = _mm_add_pd(lo, _mm_cvtps_pd(_mm_loadu_ps(p)));
+    const __m128i upper = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 2));
+    hi = _mm_add_pd(hi, _mm_cvtps_pd(_mm_castsi128_ps(upper)));
   }
   static __m128d splat(double v) { return _mm_set1_pd(v); }
   static __m128d load(const double* p) { return _mm_loadu_pd(p); }
@@ -187,6 +206,91 @@ struct Sse2 {
   static double lane_sum(__m128d a) {
     return _mm_cvtsd_f64(a) + _mm_cvtsd_f64(_mm_unpackhi_pd(a, a));
   }
+  static __m128i bits_zero() { return _mm_setzero_si128(); }
+  static __m128i add_bits(__m128i a, __m128d s) { return _mm_add_epi64(a, _mm_castpd_si128(s)); }
+  static __m128i add_bits_lanes(__m128i a, __m128i b) { return _mm_add_epi64(a, b); }
+  static std::uint64_t bits_lane_sum(__m128i a) {
+    std::uint64_t l[2];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(l), a);
+    return l[0] + l[1];
+  }
+};
+
+// Doubles on SSE2 without kZeros: the top 16 bits of each |x| (sign
+// cleared, the exponent, 4 bits of significand) of two vectors at once,
+// through one shuffle and one `and`, compared as signed 16-bit words (SSE2
+// has no 32-bit integer max or min, and compared as floats the high
+// halves of huge doubles would be NaN patterns). Only the odd words count:
+// the even ones hold the high halves' low 16 bits, compared along but
+// never read. As AVX2's HighHalves (exact_blocks_avx2.cpp), every exponent
+// is exact, and a subnormal whose top 16 bits are zero reads as a zero
+// (the zero-aware retry). Four instructions per two vectors, against eight
+// for LaneMagnitudes.
+struct Sse2HighWords {
+  __m128i mx = _mm_setzero_si128();
+  __m128i mn = _mm_set1_epi16(0x7FFF);
+
+  void add(__m128d v0, __m128d v1) {
+    const __m128 high = _mm_shuffle_ps(_mm_castpd_ps(v0), _mm_castpd_ps(v1), 0xDD);
+    const __m128i h = _mm_and_si128(_mm_castps_si128(high), _mm_set1_epi32(0x7FFFFFFF));
+    mx = _mm_max_epi16(mx, h);
+    mn = _mm_min_epi16(mn, h);
+  }
+  static std::uint64_t pattern(std::uint16_t top) { return static_cast<std::uint64_t>(top) << 48; }
+  std::uint64_t max_bits() const {
+    std::uint16_t l[8];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(l), mx);
+    return pattern(larger(larger(l[1], l[3]), larger(l[5], l[7])));
+  }
+  std::uint64_t min_bits() const {
+    std::uint16_t l[8];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(l), mn);
+    return pattern(smaller(smaller(l[1], l[3]), smaller(l[5], l[7])));
+  }
+};
+
+template <>
+struct DoubleMagnitudesOf<Sse2, false> {
+  using type = Sse2HighWords;
+};
+
+// Floats on SSE2 without kZeros: |x| (an `and`) compared as signed 16-bit
+// words, of which only the odd ones (each float's high 16 bits: exponent
+// and 7 bits of significand, nonnegative) are read. Integer max and min
+// instead of maxps and minps, off the units the conversions and additions
+// use. As Sse2HighWords, every exponent is exact and a subnormal whose
+// high 16 bits are zero reads as a zero.
+struct Sse2FloatHighWords {
+  __m128i mx[2] = {_mm_setzero_si128(), _mm_setzero_si128()};
+  __m128i mn[2] = {_mm_set1_epi16(0x7FFF), _mm_set1_epi16(0x7FFF)};
+
+  void add(const float* p) {
+    const __m128i abs_bits = _mm_set1_epi32(0x7FFFFFFF);
+    const __m128i a0 =
+        _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), abs_bits);
+    const __m128i a1 =
+        _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 4)), abs_bits);
+    mx[0] = _mm_max_epi16(mx[0], a0);
+    mx[1] = _mm_max_epi16(mx[1], a1);
+    mn[0] = _mm_min_epi16(mn[0], a0);
+    mn[1] = _mm_min_epi16(mn[1], a1);
+  }
+  static std::uint32_t pattern(std::uint16_t top) { return static_cast<std::uint32_t>(top) << 16; }
+  std::uint32_t max_bits() const {
+    std::uint16_t l[8];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(l), _mm_max_epi16(mx[0], mx[1]));
+    return pattern(larger(larger(l[1], l[3]), larger(l[5], l[7])));
+  }
+  std::uint32_t min_bits() const {
+    std::uint16_t l[8];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(l), _mm_min_epi16(mn[0], mn[1]));
+    return pattern(smaller(smaller(l[1], l[3]), smaller(l[5], l[7])));
+  }
+};
+
+template <>
+struct FloatMagnitudesOf<Sse2, false> {
+  using type = Sse2FloatHighWords;
 };
 #endif
 

@@ -13,10 +13,13 @@
 // (exact_blocks_body.hpp) templated over the vector width, run with one
 // lane (scalar, portable C++: the reference), SSE2 (the x86-64 baseline),
 // AVX2 and AVX-512F (their own files, compiled for them by a target
-// pragma, called only where cpuid says so). None uses FMA: every operation is a single IEEE
-// addition, subtraction, max or min, which is why the lane split does not matter. They assume round
-// to nearest and no flush-to-zero or denormals-are-zero; exact.cpp checks MXCSR before calling any
-// of them.
+// pragma, called only where cpuid says so). None uses FMA: every
+// floating-point operation is a single IEEE addition, subtraction or
+// conversion, plus one exact scaling by a power of two per double block,
+// and the magnitudes and the double blocks' q sums are integer operations
+// on bit patterns, which is why the lane split does not matter. They
+// assume round to nearest and no flush-to-zero or denormals-are-zero;
+// exact.cpp checks MXCSR before calling any of them.
 #pragma once
 
 #include <cstddef>

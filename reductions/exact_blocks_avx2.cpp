@@ -26,6 +26,7 @@ namespace {
 // conversions read their four floats straight from memory.
 struct Avx2 {
   static constexpr std::size_t kFloats = 8;
+  static constexpr std::size_t kFloatSteps = 8;
   static constexpr std::size_t kDoubles = 4;
   static __m256 float_bits(std::uint32_t b) {
     return _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(b)));
@@ -45,8 +46,15 @@ struct Avx2 {
   static __m256d abs(__m256d v) { return _mm256_and_pd(v, double_bits(kDoubleAbsBits)); }
   static __m256d add(__m256d a, __m256d b) { return _mm256_add_pd(a, b); }
   static __m256d sub(__m256d a, __m256d b) { return _mm256_sub_pd(a, b); }
-  static __m256 max(__m256 a, __m256 b) { return _mm256_max_ps(a, b); }
-  static __m256 min(__m256 a, __m256 b) { return _mm256_min_ps(a, b); }
+  // Float magnitudes' patterns compared as unsigned integers (the value
+  // order; a NaN or a zero's wrapped |x| - 1 is the largest), on the integer
+  // units rather than the ones the conversions and additions use.
+  static __m256 max(__m256 a, __m256 b) {
+    return _mm256_castsi256_ps(_mm256_max_epu32(_mm256_castps_si256(a), _mm256_castps_si256(b)));
+  }
+  static __m256 min(__m256 a, __m256 b) {
+    return _mm256_castsi256_ps(_mm256_min_epu32(_mm256_castps_si256(a), _mm256_castps_si256(b)));
+  }
   static __m256d max(__m256d a, __m256d b) { return _mm256_max_pd(a, b); }
   static __m256d min(__m256d a, __m256d b) { return _mm256_min_pd(a, b); }
   static __m256 minus_one(__m256 a) {
@@ -82,6 +90,16 @@ struct Avx2 {
   static double lane_sum(__m256d a) {
     double l[4];
     _mm256_storeu_pd(l, a);
+    return (l[0] + l[1]) + (l[2] + l[3]);
+  }
+  static __m256i bits_zero() { return _mm256_setzero_si256(); }
+  static __m256i add_bits(__m256i a, __m256d s) {
+    return _mm256_add_epi64(a, _mm256_castpd_si256(s));
+  }
+  static __m256i add_bits_lanes(__m256i a, __m256i b) { return _mm256_add_epi64(a, b); }
+  static std::uint64_t bits_lane_sum(__m256i a) {
+    std::uint64_t l[4];
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(l), a);
     return (l[0] + l[1]) + (l[2] + l[3]);
   }
 };
@@ -128,6 +146,53 @@ struct HighHalves {
 template <>
 struct DoubleMagnitudesOf<Avx2, false> {
   using type = HighHalves;
+};
+
+// The smallest and largest unsigned 16-bit word of a vector: the 8 words'
+// minimum in one instruction (phminposuw), the maximum as the complement's.
+std::uint16_t min_word(__m256i v) {
+  const __m128i m = _mm_min_epu16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  return static_cast<std::uint16_t>(_mm_cvtsi128_si32(_mm_minpos_epu16(m)));
+}
+std::uint16_t max_word(__m256i v) {
+  return static_cast<std::uint16_t>(~min_word(_mm256_xor_si256(v, _mm256_set1_epi32(-1))));
+}
+
+// Floats without kZeros: only the high 16 bits of each float (sign,
+// exponent, 7 bits of significand), of two vectors at once: the first's
+// shifted down into the even words, the second's blended into the odd
+// ones, all shifted left past the sign and compared as unsigned words.
+// Five instructions per sixteen floats against six (an `and`, a max and a
+// min per vector). The exponents, all the test reads, are exact; a
+// subnormal whose high 16 bits are zero reads as a zero, which refuses a
+// wide block and sends it to the zero-aware variant, as a zero does.
+struct FloatHighWords {
+  __m256i mx;
+  __m256i mn;
+
+  // Written out: an implicit constructor would miss the target pragma.
+  FloatHighWords() : mx(_mm256_setzero_si256()), mn(_mm256_set1_epi32(-1)) {}
+
+  void add(const float* p) {
+    const __m256i high0 =
+        _mm256_srli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), 16);
+    const __m256i both = _mm256_blend_epi16(
+        high0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + kFloats)), 0xAA);
+    const __m256i h = _mm256_slli_epi16(both, 1);
+    mx = _mm256_max_epu16(mx, h);
+    mn = _mm256_min_epu16(mn, h);
+  }
+  static constexpr std::size_t kFloats = Avx2::kFloats;
+  static std::uint32_t pattern(std::uint16_t shifted) {
+    return static_cast<std::uint32_t>(shifted >> 1) << 16;
+  }
+  std::uint32_t max_bits() const { return pattern(max_word(mx)); }
+  std::uint32_t min_bits() const { return pattern(min_word(mn)); }
+};
+
+template <>
+struct FloatMagnitudesOf<Avx2, false> {
+  using type = FloatHighWords;
 };
 
 }  // namespace

@@ -33,6 +33,7 @@ namespace {
 // `and` (that is AVX-512DQ): the integer one on the same bits.
 struct Avx512 {
   static constexpr std::size_t kFloats = 16;
+  static constexpr std::size_t kFloatSteps = 4;
   static constexpr std::size_t kDoubles = 8;
   static __m512 float_bits(std::uint32_t b) {
     return _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int>(b)));
@@ -56,8 +57,14 @@ struct Avx512 {
   }
   static __m512d add(__m512d a, __m512d b) { return _mm512_add_pd(a, b); }
   static __m512d sub(__m512d a, __m512d b) { return _mm512_sub_pd(a, b); }
-  static __m512 max(__m512 a, __m512 b) { return _mm512_max_ps(a, b); }
-  static __m512 min(__m512 a, __m512 b) { return _mm512_min_ps(a, b); }
+  // As exact_blocks_avx2.cpp's Avx2: float patterns compared as unsigned
+  // integers.
+  static __m512 max(__m512 a, __m512 b) {
+    return _mm512_castsi512_ps(_mm512_max_epu32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+  }
+  static __m512 min(__m512 a, __m512 b) {
+    return _mm512_castsi512_ps(_mm512_min_epu32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+  }
   static __m512d max(__m512d a, __m512d b) { return _mm512_max_pd(a, b); }
   static __m512d min(__m512d a, __m512d b) { return _mm512_min_pd(a, b); }
   static __m512 minus_one(__m512 a) {
@@ -98,6 +105,18 @@ struct Avx512 {
     double l[8];
     _mm512_storeu_pd(l, a);
     return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+  }
+  static __m512i bits_zero() { return _mm512_setzero_si512(); }
+  static __m512i add_bits(__m512i a, __m512d s) {
+    return _mm512_add_epi64(a, _mm512_castpd_si512(s));
+  }
+  static __m512i add_bits_lanes(__m512i a, __m512i b) { return _mm512_add_epi64(a, b); }
+  static std::uint64_t bits_lane_sum(__m512i a) {
+    std::uint64_t l[8];
+    _mm512_storeu_si512(l, a);
+    std::uint64_t sum = 0;
+    for (std::uint64_t v : l) sum += v;
+    return sum;
   }
 };
 

@@ -89,36 +89,80 @@ void double_tail(const double* x, std::size_t i, std::size_t n, double c, Double
   }
 }
 
-// Vectors per step of the passes' loops: enough to pay for the loop's own
-// instructions, few enough to keep every accumulator in a register.
+// Vectors per step of the double pass's loop: enough to pay for the loop's
+// own instructions, few enough to keep every accumulator in a register.
 inline constexpr std::size_t kStep = 4;  // even: doubles go in pairs
 
-// kStep float vectors per step, four double accumulators (the halves of
-// vector u go to s[2u % 4] and s[2u % 4 + 1]), two maxima and two minima.
-// With kZeros the minimum runs on |x| - 1 until the end, where one is
-// added back.
+// The largest and smallest magnitude of float vectors, lane by lane: |x|
+// as a bit pattern, its maximum and (with kZeros, |x| - 1's) minimum, two
+// vectors at a time.
+template <class V, bool kZeros>
+struct FloatLaneMagnitudes {
+  using Bits = decltype(V::float_bits(0));
+  Bits mx[2];
+  Bits mn[2];
+
+  // Written out: an implicit constructor would miss a file's target pragma.
+  FloatLaneMagnitudes()
+      : mx{V::float_bits(0), V::float_bits(0)},
+        mn{V::float_bits(kFloatInfBits), V::float_bits(kFloatInfBits)} {}
+
+  // The vectors at p and p + V::kFloats.
+  void add(const float* p) {
+    const auto a0 = V::abs_floats(p);
+    const auto a1 = V::abs_floats(p + V::kFloats);
+    // The running value first: SSE's two-operand max and min then update
+    // it in place (no register copy). A NaN candidate may then replace it
+    // (maxps and minps return the second operand when either is a NaN), but
+    // only a NaN term makes one here, and its block's sum is NaN.
+    mx[0] = V::max(mx[0], a0);
+    mx[1] = V::max(mx[1], a1);
+    if constexpr (kZeros) {
+      // The running value second: a zero's wrapped NaN pattern must lose.
+      mn[0] = V::min(V::minus_one(a0), mn[0]);
+      mn[1] = V::min(V::minus_one(a1), mn[1]);
+    } else {
+      mn[0] = V::min(mn[0], a0);
+      mn[1] = V::min(mn[1], a1);
+    }
+  }
+  std::uint32_t max_bits() const { return larger(V::max_lane(mx[0]), V::max_lane(mx[1])); }
+  // With kZeros still |x| - 1's: float_pass adds the one back.
+  std::uint32_t min_bits() const { return smaller(V::min_lane(mn[0]), V::min_lane(mn[1])); }
+};
+
+// Which float magnitude tracker a width uses; a width's file may
+// specialise it (AVX2 tracks only the high 16 bits, exact_blocks_avx2.cpp).
+template <class V, bool kZeros>
+struct FloatMagnitudesOf {
+  using type = FloatLaneMagnitudes<V, kZeros>;
+};
+
+// V::kFloatSteps float vectors per step (an even number: the magnitudes go
+// in pairs), their halves converted to double into eight accumulators
+// (vector u's to s[2u % 8] and s[2u % 8 + 1]: independent additions, so
+// the adder's latency is hidden). With kZeros the minimum runs on |x| - 1
+// until the end, where one is added back.
 template <class V, bool kZeros>
 void float_pass(const float* x, std::size_t n, FloatPass& p) {
   constexpr std::size_t w = V::kFloats;
-  decltype(V::float_bits(0)) mx[2] = {V::float_bits(0), V::float_bits(0)};
-  decltype(V::float_bits(0)) mn[2] = {V::float_bits(kFloatInfBits), V::float_bits(kFloatInfBits)};
-  decltype(V::splat(0.0)) s[4] = {V::splat(-0.0), V::splat(-0.0), V::splat(-0.0), V::splat(-0.0)};
+  constexpr std::size_t step = V::kFloatSteps;
+  static_assert(step % 2 == 0);
+  typename FloatMagnitudesOf<V, kZeros>::type magnitudes;
+  constexpr std::size_t kSums = 8;
+  decltype(V::splat(0.0)) s[8];
+  for (auto& a : s) a = V::splat(-0.0);
   std::size_t i = 0;
-  for (; i + kStep * w <= n; i += kStep * w) {
-    for (std::size_t u = 0; u < kStep; ++u) {
-      const auto a = V::abs_floats(x + i + u * w);
-      mx[u % 2] = V::max(a, mx[u % 2]);
-      if constexpr (kZeros) {
-        mn[u % 2] = V::min(V::minus_one(a), mn[u % 2]);
-      } else {
-        mn[u % 2] = V::min(a, mn[u % 2]);
-      }
-      V::add_as_doubles(x + i + u * w, s[2 * u % 4], s[2 * u % 4 + 1]);
+  for (; i + step * w <= n; i += step * w) {
+    for (std::size_t u = 0; u < step; ++u) {
+      if (u % 2 == 0) magnitudes.add(x + i + u * w);
+      V::add_as_doubles(x + i + u * w, s[2 * u % kSums], s[2 * u % kSums + 1]);
     }
   }
-  p.sum = V::lane_sum(V::add(V::add(s[0], s[1]), V::add(s[2], s[3])));
-  p.max_bits = larger(V::max_lane(mx[0]), V::max_lane(mx[1]));
-  p.min_bits = smaller(V::min_lane(mn[0]), V::min_lane(mn[1]));
+  p.sum = V::lane_sum(V::add(V::add(V::add(s[0], s[1]), V::add(s[2], s[3])),
+                             V::add(V::add(s[4], s[5]), V::add(s[6], s[7]))));
+  p.max_bits = magnitudes.max_bits();
+  p.min_bits = magnitudes.min_bits();
   float_tail<kZeros>(x, i, n, p);
   if constexpr (kZeros) p.min_bits += 1u;
 }
@@ -163,13 +207,20 @@ struct DoubleMagnitudesOf {
 };
 
 // kStep double vectors per step (pairs for the magnitudes): the split and
-// its two sums per vector, into two accumulators each for hi and lo.
+// its two sums per vector, into two accumulators each for hi and lo. The q
+// are summed as integers: every s = C + x of the loop lies in C's binade,
+// so its bit pattern less C's is q / U exactly, and the patterns' wrapping
+// 64-bit sum less C's pattern times their count is the sum of the q / U
+// (at most 2^53 in magnitude when the block is accepted, so converted to
+// double exactly, and scaled by U, a power of two, exactly). That takes
+// one integer addition per vector instead of a subtraction and an addition
+// on the floating-point adders, which the split already keeps busy.
 template <class V, bool kZeros>
 void double_pass(const double* x, std::size_t n, double c, DoublePass& p) {
   constexpr std::size_t w = V::kDoubles;
   const auto cv = V::splat(c);
   typename DoubleMagnitudesOf<V, kZeros>::type magnitudes;
-  decltype(V::splat(0.0)) h[2] = {V::splat(0.0), V::splat(0.0)};
+  decltype(V::bits_zero()) h[2] = {V::bits_zero(), V::bits_zero()};
   decltype(V::splat(0.0)) l[2] = {V::splat(-0.0), V::splat(-0.0)};
   std::size_t i = 0;
   for (; i + kStep * w <= n; i += kStep * w) {
@@ -177,15 +228,22 @@ void double_pass(const double* x, std::size_t n, double c, DoublePass& p) {
       const auto v0 = V::load(x + i + u * w);
       const auto v1 = V::load(x + i + (u + 1) * w);
       magnitudes.add(v0, v1);
-      const auto q0 = V::sub(V::add(cv, v0), cv);
-      const auto q1 = V::sub(V::add(cv, v1), cv);
-      h[0] = V::add(h[0], q0);
-      h[1] = V::add(h[1], q1);
-      l[0] = V::add(l[0], V::sub(v0, q0));
-      l[1] = V::add(l[1], V::sub(v1, q1));
+      const auto s0 = V::add(cv, v0);
+      const auto s1 = V::add(cv, v1);
+      h[0] = V::add_bits(h[0], s0);
+      h[1] = V::add_bits(h[1], s1);
+      l[0] = V::add(l[0], V::sub(v0, V::sub(s0, cv)));
+      l[1] = V::add(l[1], V::sub(v1, V::sub(s1, cv)));
     }
   }
-  p.hi = V::lane_sum(V::add(h[0], h[1]));
+  std::uint64_t c_bits;
+  __builtin_memcpy(&c_bits, &c, sizeof c_bits);
+  const std::uint64_t units = V::bits_lane_sum(V::add_bits_lanes(h[0], h[1])) - i * c_bits;
+  double unit;  // U = 2^(k-52), the spacing at C: C's successor less C (Sterbenz)
+  const std::uint64_t next_bits = c_bits + 1;
+  __builtin_memcpy(&unit, &next_bits, sizeof unit);
+  unit -= c;
+  p.hi = static_cast<double>(static_cast<std::int64_t>(units)) * unit;
   p.lo = V::lane_sum(V::add(l[0], l[1]));
   p.max_bits = magnitudes.max_bits();
   p.min_bits = magnitudes.min_bits();
