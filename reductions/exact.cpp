@@ -196,8 +196,9 @@ void ExactSum::add_floats(const float* x, std::size_t n, ExactPath path) {
   // The blocks' exact sums, added as one double span on the same path (a
   // few instructions each there, against a superaccumulator add() each).
   // A sum is -0 exactly when every term of its block was -0, and the double
-  // path keeps that rule as add() does.
-  std::array<double, kFloatBlockSums> sums;
+  // path keeps that rule as add() does. Each is written before it is read;
+  // zeroing the array would cost a 2 KB store per call.
+  std::array<double, kFloatBlockSums> sums;  // NOLINT(cppcoreguidelines-pro-type-member-init)
   std::size_t sums_held = 0;
   std::size_t skip = 0;
   for (std::size_t i = 0; i < n;) {
