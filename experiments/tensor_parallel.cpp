@@ -202,7 +202,7 @@ const TpCell* find(const std::vector<TpCell>& cells, ReductionPolicy r, std::siz
 }
 
 void verdicts(const std::vector<TpCell>& cells, const std::vector<OrderSweep>& orders,
-              const std::optional<FixedDegree>& fixed, ExperimentRecord& out) {
+              const std::optional<FixedDegree>& fixed, const Model& m, ExperimentRecord& out) {
   // D3: at T = 2 every order the same logits; at T = 4 (if measured) not.
   for (const OrderSweep& s : orders) {
     if (s.degree != 2) continue;
@@ -241,7 +241,10 @@ void verdicts(const std::vector<TpCell>& cells, const std::vector<OrderSweep>& o
         holds ? Status::reproduced : Status::differs,
         holds ? "the fixed tile tree with the all-reduce as its top levels is bit-identical "
                 "across TP sizes, every other policy moves; the share of moved probabilities "
-                "is the bundled model's, not the paper's"
+                "is " +
+                    (is_checkpoint(m) ? "this " + model_phrase(m) + "'s"
+                                      : std::string("the bundled model's")) +
+                    ", not the paper's"
               : "some policy did not behave as claimed (see the sweep table)");
   } else {
     out.add_note("D4 needs tp-invariant and another policy at T = 4 (not both in 'policies')");
@@ -347,7 +350,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   lines_table(cells, out);
   for (const OrderSweep& s : sweeps) order_table(s, out);
   if (fixed) fixed_table(*fixed, ReductionPolicy::batch_invariant, out);
-  verdicts(cells, sweeps, fixed, out);
+  verdicts(cells, sweeps, fixed, m, out);
   if (!left_out.empty()) {
     out.add_note(fmt::format("Left out, the model's shape does not split so: {}.",
                              fmt::join(left_out, "; ")));
@@ -368,8 +371,10 @@ Experiment make() {
                .seed = 1,
                .claims = {"D3", "D4", "D5"},
                .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "12", "3", 1,
-                                             12),
-                          ParamSpec::integer("steps", "greedy steps per prompt", "32", "6", 1, 150),
+                                             12)
+                              .quick_when_large("1"),
+                          ParamSpec::integer("steps", "greedy steps per prompt", "32", "6", 1, 150)
+                              .quick_when_large("2"),
                           ParamSpec::int_list("degrees", "tensor-parallel degrees vs 1", "2,4",
                                               "2,4", 2, 4),
                           policy_list_param("policies",
@@ -381,7 +386,8 @@ Experiment make() {
                                           "all-reduce order of the row-parallel sums "
                                           "(collectives' names)",
                                           "ompi-default"),
-                          model_param()}},
+                          model_param()},
+               .large_quick = model::experiments::large_model_quick()},
       .run = run};
 }
 

@@ -185,6 +185,13 @@ void on_every_architecture(const std::string& experiment, More more) {
 
 const auto kNothingMore = [](const nlohmann::json&, const Fixture&) {};
 
+const nlohmann::json& verdict(const nlohmann::json& e, const std::string& claim) {
+  for (const auto& v : e["verdicts"])
+    if (v["claim"] == claim) return v;
+  FAIL("no verdict " << claim);
+  return e;
+}
+
 const nlohmann::json* table(const nlohmann::json& e, const std::string& id) {
   for (const auto& t : e["tables"])
     if (t["id"] == id) return &t;
@@ -200,6 +207,13 @@ TEST_CASE("real experiments: batch-variance", "[model][real][experiments]") {
     CHECK(t->at("caption").get<std::string>().find("vocabulary of " + std::to_string(f.vocab) +
                                                    " logits") != std::string::npos);
     CHECK(e["verdicts"].size() == 3);
+    // B2's reason describes the model that ran, not the bundled one's 63 logits.
+    const std::string reason = verdict(e, "B2").at("reason");
+    CHECK(reason.find("this model's (" + std::to_string(f.vocab) + " logits of the ") !=
+          std::string::npos);
+    CHECK(reason.find(std::string("-parameter ") + f.architecture + " (" + std::to_string(f.vocab) +
+                      " tokens)") != std::string::npos);
+    CHECK(reason.find("63") == std::string::npos);
   });
 }
 
@@ -211,9 +225,13 @@ TEST_CASE("real experiments: batch-answers", "[model][real][experiments]") {
 }
 
 TEST_CASE("real experiments: top2-gaps", "[model][real][experiments]") {
-  on_every_architecture("top2-gaps", [](const nlohmann::json& e, const Fixture&) {
+  on_every_architecture("top2-gaps", [](const nlohmann::json& e, const Fixture& f) {
     CHECK(table(e, "stats") != nullptr);
     CHECK(e["verdicts"].size() == 2);
+    const std::string reason = verdict(e, "B4").at("reason");
+    CHECK(reason.find(std::string("measured on the ")) != std::string::npos);
+    CHECK(reason.find(" (" + std::to_string(f.vocab) + " tokens)") != std::string::npos);
+    CHECK(reason.find("character model") == std::string::npos);
   });
 }
 
