@@ -219,7 +219,7 @@ Experiment make() {
                                              12)
                               .quick_when_large("1"),
                           ParamSpec::integer("steps", "greedy steps per prompt", "60", "20", 1, 190)
-                              .quick_when_large("4"),
+                              .quick_when_large("2"),
                           ParamSpec::integer("positions", "teacher-forced positions of heldout.txt",
                                              "10000", "2000", 16, 119999)
                               .quick_when_large("16"),

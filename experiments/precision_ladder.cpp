@@ -195,7 +195,7 @@ Experiment make() {
                                              12)
                               .quick_when_large("1"),
                           ParamSpec::integer("steps", "greedy steps per prompt", "40", "40", 1, 190)
-                              .quick_when_large("6"),
+                              .quick_when_large("3"),
                           ParamSpec::int_list("batches", "batch sizes compared with 1", "2,8", "2",
                                               2, 16),
                           model_param()},

@@ -251,7 +251,7 @@ Experiment make() {
                                              "2", 1, 12)
                               .quick_when_large("1"),
                           ParamSpec::integer("steps", "greedy steps per prompt", "24", "8", 1, 150)
-                              .quick_when_large("2"),
+                              .quick_when_large("1"),
                           model_param()},
                .large_quick = model::experiments::large_model_quick()},
       .run = run};

@@ -18,8 +18,10 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/algorithm.hpp"
 #include "experiments/tensor_parallel.hpp"
 #include "lab/experiment.hpp"
+#include "model/tensor_parallel.hpp"
 
 namespace fplab::model::experiments {
 
@@ -272,8 +274,22 @@ bool splits(const Model& m, const Policy& policy, std::size_t T,
             std::vector<std::string>& left_out) {
   try {
     validate_tensor_parallel(m.config(), policy.reduction, {.degree = T});
-    for (const OpOverride& o : policy.overrides)
+    bool tile_tree = policy.reduction == ReductionPolicy::tp_invariant;
+    for (const OpOverride& o : policy.overrides) {
       validate_tensor_parallel(m.config(), o.reduction, {.degree = T});
+      tile_tree = tile_tree || o.reduction == ReductionPolicy::tp_invariant;
+    }
+    // tp-invariant's tile tree (model/tensor_parallel.cpp) is collectives'
+    // halving tree over the tiles of a product, at most kMaxCollectiveRanks
+    // of them; the sweep's T = 1 baseline has every width whole.
+    const ModelConfig& c = m.config();
+    const std::size_t widest = std::max({c.d_model, c.q_width(), c.ffn_dim});
+    if (tile_tree && widest > kTpTile * kMaxCollectiveRanks) {
+      throw std::invalid_argument(fmt::format(
+          "tp-invariant's tile tree sums at most {} tiles of {}, and a width of {} at T = 1 "
+          "has {}",
+          kMaxCollectiveRanks, kTpTile, widest, widest / kTpTile));
+    }
     return true;
   } catch (const std::invalid_argument& e) {
     const std::string why = fmt::format("{} at T = {} ({})", reduction_spec(policy), T, e.what());

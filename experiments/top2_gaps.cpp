@@ -251,10 +251,10 @@ Experiment make() {
                                              12)
                               .quick_when_large("1"),
                           ParamSpec::integer("steps", "greedy steps per prompt", "60", "20", 1, 200)
-                              .quick_when_large("6"),
+                              .quick_when_large("3"),
                           ParamSpec::integer("positions", "teacher-forced positions of heldout.txt",
                                              "100000", "5000", 16, 119999)
-                              .quick_when_large("32"),
+                              .quick_when_large("16"),
                           ParamSpec::int_list("batches",
                                               "batch sizes of the perturbation sizes (the largest "
                                               "change over them, library and split-k)",
