@@ -317,7 +317,7 @@ Experiment make() {
                                              "4", 1, 256)
                               .quick_when_large("2"),
                           ParamSpec::integer("steps", "tokens per sample", "150", "40", 1, 230)
-                              .quick_when_large("4"),
+                              .quick_when_large("2"),
                           ParamSpec::real("temperature", "temperature", "1"),
                           ParamSpec::integer("top_k", "top-k (0: off)", "0", "0", 0, 1e6),
                           ParamSpec::real("top_p", "top-p (1: off)", "1").within(0, 1),

@@ -18,10 +18,12 @@
 // The run sizes: --quick, cut further here where a fixture's large
 // vocabulary makes the lm_head the whole cost (a few seconds per run).
 #include <stdlib.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -425,4 +427,36 @@ TEST_CASE("real experiments: tensor-parallel refuses when no degree splits the m
                        0) == 0);
   CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
   CHECK(!std::filesystem::exists(out / "results.json"));
+}
+
+TEST_CASE("real experiments: a stop request ends a model experiment between progress points",
+          "[model][real][experiments]") {
+  // precision-flips decodes all 12 prompts for 190 steps in fp32 before its
+  // first progress call (seconds on this fixture, minutes on a 0.5B model);
+  // SIGTERM after 3 s (timeout) stops it there with the driver's usual
+  // status and message (lab/stop_request.hpp's StopWatcher), nothing
+  // written. SIGTERM rather than SIGINT: a SIGINT the test's parent
+  // ignores stays ignored (cli/run_command.cpp).
+  const auto out = std::filesystem::temp_directory_path() / "fplab-test-real-stop";
+  std::filesystem::remove_all(out);
+  const std::string command = "timeout --preserve-status -s TERM 3 " + std::string(FPLAB_BINARY) +
+                              " run precision-flips --quick --set steps=190 --set prompts=12 "
+                              "--set model=" +
+                              (kFixtures / "qwen2-f16").string() + " --out " + out.string() +
+                              " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string output;
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) output += buffer.data();
+  const int status = pclose(pipe);
+  INFO(output);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
+  CHECK(output ==
+        "fplab: stopped by SIGTERM during precision-flips: 0 of 1 experiments "
+        "finished; nothing written, " +
+            out.string() + " left as it was\n");
+  CHECK(!std::filesystem::exists(out / "results.json"));
+  std::filesystem::remove_all(out);
 }
