@@ -88,7 +88,7 @@ inline std::string model_phrase(const Model& m) {
 // --quick on a large model (lab/experiment.hpp's LargeQuickRule): a model
 // with more than kLargeModelParameters parameters (parameter_count:
 // SmolLM2-135M, Qwen2.5-0.5B and up; the bundled model has 0.87M, the test
-// fixtures at most 6M) runs each experiment's large-run quick sizes
+// fixtures at most 8.3M) runs each experiment's large-run quick sizes
 // (ParamSpec::quick_when_large), chosen so that --quick on a 0.5B model
 // takes about a minute on 2 cores (docs/real-models.md). The model is
 // loaded (load_model keeps it for the run) to count its parameters; one
