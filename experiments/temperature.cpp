@@ -127,8 +127,8 @@ std::string t_key(double t) { return to_decimal(t); }
 
 const std::vector<double> kC1Temperatures = {1e-3, 1e-2, 0.1, 0.5, 0.9, 1.5, 2, 10, 100, 1e4};
 
-void record_c1(const std::vector<Prompt>& prompts, std::size_t V, int seeds, RunContext& ctx,
-               ExperimentRecord& out) {
+void record_c1(const model::Model& m, const std::vector<Prompt>& prompts, std::size_t V, int seeds,
+               RunContext& ctx, ExperimentRecord& out) {
   const std::vector<double>& c1_ts = kC1Temperatures;
   Table c1{"c1-properties", "C1 on the model's logits: temperature divides the logits", "T"};
   for (const auto& pr : prompts) {
@@ -221,14 +221,20 @@ void record_c1(const std::vector<Prompt>& prompts, std::size_t V, int seeds, Run
           argmax_ok ? "yes" : "NO", to_prose(last_leader_conf), to_prose(last_leader_open),
           dev_conf, dev_open),
       c1_ok ? Status::reproduced : Status::differs,
-      c1_ok ? "Each property holds on the bundled model's logits as exactly as double arithmetic "
-              "allows: the "
-              "two forms of the identity agree within a derived rounding bound, the probability "
-              "scaling "
-              "leaves only rounding, and the ranking is identical bit for bit because l/T is "
-              "monotone and "
-              "injective on float logits (tests/test_sampling.cpp tests the same on random logits)."
-            : "At least one property failed; see the c1-properties table.");
+      c1_ok
+          ? "Each property holds on " +
+                (model::experiments::is_checkpoint(m)
+                     ? "this " + model::experiments::model_phrase(m) + "'s"
+                     : std::string("the bundled model's")) +
+                " logits as exactly as double arithmetic "
+                "allows: the "
+                "two forms of the identity agree within a derived rounding bound, the probability "
+                "scaling "
+                "leaves only rounding, and the ranking is identical bit for bit because l/T is "
+                "monotone and "
+                "injective on float logits (tests/test_sampling.cpp tests the same on random "
+                "logits)."
+          : "At least one property failed; see the c1-properties table.");
 }
 
 void record_mass(const std::vector<Prompt>& prompts, const std::vector<double>& ts, std::size_t V,
@@ -329,7 +335,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   std::vector<Prompt> prompts = {{"confident", p.text("confident_prompt"), {}},
                                  {"open", p.text("open_prompt"), {}}};
   for (auto& pr : prompts) pr.logits = logits_after(m, policy, m.tokenizer().encode(pr.text));
-  record_c1(prompts, V, static_cast<int>(p.integer("argmax_seeds")), ctx, out);
+  record_c1(m, prompts, V, static_cast<int>(p.integer("argmax_seeds")), ctx, out);
   record_mass(prompts, p.real_list("temperatures"), V, out);
   record_c2(m, prompts, V, out);
 }
