@@ -18,7 +18,8 @@ namespace {
 
 void print_experiments(bool with_params) {
   fmt::print("experiments (fplab run ID... | all; parameters: --set NAME=VALUE{}):\n",
-             with_params ? ", default [--quick default]" : "; see 'fplab list experiments'");
+             with_params ? ", default [--quick default | --quick on a large run]"
+                         : "; see 'fplab list experiments'");
   if (registered_experiments().empty()) fmt::print("  (none in this build: FPLAB_LITE)\n");
   for (const auto* e : registered_experiments()) {
     std::string claims;
@@ -26,10 +27,17 @@ void print_experiments(bool with_params) {
     if (!claims.empty()) claims += "]";
     fmt::print("  {:<14} {}{}\n", e->info.id, e->info.description, claims);
     if (!with_params) continue;
+    if (!e->info.large_quick.rule.empty())
+      fmt::print("      --quick on a large run ({}): the value after '|'\n",
+                 e->info.large_quick.rule);
     for (const auto& p : e->info.params) {
-      const std::string quick = p.quick_default.empty() || p.quick_default == p.full_default
-                                    ? ""
-                                    : " [" + p.quick_default + "]";
+      std::string quick = p.quick_default.empty() || p.quick_default == p.full_default
+                              ? ""
+                              : " [" + p.quick_default + "]";
+      if (!p.large_quick_default.empty()) {
+        quick = " [" + (p.quick_default.empty() ? p.full_default : p.quick_default) + " | " +
+                p.large_quick_default + "]";
+      }
       std::string value = p.full_default;
       if (value.size() > 40) value = value.substr(0, 37) + "...";
       fmt::print("      {:<13} {}{}  {}\n", p.name, value, quick, p.description);

@@ -124,7 +124,9 @@ void add_run_command(CLI::App& app) {
       ->required();
   cmd->add_option("-o,--out", opts->out, "Output folder (created if needed)")
       ->capture_default_str();
-  cmd->add_flag("-q,--quick", opts->quick, "Small sizes: for CI and a first look");
+  cmd->add_flag("-q,--quick", opts->quick,
+                "Small sizes: for CI and a first look (smaller still for a model experiment on "
+                "a large model: 'fplab list experiments' gives both)");
   cmd->add_option("-j,--jobs", opts->jobs,
                   "Experiments run at once, each in its own process (the results do not "
                   "depend on it)")

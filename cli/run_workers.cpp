@@ -259,6 +259,7 @@ std::vector<ExperimentRecord> run_here(const std::vector<PlannedRun>& plan, bool
   struct Reset {
     ~Reset() { current_shared = nullptr; }
   } reset;
+  const StopWatcher watcher;  // stops between progress points too (lab/stop_request.hpp)
   std::vector<ExperimentRecord> out;
   for (std::size_t i = take(shared, 0, plan.size()); i < plan.size();
        i = take(shared, 0, plan.size())) {
@@ -325,6 +326,7 @@ std::vector<ExperimentRecord> run_in_workers(const std::vector<PlannedRun>& plan
     fds.push_back(pipe_fds[0]);
   }
   current_shared = shared;
+  auto watcher = std::make_optional<StopWatcher>();  // lab/stop_request.hpp
 
   Collector collector(n, hooks, *shared);
   std::thread reader([&collector, fds] { collector.drain(fds); });
@@ -344,6 +346,7 @@ std::vector<ExperimentRecord> run_in_workers(const std::vector<PlannedRun>& plan
     stop_if_requested();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  watcher.reset();
   reader.join();
   for (std::size_t c = 0; c < current_children.size(); ++c) {
     int status = 0;

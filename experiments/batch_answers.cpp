@@ -257,7 +257,8 @@ std::int64_t total_changed(const std::vector<PolicyAnswers>& all, ReductionPolic
   return n;
 }
 
-void verdict(const std::vector<PolicyAnswers>& all, std::size_t prompts, ExperimentRecord& out) {
+void verdict(const std::vector<PolicyAnswers>& all, std::size_t prompts, const Model& m,
+             ExperimentRecord& out) {
   const std::int64_t invariant = total_changed(all, ReductionPolicy::batch_invariant);
   const PolicyAnswers* lead = lead_policy(all);
   const PolicyAnswers* split = find(all, ReductionPolicy::split_k);
@@ -278,8 +279,8 @@ void verdict(const std::vector<PolicyAnswers>& all, std::size_t prompts, Experim
       mechanism
           ? "the mechanism is reproduced (identical requests, different greedy texts, split only "
             "by the batch size's split-k order; batch-invariant keeps every answer); the counts "
-            "are not comparable: one 0.87M-parameter character model on a CPU, not Qwen3-235B "
-            "on a GPU server"
+            "are not comparable: one " +
+                model_phrase(m) + " on a CPU, not Qwen3-235B on a GPU server"
           : "the mechanism did not show on these prompts and steps");
 }
 
@@ -334,7 +335,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     lead_table(*lead, m, out);
     lead_figure(*lead->lead(), out);
   }
-  verdict(all, prompts.size(), out);
+  verdict(all, prompts.size(), m, out);
 }
 
 Experiment make() {
@@ -346,11 +347,14 @@ Experiment make() {
                    .seed = 1,
                    .claims = {"B6"},
                    .params =
-                       {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "3", "3", 1, 12),
-                        ParamSpec::integer("steps", "greedy steps per prompt", "100", "60", 1, 150),
+                       {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "3", "3", 1, 12)
+                            .quick_when_large("1"),
+                        ParamSpec::integer("steps", "greedy steps per prompt", "100", "60", 1, 150)
+                            .quick_when_large("6"),
                         ParamSpec::int_list("batches",
                                             "batch sizes (copies of the prompt) compared with 1",
-                                            "2,4,8,16", "2,8", 2, 16),
+                                            "2,4,8,16", "2,8", 2, 16)
+                            .quick_when_large("2"),
                         policy_list_param("policies",
                                           "reduction specs (per-op overrides: "
                                           "library(layers.*.mlp.*=split-k))",
@@ -359,7 +363,8 @@ Experiment make() {
                                              "precision specs (per-op overrides: "
                                              "bf16(lm_head=fp32))",
                                              "bf16", "bf16"),
-                        model_param()}},
+                        model_param()},
+                   .large_quick = model::experiments::large_model_quick()},
           .run = run};
 }
 

@@ -57,7 +57,8 @@ void record_repeats(const Repeats& r, ExperimentRecord& out) {
 }
 
 void record_batching(const std::vector<BatchChange>& rows, const std::string& prompt,
-                     std::size_t vocab, ExperimentRecord& out) {
+                     const Model& m, ExperimentRecord& out) {
+  const std::size_t vocab = m.config().vocab_size;
   Table t{"batching", "B2: the prompt alone vs row 0 of a batch of unrelated prompts (fp32)",
           "policy, batch"};
   t.add_column("policy", "reduction policy");
@@ -132,8 +133,10 @@ void record_batching(const std::vector<BatchChange>& rows, const std::string& pr
       (lib_share_max > 0 && bi_differing == 0) ? Status::reproduced : Status::differs,
       "same mechanism: the batch changes the reduction order (Eigen GEMV vs GEMM blocking, "
       "split-k's split count), so a row's logits move by a few ulps; a fixed order "
-      "(batch-invariant) moves nothing. Shares and sizes are this model's (63 logits, |logits| "
-      "~10)");
+      "(batch-invariant) moves nothing. Shares and sizes are this model's (" +
+          (is_checkpoint(m) ? fmt::format("{} logits of the {}", vocab, model_phrase(m))
+                            : fmt::format("{} logits, |logits| ~10", vocab)) +
+          ")");
   out.add_note(
       fmt::format("batch-invariant largest change over all batches: {}", to_prose(bi_max)));
 }
@@ -186,8 +189,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
 
   record_repeats(measure_repeats(m, prompt, static_cast<std::size_t>(p.integer("repeats")), ctx),
                  out);
-  record_batching(measure_batching(m, prompt, batches), p.text("prompt"), m.config().vocab_size,
-                  out);
+  record_batching(measure_batching(m, prompt, batches), p.text("prompt"), m, out);
   record_eigen(probe_eigen_batch_variance(m, batches), out);
   if (const auto steps = static_cast<std::size_t>(p.integer("throughput_steps")); steps > 0)
     record_throughput(m, steps, out);
@@ -204,13 +206,16 @@ Experiment make() {
                .claims = {"B1", "B2", "B9"},
                .params = {ParamSpec::text("prompt", "the prompt", std::string(kPrompts[0])),
                           ParamSpec::integer("repeats", "forward passes of the prompt alone", "20",
-                                             "20", 1, 1000),
+                                             "20", 1, 1000)
+                              .quick_when_large("2"),
                           ParamSpec::int_list("batches", "batch sizes", "2,4,8,16", "2,4,8,16", 2,
-                                              16),
+                                              16)
+                              .quick_when_large("2"),
                           ParamSpec::integer("throughput_steps",
                                              "greedy steps timed per policy and batch (0: none)",
                                              "16", "0", 0, 1000),
-                          model_param()}},
+                          model_param()},
+               .large_quick = model::experiments::large_model_quick()},
       .run = run};
 }
 FPLAB_REGISTER_EXPERIMENT(make);

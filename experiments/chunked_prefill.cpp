@@ -195,12 +195,16 @@ Experiment make() {
                    .seed = 1,
                    .claims = {"D7"},
                    .params = {ParamSpec::int_list("lengths", "prompt lengths in tokens", "192,193",
-                                                  "65", 2, 256),
+                                                  "65", 2, 256)
+                                  .quick_when_large("17"),
                               ParamSpec::int_list("chunks", "prefill chunk sizes", "8,16,32,64",
-                                                  "8,16,32,64", 1, 256),
+                                                  "8,16,32,64", 1, 256)
+                                  .quick_when_large("8"),
                               ParamSpec::int_list("prefixes", "cached prefix lengths", "64,128",
-                                                  "32", 1, 255),
-                              model_param()}},
+                                                  "32", 1, 255)
+                                  .quick_when_large("8"),
+                              model_param()},
+                   .large_quick = model::experiments::large_model_quick()},
           .run = run};
 }
 FPLAB_REGISTER_EXPERIMENT(make);

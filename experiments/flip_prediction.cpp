@@ -32,9 +32,8 @@ Observed observe(const std::vector<std::vector<Token>>& a, const std::vector<std
 
 FlipMeasurements measure_flips(const Model& m, std::size_t n_prompts, std::size_t steps,
                                const std::vector<Token>& heldout, std::size_t positions,
-                               RunContext& ctx) {
+                               RunContext& ctx, const std::vector<std::size_t>& batches) {
   const auto prompts = encode_prompts(m, n_prompts);
-  const std::vector<std::size_t> batches{2, 4, 8, 16};
   FlipMeasurements fm;
   fm.prompts = n_prompts;
   fm.steps = steps;
@@ -203,24 +202,34 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const auto heldout = heldout_tokens(m, out);
   record(measure_flips(m, static_cast<std::size_t>(p.integer("prompts")),
                        static_cast<std::size_t>(p.integer("steps")), heldout,
-                       static_cast<std::size_t>(p.integer("positions")), ctx),
+                       static_cast<std::size_t>(p.integer("positions")), ctx,
+                       batch_sizes(p.int_list("batches"))),
          out);
 }
 
 Experiment make() {
   return {
-      .info =
-          {.id = "flip-prediction",
-           .title = "Predicting greedy flips from gaps and perturbations",
-           .description = "Expected vs observed greedy flips per 1,000 steps for each policy "
-                          "and precision",
-           .order = 330,
-           .seed = 1,
-           .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2", 1, 12),
-                      ParamSpec::integer("steps", "greedy steps per prompt", "60", "20", 1, 190),
-                      ParamSpec::integer("positions", "teacher-forced positions of heldout.txt",
-                                         "10000", "2000", 100, 119999),
-                      model_param()}},
+      .info = {.id = "flip-prediction",
+               .title = "Predicting greedy flips from gaps and perturbations",
+               .description = "Expected vs observed greedy flips per 1,000 steps for each policy "
+                              "and precision",
+               .order = 330,
+               .seed = 1,
+               .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2", 1,
+                                             12)
+                              .quick_when_large("1"),
+                          ParamSpec::integer("steps", "greedy steps per prompt", "60", "20", 1, 190)
+                              .quick_when_large("2"),
+                          ParamSpec::integer("positions", "teacher-forced positions of heldout.txt",
+                                             "10000", "2000", 16, 119999)
+                              .quick_when_large("16"),
+                          ParamSpec::int_list("batches",
+                                              "batch sizes of the perturbation sizes (the largest "
+                                              "change over them, per policy)",
+                                              "2,4,8,16", "2,4,8,16", 2, 16)
+                              .quick_when_large("2"),
+                          model_param()},
+               .large_quick = model::experiments::large_model_quick()},
       .run = run};
 }
 

@@ -51,8 +51,10 @@ struct FlipMeasurements {
   std::vector<PairedFlips> paired;        // bf16, fp16
 };
 
+// `batches`: the batch sizes over which each perturbation size is the largest change.
 FlipMeasurements measure_flips(const Model& m, std::size_t prompts, std::size_t steps,
                                const std::vector<Token>& heldout, std::size_t positions,
-                               RunContext& ctx);
+                               RunContext& ctx,
+                               const std::vector<std::size_t>& batches = {2, 4, 8, 16});
 
 }  // namespace fplab::model::experiments

@@ -320,8 +320,8 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
         sparse && over ? Status::reproduced : Status::differs,
         sparse && over
             ? "flips are sparse and the margin gate that catches all of them fires on many more "
-              "steps than flip, as MarginGate reports; the rates are this 0.87M-parameter "
-              "character model's, not Llama's"
+              "steps than flip, as MarginGate reports; the rates are this " +
+                  model_phrase(m) + "'s, not Llama's"
             : "the flip rate or the calibrated trigger rate falls outside the shape MarginGate "
               "reports (sparse flips, a gate firing on more steps than flip)");
   }
@@ -416,43 +416,47 @@ Experiment make() {
     for (const auto& s : std::get<std::vector<std::string>>(v)) (void)parse_gate(s);
   };
   return {
-      .info =
-          {.id = "gated-determinism",
-           .title = "What determinism costs: bound-, margin- and window-gated decoding against "
-                    "always-invariant",
-           .description = "Gated decoding (bound, margin:TAU, window:W) against always-"
-                          "invariant and always-fast: determinism, trigger rate, rollbacks, "
-                          "work (MarginGate, LLM-42)",
-           .order = 366,
-           .seed = 1,
-           .claims = {"B11", "B12"},
-           .params = {ParamSpec::integer("first", "index of the first prompt (of the 12)", "6", "9",
-                                         0, 11),
-                      ParamSpec::integer("prompts", "prompts (kPrompts[first, first + N))", "4",
-                                         "1", 1, 12),
-                      ParamSpec::integer("steps", "greedy steps per prompt", "16", "14", 1, 128),
-                      ParamSpec::int_list("batches", "batch sizes (the prompt is row 0)", "1,2,4,8",
-                                          "1,4", 1, 16),
-                      ParamSpec::text_list("precisions", "precisions", "fp32,bf16", "fp32,bf16",
-                                           {"fp32", "bf16"}),
-                      ParamSpec::text("fast",
-                                      "the fast, batch-variant policy: a reduction spec "
-                                      "(per-op overrides: split-k,lm_head=batch-invariant)",
-                                      "split-k", "split-k")
-                          .checked([](const ParamValue& v) {
-                            (void)parse_reduction_spec(std::get<std::string>(v));
-                          }),
-                      ParamSpec::text_list(
-                          "gates", "gates (fast and invariant are the control and the baseline)",
-                          "fast,invariant,bound,margin:0,margin:0.01,margin:0.05,margin:0.25,"
-                          "margin:1,window:1,window:8,window:64",
-                          "fast,invariant,bound,margin:0,margin:0.25,window:1,window:64")
-                          .checked(gate_check),
-                      ParamSpec::integer("rigorous",
-                                         "1: the bound gate tries the rigorous enclosure "
-                                         "first (fp32), 0: the first-order bound alone",
-                                         "1", "0", 0, 1),
-                      model_param()}},
+      .info = {.id = "gated-determinism",
+               .title = "What determinism costs: bound-, margin- and window-gated decoding against "
+                        "always-invariant",
+               .description = "Gated decoding (bound, margin:TAU, window:W) against always-"
+                              "invariant and always-fast: determinism, trigger rate, rollbacks, "
+                              "work (MarginGate, LLM-42)",
+               .order = 366,
+               .seed = 1,
+               .claims = {"B11", "B12"},
+               .params = {ParamSpec::integer("first", "index of the first prompt (of the 12)", "6",
+                                             "9", 0, 11),
+                          ParamSpec::integer("prompts", "prompts (kPrompts[first, first + N))", "4",
+                                             "1", 1, 12),
+                          ParamSpec::integer("steps", "greedy steps per prompt", "16", "14", 1, 128)
+                              .quick_when_large("3"),
+                          ParamSpec::int_list("batches", "batch sizes (the prompt is row 0)",
+                                              "1,2,4,8", "1,4", 1, 16)
+                              .quick_when_large("1,2"),
+                          ParamSpec::text_list("precisions", "precisions", "fp32,bf16", "fp32,bf16",
+                                               {"fp32", "bf16"}),
+                          ParamSpec::text("fast",
+                                          "the fast, batch-variant policy: a reduction spec "
+                                          "(per-op overrides: split-k,lm_head=batch-invariant)",
+                                          "split-k", "split-k")
+                              .checked([](const ParamValue& v) {
+                                (void)parse_reduction_spec(std::get<std::string>(v));
+                              }),
+                          ParamSpec::text_list(
+                              "gates",
+                              "gates (fast and invariant are the control and the baseline)",
+                              "fast,invariant,bound,margin:0,margin:0.01,margin:0.05,margin:0.25,"
+                              "margin:1,window:1,window:8,window:64",
+                              "fast,invariant,bound,margin:0,margin:0.25,window:1,window:64")
+                              .checked(gate_check)
+                              .quick_when_large("fast,invariant,margin:0.25,window:8"),
+                          ParamSpec::integer("rigorous",
+                                             "1: the bound gate tries the rigorous enclosure "
+                                             "first (fp32), 0: the first-order bound alone",
+                                             "1", "0", 0, 1),
+                          model_param()},
+               .large_quick = model::experiments::large_model_quick()},
       .run = run};
 }
 FPLAB_REGISTER_EXPERIMENT(make);

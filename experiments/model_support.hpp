@@ -4,6 +4,8 @@
 // gap statistics.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "checkpoints/tokenizer_bpe.hpp"
+#include "lab/experiment.hpp"
 #include "lab/inputs.hpp"
 #include "lab/param_spec.hpp"
 #include "lab/params.hpp"
@@ -65,6 +68,46 @@ inline std::int64_t parameter_count(const ModelConfig& c) {
   return static_cast<std::int64_t>(c.vocab_size * d + c.n_layers * layer + d + head);
 }
 
+// Whether `m` was read from a checkpoint rather than being the bundled
+// character model (or another file of its format).
+inline bool is_checkpoint(const Model& m) { return m.metadata().contains("architecture"); }
+
+// How a verdict names the model that ran: "0.87M-parameter character model"
+// for the bundled one, "494M-parameter Qwen2ForCausalLM (151936 tokens)"
+// for a checkpoint (its parameter_count, architecture and vocabulary).
+inline std::string model_phrase(const Model& m) {
+  const auto n = static_cast<double>(parameter_count(m.config()));
+  const std::string size = n < 1e7   ? fmt::format("{:.2f}M", n / 1e6)
+                           : n < 1e9 ? fmt::format("{:.0f}M", n / 1e6)
+                                     : fmt::format("{:.1f}B", n / 1e9);
+  if (!is_checkpoint(m)) return size + "-parameter character model";
+  return fmt::format("{}-parameter {} ({} tokens)", size, m.metadata().at("architecture"),
+                     m.config().vocab_size);
+}
+
+// --quick on a large model (lab/experiment.hpp's LargeQuickRule): a model
+// with more than kLargeModelParameters parameters (parameter_count:
+// SmolLM2-135M, Qwen2.5-0.5B and up; the bundled model has 0.87M, the test
+// fixtures at most 8.3M) runs each experiment's large-run quick sizes
+// (ParamSpec::quick_when_large), chosen so that --quick on a 0.5B model
+// takes about a minute on 2 cores (docs/real-models.md). The model is
+// loaded (load_model keeps it for the run) to count its parameters; one
+// that cannot be read is not large here, and its run says why it cannot
+// be read, as before.
+inline constexpr std::int64_t kLargeModelParameters = 50'000'000;
+inline bool is_large_model(const ModelConfig& c) {
+  return parameter_count(c) > kLargeModelParameters;
+}
+inline LargeQuickRule large_model_quick() {
+  return {.rule = "a model of over 50M parameters", .applies = [](const Params& p) {
+            try {
+              return is_large_model(load_model(p.text("model")).config());
+            } catch (const std::exception&) {
+              return false;
+            }
+          }};
+}
+
 // file_sha256, once per file, size and modification time in this process
 // (a 0.5B checkpoint's 1 GB takes seconds to hash; `run all` loads it in
 // every model experiment).
@@ -95,6 +138,11 @@ ParamSpec spec_list_param(std::string name, std::string description, std::string
       .checked([parse](const ParamValue& v) {
         for (const auto& spec : std::get<std::vector<std::string>>(v)) (void)parse(spec);
       });
+}
+
+// An integer-list parameter of batch sizes (checked >= 1 by its spec) as sizes.
+inline std::vector<std::size_t> batch_sizes(const std::vector<std::int64_t>& items) {
+  return {items.begin(), items.end()};
 }
 
 // Reduction specs (model/policy.hpp), per-op overrides in parentheses, as

@@ -153,7 +153,8 @@ void record_summary(const std::vector<Prompt>& prompts, std::size_t k, Experimen
 
 // The verdict: the two prompts themselves (step 0), as the claim measures.
 void record_verdict(const std::vector<Prompt>& prompts, double top_p, std::size_t k,
-                    std::size_t steps, std::size_t V, ExperimentRecord& out) {
+                    std::size_t steps, const model::Model& m, ExperimentRecord& out) {
+  const std::size_t V = m.config().vocab_size;
   const auto& per0 = prompts[0].trace.steps;
   const auto& per1 = prompts[1].trace.steps;
   const auto& c0 = per0[0];
@@ -181,10 +182,14 @@ void record_verdict(const std::vector<Prompt>& prompts, double top_p, std::size_
                "p, many where the mass is spread) while top-k admits k whatever the step, a tail "
                "that "
                "top-p would cut on the confident prompt and too few tokens on the open one. Shares "
-               "differ with the vocabulary: a 63-character model's open nucleus is a quarter of V, "
-               "not 0.3 %, and k = {} plays the role of Qwen's 40 (more than the confident "
-               "nucleus, "
-               "fewer than the open one).",
+               "differ with the vocabulary: {}, and k = {} plays the role of Qwen's 40 (more "
+               "than the confident nucleus, fewer than the open one).",
+               model::experiments::is_checkpoint(m)
+                   ? fmt::format("this {}'s open nucleus is {} of V, Qwen's 0.3 %",
+                                 model::experiments::model_phrase(m),
+                                 percent(static_cast<double>(o0.nucleus) / static_cast<double>(V)))
+                   : fmt::format("a {}-character model's open nucleus is a quarter of V, not 0.3 %",
+                                 V),
                k)
          : "On these prompts the nucleus and top-k do not show the claimed contrast (see the "
            "summary table).");
@@ -208,7 +213,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   ctx.finish_progress();
   record_per_step(prompts, top_p, k, steps, out);
   record_summary(prompts, k, out);
-  record_verdict(prompts, top_p, k, steps, V, out);
+  record_verdict(prompts, top_p, k, steps, m, out);
 }
 
 Experiment make() {
@@ -227,8 +232,10 @@ Experiment make() {
                                       std::string(kOpenPrompt)),
                       ParamSpec::real("top_p", "the nucleus mass", "0.9").within(0, 1),
                       ParamSpec::integer("top_k", "the fixed k", "5", "5", 1, 1e6),
-                      ParamSpec::integer("steps", "greedy steps per prompt", "100", "20", 1, 200),
-                      model_param()}},
+                      ParamSpec::integer("steps", "greedy steps per prompt", "100", "20", 1, 200)
+                          .quick_when_large("4"),
+                      model_param()},
+           .large_quick = model::experiments::large_model_quick()},
       .run = run};
 }
 

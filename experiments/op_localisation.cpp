@@ -257,12 +257,16 @@ Experiment make() {
                    .seed = 1,
                    .claims = {"B10"},
                    .params = {ParamSpec::integer("tokens", "prompt length in tokens", "72", "66", 2,
-                                                 192),
-                              ParamSpec::integer("steps", "greedy steps decoded", "8", "2", 1, 64),
-                              ParamSpec::integer("chunk", "prefill chunk size", "16", "8", 1, 256),
+                                                 192)
+                                  .quick_when_large("12"),
+                              ParamSpec::integer("steps", "greedy steps decoded", "8", "2", 1, 64)
+                                  .quick_when_large("1"),
+                              ParamSpec::integer("chunk", "prefill chunk size", "16", "8", 1, 256)
+                                  .quick_when_large("4"),
                               ParamSpec::integer("top", "ranked ops shown per comparison", "8", "5",
                                                  1, 100),
-                              model::experiments::model_param()}},
+                              model::experiments::model_param()},
+                   .large_quick = model::experiments::large_model_quick()},
           .run = run};
 }
 FPLAB_REGISTER_EXPERIMENT(make);

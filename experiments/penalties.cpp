@@ -293,15 +293,19 @@ Experiment make() {
                .seed = 0,
                .claims = {"C4"},
                .params = {ParamSpec::text("prompt", "the open prompt", std::string(kOpenPrompt)),
-                          ParamSpec::integer("steps", "greedy steps", "140", "60", 4, 230),
+                          ParamSpec::integer("steps", "greedy steps", "140", "60", 4, 230)
+                              .quick_when_large("8"),
                           ParamSpec::integer("window", "steps over which decisions are counted",
-                                             "120", "50", 4, 230),
+                                             "120", "50", 4, 230)
+                              .quick_when_large("6"),
                           ParamSpec::real("presence", "presence penalty", "0.5"),
                           ParamSpec::real("frequency", "frequency penalty", "0.5"),
                           ParamSpec::real("repetition", "CTRL repetition penalty (> 0)", "1.2"),
                           ParamSpec::integer("samples", "seeded samples at T = 1 for comparison",
-                                             "8", "4", 1, 256),
-                          model_param()}},
+                                             "8", "4", 1, 256)
+                              .quick_when_large("1"),
+                          model_param()},
+               .large_quick = model::experiments::large_model_quick()},
       .run = run};
 }
 

@@ -344,8 +344,10 @@ Experiment make() {
                         .within(kTiny, kInf),
                     ParamSpec::integer(
                         "history", "greedy steps after the open prompt used as the penalty history",
-                        "120", "40", 1, 200),
-                    model_param()}},
+                        "120", "40", 1, 200)
+                        .quick_when_large("4"),
+                    model_param()},
+               .large_quick = model::experiments::large_model_quick()},
       .run = run};
 }
 

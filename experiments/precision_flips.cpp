@@ -135,10 +135,13 @@ Experiment make() {
                    .seed = 1,
                    .claims = {"B5"},
                    .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2",
-                                                 1, 12),
+                                                 1, 12)
+                                  .quick_when_large("1"),
                               ParamSpec::integer("steps", "greedy steps per prompt", "120", "30", 1,
-                                                 190),
-                              model_param()}},
+                                                 190)
+                                  .quick_when_large("8"),
+                              model_param()},
+                   .large_quick = model::experiments::large_model_quick()},
           .run = run};
 }
 

@@ -183,21 +183,24 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
 }
 
 Experiment make() {
-  return {.info = {.id = "precision-ladder",
-                   .title = "fp32, LayerCast, fp16, bf16: the precision ladder",
-                   .description = "D8: greedy answers leaving fp32, and changing with the batch "
-                                  "size under split-k, per precision",
-                   .order = 355,
-                   .seed = 1,
-                   .claims = {"D8"},
-                   .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2",
-                                                 1, 12),
-                              ParamSpec::integer("steps", "greedy steps per prompt", "40", "40", 1,
-                                                 190),
-                              ParamSpec::int_list("batches", "batch sizes compared with 1", "2,8",
-                                                  "2", 2, 16),
-                              model_param()}},
-          .run = run};
+  return {
+      .info = {.id = "precision-ladder",
+               .title = "fp32, LayerCast, fp16, bf16: the precision ladder",
+               .description = "D8: greedy answers leaving fp32, and changing with the batch "
+                              "size under split-k, per precision",
+               .order = 355,
+               .seed = 1,
+               .claims = {"D8"},
+               .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2", 1,
+                                             12)
+                              .quick_when_large("1"),
+                          ParamSpec::integer("steps", "greedy steps per prompt", "40", "40", 1, 190)
+                              .quick_when_large("3"),
+                          ParamSpec::int_list("batches", "batch sizes compared with 1", "2,8", "2",
+                                              2, 16),
+                          model_param()},
+               .large_quick = model::experiments::large_model_quick()},
+      .run = run};
 }
 
 FPLAB_REGISTER_EXPERIMENT(make);

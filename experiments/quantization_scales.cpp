@@ -248,9 +248,12 @@ Experiment make() {
                .seed = 1,
                .claims = {"D6"},
                .params = {ParamSpec::integer("prompts", "request prompts (of the fixed 12)", "8",
-                                             "2", 1, 12),
-                          ParamSpec::integer("steps", "greedy steps per prompt", "24", "8", 1, 150),
-                          model_param()}},
+                                             "2", 1, 12)
+                              .quick_when_large("1"),
+                          ParamSpec::integer("steps", "greedy steps per prompt", "24", "8", 1, 150)
+                              .quick_when_large("1"),
+                          model_param()},
+               .large_quick = model::experiments::large_model_quick()},
       .run = run};
 }
 

@@ -314,12 +314,15 @@ Experiment make() {
                .claims = {"C6"},
                .params = {ParamSpec::text("prompt", "the prompt", std::string(kOpenPrompt)),
                           ParamSpec::integer("samples", "samples (seeds seed, seed+1, ...)", "16",
-                                             "4", 1, 256),
-                          ParamSpec::integer("steps", "tokens per sample", "150", "40", 1, 230),
+                                             "4", 1, 256)
+                              .quick_when_large("2"),
+                          ParamSpec::integer("steps", "tokens per sample", "150", "40", 1, 230)
+                              .quick_when_large("2"),
                           ParamSpec::real("temperature", "temperature", "1"),
                           ParamSpec::integer("top_k", "top-k (0: off)", "0", "0", 0, 1e6),
                           ParamSpec::real("top_p", "top-p (1: off)", "1").within(0, 1),
-                          model_param()}},
+                          model_param()},
+               .large_quick = model::experiments::large_model_quick()},
       .run = run};
 }
 

@@ -127,8 +127,8 @@ std::string t_key(double t) { return to_decimal(t); }
 
 const std::vector<double> kC1Temperatures = {1e-3, 1e-2, 0.1, 0.5, 0.9, 1.5, 2, 10, 100, 1e4};
 
-void record_c1(const std::vector<Prompt>& prompts, std::size_t V, int seeds, RunContext& ctx,
-               ExperimentRecord& out) {
+void record_c1(const model::Model& m, const std::vector<Prompt>& prompts, std::size_t V, int seeds,
+               RunContext& ctx, ExperimentRecord& out) {
   const std::vector<double>& c1_ts = kC1Temperatures;
   Table c1{"c1-properties", "C1 on the model's logits: temperature divides the logits", "T"};
   for (const auto& pr : prompts) {
@@ -221,14 +221,20 @@ void record_c1(const std::vector<Prompt>& prompts, std::size_t V, int seeds, Run
           argmax_ok ? "yes" : "NO", to_prose(last_leader_conf), to_prose(last_leader_open),
           dev_conf, dev_open),
       c1_ok ? Status::reproduced : Status::differs,
-      c1_ok ? "Each property holds on the bundled model's logits as exactly as double arithmetic "
-              "allows: the "
-              "two forms of the identity agree within a derived rounding bound, the probability "
-              "scaling "
-              "leaves only rounding, and the ranking is identical bit for bit because l/T is "
-              "monotone and "
-              "injective on float logits (tests/test_sampling.cpp tests the same on random logits)."
-            : "At least one property failed; see the c1-properties table.");
+      c1_ok
+          ? "Each property holds on " +
+                (model::experiments::is_checkpoint(m)
+                     ? "this " + model::experiments::model_phrase(m) + "'s"
+                     : std::string("the bundled model's")) +
+                " logits as exactly as double arithmetic "
+                "allows: the "
+                "two forms of the identity agree within a derived rounding bound, the probability "
+                "scaling "
+                "leaves only rounding, and the ranking is identical bit for bit because l/T is "
+                "monotone and "
+                "injective on float logits (tests/test_sampling.cpp tests the same on random "
+                "logits)."
+          : "At least one property failed; see the c1-properties table.");
 }
 
 void record_mass(const std::vector<Prompt>& prompts, const std::vector<double>& ts, std::size_t V,
@@ -307,14 +313,18 @@ void record_c2(const model::Model& m, const std::vector<Prompt>& prompts, std::s
                   "every tail "
                   "token's p to sqrt(p), so the leader falls from {} to {} and the 90 % nucleus "
                   "grows from {} to {} "
-                  "tokens. The share (criterion: within a factor of two of 21.7 %) {}: a character "
-                  "model's leader "
-                  "on a one-answer prompt is more certain than Qwen's (96.90 %), so T = 2 leaves "
-                  "it more of the "
-                  "mass, and its tail is a few dozen characters, not 151,935 subwords.",
+                  "tokens. The share (criterion: within a factor of two of 21.7 %) {}: {}",
                   c2_ok ? "" : fmt::format("Our share is {}, Qwen's 21.7 %. ", percent(share)),
                   percent(lead1, 2), percent(lead2), n90_1, n90_2,
-                  c2_ok ? "agrees" : fmt::format("differs, and needs {} to match", t_text)));
+                  c2_ok ? "agrees" : fmt::format("differs, and needs {} to match", t_text),
+                  model::experiments::is_checkpoint(m)
+                      ? fmt::format("this {}'s leader on a one-answer prompt holds {} at T = 1 "
+                                    "(Qwen's 96.90 %), over a tail of {} tokens.",
+                                    model::experiments::model_phrase(m), percent(lead1, 2), V - 1)
+                      : std::string("a character model's leader on a one-answer prompt is more "
+                                    "certain than Qwen's (96.90 %), so T = 2 leaves it more of "
+                                    "the mass, and its tail is a few dozen characters, not "
+                                    "151,935 subwords.")));
 }
 
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
@@ -325,7 +335,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   std::vector<Prompt> prompts = {{"confident", p.text("confident_prompt"), {}},
                                  {"open", p.text("open_prompt"), {}}};
   for (auto& pr : prompts) pr.logits = logits_after(m, policy, m.tokenizer().encode(pr.text));
-  record_c1(prompts, V, static_cast<int>(p.integer("argmax_seeds")), ctx, out);
+  record_c1(m, prompts, V, static_cast<int>(p.integer("argmax_seeds")), ctx, out);
   record_mass(prompts, p.real_list("temperatures"), V, out);
   record_c2(m, prompts, V, out);
 }
@@ -350,8 +360,10 @@ Experiment make() {
                               .within(0x1.0p-20, std::numeric_limits<double>::infinity())
                               .items(1),
                           ParamSpec::integer("argmax_seeds", "seeds tried at T = 0 and T = -1",
-                                             "100", "10", 1, 1e6),
-                          model_param()}},
+                                             "100", "10", 1, 1e6)
+                              .quick_when_large("2"),
+                          model_param()},
+               .large_quick = model::experiments::large_model_quick()},
       .run = run};
 }
 

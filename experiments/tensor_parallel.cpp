@@ -18,8 +18,10 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/algorithm.hpp"
 #include "experiments/tensor_parallel.hpp"
 #include "lab/experiment.hpp"
+#include "model/tensor_parallel.hpp"
 
 namespace fplab::model::experiments {
 
@@ -202,7 +204,7 @@ const TpCell* find(const std::vector<TpCell>& cells, ReductionPolicy r, std::siz
 }
 
 void verdicts(const std::vector<TpCell>& cells, const std::vector<OrderSweep>& orders,
-              const std::optional<FixedDegree>& fixed, ExperimentRecord& out) {
+              const std::optional<FixedDegree>& fixed, const Model& m, ExperimentRecord& out) {
   // D3: at T = 2 every order the same logits; at T = 4 (if measured) not.
   for (const OrderSweep& s : orders) {
     if (s.degree != 2) continue;
@@ -241,7 +243,10 @@ void verdicts(const std::vector<TpCell>& cells, const std::vector<OrderSweep>& o
         holds ? Status::reproduced : Status::differs,
         holds ? "the fixed tile tree with the all-reduce as its top levels is bit-identical "
                 "across TP sizes, every other policy moves; the share of moved probabilities "
-                "is the bundled model's, not the paper's"
+                "is " +
+                    (is_checkpoint(m) ? "this " + model_phrase(m) + "'s"
+                                      : std::string("the bundled model's")) +
+                    ", not the paper's"
               : "some policy did not behave as claimed (see the sweep table)");
   } else {
     out.add_note("D4 needs tp-invariant and another policy at T = 4 (not both in 'policies')");
@@ -269,8 +274,22 @@ bool splits(const Model& m, const Policy& policy, std::size_t T,
             std::vector<std::string>& left_out) {
   try {
     validate_tensor_parallel(m.config(), policy.reduction, {.degree = T});
-    for (const OpOverride& o : policy.overrides)
+    bool tile_tree = policy.reduction == ReductionPolicy::tp_invariant;
+    for (const OpOverride& o : policy.overrides) {
       validate_tensor_parallel(m.config(), o.reduction, {.degree = T});
+      tile_tree = tile_tree || o.reduction == ReductionPolicy::tp_invariant;
+    }
+    // tp-invariant's tile tree (model/tensor_parallel.cpp) is collectives'
+    // halving tree over the tiles of a product, at most kMaxCollectiveRanks
+    // of them; the sweep's T = 1 baseline has every width whole.
+    const ModelConfig& c = m.config();
+    const std::size_t widest = std::max({c.d_model, c.q_width(), c.ffn_dim});
+    if (tile_tree && widest > kTpTile * kMaxCollectiveRanks) {
+      throw std::invalid_argument(fmt::format(
+          "tp-invariant's tile tree sums at most {} tiles of {}, and a width of {} at T = 1 "
+          "has {}",
+          kMaxCollectiveRanks, kTpTile, widest, widest / kTpTile));
+    }
     return true;
   } catch (const std::invalid_argument& e) {
     const std::string why = fmt::format("{} at T = {} ({})", reduction_spec(policy), T, e.what());
@@ -347,7 +366,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   lines_table(cells, out);
   for (const OrderSweep& s : sweeps) order_table(s, out);
   if (fixed) fixed_table(*fixed, ReductionPolicy::batch_invariant, out);
-  verdicts(cells, sweeps, fixed, out);
+  verdicts(cells, sweeps, fixed, m, out);
   if (!left_out.empty()) {
     out.add_note(fmt::format("Left out, the model's shape does not split so: {}.",
                              fmt::join(left_out, "; ")));
@@ -368,8 +387,10 @@ Experiment make() {
                .seed = 1,
                .claims = {"D3", "D4", "D5"},
                .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "12", "3", 1,
-                                             12),
-                          ParamSpec::integer("steps", "greedy steps per prompt", "32", "6", 1, 150),
+                                             12)
+                              .quick_when_large("1"),
+                          ParamSpec::integer("steps", "greedy steps per prompt", "32", "6", 1, 150)
+                              .quick_when_large("2"),
                           ParamSpec::int_list("degrees", "tensor-parallel degrees vs 1", "2,4",
                                               "2,4", 2, 4),
                           policy_list_param("policies",
@@ -381,7 +402,8 @@ Experiment make() {
                                           "all-reduce order of the row-parallel sums "
                                           "(collectives' names)",
                                           "ompi-default"),
-                          model_param()}},
+                          model_param()},
+               .large_quick = model::experiments::large_model_quick()},
       .run = run};
 }
 

@@ -17,17 +17,18 @@ class RunContext;
 namespace fplab::model::experiments {
 
 struct GapMeasurements {
-  std::size_t prompts = 0;          // the first `prompts` of kPrompts
-  std::size_t steps = 0;            // greedy steps per prompt
-  std::vector<double> greedy;       // every greedy step's gap, sorted (batch-invariant fp32)
-  std::vector<double> heldout;      // every teacher-forced position's gap, sorted
-  std::int64_t batching_flips = 0;  // prompts whose greedy text (library policy) changes
-                                    // between alone and all in one batch
-  double batch_change = 0;          // largest batching change of a logit (library, split-k;
-                                    // prompt 1 in batches of 2-16)
-  float top_logit = 0;              // largest |top logit| over the greedy steps
-  double bf16_rounding = 0;         // bf16's largest rounding error at that magnitude
-  double bf16_change = 0;           // largest measured bf16-vs-fp32 change of a last logit
+  std::size_t prompts = 0;           // the first `prompts` of kPrompts
+  std::size_t steps = 0;             // greedy steps per prompt
+  std::vector<double> greedy;        // every greedy step's gap, sorted (batch-invariant fp32)
+  std::vector<double> heldout;       // every teacher-forced position's gap, sorted
+  std::int64_t batching_flips = 0;   // prompts whose greedy text (library policy) changes
+                                     // between alone and all in one batch
+  double batch_change = 0;           // largest batching change of a logit (library, split-k;
+                                     // prompt 1 in the batch sizes `batches`)
+  std::vector<std::size_t> batches;  // those batch sizes (2, 4, 8, 16 unless set)
+  float top_logit = 0;               // largest |top logit| over the greedy steps
+  double bf16_rounding = 0;          // bf16's largest rounding error at that magnitude
+  double bf16_change = 0;            // largest measured bf16-vs-fp32 change of a last logit
   // The same per perturbation, for the headline figure's lines: batching
   // under each batch-dependent policy (fp32, prompt 0, batches 2..16) and
   // fp16 against fp32 (every prompt's last logits).
@@ -36,9 +37,12 @@ struct GapMeasurements {
   double fp16_change = 0;
 };
 
-// `heldout`: the tokens of the held-out text, scored up to `positions`.
+// `heldout`: the tokens of the held-out text, scored up to `positions`;
+// `batches`: the batch sizes over which each perturbation size is the
+// largest change.
 GapMeasurements measure_gaps(const Model& m, std::size_t prompts, std::size_t steps,
                              const std::vector<Token>& heldout, std::size_t positions,
-                             RunContext& ctx);
+                             RunContext& ctx,
+                             const std::vector<std::size_t>& batches = {2, 4, 8, 16});
 
 }  // namespace fplab::model::experiments

@@ -121,4 +121,10 @@ ParamSpec ParamSpec::checked(std::function<void(const ParamValue&)> further) con
   return s;
 }
 
+ParamSpec ParamSpec::quick_when_large(std::string text) const {
+  ParamSpec s = *this;
+  s.large_quick_default = std::move(text);
+  return s;
+}
+
 }  // namespace fplab

@@ -23,8 +23,11 @@ struct ParamSpec {
   std::string name;  // [a-z0-9_]
   std::string description;
   ParamType type = ParamType::integer;
-  std::string full_default;                               // text form, as on the command line
-  std::string quick_default;                              // empty: the same as full_default
+  std::string full_default;   // text form, as on the command line
+  std::string quick_default;  // empty: the same as full_default
+  // --quick on a large run (ExperimentInfo::large_quick, lab/experiment.hpp: a model
+  // experiment on a model far bigger than the bundled one); empty: quick_default.
+  std::string large_quick_default;
   double min = -std::numeric_limits<double>::infinity();  // numbers and list items
   double max = std::numeric_limits<double>::infinity();
   std::size_t min_items = 0;  // lists
@@ -57,6 +60,8 @@ struct ParamSpec {
       std::size_t min_count, std::size_t max_count = std::numeric_limits<std::size_t>::max()) const;
   [[nodiscard]] ParamSpec within(double lowest, double highest) const;
   [[nodiscard]] ParamSpec checked(std::function<void(const ParamValue&)> further) const;
+  // A copy whose --quick value on a large run is `text`.
+  [[nodiscard]] ParamSpec quick_when_large(std::string text) const;
 };
 
 // Parses `text` as the spec says; throws std::invalid_argument with a

@@ -71,21 +71,45 @@ std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quic
   std::vector<PlannedRun> runs;
   for (const auto* e : registered_experiments()) {
     if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) continue;
-    std::vector<ParamValue> values;
-    for (const auto& p : e->info.params) {
-      const auto& mine = given[e];
-      const auto it = mine.find(p.name);
-      std::string text = quick && !p.quick_default.empty() ? p.quick_default : p.full_default;
-      if (it != mine.end()) text = it->second;
+    const auto& mine = given[e];
+    // The values for one choice of defaults; a setting always wins.
+    const auto values_with = [&](bool large) {
+      std::vector<ParamValue> values;
+      for (const auto& p : e->info.params) {
+        const auto it = mine.find(p.name);
+        std::string text = p.full_default;
+        if (quick && !p.quick_default.empty()) text = p.quick_default;
+        if (quick && large && !p.large_quick_default.empty()) text = p.large_quick_default;
+        if (it != mine.end()) text = it->second;
+        try {
+          values.push_back(parse_param(p, text));
+        } catch (const std::invalid_argument& err) {
+          throw std::invalid_argument(e->info.id + ": " + err.what());
+        }
+      }
+      return values;
+    };
+    Params params(e->info.params, values_with(false));
+    std::vector<std::string> large_quick;
+    if (quick && e->info.large_quick.applies) {
+      const bool any = std::any_of(
+          e->info.params.begin(), e->info.params.end(),
+          [&](const auto& p) { return !p.large_quick_default.empty() && !mine.contains(p.name); });
+      bool large = false;
       try {
-        values.push_back(parse_param(p, text));
+        large = any && e->info.large_quick.applies(params);
       } catch (const std::invalid_argument& err) {
         throw std::invalid_argument(e->info.id + ": " + err.what());
       }
+      if (large) {
+        params = Params(e->info.params, values_with(true));
+        for (const auto& p : e->info.params)
+          if (!p.large_quick_default.empty() && !mine.contains(p.name))
+            large_quick.push_back(p.name);
+      }
     }
-    Params params(e->info.params, std::move(values));
     const auto seed = static_cast<std::uint64_t>(params.integer("seed"));
-    runs.push_back({e, std::move(params), seed});
+    runs.push_back({e, std::move(params), seed, std::move(large_quick)});
   }
   return runs;
 }
@@ -100,6 +124,12 @@ ExperimentRecord run_experiment(const PlannedRun& run, bool quick, bool show_pro
   rec.quick = quick;
   rec.parameters = run.params.records();
   for (const auto& claim : info.claims) rec.claims.push_back(claim_ref(claim));
+  if (!run.large_quick.empty()) {
+    std::string which;
+    for (const auto& name : run.large_quick) which += (which.empty() ? "" : ", ") + name;
+    rec.add_note("--quick on a large run (" + info.large_quick.rule + "): " + which +
+                 " took their large-run quick values, the values recorded as the parameters");
+  }
   RunContext ctx(info.id, quick, run.seed, show_progress);
   const auto start = std::chrono::steady_clock::now();
   try {

@@ -16,8 +16,9 @@ class RunContext {
   [[nodiscard]] std::uint64_t seed() const { return seed_; }
   // Reports progress on stderr, only when it is a terminal; cheap to call
   // often (prints only when the whole percentage changes). Every long loop
-  // of every experiment passes through here, so it is the one place to
-  // hook a per-step check.
+  // of every experiment passes through here, and a stop request is
+  // honoured here (and, between progress calls, by the driver's
+  // StopWatcher: lab/stop_request.hpp).
   void progress(std::uint64_t done, std::uint64_t total, std::string_view what = {});
   void finish_progress();
 

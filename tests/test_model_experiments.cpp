@@ -46,6 +46,10 @@ TEST_CASE("batch-variance: repeats agree, batch-invariant moves nothing, the oth
   for (const auto* v : {verdict(r, "B1"), verdict(r, "B2"), verdict(r, "B9")})
     REQUIRE(v != nullptr);
   CHECK(verdict(r, "B1")->status == fplab::Status::reproduced);
+  // The bundled model's B2 reason (a checkpoint's names its own vocabulary:
+  // tests/test_model_experiments_real.cpp).
+  CHECK(verdict(r, "B2")->reason.find("this model's (63 logits, |logits| ~10)") !=
+        std::string::npos);
 
   // Headline figures: Eigen moves 6 of the 63 logits by up to 2^-20 in
   // every batch; split-k only at batch 16, where its split rule changes.

@@ -18,10 +18,12 @@
 // The run sizes: --quick, cut further here where a fixture's large
 // vocabulary makes the lm_head the whole cost (a few seconds per run).
 #include <stdlib.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -185,6 +187,13 @@ void on_every_architecture(const std::string& experiment, More more) {
 
 const auto kNothingMore = [](const nlohmann::json&, const Fixture&) {};
 
+const nlohmann::json& verdict(const nlohmann::json& e, const std::string& claim) {
+  for (const auto& v : e["verdicts"])
+    if (v["claim"] == claim) return v;
+  FAIL("no verdict " << claim);
+  return e;
+}
+
 const nlohmann::json* table(const nlohmann::json& e, const std::string& id) {
   for (const auto& t : e["tables"])
     if (t["id"] == id) return &t;
@@ -200,6 +209,13 @@ TEST_CASE("real experiments: batch-variance", "[model][real][experiments]") {
     CHECK(t->at("caption").get<std::string>().find("vocabulary of " + std::to_string(f.vocab) +
                                                    " logits") != std::string::npos);
     CHECK(e["verdicts"].size() == 3);
+    // B2's reason describes the model that ran, not the bundled one's 63 logits.
+    const std::string reason = verdict(e, "B2").at("reason");
+    CHECK(reason.find("this model's (" + std::to_string(f.vocab) + " logits of the ") !=
+          std::string::npos);
+    CHECK(reason.find(std::string("-parameter ") + f.architecture + " (" + std::to_string(f.vocab) +
+                      " tokens)") != std::string::npos);
+    CHECK(reason.find("63") == std::string::npos);
   });
 }
 
@@ -211,9 +227,13 @@ TEST_CASE("real experiments: batch-answers", "[model][real][experiments]") {
 }
 
 TEST_CASE("real experiments: top2-gaps", "[model][real][experiments]") {
-  on_every_architecture("top2-gaps", [](const nlohmann::json& e, const Fixture&) {
+  on_every_architecture("top2-gaps", [](const nlohmann::json& e, const Fixture& f) {
     CHECK(table(e, "stats") != nullptr);
     CHECK(e["verdicts"].size() == 2);
+    const std::string reason = verdict(e, "B4").at("reason");
+    CHECK(reason.find(std::string("measured on the ")) != std::string::npos);
+    CHECK(reason.find(" (" + std::to_string(f.vocab) + " tokens)") != std::string::npos);
+    CHECK(reason.find("character model") == std::string::npos);
   });
 }
 
@@ -407,4 +427,36 @@ TEST_CASE("real experiments: tensor-parallel refuses when no degree splits the m
                        0) == 0);
   CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
   CHECK(!std::filesystem::exists(out / "results.json"));
+}
+
+TEST_CASE("real experiments: a stop request ends a model experiment between progress points",
+          "[model][real][experiments]") {
+  // precision-flips decodes all 12 prompts for 190 steps in fp32 before its
+  // first progress call (seconds on this fixture, minutes on a 0.5B model);
+  // SIGTERM after 3 s (timeout) stops it there with the driver's usual
+  // status and message (lab/stop_request.hpp's StopWatcher), nothing
+  // written. SIGTERM rather than SIGINT: a SIGINT the test's parent
+  // ignores stays ignored (cli/run_command.cpp).
+  const auto out = std::filesystem::temp_directory_path() / "fplab-test-real-stop";
+  std::filesystem::remove_all(out);
+  const std::string command = "timeout --preserve-status -s TERM 3 " + std::string(FPLAB_BINARY) +
+                              " run precision-flips --quick --set steps=190 --set prompts=12 "
+                              "--set model=" +
+                              (kFixtures / "qwen2-f16").string() + " --out " + out.string() +
+                              " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string output;
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) output += buffer.data();
+  const int status = pclose(pipe);
+  INFO(output);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
+  CHECK(output ==
+        "fplab: stopped by SIGTERM during precision-flips: 0 of 1 experiments "
+        "finished; nothing written, " +
+            out.string() + " left as it was\n");
+  CHECK(!std::filesystem::exists(out / "results.json"));
+  std::filesystem::remove_all(out);
 }
