@@ -149,10 +149,10 @@ TEST_CASE("collectives: one rank returns every special value unchanged, except e
   // would give +0 + -0 = +0), NaN payloads (quiet and signalling),
   // infinities and subnormals. exact is the one algorithm that rounds its
   // single term, and one_rank_is_identity says so.
-  const std::vector<std::uint32_t> special = {
-      0x80000000u, 0x00000000u, 0x7fc00000u, 0xffc12345u, 0x7f800001u, 0xff9abcdeu,
-      0x7f800000u, 0xff800000u, 0x00000001u, 0x807fffffu, 0x00400000u, 0x7f7fffffu,
-      0xff7fffffu, 0x3f800000u, 0x80000001u, 0x3eaaaaabu};
+  const std::vector<std::uint32_t> special = {0x80000000u, 0x00000000u, 0x7fc00000u, 0xffc12345u,
+                                              0x7f800001u, 0xff9abcdeu, 0x7f800000u, 0xff800000u,
+                                              0x00000001u, 0x807fffffu, 0x00400000u, 0x7f7fffffu,
+                                              0xff7fffffu, 0x3f800000u, 0x80000001u, 0x3eaaaaabu};
   for (const std::size_t m : {1, 2, 7, 16, 1000, 1037}) {
     std::vector<float> x(m);
     const auto random = seeded_rows<float>(1, m, 5);
