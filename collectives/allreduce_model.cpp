@@ -238,6 +238,8 @@ std::vector<T> allreduce_model(Collective algorithm, std::span<const T> data, st
 template std::vector<float> allreduce_model(Collective, std::span<const float>, std::size_t);
 template std::vector<double> allreduce_model(Collective, std::span<const double>, std::size_t);
 
+bool one_rank_is_identity(Collective algorithm) { return algorithm != Collective::exact; }
+
 std::pair<std::size_t, std::size_t> row_block(std::size_t rows, std::size_t ranks, std::size_t r) {
   return {r * rows / ranks, (r + 1) * rows / ranks};
 }

@@ -67,6 +67,14 @@ namespace fplab {
 template <class T>
 std::vector<T> allreduce_model(Collective algorithm, std::span<const T> data, std::size_t ranks);
 
+// Whether allreduce_model(algorithm, data, 1) returns every value bit for
+// bit (signed zeros, infinities, subnormals, NaN payloads): true for every
+// association order (one rank adds nothing: Open MPI's coll/self copies);
+// false for exact, whose one-term sum rounds through ExactSum (a NaN comes
+// back as the default quiet NaN, its payload lost). Lets a caller skip the
+// model at one rank without changing a bit.
+bool one_rank_is_identity(Collective algorithm);
+
 // Tensor-parallel style contributions: a K x m global array split over P
 // <= K ranks by contiguous rows (rank r holds rows floor(r K / P) ..
 // floor((r+1) K / P) - 1), each rank's m partial sums taken left to right

@@ -111,6 +111,9 @@ void column_parallel(const TensorParallel& tp, const LinearKernel& kernel, const
 // K columns of x and w by `kernel`), rounded by `round` when
 // `round_partials`, then summed by the all-reduce `order` (in process:
 // allreduce_model; real rank: tp.comm) into y[M, N], rounded by `round`.
+// In process at T = 1 the model is skipped where one_rank_is_identity says
+// it returns the partial unchanged (the product goes straight into y): the
+// same bits. y must not overlap x.
 void row_parallel(const TensorParallel& tp, Collective order, const LinearKernel& kernel,
                   const std::function<void(std::span<float>)>& round, bool round_partials,
                   const float* x, const float* w, float* y, std::size_t M, std::size_t N,

@@ -647,7 +647,11 @@ void Batch::run(const Op& op, ReductionPolicy order, PrecisionPolicy prec,
     case OpKind::silu_mul: {
       // out = silu(gate) * up, gate in place; both ops rounded.
       const float* up = input(1);
-      for (std::size_t i = 0; i < n; ++i) out[i] = out[i] / (1.0f + std::exp(-out[i]));
+      // exp(-g) first, then the division in a loop of its own, which the
+      // compiler vectorizes (the same IEEE operations on each element).
+      silu_exp_.resize(n);
+      for (std::size_t i = 0; i < n; ++i) silu_exp_[i] = std::exp(-out[i]);
+      for (std::size_t i = 0; i < n; ++i) out[i] = out[i] / (1.0f + silu_exp_[i]);
       round_all(prec, std::span<float>(out, n));
       for (std::size_t i = 0; i < n; ++i) out[i] = out[i] * up[i];
       round_all(prec, std::span<float>(out, n));
@@ -768,12 +772,22 @@ void Batch::attention_library(std::size_t layer, PrecisionPolicy prec) {
       StridedMap Vm(cache_v(bu, layer) + kvh * hd, kv, hdi, kv_stride);
       RowMatrix S = Q * K.transpose();
       S /= scale;
+      constexpr float kMasked = -std::numeric_limits<float>::infinity();
       for (Eigen::Index i = 0; i < ni; ++i) {
         const auto visible = static_cast<Eigen::Index>(past) + i + 1;
-        S.row(i).tail(kv - visible).setConstant(-std::numeric_limits<float>::infinity());
+        S.row(i).tail(kv - visible).setConstant(kMasked);
       }
       const Eigen::VectorXf m = S.rowwise().maxCoeff();
-      RowMatrix E = (S.colwise() - m).array().exp().matrix();
+      // E = exp(S - m) element by element with std::exp, as Eigen evaluates
+      // that expression here (no packet path for a colwise difference); a
+      // masked entry is exp(-inf - m_i), one value per row, taken once.
+      RowMatrix E(ni, kv);
+      for (Eigen::Index i = 0; i < ni; ++i) {
+        const auto visible = static_cast<Eigen::Index>(past) + i + 1;
+        const float mi = m(i);
+        for (Eigen::Index j = 0; j < visible; ++j) E(i, j) = std::exp(S(i, j) - mi);
+        E.row(i).tail(kv - visible).setConstant(std::exp(kMasked - mi));
+      }
       const Eigen::VectorXf l = E.rowwise().sum();
       round_all(prec, std::span<float>(E.data(), static_cast<std::size_t>(E.size())));
       RowMatrix O = E * Vm;

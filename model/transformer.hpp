@@ -319,7 +319,7 @@ class Batch {
   std::vector<std::unique_ptr<float[]>> cache_;  // per sequence: [layer][k|v][context][d]
   // Scratch for one pass, reused.
   std::vector<std::size_t> row_seq_, row_pos_, seq_first_, seq_new_;
-  std::vector<float> x_, a_, q_, k_, v_, att_, h_, g_, u_, ss_, rope_;
+  std::vector<float> x_, a_, q_, k_, v_, att_, h_, g_, u_, ss_, rope_, silu_exp_;
   std::vector<float> fp8_input_, fp8_row_scale_;
   std::vector<float> widened_, widened_out_;  // product of a HalfMatrix
   Logits logits_;

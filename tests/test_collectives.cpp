@@ -142,6 +142,41 @@ TEST_CASE("collectives: one rank is a copy", "[collectives]") {
   }
 }
 
+TEST_CASE("collectives: one rank returns every special value unchanged, except exact",
+          "[collectives]") {
+  // What lets row_parallel skip the model at tensor-parallel degree 1: each
+  // partial comes back with its bits, -0 included (a sum started at +0
+  // would give +0 + -0 = +0), NaN payloads (quiet and signalling),
+  // infinities and subnormals. exact is the one algorithm that rounds its
+  // single term, and one_rank_is_identity says so.
+  const std::vector<std::uint32_t> special = {0x80000000u, 0x00000000u, 0x7fc00000u, 0xffc12345u,
+                                              0x7f800001u, 0xff9abcdeu, 0x7f800000u, 0xff800000u,
+                                              0x00000001u, 0x807fffffu, 0x00400000u, 0x7f7fffffu,
+                                              0xff7fffffu, 0x3f800000u, 0x80000001u, 0x3eaaaaabu};
+  for (const std::size_t m : {1, 2, 7, 16, 1000, 1037}) {
+    std::vector<float> x(m);
+    const auto random = seeded_rows<float>(1, m, 5);
+    for (std::size_t j = 0; j < m; ++j) {
+      x[j] = j < special.size() ? std::bit_cast<float>(special[j]) : random[j];
+    }
+    for (const auto& info : collective_catalogue()) {
+      INFO(name(info.algorithm) << ", m " << m);
+      const bool unchanged = bits(allreduce_model<float>(info.algorithm, x, 1)) == bits(x);
+      if (m >= 6) {  // the NaN payloads are in: exact must show its rounding
+        CHECK(unchanged == one_rank_is_identity(info.algorithm));
+      } else {
+        CHECK((unchanged || !one_rank_is_identity(info.algorithm)));
+      }
+    }
+  }
+  // Negative control: exact does change a NaN's payload, and keeps -0.
+  const std::vector<float> payload = {std::bit_cast<float>(0xffc12345u), -0.0f};
+  const auto e = allreduce_model<float>(Collective::exact, payload, 1);
+  CHECK(std::isnan(e[0]));
+  CHECK(std::bit_cast<std::uint32_t>(e[0]) != 0xffc12345u);
+  CHECK(std::bit_cast<std::uint32_t>(e[1]) == 0x80000000u);
+}
+
 TEST_CASE("collectives: tree over ranks is the same for every power-of-two P (D4)",
           "[collectives]") {
   // 16 tiles per output; rank r of P holds the pairwise sum of its 16/P

@@ -1,6 +1,8 @@
 // The model's fast dot-product kernels follow reductions/ bit for bit; the
 // split rule, the KV partitions, the policies' spellings and the rounding
 // to bf16/fp16.
+#include <omp.h>
+#include <array>
 #include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -35,14 +37,15 @@ std::vector<float> data(std::size_t n, unsigned seed) {
 
 }  // namespace
 
-// Runs `body` once per instruction set this CPU has (SSE2 baseline, AVX2).
+// Runs `body` once per instruction set this CPU has (SSE2 baseline, AVX2,
+// AVX-512VL's registers).
 template <class F>
 void for_each_isa(F body) {
   const kernels::Isa before = kernels::active_isa();
-  for (auto isa : {kernels::Isa::generic, kernels::Isa::avx2}) {
+  for (auto isa : {kernels::Isa::generic, kernels::Isa::avx2, kernels::Isa::avx512}) {
     if (!kernels::cpu_has(isa)) continue;
     kernels::use_isa(isa);
-    INFO((isa == kernels::Isa::avx2 ? "avx2" : "generic"));
+    INFO((isa == kernels::Isa::avx512 ? "avx512" : isa == kernels::Isa::avx2 ? "avx2" : "generic"));
     body();
   }
   kernels::use_isa(before);
@@ -108,6 +111,56 @@ TEST_CASE("kernels::linear, dots and sum_squares compute every output in that or
       for (std::size_t i = 0; i < K; ++i) CHECK(bits(acc[i]) == bits(w[i] + x[1] * x[i]));
     }
   });
+}
+
+TEST_CASE("kernels::linear: every tile edge, special values and thread count give lanes(8)",
+          "[model][kernels]") {
+  // The register tiles (4 x 2 with AVX2, 4 x 4 with AVX-512, their row and
+  // column edges) and the lane trees after them: M and N one to three past
+  // a tile, K below 8, not a multiple of 8 and a multiple; -0, infinities,
+  // subnormals and a NaN among the values; 1 and 2 OpenMP threads on a
+  // product big enough to split. Each output against fplab::dot (the
+  // kernels' bits before the tiles changed are that order too).
+  std::vector<std::array<std::size_t, 3>> shapes;
+  for (std::size_t M : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 9u}) {
+    for (std::size_t N : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 11u}) {
+      for (std::size_t K : {1u, 3u, 7u, 8u, 9u, 13u, 16u, 31u, 64u}) shapes.push_back({M, N, K});
+    }
+  }
+  shapes.push_back({67, 131, 1031});  // over kParallelWork: OpenMP blocks
+  const std::vector<float> special = {-0.0f,     0.0f,       std::numeric_limits<float>::infinity(),
+                                      0x1p-149f, -0x1p-130f, std::nanf("")};
+  const int threads_before = omp_get_max_threads();
+  for_each_isa([&] {
+    for (const auto& [M, N, K] : shapes) {
+      auto x = data(M * K, 17 + static_cast<unsigned>(M * K));
+      auto w = data(N * K, 29 + static_cast<unsigned>(N * K));
+      // Specials in a few rows only, so that most outputs stay finite.
+      if (M * K > 2 * K) {
+        for (std::size_t i = 0; i < special.size() && i < K; ++i) x[K + i] = special[i];
+      }
+      for (std::size_t i = 0; i < K; ++i) w[i] = i % 2 ? -0.0f : 0x1p-140f;
+      for (const int threads : {1, 2}) {
+        if (threads > 1 && M * N * K < kernels::kParallelWork) continue;
+        omp_set_num_threads(threads);
+        std::vector<float> y(M * N);
+        kernels::linear(x.data(), w.data(), y.data(), M, N, K, 1);
+        std::size_t wrong = 0;
+        for (std::size_t m = 0; m < M; ++m) {
+          for (std::size_t n = 0; n < N; ++n) {
+            const float want =
+                fplab::dot(dot_strategy(1), std::span<const float>(x.data() + m * K, K),
+                           std::span<const float>(w.data() + n * K, K));
+            wrong +=
+                bits(y[m * N + n]) != bits(want) && !(std::isnan(want) && std::isnan(y[m * N + n]));
+          }
+        }
+        INFO(M << "x" << N << "x" << K << ", " << threads << " threads");
+        CHECK(wrong == 0);
+      }
+    }
+  });
+  omp_set_num_threads(threads_before);
 }
 
 TEST_CASE("split-k rule: more splits for smaller batches, a pure function of the shapes",

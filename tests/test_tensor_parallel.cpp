@@ -86,6 +86,46 @@ TEST_CASE("tensor parallel: T = 1 gives every policy the bits of the plain forwa
   }
 }
 
+TEST_CASE("tensor parallel: row_parallel at T = 1 gives the model's bits for every all-reduce",
+          "[model][tp]") {
+  // The product's specials (-0, NaN payloads, infinities, subnormals) go
+  // through row_parallel's one-rank shortcut (or, for exact, the model)
+  // and must come out as kernel + allreduce_model(order, partial, 1) +
+  // the rounding give them.
+  const std::vector<std::uint32_t> special = {0x80000000u, 0x00000000u, 0xffc12345u, 0x7f800001u,
+                                              0x7f800000u, 0xff800000u, 0x00000001u, 0x807fffffu,
+                                              0x3eaaaaabu, 0xbf7fffffu, 0x7f7fffffu, 0x00012345u};
+  const std::size_t M = 3, N = 4, K = 5;
+  const auto kernel = [&](const float*, const float*, float* y, std::size_t m, std::size_t n,
+                          std::size_t k) {
+    REQUIRE(m * n == special.size());
+    REQUIRE(k == K);
+    for (std::size_t i = 0; i < m * n; ++i) y[i] = std::bit_cast<float>(special[i]);
+  };
+  // A rounding that shows whether it ran once or twice: flips the lowest bit.
+  const auto flip = [](std::span<float> v) {
+    for (float& f : v) f = std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) ^ 1u);
+  };
+  const std::vector<float> x(M * K), w(N * K);
+  for (const auto& info : collective_catalogue()) {
+    for (const bool round_partials : {false, true}) {
+      std::vector<float> want(M * N), got(M * N, 1.0f);
+      kernel(nullptr, nullptr, want.data(), M, N, K);
+      if (round_partials) flip(want);
+      want = allreduce_model<float>(info.algorithm, want, 1);
+      flip(want);
+      row_parallel({.degree = 1}, info.algorithm, kernel, flip, round_partials, x.data(), w.data(),
+                   got.data(), M, N, K);
+      INFO(name(info.algorithm) << " round_partials " << round_partials);
+      CHECK(differing(want, got) == 0);
+    }
+  }
+  // Negative control: exact's model is not the identity on these values.
+  std::vector<float> raw(M * N);
+  kernel(nullptr, nullptr, raw.data(), M, N, K);
+  CHECK(differing(raw, allreduce_model<float>(Collective::exact, raw, 1)) > 0);
+}
+
 TEST_CASE("tensor parallel: tp-invariant logits are identical for T = 1, 2, 4 and batches 1..8",
           "[model][tp][invariance]") {
   const Model& m = bundled_model();
