@@ -27,9 +27,10 @@ void print_experiments(bool with_params) {
     if (!claims.empty()) claims += "]";
     fmt::print("  {:<14} {}{}\n", e->info.id, e->info.description, claims);
     if (!with_params) continue;
-    if (!e->info.large_quick.rule.empty())
+    if (!e->info.large_quick.rule.empty()) {
       fmt::print("      --quick on a large run ({}): the value after '|'\n",
                  e->info.large_quick.rule);
+    }
     for (const auto& p : e->info.params) {
       std::string quick = p.quick_default.empty() || p.quick_default == p.full_default
                               ? ""

@@ -103,9 +103,11 @@ std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quic
       }
       if (large) {
         params = Params(e->info.params, values_with(true));
-        for (const auto& p : e->info.params)
-          if (!p.large_quick_default.empty() && !mine.contains(p.name))
+        for (const auto& p : e->info.params) {
+          if (!p.large_quick_default.empty() && !mine.contains(p.name)) {
             large_quick.push_back(p.name);
+          }
+        }
       }
     }
     const auto seed = static_cast<std::uint64_t>(params.integer("seed"));

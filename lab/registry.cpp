@@ -35,9 +35,10 @@ bool register_experiment(Experiment e) {
     if (!p.quick_default.empty()) (void)parse_param(p, p.quick_default);
     if (!p.large_quick_default.empty()) {
       (void)parse_param(p, p.large_quick_default);
-      if (!e.info.large_quick.applies)
+      if (!e.info.large_quick.applies) {
         throw std::logic_error("parameter '" + p.name + "' of '" + e.info.id +
                                "' has a large-run quick value but no large_quick rule");
+      }
     }
   }
   e.info.params.push_back(ParamSpec::integer("seed", "seed of the random number generator",
