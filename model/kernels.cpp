@@ -360,19 +360,48 @@ void widen(const std::uint16_t* in, Half format, std::size_t n, float* out) {
 void linear_half(const float* x, const std::uint16_t* w, Half format, float* y, std::size_t M,
                  std::size_t N, std::size_t K, const FloatProduct& product,
                  std::vector<float>& widened, std::vector<float>& block_out) {
-  for (std::size_t n0 = 0, nb = 0; n0 < N; n0 += nb) {
-    // A last row of its own joins the block before it: Eigen takes a
-    // one-row product as a GEMV or an inner product, another order.
-    nb = N - n0 <= kWidenRows + 1 ? N - n0 : kWidenRows;
-    widened.resize(nb * K);
-    widen(w + n0 * K, format, nb * K, widened.data());
-    if (nb == N) {
-      product(x, widened.data(), y, M, N, K);
-      return;
+  // Block starts: kWidenRows rows each; a last row of its own joins the
+  // block before it (Eigen takes a one-row product as a GEMV or an inner
+  // product, another order).
+  std::vector<std::size_t> starts;
+  for (std::size_t n0 = 0; n0 < N; n0 += kWidenRows) {
+    if (N - n0 <= kWidenRows + 1) {
+      starts.push_back(n0);
+      break;
     }
-    block_out.resize(M * nb);
-    product(x, widened.data(), block_out.data(), M, nb, K);
-    for (std::size_t m = 0; m < M; ++m) std::copy_n(block_out.data() + m * nb, nb, y + m * N + n0);
+    starts.push_back(n0);
+  }
+  starts.push_back(N);
+  const std::size_t blocks = starts.size() - 1;
+  if (blocks == 1) {
+    widened.resize(N * K);
+    widen(w, format, N * K, widened.data());
+    product(x, widened.data(), y, M, N, K);
+    return;
+  }
+  // One block's whole product, into y's columns n0 .. n1.
+  const auto run = [&](std::size_t b, std::vector<float>& wide, std::vector<float>& out) {
+    const std::size_t n0 = starts[b], nb = starts[b + 1] - starts[b];
+    wide.resize(nb * K);
+    widen(w + n0 * K, format, nb * K, wide.data());
+    out.resize(M * nb);
+    product(x, wide.data(), out.data(), M, nb, K);
+    for (std::size_t m = 0; m < M; ++m) std::copy_n(out.data() + m * nb, nb, y + m * N + n0);
+  };
+  // Threads over blocks when a block's own product is too small to thread
+  // well (decode; one region per block would cost more than it saves) but
+  // the whole is not: each block is computed whole by one thread, the same
+  // call as on one thread, so the bits do not change.
+  const bool over_blocks = M * kWidenRows * K < kParallelBlock && M * N * K >= kParallelWork;
+  if (!over_blocks) {
+    for (std::size_t b = 0; b < blocks; ++b) run(b, widened, block_out);
+    return;
+  }
+  const auto count = static_cast<long>(blocks);
+#pragma omp parallel for schedule(dynamic)
+  for (long b = 0; b < count; ++b) {
+    thread_local std::vector<float> wide, out;  // reused by each thread
+    run(static_cast<std::size_t>(b), wide, out);
   }
 }
 

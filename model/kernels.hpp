@@ -27,11 +27,17 @@
 
 namespace fplab::model::kernels {
 
-// Multiply-adds worth one fork/join of the OpenMP team (about 0.5 ms of
-// work): below it the kernels and the attention run on the calling thread.
-// Smaller regions cost more than they save on a machine shared with other
-// jobs, where libgomp's spin-waiting barriers stall on a descheduled thread.
-inline constexpr std::size_t kParallelWork = std::size_t{1} << 23;
+// Multiply-adds worth one fork/join of the OpenMP team (about 20-40 us of
+// one core's work, against a few us for the fork and join on idle cores):
+// below it the kernels and the attention run on the calling thread. It lets
+// decode use both cores (a SmolLM2-135M layer's products are 0.3-0.9M
+// multiply-adds at batch 1). On a machine shared with other jobs, libgomp's
+// spin-waiting barriers stall on a descheduled thread: run one thread there.
+inline constexpr std::size_t kParallelWork = std::size_t{1} << 18;
+// A product of at least this many multiply-adds is threaded inside (tiles
+// of 16 rows x 64 outputs); linear_half threads smaller blocks' products
+// over its blocks instead.
+inline constexpr std::size_t kParallelBlock = std::size_t{1} << 23;
 
 // generic: the build's baseline (SSE2 on x86-64); avx2: 16 vector
 // registers, tiles of 4 x 2 outputs; avx512: AVX2's operations with
@@ -95,7 +101,9 @@ using FloatProduct = std::function<void(const float* x, const float* w, float* y
 // y = x w^T of a stored 16-bit w [N, K]: w's rows widened kWidenRows at a
 // time (a last single row joins the block before it) into `widened`, each
 // block's [M, rows] product by `product` (into `block_out`, then y's
-// columns; N <= kWidenRows + 1: the whole, straight into y). The same bits
+// columns; N <= kWidenRows + 1: the whole, straight into y; blocks spread
+// over the OpenMP threads when one block is under kParallelWork and the
+// whole is not, each block with its own buffers). The same bits
 // as `product` of the whole widened matrix when an output's order does not
 // depend on which other rows are in the call: true of `linear` with the
 // whole shape's splits (each output a dot product of its own) and, on every
