@@ -49,7 +49,12 @@ std::vector<Localisation> measure_op_localisation(const model::Model& m,
     for (const auto& [a, b] : localisation_settings(chunk)) {
       if (b.tp > 1) {
         try {
-          model::validate_tensor_parallel(m.config(), policy, {.degree = b.tp});
+          // The policy, and the order ddmin makes ops invariant with
+          // (tp-invariant), at both degrees.
+          for (const std::size_t t : {b.tp, a.tp}) {
+            model::validate_tensor_parallel(m.config(), policy, {.degree = t});
+            model::validate_tensor_parallel(m.config(), invariant_order(a, b), {.degree = t});
+          }
         } catch (const std::invalid_argument& e) {
           if (left_out != nullptr) {
             left_out->push_back(
