@@ -154,15 +154,18 @@ void lead_table(const PolicyAnswers& a, const Model& m, ExperimentRecord& out) {
   const auto shown = [&](Token t) {
     return Value::text(visible_char(decoded_text(m, std::span(&t, 1))));
   };
-  Table t{"lead", "Same prompt, different answer: the first character that differs", "what"};
+  Table t{"lead",
+          fmt::format("Same prompt, different answer: the first {} that differs", token_unit(m)),
+          "what"};
   t.add_column("value", "value").add_column("logit", "logit", ".6f", true);
   t.caption = fmt::format(
       "{}, prompt {} alone vs inside a batch of {} copies of itself. Up to step {} both runs saw "
       "the same tokens, so the logits at that step differ only through the order of the sums. "
       "The lead example is the earliest divergence that breaks no exact tie, if any does (else "
-      "the earliest); this one is a {}. Characters are shown by name where they print as "
+      "the earliest); this one is a {}. {} are shown by name where they print as "
       "nothing (space, newline).",
-      policy_key(a.policy), d.prompt + 1, d.batch, d.step, d.breaks_tie() ? "tie" : "flip");
+      policy_key(a.policy), d.prompt + 1, d.batch, d.step, d.breaks_tie() ? "tie" : "flip",
+      is_checkpoint(m) ? "Tokens" : "Characters");
   t.add_row("prompt").set("value", Value::text(std::string(kPrompts[d.prompt])));
   t.add_row("policy").set("value", Value::text(policy_key(a.policy)));
   t.add_row("batch").set("value", Value::integer(static_cast<std::int64_t>(d.batch)));
@@ -196,7 +199,7 @@ void lead_table(const PolicyAnswers& a, const Model& m, ExperimentRecord& out) {
 
 // The headline's own figure: the lead example's top-2 gap at every step,
 // alone and in the batch, with the split marked (an impulse at its step).
-void lead_figure(const Divergence& d, ExperimentRecord& out) {
+void lead_figure(const Divergence& d, const Model& m, ExperimentRecord& out) {
   Table t{"lead-steps", "The lead example step by step: top-2 logits alone and in the batch",
           "step"};
   t.add_column("alone_1st", "alone: 1st logit", ".6f", true)
@@ -234,10 +237,10 @@ void lead_figure(const Divergence& d, ExperimentRecord& out) {
               {"split", fmt::format("split at step {}", d.step), "impulses"}};
   f.caption = fmt::format(
       "The lead example's gap between the two largest logits at each greedy step, the prompt "
-      "alone and as copy 0 of a batch of {}. The two runs see the same characters up to step {} "
-      "(the vertical bar), where the batch's reordered sums flip the top character; after it "
+      "alone and as copy 0 of a batch of {}. The two runs see the same {} up to step {} "
+      "(the vertical bar), where the batch's reordered sums flip the top {}; after it "
       "each follows its own text.",
-      d.batch, d.step);
+      d.batch, token_units(m), d.step, token_unit(m));
   out.add_figure(std::move(f));
 }
 
@@ -333,7 +336,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   answers_table(all, batches, prompts.size(), steps, out);
   if (const PolicyAnswers* lead = lead_policy(all)) {
     lead_table(*lead, m, out);
-    lead_figure(*lead->lead(), out);
+    lead_figure(*lead->lead(), m, out);
   }
   verdict(all, prompts.size(), m, out);
 }

@@ -72,6 +72,12 @@ inline std::int64_t parameter_count(const ModelConfig& c) {
 // character model (or another file of its format).
 inline bool is_checkpoint(const Model& m) { return m.metadata().contains("architecture"); }
 
+// What one of the model's tokens is, for texts (captions, titles,
+// verdicts): "character" for the bundled character model, "token" for a
+// checkpoint's subword tokens; token_units the plural.
+inline std::string token_unit(const Model& m) { return is_checkpoint(m) ? "token" : "character"; }
+inline std::string token_units(const Model& m) { return token_unit(m) + "s"; }
+
 // How a verdict names the model that ran: "0.87M-parameter character model"
 // for the bundled one, "494M-parameter Qwen2ForCausalLM (151936 tokens)"
 // for a checkpoint (its parameter_count, architecture and vocabulary).

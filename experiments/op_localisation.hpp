@@ -31,11 +31,15 @@ std::string comparison_name(const Setting& a, const Setting& b);
 
 // `prompt`: the request's tokens; `steps` greedy steps. A comparison the
 // model's shape rules out (a TP degree its heads or widths do not split
-// into) is left out, with why added to `left_out` when given.
+// into) is left out, with why added to `left_out` when given. With
+// `first_op_only`, each report holds the first divergent op alone (two
+// traced decodes per comparison): no minimal fix, no ranking, which
+// decode the request twice per candidate op.
 std::vector<Localisation> measure_op_localisation(const model::Model& m,
                                                   const std::vector<model::Token>& prompt,
                                                   std::size_t steps, std::size_t chunk,
                                                   std::span<const model::ReductionPolicy> policies,
-                                                  std::vector<std::string>* left_out = nullptr);
+                                                  std::vector<std::string>* left_out = nullptr,
+                                                  bool first_op_only = false);
 
 }  // namespace fplab::bisect

@@ -128,13 +128,24 @@ void record_repetition(const Params& p, const model::Model& m, const GreedyPath&
         .set("share_steps", Value::f64(share(free[i])))
         .set("share_window", Value::f64(share(std::span(free[i]).first(window))));
   }
-  rep.caption = fmt::format(
-      "Share of 4-grams (of characters) that repeat an earlier one in the same continuation: 1 - "
-      "distinct / "
-      "total. Prompt '{}'; batch-invariant, fp32. Greedy: '{}'. Natural text repeats character "
-      "4-grams too "
-      "(' the', 'and '), so the held-out KJV text is the baseline.",
-      shown_text(p.text("prompt")), shown_text(model::experiments::decoded_text(m, greedy)));
+  if (!model::experiments::is_checkpoint(m)) {
+    rep.caption = fmt::format(
+        "Share of 4-grams (of characters) that repeat an earlier one in the same continuation: 1 "
+        "- distinct / total. Prompt '{}'; batch-invariant, fp32. Greedy: '{}'. Natural text "
+        "repeats character 4-grams too (' the', 'and '), so the held-out KJV text is the "
+        "baseline.",
+        shown_text(p.text("prompt")), shown_text(model::experiments::decoded_text(m, greedy)));
+  } else {
+    // A checkpoint's 4-grams are of its subword tokens, four words or so.
+    rep.caption = fmt::format(
+        "Share of 4-grams (of the model's subword tokens) that repeat an earlier one in the same "
+        "continuation: 1 - distinct / total. Prompt '{}'; batch-invariant, fp32. Greedy: '{}'. {}",
+        shown_text(p.text("prompt")), shown_text(model::experiments::decoded_text(m, greedy)),
+        nat_steps >= 0 ? "The held-out KJV text beside the model, in the same tokens, is the "
+                         "baseline."
+                       : "No held-out text (heldout.txt) lies beside the model, so no natural "
+                         "text is measured as a baseline.");
+  }
   out.add_table(std::move(rep));
 }
 
@@ -150,7 +161,7 @@ std::vector<double> record_decisions(const model::Model& m, const GreedyPath& pa
   dec.add_column("share", "share", ".4f");
   dec.add_column("first", "first changed step");
   dec.add_column("free_first_divergence", "free run: first step differing from greedy");
-  dec.add_column("penalised", "last step: characters penalised");
+  dec.add_column("penalised", "last step: " + model::experiments::token_units(m) + " penalised");
   dec.add_column("largest_change", "last step: largest logit change", ".3g");
   dec.add_column("leader_change", "last step: the greedy token's logit change", ".3g");
   dec.caption =
@@ -179,7 +190,44 @@ std::vector<double> record_decisions(const model::Model& m, const GreedyPath& pa
   return largest_change;
 }
 
-void record_verdict(const Params& p, const GreedyPath& path,
+// Why the penalties rank so, from what was measured. The bundled model's
+// text argues from its units (characters repeat far more often than
+// subword tokens); a checkpoint's tokens are subwords, so its text states
+// the measured sizes and counts only.
+std::string penalty_reason(const Params& p, const model::Model& m,
+                           const std::vector<std::int64_t>& changed,
+                           const std::vector<double>& largest_change, std::size_t window) {
+  if (!model::experiments::is_checkpoint(m)) {
+    return fmt::format(
+        "A presence penalty hits every character already generated -- after a few words "
+        "almost all of "
+        "them -- by the same amount, so it rarely changes which one leads. A frequency penalty "
+        "grows with the "
+        "count, and characters repeat far more often than subword tokens: by step {} it moves a "
+        "logit by up to "
+        "{} (presence: {}, CTRL: {}), so on a character model it changes {} the CTRL penalty, "
+        "which divides "
+        "a positive logit by {} once however often the character occurred. Percentages are of "
+        "character "
+        "4-grams, not subword 4-grams.",
+        window, fmt::format("{:.3g}", largest_change[1]), fmt::format("{:.3g}", largest_change[0]),
+        fmt::format("{:.3g}", largest_change[2]),
+        changed[1] > changed[2] ? "more decisions than" : "fewer than",
+        to_decimal(p.real("repetition")));
+  }
+  return fmt::format(
+      "A presence penalty subtracts the same amount from every token already generated, a "
+      "frequency penalty grows with each token's count, and the CTRL penalty divides a positive "
+      "logit by {} (multiplies a negative one) once however often the token occurred. On this "
+      "{}, by step {} the frequency penalty moved a logit by up to {} (presence: {}, CTRL: {}) "
+      "and changed {} decisions, the CTRL penalty {}, presence {}. Percentages are of 4-grams of "
+      "its subword tokens.",
+      to_decimal(p.real("repetition")), model::experiments::model_phrase(m), window,
+      fmt::format("{:.3g}", largest_change[1]), fmt::format("{:.3g}", largest_change[0]),
+      fmt::format("{:.3g}", largest_change[2]), changed[1], changed[2], changed[0]);
+}
+
+void record_verdict(const Params& p, const model::Model& m, const GreedyPath& path,
                     const std::vector<DecisionChanges>& changes,
                     const std::vector<double>& largest_change, std::size_t steps,
                     std::size_t window, double nat_steps, ExperimentRecord& out) {
@@ -203,35 +251,24 @@ void record_verdict(const Params& p, const GreedyPath& path,
                   changed[2]),
       loops && ordered ? Status::reproduced : Status::differs,
       fmt::format(
-          "{} {} A presence penalty hits every character already generated -- after a few words "
-          "almost all of "
-          "them -- by the same amount, so it rarely changes which one leads. A frequency penalty "
-          "grows with the "
-          "count, and characters repeat far more often than subword tokens: by step {} it moves a "
-          "logit by up to "
-          "{} (presence: {}, CTRL: {}), so on a character model it changes {} the CTRL penalty, "
-          "which divides "
-          "a positive logit by {} once however often the character occurred. Percentages are of "
-          "character "
-          "4-grams, not subword 4-grams.",
-          loops
-              ? fmt::format("Greedy decoding loops: {} of its 4-grams repeat, against {} in "
-                            "natural text of the "
-                            "same length.",
-                            percent(g_steps),
-                            nat_steps >= 0 ? percent(nat_steps) : std::string("(no held-out text)"))
-              : "Greedy decoding does not repeat clearly more than natural text (criterion: 1.5 "
-                "times).",
+          "{} {} {}",
+          nat_steps < 0
+              ? fmt::format("Greedy decoding {}: {} of its 4-grams repeat (criterion, with no "
+                            "held-out text to compare: over half).",
+                            loops ? "loops" : "does not loop clearly", percent(g_steps))
+          : loops ? fmt::format("Greedy decoding loops: {} of its 4-grams repeat, against {} in "
+                                "natural text of the "
+                                "same length.",
+                                percent(g_steps), percent(nat_steps))
+                  : "Greedy decoding does not repeat clearly more than natural text (criterion: "
+                    "1.5 times).",
           ordered
               ? "The penalties rank as claimed: presence < frequency < repetition."
               : fmt::format(
                     "The ranking differs: the claim has presence < frequency < repetition, we have "
                     "presence {}, frequency {}, repetition {}.",
                     changed[0], changed[1], changed[2]),
-          window, fmt::format("{:.3g}", largest_change[1]),
-          fmt::format("{:.3g}", largest_change[0]), fmt::format("{:.3g}", largest_change[2]),
-          changed[1] > changed[2] ? "more decisions than" : "fewer than",
-          to_decimal(p.real("repetition"))));
+          penalty_reason(p, m, changed, largest_change, window)));
 }
 
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
@@ -280,7 +317,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
                     out);
   const auto largest_change =
       record_decisions(m, path, penalties, changes, free, steps, window, out);
-  record_verdict(p, path, changes, largest_change, steps, window, nat_steps, out);
+  record_verdict(p, m, path, changes, largest_change, steps, window, nat_steps, out);
 }
 
 Experiment make() {

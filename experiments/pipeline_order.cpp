@@ -141,7 +141,8 @@ void record_top_p(const Prompts& prompts, const std::vector<std::vector<float>>&
 PenaltyOrderFigures record_penalties(const std::vector<float>& logits,
                                      const std::vector<Token>& history,
                                      const std::vector<double>& ts, double T, double alpha,
-                                     double theta, double top_p, ExperimentRecord& out) {
+                                     double theta, double top_p, const std::string& units,
+                                     ExperimentRecord& out) {
   Table pen{
       "effective-penalty",
       fmt::format("A penalty before or after temperature (presence alpha = {}, CTRL theta = {})",
@@ -163,12 +164,14 @@ PenaltyOrderFigures record_penalties(const std::vector<float>& logits,
       "penalty "
       "multiplies (divides) the logit, which commutes with dividing by T up to rounding. Logits "
       "after the "
-      "open prompt; history: its {}-step greedy continuation ({} distinct characters).",
-      history.size(), [&] {
+      "open prompt; history: its {}-step greedy continuation ({} distinct {}).",
+      history.size(),
+      [&] {
         std::vector<Token> h(history);
         std::sort(h.begin(), h.end());
         return static_cast<std::size_t>(std::unique(h.begin(), h.end()) - h.begin());
-      }());
+      }(),
+      units);
   PenaltyOrderFigures at_t{};
   at_t.exact = true;
   bool shifts_exact = true;
@@ -296,15 +299,16 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   ctx.progress(1, 3);
 
   // 2. A presence penalty before or after temperature. History: the open
-  // prompt's greedy continuation, so that the penalty hits the characters
-  // it has used.
+  // prompt's greedy continuation, so that the penalty hits the tokens it
+  // has used.
   const auto open_prompt = m.tokenizer().encode(prompts[1].second);
   const std::vector<std::vector<Token>> feed{open_prompt};
   const auto history =
       model::greedy_decode(m, policy, feed, static_cast<std::size_t>(p.integer("history")))
           .tokens[0];
-  const PenaltyOrderFigures pen = record_penalties(logits[1], history, p.real_list("temperatures"),
-                                                   T, alpha, p.real("repetition"), top_p, out);
+  const PenaltyOrderFigures pen =
+      record_penalties(logits[1], history, p.real_list("temperatures"), T, alpha,
+                       p.real("repetition"), top_p, model::experiments::token_units(m), out);
   ctx.progress(2, 3);
 
   // 3. Every order of the four stages, all of them on, at T.
@@ -325,28 +329,28 @@ Experiment make() {
                .order = 430,
                .seed = 0,
                .claims = {"C5"},
-               .params =
-                   {ParamSpec::text("confident_prompt", "a prompt with one likely next character",
-                                    std::string(kConfidentPrompt)),
-                    ParamSpec::text("open_prompt", "a prompt with many likely next characters",
-                                    std::string(kOpenPrompt)),
-                    ParamSpec::real("temperature",
-                                    "the temperature of the verdict and the 24 orders", "2")
-                        .within(kTiny, kInf),
-                    ParamSpec::real_list("temperatures", "temperatures for the tables",
-                                         "0.5,1,1.5,2,4")
-                        .within(kTiny, kInf)
-                        .items(1),
-                    ParamSpec::real("top_p", "the nucleus mass", "0.9").within(0, 1),
-                    ParamSpec::integer("top_k", "k for the 24 orders", "5", "5", 0, 1e6),
-                    ParamSpec::real("presence", "presence penalty alpha", "0.5"),
-                    ParamSpec::real("repetition", "CTRL repetition penalty theta", "1.2")
-                        .within(kTiny, kInf),
-                    ParamSpec::integer(
-                        "history", "greedy steps after the open prompt used as the penalty history",
-                        "120", "40", 1, 200)
-                        .quick_when_large("4"),
-                    model_param()},
+               .params = {ParamSpec::text("confident_prompt", "a prompt with one likely next token",
+                                          std::string(kConfidentPrompt)),
+                          ParamSpec::text("open_prompt", "a prompt with many likely next tokens",
+                                          std::string(kOpenPrompt)),
+                          ParamSpec::real("temperature",
+                                          "the temperature of the verdict and the 24 orders", "2")
+                              .within(kTiny, kInf),
+                          ParamSpec::real_list("temperatures", "temperatures for the tables",
+                                               "0.5,1,1.5,2,4")
+                              .within(kTiny, kInf)
+                              .items(1),
+                          ParamSpec::real("top_p", "the nucleus mass", "0.9").within(0, 1),
+                          ParamSpec::integer("top_k", "k for the 24 orders", "5", "5", 0, 1e6),
+                          ParamSpec::real("presence", "presence penalty alpha", "0.5"),
+                          ParamSpec::real("repetition", "CTRL repetition penalty theta", "1.2")
+                              .within(kTiny, kInf),
+                          ParamSpec::integer(
+                              "history",
+                              "greedy steps after the open prompt used as the penalty history",
+                              "120", "40", 1, 200)
+                              .quick_when_large("4"),
+                          model_param()},
                .large_quick = model::experiments::large_model_quick()},
       .run = run};
 }

@@ -267,28 +267,20 @@ void verdicts(const std::vector<TpCell>& cells, const std::vector<OrderSweep>& o
          : "not as claimed (see the fixed table)");
 }
 
-// Whether the model splits into T shards under policy r; when it does not,
-// why, added to `left_out` (the model's shape, not the user, decides: a real
-// checkpoint's head counts and widths rule out some degrees).
+// Whether the model splits into T shards under policy r, and runs the
+// sweep's T = 1 baseline under it (tp-invariant's tile tree over a whole
+// width can be too wide where T shards' parts are not); when it does not,
+// why (validate_tensor_parallel's line), added to `left_out` (the model's
+// shape, not the user, decides: a real checkpoint's head counts and widths
+// rule out some degrees).
 bool splits(const Model& m, const Policy& policy, std::size_t T,
             std::vector<std::string>& left_out) {
   try {
-    validate_tensor_parallel(m.config(), policy.reduction, {.degree = T});
-    bool tile_tree = policy.reduction == ReductionPolicy::tp_invariant;
-    for (const OpOverride& o : policy.overrides) {
-      validate_tensor_parallel(m.config(), o.reduction, {.degree = T});
-      tile_tree = tile_tree || o.reduction == ReductionPolicy::tp_invariant;
-    }
-    // tp-invariant's tile tree (model/tensor_parallel.cpp) is collectives'
-    // halving tree over the tiles of a product, at most kMaxCollectiveRanks
-    // of them; the sweep's T = 1 baseline has every width whole.
-    const ModelConfig& c = m.config();
-    const std::size_t widest = std::max({c.d_model, c.q_width(), c.ffn_dim});
-    if (tile_tree && widest > kTpTile * kMaxCollectiveRanks) {
-      throw std::invalid_argument(fmt::format(
-          "tp-invariant's tile tree sums at most {} tiles of {}, and a width of {} at T = 1 "
-          "has {}",
-          kMaxCollectiveRanks, kTpTile, widest, widest / kTpTile));
+    std::vector<ReductionPolicy> orders = {policy.reduction};
+    for (const OpOverride& o : policy.overrides) orders.push_back(o.reduction);
+    for (const ReductionPolicy r : orders) {
+      validate_tensor_parallel(m.config(), r, {.degree = T});
+      validate_tensor_parallel(m.config(), r, {.degree = 1});
     }
     return true;
   } catch (const std::invalid_argument& e) {

@@ -44,6 +44,19 @@ void validate_tensor_parallel(const ModelConfig& c, ReductionPolicy policy,
                                 "multiples of " +
                                 std::to_string(kTpTile) + " x T");
   }
+  // tp-invariant's tile tree (tile_tree_linear) is collectives' halving
+  // tree over a shard's tiles of a row-parallel product (o_proj's K =
+  // q_width, down_proj's K = ffn_dim), which has at most
+  // kMaxCollectiveRanks leaves.
+  if (policy == ReductionPolicy::tp_invariant) {
+    const std::size_t widest = std::max(c.q_width(), c.ffn_dim);
+    if (widest / (kTpTile * T) > kMaxCollectiveRanks) {
+      throw std::invalid_argument(
+          t + ": tp-invariant's tile tree sums at most " + std::to_string(kMaxCollectiveRanks) +
+          " tiles of " + std::to_string(kTpTile) + " per shard, and the model's width of " +
+          std::to_string(widest) + " has " + std::to_string(widest / (kTpTile * T)));
+    }
+  }
   if (tp.rank) {
     if (*tp.rank >= T) throw std::invalid_argument("rank " + std::to_string(*tp.rank) + " of " + t);
     if (tp.comm == nullptr) throw std::invalid_argument("a tensor-parallel rank needs its comm");

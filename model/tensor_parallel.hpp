@@ -84,9 +84,11 @@ struct TensorParallel {
 
 // Throws std::invalid_argument (one line) when `tp` cannot split `c`:
 // T = 0, T not dividing n_heads or ffn_dim, more than kMaxCollectiveRanks,
-// tp-invariant with T not a power of two or d, f not multiples of 32 T, a
-// rank >= T, a rank without comm, or an all-reduce order a real rank
-// cannot run (real ranks: ompi-* orders, and tree for tp-invariant).
+// tp-invariant with T not a power of two or d, f not multiples of 32 T,
+// tp-invariant with more than kMaxCollectiveRanks tiles of 32 in a shard's
+// part of d or f (its tile tree's leaves: Qwen2.5-0.5B's f = 4864 at T = 1
+// and 2), a rank >= T, a rank without comm, or an all-reduce order a real
+// rank cannot run (real ranks: ompi-* orders, and tree for tp-invariant).
 void validate_tensor_parallel(const ModelConfig& c, ReductionPolicy policy,
                               const TensorParallel& tp);
 

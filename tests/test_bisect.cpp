@@ -2,7 +2,9 @@
 // is the op found first, ddmin's set restores bit equality and is
 // 1-minimal (checked here through the --policy text it prints), and with
 // every op invariant nothing diverges (the negative controls).
+#include <bit>
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -325,5 +327,27 @@ TEST_CASE("op-localisation: every comparison's set is confirmed and 1-minimal", 
     const auto inv = l.comparison.rfind("TP", 0) == 0 ? model::ReductionPolicy::tp_invariant
                                                       : model::ReductionPolicy::batch_invariant;
     for (const auto& o : p.overrides) CHECK(o.reduction == inv);
+  }
+  // search=first-op (--quick on a large model): the same first divergent
+  // ops, bit for bit, without the fix and the ranking.
+  const auto first_only =
+      fplab::bisect::measure_op_localisation(m, prompt, 1, 4, policies, nullptr, true);
+  REQUIRE(first_only.size() == rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    INFO(rows[i].comparison);
+    CHECK(first_only[i].comparison == rows[i].comparison);
+    CHECK(first_only[i].report.ranking.empty());
+    CHECK(first_only[i].report.fix.tests == 0);
+    CHECK(first_only[i].report.fix.ops.empty());
+    REQUIRE(first_only[i].report.first.has_value() == rows[i].report.first.has_value());
+    if (!rows[i].report.first) continue;
+    const auto& x = *first_only[i].report.first;
+    const auto& y = *rows[i].report.first;
+    CHECK(x.op == y.op);
+    CHECK(x.step == y.step);
+    CHECK(x.position == y.position);
+    CHECK(x.moved == y.moved);
+    CHECK(std::bit_cast<std::uint32_t>(x.a) == std::bit_cast<std::uint32_t>(y.a));
+    CHECK(std::bit_cast<std::uint32_t>(x.b) == std::bit_cast<std::uint32_t>(y.b));
   }
 }

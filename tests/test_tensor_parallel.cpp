@@ -229,3 +229,41 @@ TEST_CASE("tensor parallel: degrees that do not split the model are one-line err
       std::invalid_argument);
   CHECK_THROWS_AS(Batch(m, bi, 1, {.degree = 2, .rank = 1}), std::invalid_argument);  // no comm
 }
+
+TEST_CASE("tensor parallel: tp-invariant refuses a width its tile tree cannot sum, split-k not",
+          "[model][tp]") {
+  // Qwen2.5-0.5B's shape: d 896 (14 heads of 64, 2 key-value heads), FFN
+  // 4864 = 152 tiles of 32: over the tile tree's 64 leaves at T = 1 (152)
+  // and T = 2 (76 per shard).
+  ModelConfig wide;
+  wide.vocab_size = 64;
+  wide.d_model = 896;
+  wide.n_layers = 1;
+  wide.n_heads = 14;
+  wide.n_kv_heads = 2;
+  wide.ffn_dim = 4864;
+  wide.context = 16;
+  CHECK_THROWS_WITH(validate_tensor_parallel(wide, ReductionPolicy::tp_invariant, {.degree = 1}),
+                    "tensor-parallel degree 1: tp-invariant's tile tree sums at most 64 tiles of "
+                    "32 per shard, and the model's width of 4864 has 152");
+  CHECK_THROWS_WITH(validate_tensor_parallel(wide, ReductionPolicy::tp_invariant, {.degree = 2}),
+                    "tensor-parallel degree 2: tp-invariant's tile tree sums at most 64 tiles of "
+                    "32 per shard, and the model's width of 4864 has 76");
+  // Negative control: the other orders split the same model.
+  for (const ReductionPolicy r :
+       {ReductionPolicy::split_k, ReductionPolicy::batch_invariant, ReductionPolicy::library}) {
+    CHECK_NOTHROW(validate_tensor_parallel(wide, r, {.degree = 1}));
+    CHECK_NOTHROW(validate_tensor_parallel(wide, r, {.degree = 2}));
+  }
+  // The limit is per shard: FFN 4096 is 128 tiles at T = 1 (refused) and
+  // 64 per shard at T = 2 (accepted: exactly the tree's leaves).
+  ModelConfig edge = wide;
+  edge.ffn_dim = 4096;
+  CHECK_THROWS_AS(validate_tensor_parallel(edge, ReductionPolicy::tp_invariant, {.degree = 1}),
+                  std::invalid_argument);
+  CHECK_NOTHROW(validate_tensor_parallel(edge, ReductionPolicy::tp_invariant, {.degree = 2}));
+  // Batch asks the same validation: the bundled model's widths (128 and
+  // 384: 4 and 12 tiles) fit.
+  const Model& m = bundled_model();
+  CHECK_NOTHROW(Batch(m, {ReductionPolicy::tp_invariant, PrecisionPolicy::fp32}, 1, {.degree = 1}));
+}
