@@ -13,6 +13,7 @@
 #include <atomic>
 #include <bit>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 
 #include "reductions/order_machines.hpp"
@@ -120,12 +121,14 @@ struct TailWalker {
   BitsCounter& counter;
   std::array<std::uint64_t, kMaxDistributedInputs> left{};
   std::array<std::array<T, kMaxStack>, kMaxDistributedInputs + 1> st{};
+  std::uint64_t steps = 0;  // feeds
 
   void walk(std::size_t d, std::uint64_t orders) {
     for (std::size_t g = 0; g < set.value.size(); ++g) {
       const std::uint64_t k = left[g];
       if (k == 0) continue;
       m.feed(st[d].data(), d, set.value[g], st[d + 1].data());
+      ++steps;
       if (d + 1 == n) {
         counter.add(bits_of(m.finish(st[d + 1].data())), orders * k);
         continue;
@@ -184,6 +187,8 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
   for (std::uint64_t code = 0; code < set.codes; ++code) by_level[set.size(code)].push_back(code);
 
   PhaseProfile profile;
+  OrderWork work;
+  work.states.push_back(1);
   Level level;
   level.width = m.width(0);
   // The codes of level d this rank built (its walk starts there if d is the last).
@@ -235,6 +240,7 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
     // Plain variables: clang 14 cannot capture structured bindings in OpenMP regions.
     const auto share = team_share(cost, all, team.rank, team.ranks);
     const std::size_t begin = share.first, end = share.second;
+    for (std::size_t i = begin; i < end; ++i) work.steps += cost[i];
     for (std::size_t i = begin; i < end; ++i) {
       for (std::size_t g = 0; g < groups; ++g) {
         const std::uint64_t from = targets[i] - set.stride[g];
@@ -287,6 +293,8 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
     if (team.ranks == 1) {
       profile.count_words(built, level.words.size());
       level.count = level.states;
+      work.states.push_back(
+          std::accumulate(level.count.begin(), level.count.end(), std::uint64_t{0}));
       profile.lap(PhaseProfile::index);
       next = plan(d, cost, all);
       continue;
@@ -303,6 +311,8 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
     for (const auto& p : gathered_parts(all_counts, team.ranks)) {
       for (std::size_t i = 0; i + 1 < p.size(); i += 2) level.count[p[i]] = p[i + 1];
     }
+    work.states.push_back(
+        std::accumulate(level.count.begin(), level.count.end(), std::uint64_t{0}));
     next = plan(d, cost, all);
     profile.lap(PhaseProfile::plan);
     if (!next) break;
@@ -354,13 +364,16 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
   }
   const int walkers = starts.size() <= 1 ? 1 : team_threads;
   std::vector<BitsCounter> counters(static_cast<std::size_t>(walkers));
+  std::vector<std::uint64_t> walk_steps(static_cast<std::size_t>(walkers), 0);
   std::atomic<std::uint64_t> done{0};
 #pragma omp parallel for schedule(dynamic, 1) num_threads(walkers)
   for (std::size_t i = 0; i < starts.size(); ++i) {
-    TailWalker<T, Machine> w{m, set, n, counters[static_cast<std::size_t>(omp_get_thread_num())]};
+    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+    TailWalker<T, Machine> w{m, set, n, counters[thread]};
     for (std::size_t g = 0; g < groups; ++g) w.left[g] = set.mult[g] - set.used(starts[i].code, g);
     for (std::size_t j = 0; j < level.width; ++j) w.st[d][j] = from_bits<T>(starts[i].entry[j]);
     w.walk(d, starts[i].entry[level.width]);
+    walk_steps[thread] += w.steps;
     const std::uint64_t finished = ++done;
     if (progress && omp_get_thread_num() == 0) progress(finished, starts.size());
   }
@@ -369,6 +382,9 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
     c.for_each([&](std::uint64_t k, std::uint64_t v) { bits.emplace_back(k, v); });
   auto h = histogram_from_bits<T>(bits);
   h.levels = d;
+  work.walk_steps = std::accumulate(walk_steps.begin(), walk_steps.end(), std::uint64_t{0});
+  work.steps += work.walk_steps;
+  h.work = std::move(work);
   profile.lap(PhaseProfile::walk);
   profile.print(team, d, starts.size());
   return h;

@@ -110,8 +110,9 @@ class SubtreeTables {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(walkers)
       for (std::size_t i = 0; i < splits.size(); ++i) {
         BitsCounter& counter = counters[static_cast<std::size_t>(omp_get_thread_num())];
-        combine(t, all, splits[i].first, splits[i].second,
-                [&](std::uint64_t key, std::uint64_t orders) { counter.add(key, orders); });
+        steps_ +=
+            combine(t, all, splits[i].first, splits[i].second,
+                    [&](std::uint64_t key, std::uint64_t orders) { counter.add(key, orders); });
         const std::uint64_t finished = ++done;
         if (progress && omp_get_thread_num() == 0) progress(finished, splits.size());
       }
@@ -131,7 +132,9 @@ class SubtreeTables {
         b = bits_of(constant_left ? k + v : v + k);
       }
     }
-    return histogram_from_bits<T>(bits);
+    auto h = histogram_from_bits<T>(bits);
+    h.work.steps = steps_;
+    return h;
   }
 
  private:
@@ -168,16 +171,18 @@ class SubtreeTables {
     go(go, 0, size, rest, 0, 1);
   }
 
-  // Every l + r of split A of `code` into the node's children, with orders.
+  // Every l + r of split A of `code` into the node's children, with
+  // orders; returns how many additions.
   template <class F>
-  void combine(const Shape<T>& s, std::uint64_t code, std::uint64_t a, std::uint64_t ways,
-               F f) const {
+  std::uint64_t combine(const Shape<T>& s, std::uint64_t code, std::uint64_t a, std::uint64_t ways,
+                        F f) const {
     const auto& left = shapes_[s.left].totals[a];
     const auto& right = shapes_[s.right].totals[code - a];
     for (const Total<T>& l : left) {
       const std::uint64_t orders = l.orders * ways;
       for (const Total<T>& r : right) f(bits_of(l.value + r.value), orders * r.orders);
     }
+    return left.size() * right.size();
   }
 
   // threads: read by the OpenMP pragma only (unused in the classroom's em++ build).
@@ -199,18 +204,21 @@ class SubtreeTables {
     {
       // One sub-multiset's totals being added up, drained for the next.
       BitsCounter table(64);
+      std::uint64_t steps = 0;
 #pragma omp for schedule(dynamic, 1)
       for (std::size_t i = 0; i < codes.size(); ++i) {
         const std::uint64_t code = codes[i];
         for_each_split(code, shapes_[s.left].size, [&](std::uint64_t a, std::uint64_t ways) {
-          combine(s, code, a, ways,
-                  [&](std::uint64_t key, std::uint64_t orders) { table.add(key, orders); });
+          steps += combine(s, code, a, ways, [&](std::uint64_t key, std::uint64_t orders) {
+            table.add(key, orders);
+          });
         });
         auto& out = s.totals[code];
         table.drain([&](std::uint64_t key, std::uint64_t orders) {
           out.push_back({from_bits<T>(key), orders});
         });
       }
+      steps_ += steps;
     }
   }
 
@@ -218,6 +226,7 @@ class SubtreeTables {
   std::vector<std::vector<std::uint64_t>> by_size_;  // the codes of each size
   std::vector<Shape<T>> shapes_;                     // children before parents
   std::size_t root_ = 0;
+  std::atomic<std::uint64_t> steps_{0};  // additions l + r, for OrderWork
 };
 
 }  // namespace

@@ -464,6 +464,13 @@ TEST_CASE("collectives mpi: permutations with ranks=P through fplab run, 13 numb
   CHECK(r.output.find("permutations: 9! = 362880 orders x 6 rows on 3 MPI ranks") !=
         std::string::npos);
   CHECK(r.output.find("expected about ") != std::string::npos);
+  // The estimate names its basis: kahan's level programme on 7 of the 9
+  // numbers, the tree rows by their growth from 6 to 7, and that it is an
+  // extrapolation.
+  CHECK(r.output.find("Basis: kahan and neumaier (the level programme) enumerated now on the "
+                      "first 7 numbers") != std::string::npos);
+  CHECK(r.output.find("growth from 6 to 7 numbers; extrapolated over 2 numbers, not measured") !=
+        std::string::npos);
   // Every value of the two runs' tables is the same (timings are measurements, not compared).
   r = test::run_fplab("diff " + (dir / "one" / "results.json").string() + " " +
                       (dir / "three" / "results.json").string());
