@@ -104,6 +104,18 @@ for e in "${entries[@]}"; do
   case $toolchain in
     aarch64-linux-gnu) emulator=(qemu-aarch64 -L /usr/aarch64-linux-gnu) ;;
     s390x-linux-gnu) emulator=(qemu-s390x -L /usr/s390x-linux-gnu) ;;
+    i686-linux-gnu)
+      # An x86-64 kernel runs i686 binaries itself unless it was built
+      # without IA32 emulation (some VMs' are): then execve fails (bash's
+      # 126) and qemu-i386, whose x87 is 80-bit softfloat, runs them.
+      first_mode=${modes%%;*}
+      native=0
+      "$out/build/$name/fplab-probe-$first_mode" >/dev/null 2>&1 || native=$?
+      if [ "$native" -eq 126 ]; then
+        emulator=(qemu-i386 -L /usr/i686-linux-gnu)
+        echo "platforms: $name: this kernel does not run i686 binaries; under qemu-i386"
+      fi
+      ;;
   esac
   for mode in strict defaults; do
     rm -rf "$out/results/$name-$mode"
