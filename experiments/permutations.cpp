@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -91,22 +90,15 @@ Timed time_row(const Strategy& s, const std::string& dtype, std::span<const doub
   return dtype == "float32" ? time(0.0f) : time(0.0);
 }
 
-// How many of the numbers, in the row's dtype, are equal (by their bits, as
-// the enumeration groups them): one multiplicity per distinct value.
+// The numbers' multiplicities in the row's dtype (value_multiplicities:
+// equal bits group, as the enumeration groups them).
 std::vector<std::uint64_t> multiplicities(const std::string& dtype,
                                           std::span<const double> numbers) {
-  std::map<std::uint64_t, std::uint64_t> groups;
-  for (const double v : numbers) {
-    if (dtype == "float32") {
-      ++groups[std::bit_cast<std::uint32_t>(static_cast<float>(v))];
-    } else {
-      ++groups[std::bit_cast<std::uint64_t>(v)];
-    }
+  if (dtype == "float32") {
+    const std::vector<float> x(numbers.begin(), numbers.end());
+    return value_multiplicities<float>(x);
   }
-  std::vector<std::uint64_t> out;
-  out.reserve(groups.size());
-  for (const auto& [bits, k] : groups) out.push_back(k);
-  return out;
+  return value_multiplicities<double>(numbers);
 }
 
 // One core's CPU seconds for a row of n numbers, as a range, and its basis.

@@ -360,28 +360,21 @@ void widen(const std::uint16_t* in, Half format, std::size_t n, float* out) {
 void linear_half(const float* x, const std::uint16_t* w, Half format, float* y, std::size_t M,
                  std::size_t N, std::size_t K, const FloatProduct& product,
                  std::vector<float>& widened, std::vector<float>& block_out) {
-  // Block starts: kWidenRows rows each; a last row of its own joins the
-  // block before it (Eigen takes a one-row product as a GEMV or an inner
-  // product, another order).
-  std::vector<std::size_t> starts;
-  for (std::size_t n0 = 0; n0 < N; n0 += kWidenRows) {
-    if (N - n0 <= kWidenRows + 1) {
-      starts.push_back(n0);
-      break;
-    }
-    starts.push_back(n0);
-  }
-  starts.push_back(N);
-  const std::size_t blocks = starts.size() - 1;
+  // Blocks of kWidenRows rows; a last row of its own joins the block before
+  // it (Eigen takes a one-row product as a GEMV or an inner product,
+  // another order): the last block has 2 to kWidenRows + 1 rows, and
+  // N <= kWidenRows + 1 is one block.
+  const std::size_t blocks = N <= kWidenRows + 1 ? 1 : (N - 2) / kWidenRows + 1;
   if (blocks == 1) {
     widened.resize(N * K);
     widen(w, format, N * K, widened.data());
     product(x, widened.data(), y, M, N, K);
     return;
   }
-  // One block's whole product, into y's columns n0 .. n1.
+  // One block's whole product, into its columns of y.
   const auto run = [&](std::size_t b, std::vector<float>& wide, std::vector<float>& out) {
-    const std::size_t n0 = starts[b], nb = starts[b + 1] - starts[b];
+    const std::size_t n0 = b * kWidenRows;
+    const std::size_t nb = b + 1 == blocks ? N - n0 : kWidenRows;
     wide.resize(nb * K);
     widen(w + n0 * K, format, nb * K, wide.data());
     out.resize(M * nb);

@@ -102,8 +102,8 @@ using FloatProduct = std::function<void(const float* x, const float* w, float* y
 // time (a last single row joins the block before it) into `widened`, each
 // block's [M, rows] product by `product` (into `block_out`, then y's
 // columns; N <= kWidenRows + 1: the whole, straight into y; blocks spread
-// over the OpenMP threads when one block is under kParallelWork and the
-// whole is not, each block with its own buffers). The same bits
+// over the OpenMP threads when one block is under kParallelBlock and the
+// whole is not under kParallelWork, each block with its own buffers). The same bits
 // as `product` of the whole widened matrix when an output's order does not
 // depend on which other rows are in the call: true of `linear` with the
 // whole shape's splits (each output a dot product of its own) and, on every

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "reductions/order_machines.hpp"
 #include "reductions/orders.hpp"
 
 namespace fplab {
@@ -19,6 +20,13 @@ std::vector<double> sub_multisets_by_size(std::span<const std::uint64_t> multipl
   }
   return c;
 }
+
+template <class T>
+std::vector<std::uint64_t> value_multiplicities(std::span<const T> x) {
+  return order_detail::Multiset<T>(x).mult;
+}
+template std::vector<std::uint64_t> value_multiplicities<float>(std::span<const float>);
+template std::vector<std::uint64_t> value_multiplicities<double>(std::span<const double>);
 
 OrderStepsEstimate estimate_level_steps(const OrderWork& measured,
                                         std::span<const double> subsets_m,

@@ -227,6 +227,10 @@ bool enumerable(const Strategy& s);
 // multiplicities (group sizes of equal values, summing to n) have: the
 // coefficients of prod_g (1 + x + ... + x^mult_g). Distinct values: C(n, d).
 std::vector<double> sub_multisets_by_size(std::span<const std::uint64_t> multiplicities);
+// The multiplicities of x's values as the enumeration groups them (equal
+// bit patterns: -0 and +0 are two groups). T: float or double.
+template <class T>
+std::vector<std::uint64_t> value_multiplicities(std::span<const T> x);
 
 struct OrderStepsEstimate {
   double steps = 0;          // all of them, the walk's included
