@@ -71,15 +71,6 @@ void axpy(float a, const float* x, float* y, std::size_t n);
 void linear_eigen(const float* x, const float* w, float* y, std::size_t M, std::size_t N,
                   std::size_t K);
 
-// The same product by OpenBLAS (the blas policy, model/policy.hpp):
-// cblas_sgemm(RowMajor, NoTrans, Trans) for M > 1, cblas_sgemv(RowMajor,
-// NoTrans) of w by x for M == 1; OpenBLAS's blocking, FMA kernels and
-// OpenMP threads (as many as omp_get_max_threads()). Throws
-// std::logic_error in a build without OpenBLAS (the WebAssembly classroom).
-// (model/blas_kernels.cpp.)
-void linear_blas(const float* x, const float* w, float* y, std::size_t M, std::size_t N,
-                 std::size_t K);
-
 // The 16-bit formats a checkpoint may store its weights in.
 enum class Half { bf16, f16 };
 
@@ -87,6 +78,38 @@ enum class Half { bf16, f16 };
 // binary16, subnormals, infinities and NaN payloads included, is a float):
 // bf16 is the top half of a float's bits; binary16 is re-biased.
 void widen(const std::uint16_t* in, Half format, std::size_t n, float* out);
+
+// The blas policy's products (model/policy.hpp), by OpenBLAS: per block of
+// output rows (blas_block_rows), cblas_sgemm(RowMajor, NoTrans, Trans) of
+// the M rows of x by the block for M > 1, cblas_sgemv(RowMajor, NoTrans) of
+// the block by x for M == 1, written into y's columns; OpenBLAS's blocking,
+// FMA kernels and OpenMP threads (as many as omp_get_max_threads()). Throws
+// std::logic_error in a build without OpenBLAS (the WebAssembly classroom).
+// (model/blas_kernels.cpp.)
+void linear_blas(const float* x, const float* w, float* y, std::size_t M, std::size_t N,
+                 std::size_t K);
+
+// C [M, N] (row stride ldc) = A [M, K] (row stride lda) times B^T for
+// B [N, K] (transpose_b), or times B [K, N]; B's row stride ldb: one
+// cblas_sgemm (RowMajor), as linear_blas. The blas policy's attention
+// products (scores Q K^T, then P V).
+void gemm_blas(const float* a, std::size_t lda, const float* b, std::size_t ldb, bool transpose_b,
+               float* c, std::size_t ldc, std::size_t M, std::size_t N, std::size_t K);
+
+// The largest weight (in floats: 8 MiB of float32, within a last-level
+// cache) that linear_blas hands OpenBLAS whole. A larger one (a real
+// model's lm_head: 28M floats for SmolLM2-135M; Qwen2.5-0.5B's MLP
+// matrices too) goes in blocks of rows, so that a stored 16-bit matrix is
+// widened a block at a time, the block still in cache when OpenBLAS reads
+// it, instead of into a float32 copy of up to half its file. OpenBLAS's
+// bits follow the shape it is handed, so float weights take the same
+// blocks: stored or float, the same bits.
+inline constexpr std::size_t kBlasBlock = std::size_t{1} << 21;
+
+// Rows per linear_blas block of a [N, K] weight: N when N * K <= kBlasBlock,
+// else the most rows within kBlasBlock floats, a multiple of kWidenRows (at
+// least kWidenRows); the last block takes what is left.
+std::size_t blas_block_rows(std::size_t N, std::size_t K);
 
 // Rows of a weight matrix widened per block by linear_half: a multiple of
 // every kernel's output grouping (lanes8's tiles, Eigen's and OpenBLAS's
@@ -109,10 +132,17 @@ using FloatProduct = std::function<void(const float* x, const float* w, float* y
 // whole shape's splits (each output a dot product of its own) and, on every
 // shape tests/test_model_stored.cpp tries, of Eigen's (a one-row block
 // would not be: GEMV); not of OpenBLAS's (its kernels and thread split
-// follow the shape), which the forward pass gives its float copy instead.
+// follow the shape): linear_blas_half takes linear_blas's blocks instead.
 void linear_half(const float* x, const std::uint16_t* w, Half format, float* y, std::size_t M,
                  std::size_t N, std::size_t K, const FloatProduct& product,
                  std::vector<float>& widened, std::vector<float>& block_out);
+
+// linear_blas of a stored 16-bit w [N, K]: each of linear_blas's blocks
+// widened into `widened` (threads share the widening of a large block), then
+// handed to OpenBLAS: linear_blas's bits on the widened matrix, with at most
+// one block of float32 in memory.
+void linear_blas_half(const float* x, const std::uint16_t* w, Half format, float* y,
+                      std::size_t M, std::size_t N, std::size_t K, std::vector<float>& widened);
 
 // Sum of squares of each of M rows of length K, in the same order as dot
 // with `splits` (out[m] = dot(row, row)).

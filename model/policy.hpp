@@ -45,16 +45,20 @@ enum class ReductionPolicy {
   // its own subtree and the all-reduce adding the tree's top levels: the
   // bits depend neither on the batch nor on the tensor-parallel degree.
   tp_invariant,
-  // "blas": the order a CPU inference server runs. Every product (the
-  // linear ops: q/k/v/o projections, the MLP's, lm_head) is OpenBLAS's
+  // "blas": the order a CPU inference server runs. Every linear op's
+  // product (q/k/v/o projections, the MLP's, lm_head) is OpenBLAS's
   // cblas_sgemm for several rows and cblas_sgemv for one (the library
   // PyTorch calls on a Debian CPU), with OpenBLAS's own blocking, its
   // kernel for this CPU (chosen at run time) and its OpenMP threads. Its
   // kernels use fused multiply-adds: this is the one order of the lab where
   // an FMA is the modelled order (the rest of fplab is -ffp-contract=off).
-  // RMSNorm and attention run library's order (Eigen), as a server's
-  // non-GEMM kernels are its own. The bits depend on the CPU's kernel and on
-  // OpenBLAS's version; tests/test_model_blas.cpp measures the rest.
+  // Attention's two products (Q K^T, P V) are cblas_sgemm too, per
+  // (sequence, head); its softmax and RMSNorm run library's order (Eigen,
+  // std::exp), as a server's non-GEMM kernels are its own. A weight of more
+  // than kernels::kBlasBlock floats (a real model's lm_head) goes to
+  // OpenBLAS in blocks of rows (model/kernels.hpp). The bits depend on the
+  // CPU's kernel and on OpenBLAS's version; tests/test_model_blas.cpp
+  // measures the rest.
   blas,
 };
 
@@ -87,8 +91,8 @@ inline constexpr std::array kAllReductionPolicies = {
     ReductionPolicy::library, ReductionPolicy::split_k, ReductionPolicy::batch_invariant,
     ReductionPolicy::tp_invariant, ReductionPolicy::blas};
 
-// The order of the ops that are not products (RMSNorm's sum of squares,
-// attention) under `p`: library's under blas, else p's own.
+// The order of RMSNorm's sum of squares (no product) under `p`: library's
+// under blas, else p's own.
 constexpr ReductionPolicy non_product_order(ReductionPolicy p) {
   return p == ReductionPolicy::blas ? ReductionPolicy::library : p;
 }

@@ -167,6 +167,7 @@ void Model::set_weights(Weights w) {
   auto& fp32 = weights_->made[static_cast<std::size_t>(PrecisionPolicy::fp32)];
   std::call_once(fp32, [&] {
     weights_->sets[static_cast<std::size_t>(PrecisionPolicy::fp32)] = std::move(w);
+    weights_->held[static_cast<std::size_t>(PrecisionPolicy::fp32)] = true;
   });
   make_rope_tables();
 }
@@ -252,8 +253,13 @@ const Weights& Model::weights(PrecisionPolicy p) const {
     }
     round_weights(wp, r);
     weights_->sets[i] = std::move(r);
+    weights_->held[i] = true;
   });
   return weights_->sets[i];
+}
+
+bool Model::holds_weights(PrecisionPolicy p) const {
+  return weights_->held[static_cast<std::size_t>(weight_precision(p))].load();
 }
 
 const Weights& Model::vector_weights(PrecisionPolicy p) const {
@@ -343,8 +349,9 @@ Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorPar
           all_reduce_name(op) + " adds in its op's order (" + std::string(name(r)) + "), not " +
           std::string(name(policy_.reduction_of(op.name, all_reduce_name(op)))));
     }
-    // blas orders only the products; its norms and attention are library's.
-    orders_.push_back(op.kind == OpKind::linear ? r : non_product_order(r));
+    // blas orders the products (attention's too); its norms are library's.
+    const bool products = op.kind == OpKind::linear || op.kind == OpKind::attention;
+    orders_.push_back(products ? r : non_product_order(r));
     precisions_.push_back(policy_.precision_of(op.name));
   }
   // Every order in use must be able to split the model so.
@@ -468,7 +475,9 @@ void Batch::product(const float* x, const HalfMatrix& w, float* y, std::size_t r
   if (order == ReductionPolicy::library) {
     block = kernels::linear_eigen;
   } else if (order == ReductionPolicy::blas) {
-    throw std::logic_error("blas reads float weights (its bits follow the shape it is given)");
+    // OpenBLAS's own blocks, not linear_half's: its bits follow the shape.
+    kernels::linear_blas_half(x, w.data, w.format, y, rows, out_features, in_features, widened_);
+    return;
   } else {
     // The split rule's choice for the whole shape, in every block.
     const std::size_t splits = dot_splits(order, rows, out_features, in_features);
@@ -594,10 +603,8 @@ void Batch::run(const Op& op, ReductionPolicy order, PrecisionPolicy prec,
                 std::span<const std::vector<Token>> new_tokens) {
   // The matrix as the checkpoint stores it, when this pass reads it so (one
   // process; fp8 quantizes the float weights).
-  // OpenBLAS's bits follow the shape it is handed, so blas reads the
-  // float copy rather than blocks (kernels::linear_half).
   const HalfMatrix* half =
-      tp_.degree == 1 && quantizer_ == nullptr && order != ReductionPolicy::blas
+      tp_.degree == 1 && quantizer_ == nullptr
           ? model_->stored_weight(static_cast<std::size_t>(&op - ops().data()), prec)
           : nullptr;
   // The op's float weight (a norm's, or a matrix not read as stored): the
@@ -730,17 +737,17 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
 void Batch::attention(std::size_t layer, std::size_t rows, ReductionPolicy order,
                       PrecisionPolicy prec) {
   if (rows == 0) return;
-  order = non_product_order(order);  // blas: library's attention
-  if (order == ReductionPolicy::library) {
-    attention_library(layer, prec);
+  if (order == ReductionPolicy::library || order == ReductionPolicy::blas) {
+    attention_library(layer, prec, order == ReductionPolicy::blas);
   } else {
     attention_split(layer, rows, order, prec);
   }
 }
 
-// Eigen per (sequence, head): S = Q K^T / sqrt(hd) over the whole cache,
-// causal mask, E = exp(S - rowmax), l = rowsum(E), O = round(E) V / l.
-void Batch::attention_library(std::size_t layer, PrecisionPolicy prec) {
+// Per (sequence, head): S = Q K^T / sqrt(hd) over the whole cache, causal
+// mask, E = exp(S - rowmax), l = rowsum(E), O = round(E) V / l; the two
+// products by Eigen, or by OpenBLAS under blas (kernels::gemm_blas).
+void Batch::attention_library(std::size_t layer, PrecisionPolicy prec, bool blas_products) {
   const auto& c = model_->config();
   const std::size_t d = c.q_width(), kvd = c.kv_width();
   const std::size_t hd = c.head_dim();
@@ -770,7 +777,11 @@ void Batch::attention_library(std::size_t layer, PrecisionPolicy prec) {
       StridedMap Q(q_.data() + seq_first_[bu] * d + hu * hd, ni, hdi, stride);
       StridedMap K(cache_k(bu, layer) + kvh * hd, kv, hdi, kv_stride);
       StridedMap Vm(cache_v(bu, layer) + kvh * hd, kv, hdi, kv_stride);
-      RowMatrix S = Q * K.transpose();
+      RowMatrix S = blas_products ? RowMatrix(ni, kv) : RowMatrix(Q * K.transpose());
+      if (blas_products) {
+        kernels::gemm_blas(Q.data(), d, K.data(), kvd, true, S.data(), static_cast<std::size_t>(kv),
+                           n, static_cast<std::size_t>(kv), hd);
+      }
       S /= scale;
       constexpr float kMasked = -std::numeric_limits<float>::infinity();
       for (Eigen::Index i = 0; i < ni; ++i) {
@@ -790,7 +801,11 @@ void Batch::attention_library(std::size_t layer, PrecisionPolicy prec) {
       }
       const Eigen::VectorXf l = E.rowwise().sum();
       round_all(prec, std::span<float>(E.data(), static_cast<std::size_t>(E.size())));
-      RowMatrix O = E * Vm;
+      RowMatrix O = blas_products ? RowMatrix(ni, hdi) : RowMatrix(E * Vm);
+      if (blas_products) {
+        kernels::gemm_blas(E.data(), static_cast<std::size_t>(kv), Vm.data(), kvd, false, O.data(),
+                           hd, n, hd, static_cast<std::size_t>(kv));
+      }
       O.array().colwise() /= l.array();
       Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>> out(att_.data() + seq_first_[bu] * d + hu * hd,
                                                          ni, hdi, stride);

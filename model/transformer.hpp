@@ -17,6 +17,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <filesystem>
 #include <map>
@@ -130,6 +131,9 @@ class Model {
   [[nodiscard]] const HalfMatrix* stored_weight(std::size_t op, PrecisionPolicy p) const;
   // Whether the model keeps a 16-bit checkpoint's matrices as stored.
   [[nodiscard]] bool keeps_stored_weights() const { return !stored_.empty(); }
+  // Whether weights(p)'s set has been made (what the model holds in memory
+  // besides a checkpoint's stored matrices).
+  [[nodiscard]] bool holds_weights(PrecisionPolicy p) const;
   // A copy whose forward pass reads the float sets of weights() instead of
   // the stored matrices (the float32-copy path, for tests and benchmarks).
   [[nodiscard]] Model with_float_weights() const;
@@ -158,6 +162,7 @@ class Model {
   struct WeightSets {
     std::array<std::once_flag, kPrecisionPolicies.size()> made;
     std::array<Weights, kPrecisionPolicies.size()> sets;
+    std::array<std::atomic<bool>, kPrecisionPolicies.size()> held{};  // sets[i] made
     std::array<std::once_flag, kPrecisionPolicies.size()> vectors_made;
     std::array<Weights, kPrecisionPolicies.size()> vectors;
     Weights vectors_fp32;  // stored matrices' model: the loaded norms and biases
@@ -301,7 +306,7 @@ class Batch {
   const float* widen_all(const HalfMatrix& w, std::size_t count);
   void rope(float* x, std::size_t rows, std::size_t d, PrecisionPolicy prec);
   void attention(std::size_t layer, std::size_t rows, ReductionPolicy order, PrecisionPolicy prec);
-  void attention_library(std::size_t layer, PrecisionPolicy prec);
+  void attention_library(std::size_t layer, PrecisionPolicy prec, bool blas_products);
   void attention_split(std::size_t layer, std::size_t rows, ReductionPolicy order,
                        PrecisionPolicy prec);
   float* cache_k(std::size_t seq, std::size_t layer);

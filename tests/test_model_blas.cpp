@@ -1,13 +1,16 @@
 // The blas reduction policy (model/policy.hpp): its products are OpenBLAS's
-// cblas_sgemm / cblas_sgemv of the same inputs, bit for bit; they differ from
+// cblas_sgemm / cblas_sgemv of the same inputs, bit for bit, attention's
+// scores and P V included; they differ from
 // library's (Eigen) somewhere, both within the a-priori bound of a float64
 // product; and what batching and the thread count do to its bits, measured.
 #include <cblas.h>
 #include <omp.h>
 
+#include <Eigen/Dense>
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -92,6 +95,57 @@ TEST_CASE("blas: an op's output is OpenBLAS's sgemm (prefill) and sgemv (decode)
   }
 }
 
+TEST_CASE("blas: attention's scores and P V are OpenBLAS's sgemm, its softmax library's",
+          "[model][blas]") {
+  const Model& m = bundled_model();
+  const ModelConfig& c = m.config();
+  const std::string text = "And God said, Let there be";
+  const Outputs bl = record(m, Policy{ReductionPolicy::blas, PrecisionPolicy::fp32}, text);
+  const std::string p = "layers.1.self_attn.";
+  const std::vector<float>& q = bl[op_index(m, p + "q_rope")];
+  const std::vector<float>& k = bl[op_index(m, p + "k_rope")];  // a fresh prefill: the cache
+  const std::vector<float>& v = bl[op_index(m, p + "v_proj")];
+  const std::size_t d = c.q_width(), kvd = c.kv_width(), hd = c.head_dim();
+  const std::size_t T = q.size() / d, group = c.n_heads / c.kv_heads();
+  const auto i = [](std::size_t n) { return static_cast<blasint>(n); };
+  const auto ti = static_cast<Eigen::Index>(T);
+  using Rows = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
+  std::vector<float> expect(T * d);
+  for (std::size_t h = 0; h < c.n_heads; ++h) {
+    const std::size_t kvh = h / group;
+    Rows S(ti, ti);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i(T), i(T), i(hd), 1.0f,
+                q.data() + h * hd, i(d), k.data() + kvh * hd, i(kvd), 0.0f, S.data(), i(T));
+    S /= scale;
+    for (Eigen::Index r = 0; r < ti; ++r) {
+      S.row(r).tail(ti - r - 1).setConstant(-std::numeric_limits<float>::infinity());
+    }
+    const Eigen::VectorXf mx = S.rowwise().maxCoeff();
+    Rows E(ti, ti);
+    for (Eigen::Index r = 0; r < ti; ++r) {
+      for (Eigen::Index j = 0; j < ti; ++j) E(r, j) = std::exp(S(r, j) - mx(r));
+    }
+    const Eigen::VectorXf l = E.rowwise().sum();
+    Rows O(ti, static_cast<Eigen::Index>(hd));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, i(T), i(hd), i(T), 1.0f, E.data(), i(T),
+                v.data() + kvh * hd, i(kvd), 0.0f, O.data(), i(hd));
+    O.array().colwise() /= l.array();
+    for (std::size_t r = 0; r < T; ++r) {
+      for (std::size_t j = 0; j < hd; ++j) {
+        expect[r * d + h * hd + j] = O(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(j));
+      }
+    }
+  }
+  const std::size_t att = op_index(m, p + "attention");
+  CHECK(same_bits(expect, bl[att]));
+  // Negative control: library's attention (Eigen's products) on the same
+  // inputs gives other bits.
+  const Outputs mixed = record(m, parse_reduction_spec("blas," + p + "attention=library"), text);
+  CHECK(same_bits(mixed[att - 1], bl[att - 1]));
+  CHECK_FALSE(same_bits(mixed[att], bl[att]));
+}
+
 TEST_CASE("blas: differs from library, both within gamma_K of a float64 product", "[model][blas]") {
   const Model& m = bundled_model();
   const Outputs rec = record(m, Policy{ReductionPolicy::library, PrecisionPolicy::fp32},
@@ -146,7 +200,7 @@ TEST_CASE("blas: differs from library, both within gamma_K of a float64 product"
   CHECK_FALSE(same_bits(bl.forward(feed).all(), lib_logits));
 }
 
-TEST_CASE("blas: per-op overrides and blas's non-products are library's", "[model][blas]") {
+TEST_CASE("blas: per-op overrides and blas's norms are library's", "[model][blas]") {
   const Model& m = bundled_model();
   const std::string text = "In the beginning";
   // Only lm_head under blas: every op before it is library's, bit for bit.

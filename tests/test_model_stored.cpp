@@ -5,8 +5,10 @@
 // exact (every bf16 and binary16 bit pattern against checkpoints/'
 // to_float32); widening in blocks of rows changes no product's bits under
 // the invariant kernels' and Eigen's orders, tail blocks and thread counts
-// included, but does under OpenBLAS's (so blas reads a float copy); a
-// negative control (a cut inside the reduction) shows the check can fail.
+// included, but does under OpenBLAS's (so blas widens in linear_blas's own
+// blocks, which float weights take too); the stored pass holds no float
+// matrices; a negative control (a cut inside the reduction) shows the
+// check can fail.
 #include <omp.h>
 
 #include <algorithm>
@@ -227,16 +229,58 @@ TEST_CASE("widening in blocks of rows keeps every order's product bits, tails an
 }
 
 TEST_CASE(
-    "OpenBLAS's bits follow the shape it is handed: blocks would change them, so blas reads "
-    "the float copy",
+    "OpenBLAS's bits follow the shape it is handed: linear_half's blocks would change them",
     "[model][stored]") {
   // Measured (OpenBLAS 0.3.21, Debian 12): a block's sgemm or (2 threads)
   // sgemv gives other bits than the whole matrix's on some shapes; this is
-  // why the forward pass keeps a float copy for blas only.
+  // why blas widens a stored matrix in its own blocks (next test).
   const kernels::FloatProduct blas = [](const float* x, const float* w, float* y, std::size_t M,
                                         std::size_t N,
                                         std::size_t K) { kernels::linear_blas(x, w, y, M, N, K); };
   CHECK(blocked_differs(blas, "blas (OpenBLAS)") > 0);
+}
+
+TEST_CASE(
+    "blas widens a stored matrix in linear_blas's own blocks: the float weights' bits, "
+    "lm_head-sized matrices included",
+    "[model][stored]") {
+  using kernels::blas_block_rows;
+  using kernels::kBlasBlock;
+  using kernels::kWidenRows;
+  // The blocks: whole up to kBlasBlock floats, else whole multiples of
+  // kWidenRows rows within it.
+  CHECK(blas_block_rows(1000, 576) == 1000);
+  CHECK(blas_block_rows(kBlasBlock / 64, 64) == kBlasBlock / 64);
+  CHECK(blas_block_rows(49152, 576) == 3584);  // SmolLM2-135M's lm_head: 14 blocks
+  CHECK(blas_block_rows(151936, 896) == 2304);  // Qwen2.5-0.5B's: 66 blocks
+  CHECK(blas_block_rows(896, 4864) == kWidenRows);  // its down_proj: 4 blocks
+  CHECK(blas_block_rows(1 << 20, 1 << 16) == kWidenRows);  // wider than a block: one row group
+  const int threads = omp_get_max_threads();
+  std::vector<float> widened;
+  // N x K: one block; two blocks (K 64: 32,768 rows and a tail of 777);
+  // four (K 576: 3,584 rows each, a tail of 1,009 rows).
+  for (const auto& [N, K] : {std::pair<std::size_t, std::size_t>{1000, 576},
+                             {kBlasBlock / 64 + 777, 64}, {3 * 3584 + 1009, 576}}) {
+    for (const auto format : {kernels::Half::bf16, kernels::Half::f16}) {
+      const auto w16 = random_half(N * K, format, static_cast<unsigned>(N + K));
+      std::vector<float> w(N * K);
+      kernels::widen(w16.data(), format, w16.size(), w.data());
+      for (const std::size_t M : {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{40}}) {
+        const auto x = random_floats(M * K, static_cast<unsigned>(M * 3 + K));
+        for (const int t : {1, threads}) {
+          omp_set_num_threads(t);
+          std::vector<float> from_floats(M * N), from_stored(M * N);
+          kernels::linear_blas(x.data(), w.data(), from_floats.data(), M, N, K);
+          kernels::linear_blas_half(x.data(), w16.data(), format, from_stored.data(), M, N, K,
+                                    widened);
+          INFO("M " << M << ", N " << N << ", K " << K << ", threads " << t);
+          CHECK(same_bits(from_floats, from_stored));
+          CHECK(widened.size() == std::min(blas_block_rows(N, K), N) * K);
+        }
+      }
+    }
+  }
+  omp_set_num_threads(threads);
 }
 
 TEST_CASE("a block cut inside a product's reduction changes its bits (negative control)",
@@ -300,6 +344,22 @@ TEST_CASE(
       }
     }
   }
+  // The stored pass holds no float matrices: fp32 and the stored format
+  // (blas included) read the stored matrices; fp16 of a bf16 checkpoint
+  // rounds a float set (negative control).
+  const Model fresh = Model::load(test::checkpoint_fixtures() / "llama3-bf16");
+  for (const ReductionPolicy r : kAllReductionPolicies) {
+    if (!tensor_parallel_valid(fresh, r)) continue;
+    for (const PrecisionPolicy p : {PrecisionPolicy::fp32, PrecisionPolicy::bf16}) {
+      test::OpRecorder ops;
+      run_passes(fresh, Policy{r, p}, ops);
+    }
+  }
+  CHECK_FALSE(fresh.holds_weights(PrecisionPolicy::fp32));
+  CHECK_FALSE(fresh.holds_weights(PrecisionPolicy::bf16));
+  test::OpRecorder fp16_ops;
+  run_passes(fresh, Policy{ReductionPolicy::blas, PrecisionPolicy::fp16}, fp16_ops);
+  CHECK(fresh.holds_weights(PrecisionPolicy::fp16));
   // An f32 checkpoint keeps float32 weights (nothing stored to read).
   CHECK_FALSE(Model::load(test::checkpoint_fixtures() / "qwen2-f32").keeps_stored_weights());
 }
