@@ -65,8 +65,8 @@ void gemm_blas(const float* a, std::size_t lda, const float* b, std::size_t ldb,
 #endif
 }
 
-void linear_blas_half(const float* x, const std::uint16_t* w, Half format, float* y,
-                      std::size_t M, std::size_t N, std::size_t K, std::vector<float>& widened) {
+void linear_blas_half(const float* x, const std::uint16_t* w, Half format, float* y, std::size_t M,
+                      std::size_t N, std::size_t K, std::vector<float>& widened) {
   if (M == 0 || N == 0) return;
   const std::size_t rows = blas_block_rows(N, K);
   widened.resize(std::min(rows, N) * K);
@@ -75,8 +75,8 @@ void linear_blas_half(const float* x, const std::uint16_t* w, Half format, float
     // Widening is exact, so how it is shared out changes no value.
     const std::size_t count = n * K;
     const auto parts = static_cast<long>(count >= kParallelWork ? 16 : 1);
-    const std::size_t part = (count + static_cast<std::size_t>(parts) - 1) /
-                             static_cast<std::size_t>(parts);
+    const std::size_t part =
+        (count + static_cast<std::size_t>(parts) - 1) / static_cast<std::size_t>(parts);
 #pragma omp parallel for schedule(static) if (parts > 1)
     for (long p = 0; p < parts; ++p) {
       const std::size_t begin = static_cast<std::size_t>(p) * part;

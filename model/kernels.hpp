@@ -141,8 +141,8 @@ void linear_half(const float* x, const std::uint16_t* w, Half format, float* y, 
 // widened into `widened` (threads share the widening of a large block), then
 // handed to OpenBLAS: linear_blas's bits on the widened matrix, with at most
 // one block of float32 in memory.
-void linear_blas_half(const float* x, const std::uint16_t* w, Half format, float* y,
-                      std::size_t M, std::size_t N, std::size_t K, std::vector<float>& widened);
+void linear_blas_half(const float* x, const std::uint16_t* w, Half format, float* y, std::size_t M,
+                      std::size_t N, std::size_t K, std::vector<float>& widened);
 
 // Sum of squares of each of M rows of length K, in the same order as dot
 // with `splits` (out[m] = dot(row, row)).

@@ -115,8 +115,8 @@ TEST_CASE("blas: attention's scores and P V are OpenBLAS's sgemm, its softmax li
   for (std::size_t h = 0; h < c.n_heads; ++h) {
     const std::size_t kvh = h / group;
     Rows S(ti, ti);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i(T), i(T), i(hd), 1.0f,
-                q.data() + h * hd, i(d), k.data() + kvh * hd, i(kvd), 0.0f, S.data(), i(T));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i(T), i(T), i(hd), 1.0f, q.data() + h * hd,
+                i(d), k.data() + kvh * hd, i(kvd), 0.0f, S.data(), i(T));
     S /= scale;
     for (Eigen::Index r = 0; r < ti; ++r) {
       S.row(r).tail(ti - r - 1).setConstant(-std::numeric_limits<float>::infinity());

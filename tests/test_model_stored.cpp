@@ -228,9 +228,8 @@ TEST_CASE("widening in blocks of rows keeps every order's product bits, tails an
   }
 }
 
-TEST_CASE(
-    "OpenBLAS's bits follow the shape it is handed: linear_half's blocks would change them",
-    "[model][stored]") {
+TEST_CASE("OpenBLAS's bits follow the shape it is handed: linear_half's blocks would change them",
+          "[model][stored]") {
   // Measured (OpenBLAS 0.3.21, Debian 12): a block's sgemm or (2 threads)
   // sgemv gives other bits than the whole matrix's on some shapes; this is
   // why blas widens a stored matrix in its own blocks (next test).
@@ -251,21 +250,23 @@ TEST_CASE(
   // kWidenRows rows within it.
   CHECK(blas_block_rows(1000, 576) == 1000);
   CHECK(blas_block_rows(kBlasBlock / 64, 64) == kBlasBlock / 64);
-  CHECK(blas_block_rows(49152, 576) == 3584);  // SmolLM2-135M's lm_head: 14 blocks
-  CHECK(blas_block_rows(151936, 896) == 2304);  // Qwen2.5-0.5B's: 66 blocks
-  CHECK(blas_block_rows(896, 4864) == kWidenRows);  // its down_proj: 4 blocks
+  CHECK(blas_block_rows(49152, 576) == 3584);              // SmolLM2-135M's lm_head: 14 blocks
+  CHECK(blas_block_rows(151936, 896) == 2304);             // Qwen2.5-0.5B's: 66 blocks
+  CHECK(blas_block_rows(896, 4864) == kWidenRows);         // its down_proj: 4 blocks
   CHECK(blas_block_rows(1 << 20, 1 << 16) == kWidenRows);  // wider than a block: one row group
   const int threads = omp_get_max_threads();
   std::vector<float> widened;
   // N x K: one block; two blocks (K 64: 32,768 rows and a tail of 777);
   // four (K 576: 3,584 rows each, a tail of 1,009 rows).
   for (const auto& [N, K] : {std::pair<std::size_t, std::size_t>{1000, 576},
-                             {kBlasBlock / 64 + 777, 64}, {3 * 3584 + 1009, 576}}) {
+                             {kBlasBlock / 64 + 777, 64},
+                             {3 * 3584 + 1009, 576}}) {
     for (const auto format : {kernels::Half::bf16, kernels::Half::f16}) {
       const auto w16 = random_half(N * K, format, static_cast<unsigned>(N + K));
       std::vector<float> w(N * K);
       kernels::widen(w16.data(), format, w16.size(), w.data());
-      for (const std::size_t M : {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{40}}) {
+      for (const std::size_t M :
+           {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{40}}) {
         const auto x = random_floats(M * K, static_cast<unsigned>(M * 3 + K));
         for (const int t : {1, threads}) {
           omp_set_num_threads(t);
