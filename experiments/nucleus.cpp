@@ -217,26 +217,22 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
 }
 
 Experiment make() {
-  return {
-      .info = {.id = "nucleus",
-               .title = "Top-p against top-k, step by step (C3)",
-               .description = "Per step: the top-p nucleus against a fixed top-k, and the mass "
-                              "each admits or discards",
-               .order = 410,
-               .seed = 0,
-               .claims = {"C3"},
-               .params = {ParamSpec::text("confident_prompt", "a prompt with one likely next token",
-                                          std::string(kConfidentPrompt)),
-                          ParamSpec::text("open_prompt", "a prompt with many likely next tokens",
-                                          std::string(kOpenPrompt)),
-                          ParamSpec::real("top_p", "the nucleus mass", "0.9").within(0, 1),
-                          ParamSpec::integer("top_k", "the fixed k", "5", "5", 1, 1e6),
-                          ParamSpec::integer("steps", "greedy steps per prompt", "100", "20", 1,
-                                             200)
-                              .quick_when_large("4"),
-                          model_param()},
-               .large_quick = model::experiments::large_model_quick()},
-      .run = run};
+  return {.info = {.id = "nucleus",
+                   .title = "Top-p against top-k, step by step (C3)",
+                   .description = "Per step: the top-p nucleus against a fixed top-k, and the mass "
+                                  "each admits or discards",
+                   .order = 410,
+                   .seed = 0,
+                   .claims = {"C3"},
+                   .params = {confident_prompt_param(), open_prompt_param(),
+                              ParamSpec::real("top_p", "the nucleus mass", "0.9").within(0, 1),
+                              ParamSpec::integer("top_k", "the fixed k", "5", "5", 1, 1e6),
+                              ParamSpec::integer("steps", "greedy steps per prompt", "100", "20", 1,
+                                                 200)
+                                  .quick_when_large("4"),
+                              model_param()},
+                   .large_quick = model::experiments::large_model_quick()},
+          .run = run};
 }
 
 FPLAB_REGISTER_EXPERIMENT(make);

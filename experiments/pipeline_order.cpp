@@ -329,10 +329,7 @@ Experiment make() {
                .order = 430,
                .seed = 0,
                .claims = {"C5"},
-               .params = {ParamSpec::text("confident_prompt", "a prompt with one likely next token",
-                                          std::string(kConfidentPrompt)),
-                          ParamSpec::text("open_prompt", "a prompt with many likely next tokens",
-                                          std::string(kOpenPrompt)),
+               .params = {confident_prompt_param(), open_prompt_param(),
                           ParamSpec::real("temperature",
                                           "the temperature of the verdict and the 24 orders", "2")
                               .within(kTiny, kInf),

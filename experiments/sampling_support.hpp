@@ -23,6 +23,17 @@ inline constexpr std::string_view kConfidentPrompt =
     "In the beginning God created the heaven and the eart";
 inline constexpr std::string_view kOpenPrompt = "And he said unto them, ";
 
+// The two prompts as parameters, one place for their names, help and
+// defaults (nucleus, pipeline-order, temperature).
+inline ParamSpec confident_prompt_param() {
+  return ParamSpec::text("confident_prompt", "a prompt with one likely next token",
+                         std::string(kConfidentPrompt));
+}
+inline ParamSpec open_prompt_param() {
+  return ParamSpec::text("open_prompt", "a prompt with many likely next tokens",
+                         std::string(kOpenPrompt));
+}
+
 using model::bundled_model;
 using model::OneThread;
 using model::experiments::experiment_model;

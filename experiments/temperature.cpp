@@ -349,10 +349,7 @@ Experiment make() {
                .order = 400,
                .seed = 0,
                .claims = {"C1", "C2"},
-               .params = {ParamSpec::text("confident_prompt", "a prompt with one likely next token",
-                                          std::string(kConfidentPrompt)),
-                          ParamSpec::text("open_prompt", "a prompt with many likely next tokens",
-                                          std::string(kOpenPrompt)),
+               .params = {confident_prompt_param(), open_prompt_param(),
                           ParamSpec::real_list("temperatures", "temperatures for the mass table",
                                                "0.5,0.75,1,1.25,1.5,1.75,2")
                               .within(0x1.0p-20, std::numeric_limits<double>::infinity())
