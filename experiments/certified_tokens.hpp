@@ -26,7 +26,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "model/enclosure.hpp"
@@ -67,6 +69,7 @@ struct FirstOrderPath {
   std::int64_t certified_steps = 0;
   std::int64_t total_steps = 0;
   std::int64_t lead_differs = 0;       // steps whose centre's leader is not the path's token
+  bool cover = false;                  // the bounds came from the cover (FirstOrderStep::cover)
   double median_gap_bound = 0;         // median G_j over every competitor of every step
   double median_logit_bound = 0;       // median B_j over every logit of every step
   double smallest_certified_gap = 0;   // smallest measured top-2 gap (path) at a certified step
@@ -101,12 +104,20 @@ std::vector<SweepCheck> check_sweep(const Model& m, const CertifiedPath& path,
                                     std::span<const std::size_t> degrees,
                                     std::span<const ReductionPolicy> policies,
                                     PrecisionPolicy precision = PrecisionPolicy::fp32);
-// A first-order bound alone, against forward passes in its own precision
-// along its own path (T = 1: under bf16, tensor parallelism rounds its
+// A first-order bound alone, against forward passes in `precision` (its
+// own when absent) along its own path, at each tensor-parallel degree of
+// `degrees` (T = 1 when empty; under bf16, tensor parallelism rounds its
 // partial sums, a rounding point the bound does not list); the rigorous
 // columns stay 0.
 std::vector<SweepCheck> check_first_order(const Model& m, const FirstOrderPath& first_order,
                                           std::span<const std::size_t> batches,
-                                          std::span<const ReductionPolicy> policies);
+                                          std::span<const ReductionPolicy> policies,
+                                          std::span<const std::size_t> degrees = {},
+                                          std::optional<PrecisionPolicy> precision = {});
+
+// Why the model's shape does not split into `tp` shards under `r`
+// (validate_tensor_parallel's line, at T = tp and at T = 1); empty when it
+// does. check_sweep and check_first_order leave such runs out.
+std::string tp_refusal(const ModelConfig& c, ReductionPolicy r, std::size_t tp);
 
 }  // namespace fplab::model::experiments

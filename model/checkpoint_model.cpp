@@ -93,9 +93,16 @@ Model Model::from_checkpoint(const std::string& model) {
   checkpoints::Checkpoint ck = checkpoints::Checkpoint::open(where);
   const std::string name = where.path.string();
   const ModelConfig config = model_config(ck.config(), name);
-  Model m(where.path, config,
-          Tokenizer(std::make_shared<const BpeSubword>(
-              checkpoints::BpeTokenizer::for_model(where.path.string()))));
+  auto bpe =
+      std::make_shared<const BpeSubword>(checkpoints::BpeTokenizer::for_model(where.path.string()));
+  // A tokenizer of another model (its ids past the embedding's rows) would
+  // feed the forward pass ids it has no row for.
+  if (bpe->vocab_size() > config.vocab_size) {
+    throw InputError(name + ": the tokenizer's ids reach " + std::to_string(bpe->vocab_size() - 1) +
+                     ", past the model's vocab_size of " + std::to_string(config.vocab_size) +
+                     " (a tokenizer of another model?)");
+  }
+  Model m(where.path, config, Tokenizer(std::move(bpe)));
   m.metadata_ = {{"format", std::string(ck.format())},
                  {"id", where.id},
                  {"architecture", std::string(checkpoints::name(ck.config().architecture))},

@@ -4,11 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 
+#include "model/model_cache.hpp"
 #include "reductions/error.hpp"
 
 namespace fplab::model {
@@ -72,21 +71,18 @@ MatrixNorms matrix_norms(const std::vector<float>& w, std::size_t N, std::size_t
 
 // Per op of model.ops(): a linear op's weight norms (empty for the others).
 const std::vector<MatrixNorms>& model_norms(const Model& model) {
-  static std::mutex mutex;
-  static std::map<const Model*, std::vector<MatrixNorms>> cache;
-  const std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = cache[&model];
-  if (slot.empty()) {
+  static PerModelCache<int, std::vector<MatrixNorms>> cache;
+  return cache.get(model, 0, [&] {
     const Weights& w = model.weights(PrecisionPolicy::fp32);
-    slot.resize(model.ops().size());
+    std::vector<MatrixNorms> norms(model.ops().size());
     for (std::size_t i = 0; i < model.ops().size(); ++i) {
       const Op& op = model.ops()[i];
       if (op.kind == OpKind::linear) {
-        slot[i] = matrix_norms(op_weight(w, op), op.out_features, op.in_features);
+        norms[i] = matrix_norms(op_weight(w, op), op.out_features, op.in_features);
       }
     }
-  }
-  return slot;
+    return norms;
+  });
 }
 
 void tighten(Bounded& b) { b.r = std::min(b.r, norm2(b.e.data(), b.e.size())); }

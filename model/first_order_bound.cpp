@@ -4,13 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "model/enclosure.hpp"
+#include "model/kernels.hpp"
+#include "model/model_cache.hpp"
 #include "reductions/error.hpp"
 
 namespace fplab::model {
@@ -24,30 +24,52 @@ using RowMatrixF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::R
 constexpr double kU = 0x1p-24;     // fp32's unit roundoff
 constexpr double kBf16U = 0x1p-8;  // bf16's
 // The adjoints' linear-layer products run in float (twice as fast): each
-// adds a relative error of at most gamma_384 = 2.3e-5 (float) of the
-// product of absolute values; the bounds are multiplied by this margin for
-// it. Measured: the median bounds moved by less than 1e-7 relative against double
-// products (docs/model.md).
+// adds a relative error of at most gamma_K (float) of the product of
+// absolute values, K the op's output width (384 on the bundled model:
+// 2.3e-5; 4,864 on Qwen2.5-0.5B: 2.9e-4); the bounds are multiplied by
+// this margin for it. Measured on the bundled model: the median bounds
+// moved by less than 1e-7 relative against double products (docs/model.md).
 constexpr double kFloatAdjoint = 1 + 0x1p-7;
+// The adjoint products handed to OpenBLAS, in multiply-adds (linear_back):
+// a checkpoint's; none of the bundled model's (63 x 384 x 128 at most).
+constexpr std::size_t kBlasAdjoint = std::size_t{1} << 23;
+// The cover's candidate rows (backward()).
+constexpr Eigen::Index kCandidates = 32;
 
 // Higham's gamma_n for fp32's unit roundoff (reductions/error.hpp).
 double gamma(std::size_t n) { return fplab::gamma(static_cast<double>(n), kU); }
 
-struct DenseWeight {
-  Mat w;               // [out, in]
-  Mat abs;             // |w|
-  Eigen::MatrixXf wf;  // w as the float it is, for the adjoints' products
-};
+// A matrix [out, in] as the float it is (column major). Its double and its
+// absolute values are made per use (DoubleScratch), not kept: at 8 bytes a
+// parameter each they would take a 0.5B model's bounds past the machine's
+// memory.
+using DenseWeight = Eigen::MatrixXf;
 
 DenseWeight dense(const std::vector<float>& w, std::size_t out, std::size_t in) {
-  const Eigen::Map<const RowMatrixF> m(w.data(), static_cast<Eigen::Index>(out),
-                                       static_cast<Eigen::Index>(in));
-  DenseWeight d;
-  d.w = m.cast<double>();
-  d.abs = d.w.cwiseAbs();
-  d.wf = m;
-  return d;
+  return Eigen::Map<const RowMatrixF>(w.data(), static_cast<Eigen::Index>(out),
+                                      static_cast<Eigen::Index>(in));
 }
+
+// The matrix in double (exact), column major.
+Mat as_double(const DenseWeight& w) { return w.cast<double>(); }
+
+// A matrix in double, in a buffer kept between uses: a 0.5B model's
+// matrices would otherwise be allocated, faulted in and freed twice per op
+// and position (a quarter of the time, in the kernel).
+class DoubleScratch {
+ public:
+  // w in double (exact); valid until the next call.
+  Eigen::Map<Mat> of(const DenseWeight& w) {
+    const auto n = static_cast<std::size_t>(w.size());
+    if (buffer_.size() < n) buffer_.resize(n);
+    Eigen::Map<Mat> m(buffer_.data(), w.rows(), w.cols());
+    m = w.cast<double>();
+    return m;
+  }
+
+ private:
+  std::vector<double> buffer_;
+};
 
 Vec vec(const std::vector<float>& v) {
   return Eigen::Map<const Eigen::VectorXf>(v.data(), static_cast<Eigen::Index>(v.size()))
@@ -58,32 +80,30 @@ Vec vec(const std::vector<float>& v) {
 // an rmsnorm's scale, the embedding (empty for the other ops).
 struct DenseOp {
   DenseWeight linear;
+  Vec bias;  // a linear's bias (Qwen2's q, k, v), or empty
   Vec norm;
-  Mat embed;
+  DenseWeight embed;
 };
 
 const std::vector<DenseOp>& dense_model(const Model& model, PrecisionPolicy p) {
-  static std::mutex mutex;
-  static std::map<std::pair<const Model*, PrecisionPolicy>, std::vector<DenseOp>> cache;
-  const std::lock_guard<std::mutex> lock(mutex);
-  auto [it, fresh] = cache.try_emplace({&model, p});
-  if (fresh) {
+  static PerModelCache<PrecisionPolicy, std::vector<DenseOp>> cache;
+  return cache.get(model, p, [&] {
     const auto& c = model.config();
     const Weights& w = model.weights(p);
-    auto& m = it->second;
-    m.resize(model.ops().size());
+    std::vector<DenseOp> m(model.ops().size());
     for (std::size_t i = 0; i < model.ops().size(); ++i) {
       const Op& op = model.ops()[i];
       if (op.kind == OpKind::linear) {
         m[i].linear = dense(op_weight(w, op), op.out_features, op.in_features);
+        if (op.bias != nullptr) m[i].bias = vec(w.layers[op.layer].*op.bias);
       } else if (op.kind == OpKind::rmsnorm) {
         m[i].norm = vec(op_weight(w, op));
       } else if (op.kind == OpKind::embed) {
-        m[i].embed = dense(op_weight(w, op), c.vocab_size, op.width()).w;
+        m[i].embed = dense(op_weight(w, op), c.vocab_size, op.width());
       }
     }
-  }
-  return it->second;
+    return m;
+  });
 }
 
 // The sums sum_k |adjoint_k| b_k, per adjoint row, and for the first
@@ -119,9 +139,9 @@ struct NormTape {
 // One op's forward values at one position.
 struct OpTape {
   Vec out;
-  NormTape norm;          // rmsnorm
-  Vec silu;               // silu_mul: silu(gate)
-  std::vector<Vec> s, p;  // attention, per head, over the kv positions
+  std::vector<NormTape> norms;  // rmsnorm, one per group
+  Vec silu;                     // silu_mul: silu(gate)
+  std::vector<Vec> s, p;        // attention, per head, over the kv positions
 };
 
 }  // namespace
@@ -130,7 +150,8 @@ struct FirstOrderSequence::State {
   const Model* model = nullptr;
   const std::vector<DenseOp>* dm = nullptr;
   FirstOrderOptions options;  // the probes
-  double ub = 0;              // bf16's rounding points, or 0
+  mutable DoubleScratch scratch;
+  double ub = 0;  // bf16's rounding points, or 0
   double scale = 1;
   double eps = 0;
   double attn_scale = 0;
@@ -174,13 +195,19 @@ struct FirstOrderSequence::State {
     return a_x;
   }
 
+  // The key-value head query head h reads (grouped-query attention).
+  std::size_t kv_head(std::size_t h) const {
+    const auto& c = model->config();
+    return h / (c.n_heads / c.kv_heads());
+  }
+
   Vec rope(const Vec& x, std::size_t pos) const {
     const auto& c = model->config();
     const std::size_t hd = c.head_dim(), half = hd / 2;
     const float* cs = model->rope_cos().data() + pos * hd;
     const float* sn = model->rope_sin().data() + pos * hd;
     Vec y(x.size());
-    for (std::size_t h = 0; h < c.n_heads; ++h) {
+    for (std::size_t h = 0; h < static_cast<std::size_t>(x.size()) / hd; ++h) {
       for (std::size_t i = 0; i < hd; ++i) {
         const auto at = static_cast<Eigen::Index>(h * hd + i);
         const double rot = i < half ? -x(at + static_cast<Eigen::Index>(half))
@@ -200,7 +227,7 @@ struct FirstOrderSequence::State {
     Vec b(x.size());
     Mat a_x = Mat::Zero(a_y.rows(), a_y.cols());
     const auto hh = static_cast<Eigen::Index>(half);
-    for (std::size_t h = 0; h < c.n_heads; ++h) {
+    for (std::size_t h = 0; h < static_cast<std::size_t>(x.size()) / hd; ++h) {
       for (std::size_t i = 0; i < hd; ++i) {
         const auto at = static_cast<Eigen::Index>(h * hd + i);
         const Eigen::Index other = i < half ? at + hh : at - hh;
@@ -215,13 +242,27 @@ struct FirstOrderSequence::State {
     return a_x;
   }
 
-  // The sources of a rounded linear y = W x at y; returns d x.
-  Mat linear_back(Accumulator& acc, const Mat& a_y, const DenseWeight& w, const Vec& x,
+  // The sources of a rounded linear y = W x (+ b, added in float after the
+  // product) at y; returns d x.
+  Mat linear_back(Accumulator& acc, const Mat& a_y, const DenseWeight& w, bool bias, const Vec& x,
                   const Vec& y) const {
-    acc.add(a_y,
-            gamma(static_cast<std::size_t>(x.size())) * (w.abs * x.cwiseAbs()) + ub * y.cwiseAbs());
-    // The product in float (kFloatAdjoint says why that is covered).
-    return (a_y.cast<float>() * w.wf).cast<double>();
+    Eigen::Map<Mat> abs = scratch.of(w);
+    abs = abs.cwiseAbs();
+    acc.add(a_y, gamma(static_cast<std::size_t>(x.size())) * (abs * x.cwiseAbs()) +
+                     ((bias ? kU : 0) + ub) * y.cwiseAbs());
+    // The product in float (kFloatAdjoint says why that is covered): by
+    // Eigen, or from kBlasAdjoint multiply-adds by OpenBLAS (a checkpoint's
+    // products: its FMA kernels are several times Eigen's SSE2 ones; either
+    // rounding is covered alike).
+    const Eigen::MatrixXf a = a_y.cast<float>();
+    const auto rows = static_cast<std::size_t>(a.rows());
+    const auto out = static_cast<std::size_t>(w.rows()), in = static_cast<std::size_t>(w.cols());
+    if (rows * out * in < kBlasAdjoint) return (a * w).cast<double>();
+    // Column major C [rows, in] = A [rows, out] W [out, in] is row major
+    // C^T = W^T A^T, each operand its own column-major storage.
+    Eigen::MatrixXf c(a.rows(), w.cols());
+    kernels::gemm_blas(w.data(), out, a.data(), rows, false, c.data(), rows, in, rows, out);
+    return c.cast<double>();
   }
 
   void forward(Token token) {
@@ -237,30 +278,38 @@ struct FirstOrderSequence::State {
       const Vec* x = op.in[0] == kNoInput ? nullptr : &tape[op.in[0]].out;
       switch (op.kind) {
         case OpKind::embed:
-          t.out = w.embed.row(token).transpose();
+          t.out = w.embed.row(token).transpose().cast<double>();
           break;
-        case OpKind::rmsnorm:
-          t.norm = rmsnorm(*x, w.norm);
-          t.out = t.norm.out;
+        case OpKind::rmsnorm: {
+          // One group (a row of d), or one per head (Qwen3's q_norm, k_norm).
+          const auto g = static_cast<Eigen::Index>(op.in_features);
+          t.out.resize(x->size());
+          for (Eigen::Index at = 0; at < x->size(); at += g) {
+            t.norms.push_back(rmsnorm(x->segment(at, g), w.norm));
+            t.out.segment(at, g) = t.norms.back().out;
+          }
           break;
+        }
         case OpKind::linear:
-          t.out = w.linear.w * *x;
+          t.out = scratch.of(w.linear) * *x;
+          if (w.bias.size() > 0) t.out += w.bias;
           break;
         case OpKind::rope:
           t.out = rope(*x, length);
           break;
         case OpKind::attention: {
           const std::size_t l = op.layer;
-          t.out.resize(static_cast<Eigen::Index>(c.d_model));
+          t.out.resize(static_cast<Eigen::Index>(c.q_width()));
           t.s.assign(c.n_heads, {});
           t.p.assign(c.n_heads, {});
           for (std::size_t h = 0; h < c.n_heads; ++h) {
             const auto off = static_cast<Eigen::Index>(h * hd);
+            const auto kv_off = static_cast<Eigen::Index>(kv_head(h) * hd);
             const auto n = static_cast<Eigen::Index>(hd);
-            t.s[h] = kc[l].block(0, off, p + 1, n) * x->segment(off, n) / attn_scale;
+            t.s[h] = kc[l].block(0, kv_off, p + 1, n) * x->segment(off, n) / attn_scale;
             const Vec e = (t.s[h].array() - t.s[h].maxCoeff()).exp().matrix();
             t.p[h] = e / e.sum();
-            t.out.segment(off, n) = vc[l].block(0, off, p + 1, n).transpose() * t.p[h];
+            t.out.segment(off, n) = vc[l].block(0, kv_off, p + 1, n).transpose() * t.p[h];
           }
           break;
         }
@@ -298,9 +347,10 @@ struct FirstOrderSequence::State {
     Mat a_qr = Mat::Zero(a_o.rows(), a_o.cols());
     for (std::size_t h = 0; h < c.n_heads; ++h) {
       const auto off = static_cast<Eigen::Index>(h * hd);
+      const auto kv_off = static_cast<Eigen::Index>(kv_head(h) * hd);
       const Mat ao = a_o.middleCols(off, n);
-      const auto K = kc[l].block(0, off, kv, n);
-      const auto V = vc[l].block(0, off, kv, n);
+      const auto K = kc[l].block(0, kv_off, kv, n);
+      const auto V = vc[l].block(0, kv_off, kv, n);
       const Vec& P = t.p[h];
       const Vec& s = t.s[h];
       const Vec o = t.out.segment(off, n);
@@ -320,8 +370,8 @@ struct FirstOrderSequence::State {
       const Vec qs = q / attn_scale;
       for (Eigen::Index j = 0; j < kv; ++j) {
         const auto ju = static_cast<std::size_t>(j);
-        ak[ju][l].middleCols(off, n).noalias() += a_s.col(j) * qs.transpose();
-        av[ju][l].middleCols(off, n) += P(j) * ao;
+        ak[ju][l].middleCols(kv_off, n).noalias() += a_s.col(j) * qs.transpose();
+        av[ju][l].middleCols(kv_off, n) += P(j) * ao;
       }
     }
     return a_qr;
@@ -330,13 +380,14 @@ struct FirstOrderSequence::State {
   // Position `pos`'s backward: the op list walked backwards, each op with
   // a live output adjoint passing it to its inputs and adding its error
   // sources. A cached K or V's adjoint is the cache's (every later query's
-  // attention has added to it by now); at the last position lm_head's is
-  // the identity (one row per logit); an op with no adjoint (the layers
-  // above a cached entry at an earlier position) is skipped.
-  void position_back(Accumulator& acc, std::size_t pos, const Mat* seed) {
+  // attention has added to it by now); at the last position op `seed_op`'s
+  // is `seed` (the rows: backward()); an op with no adjoint (the layers
+  // above a cached entry at an earlier position, lm_head under the cover)
+  // is skipped.
+  void position_back(Accumulator& acc, std::size_t pos, std::size_t seed_op, const Mat* seed) {
     const auto& ops = model->ops();
     std::vector<std::optional<Mat>> adj(ops.size());
-    if (seed != nullptr) adj.back() = *seed;
+    if (seed != nullptr) adj[seed_op] = *seed;
     const auto pass = [&adj](std::size_t to, Mat a) {
       if (adj[to]) {
         *adj[to] += a;
@@ -362,10 +413,20 @@ struct FirstOrderSequence::State {
         case OpKind::embed:  // exact
           break;
         case OpKind::rmsnorm:
-          pass(op.in[0], rmsnorm_back(acc, a, t.norm, w.norm));
+          if (t.norms.size() == 1) {
+            pass(op.in[0], rmsnorm_back(acc, a, t.norms[0], w.norm));
+          } else {
+            const auto g = static_cast<Eigen::Index>(op.in_features);
+            Mat a_x(a.rows(), a.cols());
+            for (std::size_t k = 0; k < t.norms.size(); ++k) {
+              const auto at = static_cast<Eigen::Index>(k) * g;
+              a_x.middleCols(at, g) = rmsnorm_back(acc, a.middleCols(at, g), t.norms[k], w.norm);
+            }
+            pass(op.in[0], std::move(a_x));
+          }
           break;
         case OpKind::linear:
-          pass(op.in[0], linear_back(acc, a, w.linear, *x, t.out));
+          pass(op.in[0], linear_back(acc, a, w.linear, w.bias.size() > 0, *x, t.out));
           break;
         case OpKind::rope:
           pass(op.in[0], rope_back(acc, a, *x, t.out, pos));
@@ -400,37 +461,129 @@ struct FirstOrderSequence::State {
     }
   }
 
-  // The whole prefix's backward from the last position's logits.
+  // lm_head's own sources at each logit j, b_j = gamma_d (|W| |n|)_j +
+  // u_bf16 |l_j| (its dot; bf16's rounding of its output), W in blocks of
+  // rows in double (a vocabulary's W whole would be 1.1 GB more). With `h`,
+  // also |W| h and |W - W_lead| h (the cover's sums).
+  struct HeadSums {
+    Vec b, wh, gap;
+  };
+  HeadSums head_sums(const Vec& n, Eigen::Index lead, const Vec* h) const {
+    const DenseWeight& head = dm->back().linear;
+    const auto V = head.rows();
+    const Vec abs_n = n.cwiseAbs();
+    HeadSums r;
+    Vec wn(V);
+    if (h != nullptr) r.wh.resize(V), r.gap.resize(V);
+    constexpr Eigen::Index kBlock = 4096;
+    const Vec w_lead = head.row(lead).transpose().cast<double>();
+    for (Eigen::Index j = 0; j < V; j += kBlock) {
+      const Eigen::Index b = std::min(kBlock, V - j);
+      const Mat w = head.middleRows(j, b).cast<double>();
+      const Mat abs = w.cwiseAbs();
+      wn.segment(j, b) = abs * abs_n;
+      if (h == nullptr) continue;
+      r.wh.segment(j, b) = abs * *h;
+      r.gap.segment(j, b) = (w.rowwise() - w_lead.transpose()).cwiseAbs() * *h;
+    }
+    r.b = gamma(static_cast<std::size_t>(n.size())) * wn + ub * logits.cwiseAbs();
+    return r;
+  }
+
+  // The whole prefix's backward from the last position's logits, seeded at
+  // the final norm's output n (lm_head's sources added directly: head_sums).
+  // Its rows: exact, one per logit (W_lm's rows at n), when the vocabulary is
+  // at most d_model + kCandidates; else the cover: one row per element of n
+  // (the identity) and one per candidate c, the kCandidates runners-up by
+  // the centre's logit (W_lead - W_c). With H_i the bound on n_i's
+  // first-order error and e_j lm_head's own sources, B_j = sum_i |W_ji| H_i
+  // + e_j and G_j = sum_i |W_lead,i - W_ji| H_i + e_lead + e_j: bounds on the
+  // same first-order sums (the triangle inequality over i), looser than the
+  // exact rows but d + 32 of them rather than the vocabulary; a candidate's
+  // G_c is the smaller of that and its own row's.
   void backward() {
     const auto& c = model->config();
+    const auto& ops = model->ops();
     const auto d = static_cast<Eigen::Index>(c.d_model);
     const auto V = static_cast<Eigen::Index>(c.vocab_size);
+    const auto kvw = static_cast<Eigen::Index>(c.kv_width());
     const std::size_t last = length;
+    Eigen::Index lead = 0;
+    logits.maxCoeff(&lead);
     Accumulator acc;
     acc.scale = scale;
-    acc.logits = V;
-    acc.bound = Vec::Zero(V);
-    acc.gap = Vec::Zero(V);
-    logits.maxCoeff(&acc.lead);
-    ak.assign(last + 1, std::vector<Mat>(c.n_layers, Mat::Zero(V, d)));
+    const bool cover = !options.rows_per_logit && V > d + kCandidates;
+    const std::size_t seed_op = ops.back().in[0];
+    const Vec& n = tapes[last][seed_op].out;
+    const DenseWeight& head = dm->back().linear;
+    std::vector<Eigen::Index> candidates;
+    Mat seed;
+    if (cover) {
+      std::vector<Eigen::Index> order(static_cast<std::size_t>(V));
+      for (Eigen::Index j = 0; j < V; ++j) order[static_cast<std::size_t>(j)] = j;
+      const auto ranked = order.begin() + kCandidates + 1;
+      std::partial_sort(order.begin(), ranked, order.end(), [this](Eigen::Index a, Eigen::Index b) {
+        return logits(a) > logits(b) || (logits(a) == logits(b) && a < b);
+      });
+      for (auto it = order.begin(); it != ranked; ++it)
+        if (*it != lead) candidates.push_back(*it);
+      candidates.resize(kCandidates);
+      seed = Mat::Zero(d + kCandidates, d);
+      seed.topRows(d).setIdentity();
+      for (Eigen::Index k = 0; k < kCandidates; ++k)
+        seed.row(d + k) = head.row(lead).cast<double>() -
+                          head.row(candidates[static_cast<std::size_t>(k)]).cast<double>();
+      acc.bound = Vec::Zero(seed.rows());
+    } else {
+      seed = as_double(head);
+      acc.logits = V;
+      acc.lead = lead;
+      // lm_head's sources first, as the reverse sweep meets them: B_j = b_j,
+      // G_j = b_lead + b_j.
+      const Vec b = head_sums(n, lead, nullptr).b * scale;
+      acc.bound = b;
+      acc.gap = (b.array() + b(lead)).matrix();
+      acc.gap(lead) = 0;
+      if (options.adjoint) {  // lm_head's output: the identity
+        const Mat eye = Mat::Identity(V, V);
+        options.adjoint(last, ops.size() - 1, static_cast<std::size_t>(V),
+                        static_cast<std::size_t>(V),
+                        std::span<const double>(eye.data(), static_cast<std::size_t>(eye.size())));
+      }
+    }
+    ak.assign(last + 1, std::vector<Mat>(c.n_layers, Mat::Zero(seed.rows(), kvw)));
     av = ak;
-    const Mat eye = Mat::Identity(V, V);
     for (std::size_t pos = last + 1; pos-- > 0;)
-      position_back(acc, pos, pos == last ? &eye : nullptr);
+      position_back(acc, pos, seed_op, pos == last ? &seed : nullptr);
+    Vec bound = std::move(acc.bound), gap = std::move(acc.gap);
+    if (cover) {
+      const Vec h = bound.head(d);
+      HeadSums sums = head_sums(n, lead, &h);
+      const Vec e = scale * sums.b;
+      gap = std::move(sums.gap);
+      gap.array() += e.array() + e(lead);
+      gap(lead) = 0;
+      for (Eigen::Index k = 0; k < kCandidates; ++k) {
+        const Eigen::Index j = candidates[static_cast<std::size_t>(k)];
+        gap(j) = std::min(gap(j), bound(d + k) + e(j) + e(lead));
+      }
+      bound = sums.wh + e;
+    }
     step.centre.assign(logits.data(), logits.data() + V);
-    acc.bound *= kFloatAdjoint;
-    acc.gap *= kFloatAdjoint;
-    step.logit_bound.assign(acc.bound.data(), acc.bound.data() + V);
-    step.gap_bound.assign(acc.gap.data(), acc.gap.data() + V);
-    step.lead = static_cast<Token>(acc.lead);
+    bound *= kFloatAdjoint;
+    gap *= kFloatAdjoint;
+    step.logit_bound.assign(bound.data(), bound.data() + V);
+    step.gap_bound.assign(gap.data(), gap.data() + V);
+    step.lead = static_cast<Token>(lead);
+    step.cover = cover;
     double second = -std::numeric_limits<double>::infinity();
     bool ok = true;
     for (Eigen::Index j = 0; j < V; ++j) {
-      if (j == acc.lead) continue;
+      if (j == lead) continue;
       second = std::max(second, logits(j));
-      if (!(logits(acc.lead) - logits(j) > acc.gap(j))) ok = false;
+      if (!(logits(lead) - logits(j) > gap(j))) ok = false;
     }
-    step.gap = logits(acc.lead) - second;
+    step.gap = logits(lead) - second;
     step.certified = ok;
   }
 };
@@ -442,11 +595,6 @@ FirstOrderSequence::FirstOrderSequence(const Model& model, FirstOrderOptions opt
                                 std::string(name(options.precision)));
   }
   const auto& c = model.config();
-  if (!c.plain()) {
-    throw std::invalid_argument(
-        "first-order bound: only models without grouped-query attention, biases, q/k norms, tied "
-        "embeddings, their own head_dim or RoPE scaling (the bundled model's kind)");
-  }
   s_->model = &model;
   s_->options = options;
   s_->dm = &dense_model(model, options.precision);
@@ -455,8 +603,8 @@ FirstOrderSequence::FirstOrderSequence(const Model& model, FirstOrderOptions opt
   s_->eps = static_cast<float>(c.norm_eps);
   s_->attn_scale = static_cast<float>(std::sqrt(static_cast<double>(c.head_dim())));
   const auto ctx = static_cast<Eigen::Index>(c.context);
-  const auto d = static_cast<Eigen::Index>(c.d_model);
-  for (auto* m : {&s_->kc, &s_->vc}) m->assign(c.n_layers, Mat::Zero(ctx, d));
+  const auto kvw = static_cast<Eigen::Index>(c.kv_width());
+  for (auto* m : {&s_->kc, &s_->vc}) m->assign(c.n_layers, Mat::Zero(ctx, kvw));
 }
 
 FirstOrderSequence::~FirstOrderSequence() = default;

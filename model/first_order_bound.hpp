@@ -1,5 +1,7 @@
-// A FIRST-ORDER (not rigorous) bound on the bundled model's logits and on
-// their gaps, over the same family of computations as model/enclosure.hpp
+// A FIRST-ORDER (not rigorous) bound on a model's logits and on their gaps
+// (the bundled model's and a checkpoint's: grouped-query attention, q/k/v
+// biases, Qwen3's per-head q/k norms, tied embeddings, its own head_dim and
+// RoPE frequencies), over the same family of computations as model/enclosure.hpp
 // (every association order of every sum, split-K, KV splits, any running
 // maximum, FMA or not; libm's or Eigen's exp within kExpError relative),
 // and, for PrecisionPolicy::bf16, with every bf16 rounding point of
@@ -14,6 +16,7 @@
 //   - a dot product of length K (linear layers, lm_head, q.k, RMSNorm's sum
 //     of squares), any order and split: gamma_K sum |w_i x_i| (Higham,
 //     "Accuracy and Stability of Numerical Algorithms", 2nd ed., eq. 3.5);
+//     a linear's bias, added in float after the product: u |y| more;
 //   - RoPE's two products and one add: gamma_2 (|x c| + |rot s|);
 //   - every other float op (/, +, sqrt, 1/, *, the residual adds) u |v|,
 //     u = 2^-24;
@@ -33,7 +36,17 @@
 // is G_j = sum_k |dl_lead/de_k - dl_j/de_k| b_k, with the derivatives at
 // the centre from one reverse-mode pass (Eigen; double, the linear layers'
 // products in float, covered by a 1 + 2^-7 factor) per position, the
-// 63 logits as rows of one adjoint matrix.
+// logits as rows of one adjoint matrix (63 on the bundled model).
+//
+// A large vocabulary (more than d_model + 32 entries: every checkpoint's)
+// takes the cover instead of a row per logit: a row per element of the
+// final norm's output n (d of them) and one per gap of the 32 runners-up
+// by the centre's logit. With H_i the bound on n_i, B_j = sum_i |W_ji| H_i
+// + e_j and G_j = sum_i |W_lead,i - W_ji| H_i + e_lead + e_j (e_j: lm_head's
+// own sources; a runner-up's G_j the smaller of that and its own row's):
+// the same first-order sums bounded once more by the triangle inequality
+// over i, so looser than a row per logit, at d + 32 rows instead of
+// 151,936 (FirstOrderStep::cover).
 //
 // The prefix. A step's logits depend on every cached K and V, so the
 // backward covers the whole prefix: from the last position down to the
@@ -74,12 +87,18 @@ namespace fplab::model {
 struct FirstOrderOptions {
   PrecisionPolicy precision = PrecisionPolicy::fp32;  // fp32 or bf16
   double scale = 1;
+  // A row per logit whatever the vocabulary's size (never the cover): for
+  // tests, which check the cover against it.
+  bool rows_per_logit = false;
   // Probes for tests (tests/test_gated_decode.cpp checks the adjoints
   // against finite differences): `perturb` may change op `op`'s centre
   // output at `position` (in double) before later ops read it; `adjoint`
-  // sees, in the reverse sweep, the adjoint of every logit with respect to
-  // that output: `rows` (the vocabulary) x `cols` (the op's width), column
-  // major, complete (every reader's share added) before the op passes it on.
+  // sees, in the reverse sweep, the adjoint of every row with respect to
+  // that output: `rows` (the vocabulary's logits; under the cover, the
+  // final norm's d outputs, then the 32 runners-up's gaps l_lead - l_c in
+  // the centre's order; lm_head itself is not probed then) x `cols` (the
+  // op's width), column major, complete (every reader's share added) before
+  // the op passes it on.
   std::function<void(std::size_t position, std::size_t op, std::span<double> out)> perturb =
       nullptr;
   std::function<void(std::size_t position, std::size_t op, std::size_t rows, std::size_t cols,
@@ -94,6 +113,7 @@ struct FirstOrderStep {
   Token lead = 0;                   // the centre's argmax
   double gap = 0;                   // the centre's top-2 gap
   bool certified = false;           // every g_j > G_j
+  bool cover = false;               // B and G from the cover (a large vocabulary)
 };
 
 class FirstOrderSequence {

@@ -83,7 +83,7 @@ std::string_view name(Certificate c) {
 StepBounds::StepBounds(const Model& model, PrecisionPolicy precision, bool rigorous)
     : model_(&model),
       precision_(precision),
-      rigorous_(rigorous && precision == PrecisionPolicy::fp32) {
+      rigorous_(rigorous && precision == PrecisionPolicy::fp32 && model.config().plain()) {
   if (precision != PrecisionPolicy::fp32 && precision != PrecisionPolicy::bf16) {
     throw std::invalid_argument("step bounds: only fp32 and bf16, not " +
                                 std::string(name(precision)));

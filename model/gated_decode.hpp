@@ -87,7 +87,8 @@ struct BoundVerdict {
 // passes of one position: far more than a forward pass).
 class StepBounds {
  public:
-  // `rigorous`: try the rigorous enclosure first (fp32 only).
+  // `rigorous`: try the rigorous enclosure first (fp32 and a model of the
+  // bundled model's kind only: ModelConfig::plain(); else ignored).
   StepBounds(const Model& model, PrecisionPolicy precision, bool rigorous = true);
   // The verdict on the logits after `prefix` (non-empty).
   BoundVerdict verdict(std::span<const Token> prefix);

@@ -134,6 +134,10 @@ class Model {
   // Whether weights(p)'s set has been made (what the model holds in memory
   // besides a checkpoint's stored matrices).
   [[nodiscard]] bool holds_weights(PrecisionPolicy p) const;
+  // Who owns the model's weights (copies of a Model share them): what a
+  // cache of data derived from them keys on (model/model_cache.hpp); it
+  // expires when the last copy is destroyed.
+  [[nodiscard]] std::weak_ptr<const void> identity() const { return weights_; }
   // A copy whose forward pass reads the float sets of weights() instead of
   // the stored matrices (the float32-copy path, for tests and benchmarks).
   [[nodiscard]] Model with_float_weights() const;

@@ -390,3 +390,24 @@ TEST_CASE("checkpoints: fplab inspect: a checkpoint's tensors: bad input exits 2
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("not in the local Hugging Face cache") != std::string::npos);
 }
+
+TEST_CASE("checkpoints: a tokenizer of another model (ids past vocab_size): exit 2, one line",
+          "[checkpoints][cli]") {
+  // The llama3 fixture (128,256 ids) with Qwen3's real tokenizer.json (ids
+  // to 151,668): its ids would index rows the embedding does not have.
+  const auto d = copy_fixture("llama3-bf16", "foreign-tokenizer");
+  std::filesystem::copy_file(fplab::test::npm_tokenizer("tokenizer-qwen3"), d / "tokenizer.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  const auto r = fplab::test::run_fplab("generate --model " + d.string() + " --steps 1 hello");
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.rfind("fplab: error: " + d.string() +
+                           ": the tokenizer's ids reach 151668, past "
+                           "the model's vocab_size of 128256",
+                       0) == 0);
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  // Negative control: the fixture's own tokenizer (cut to 128,256) loads.
+  const auto ok = fplab::test::run_fplab(
+      "generate --model " + (fplab::test::checkpoint_fixtures() / "llama3-bf16").string() +
+      " --steps 1 hello");
+  CHECK(ok.exit_code == 0);
+}

