@@ -265,13 +265,16 @@ struct FirstOrderSequence::State {
     return c.cast<double>();
   }
 
-  void forward(Token token) {
+  // `with_logits`: lm_head too (only the last position's logits are read;
+  // a checkpoint's lm_head is a 151,936-row product).
+  void forward(Token token, bool with_logits) {
     const auto& c = model->config();
     const auto& ops = model->ops();
     const std::size_t hd = c.head_dim();
     const auto p = static_cast<Eigen::Index>(length);
     auto& tape = tapes.emplace_back(ops.size());
-    for (std::size_t i = 0; i < ops.size(); ++i) {
+    const std::size_t end = with_logits ? ops.size() : ops.size() - 1;
+    for (std::size_t i = 0; i < end; ++i) {
       const Op& op = ops[i];
       const DenseOp& w = (*dm)[i];
       OpTape& t = tape[i];
@@ -330,7 +333,7 @@ struct FirstOrderSequence::State {
       if (op.cache == Cache::k) kc[op.layer].row(p) = t.out.transpose();
       if (op.cache == Cache::v) vc[op.layer].row(p) = t.out.transpose();
     }
-    logits = tape.back().out;
+    if (with_logits) logits = tape.back().out;
   }
 
   // Attention's backward at position `pos`'s query: d o -> d qr, and into
@@ -530,9 +533,10 @@ struct FirstOrderSequence::State {
       candidates.resize(kCandidates);
       seed = Mat::Zero(d + kCandidates, d);
       seed.topRows(d).setIdentity();
-      for (Eigen::Index k = 0; k < kCandidates; ++k)
+      for (Eigen::Index k = 0; k < kCandidates; ++k) {
         seed.row(d + k) = head.row(lead).cast<double>() -
                           head.row(candidates[static_cast<std::size_t>(k)]).cast<double>();
+      }
       acc.bound = Vec::Zero(seed.rows());
     } else {
       seed = as_double(head);
@@ -618,7 +622,7 @@ const FirstOrderStep& FirstOrderSequence::push(Token token, bool logits) {
                                 " is outside the vocabulary");
   }
   if (s_->length >= c.context) throw std::invalid_argument("first-order bound: past the context");
-  s_->forward(token);
+  s_->forward(token, logits);
   s_->step = {};
   if (logits) s_->backward();
   ++s_->length;

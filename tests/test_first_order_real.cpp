@@ -67,7 +67,7 @@ TEST_CASE("first-order bound on checkpoints: the cover's adjoints against finite
       loaded.emplace(fm::Model::load(fixtures / probe.fixture));
     }
     const fm::Model& m = *loaded;
-    const auto prefix = m.tokenizer().encode("The quick brown fox, déjà vu");
+    const auto prefix = m.tokenizer().encode("The quick brown fox");
     REQUIRE(prefix.size() > 3);
     const std::size_t op = op_index(m, probe.op);
     const std::size_t position = probe.position == kLast ? prefix.size() - 1 : probe.position;
