@@ -33,6 +33,7 @@
 #include "lab/experiment.hpp"
 #include "model/bundled.hpp"
 #include "model/decode.hpp"
+#include "model/first_order_bound.hpp"
 #include "model/first_order_remainder.hpp"
 #include "model/gated_decode.hpp"
 
@@ -139,8 +140,6 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
       reference.push_back(greedy_decode(m, invariant, alone, steps).tokens[0]);
     }
     // The bound's verdicts along each reference path, timed.
-    // The bound exists for the bundled model's kind only (a real
-    // checkpoint's margin and window gates need none).
     const bool wants_bound = std::any_of(gates.begin(), gates.end(),
                                          [](const Gate& g) { return g.kind == GateKind::bound; });
     std::optional<StepBounds> bounds;
@@ -365,8 +364,9 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
                     : "a window gate left a sequence unequal to batch-invariant decoding");
   }
   // What the first-order bound drops, sampled (model/first_order_remainder.hpp):
-  // the bound, and so this table, exists for the bundled model's kind only.
-  if (m.config().plain()) {
+  // the sample reads the bound's adjoint of every logit, a row per logit,
+  // which a checkpoint's vocabulary takes the cover instead of.
+  if (rows_per_logit(m.config())) {
     Table rt{"remainder",
              "The first-order bound's dropped remainder, sampled: every op output moved by c |v| "
              "(random signs), the logits' change against its first-order part",
@@ -404,8 +404,9 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
     out.add_table(std::move(rt));
   } else {
     out.add_note(
-        "No table 'remainder': the first-order bound covers the bundled model's kind "
-        "only (no grouped-query attention, biases, q/k norms or tied embeddings).");
+        "No table 'remainder': its sample reads the first-order bound's adjoint of every "
+        "logit, a row per logit, and over a checkpoint's vocabulary the bound takes the cover "
+        "instead (model/first_order_bound.hpp).");
   }
   out.add_note(fmt::format(
       "Bound violations (a certified step whose fast token was not the bound's lead): {}. "

@@ -515,7 +515,7 @@ struct FirstOrderSequence::State {
     logits.maxCoeff(&lead);
     Accumulator acc;
     acc.scale = scale;
-    const bool cover = !options.rows_per_logit && V > d + kCandidates;
+    const bool cover = !options.always_rows_per_logit && !rows_per_logit(c);
     const std::size_t seed_op = ops.back().in[0];
     const Vec& n = tapes[last][seed_op].out;
     const DenseWeight& head = dm->back().linear;
@@ -591,6 +591,10 @@ struct FirstOrderSequence::State {
     step.certified = ok;
   }
 };
+
+bool rows_per_logit(const ModelConfig& c) {
+  return c.vocab_size <= c.d_model + static_cast<std::size_t>(kCandidates);
+}
 
 FirstOrderSequence::FirstOrderSequence(const Model& model, FirstOrderOptions options)
     : s_(std::make_unique<State>()) {

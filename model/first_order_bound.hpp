@@ -89,7 +89,7 @@ struct FirstOrderOptions {
   double scale = 1;
   // A row per logit whatever the vocabulary's size (never the cover): for
   // tests, which check the cover against it.
-  bool rows_per_logit = false;
+  bool always_rows_per_logit = false;
   // Probes for tests (tests/test_gated_decode.cpp checks the adjoints
   // against finite differences): `perturb` may change op `op`'s centre
   // output at `position` (in double) before later ops read it; `adjoint`
@@ -115,6 +115,10 @@ struct FirstOrderStep {
   bool certified = false;           // every g_j > G_j
   bool cover = false;               // B and G from the cover (a large vocabulary)
 };
+
+// Whether the bound carries a row per logit for a model of config `c`
+// (a vocabulary of at most d_model + 32 entries), rather than the cover.
+[[nodiscard]] bool rows_per_logit(const ModelConfig& c);
 
 class FirstOrderSequence {
  public:

@@ -37,6 +37,10 @@ std::vector<RemainderSample> measure_remainder(const Model& model, PrecisionPoli
                                                std::span<const Token> prefix,
                                                std::span<const double> scales, std::uint64_t seed) {
   if (prefix.empty()) throw std::invalid_argument("measure_remainder: empty prefix");
+  if (!rows_per_logit(model.config())) {
+    throw std::invalid_argument(
+        "measure_remainder: it reads a row per logit, which this vocabulary takes the cover of");
+  }
   const std::size_t V = model.config().vocab_size;
   // The unperturbed pass: every op output's base perturbation |v| s, and
   // J base accumulated from the adjoints.

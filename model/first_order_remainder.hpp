@@ -31,7 +31,8 @@ struct RemainderSample {
 };
 
 // One sample per scale, after `prefix` (non-empty), on `precision`'s
-// weights (fp32 or bf16).
+// weights (fp32 or bf16). Throws std::invalid_argument for a model whose
+// bound takes the cover (rows_per_logit() false: it reads a row per logit).
 std::vector<RemainderSample> measure_remainder(const Model& model, PrecisionPolicy precision,
                                                std::span<const Token> prefix,
                                                std::span<const double> scales, std::uint64_t seed);

@@ -147,7 +147,7 @@ TEST_CASE("first-order bound on checkpoints: the cover bounds the exact rows' su
   const auto prefix = m.tokenizer().encode("Hi there");
   REQUIRE(prefix.size() >= 2);
   const auto bounds = [&](bool rows_per_logit) {
-    fm::FirstOrderSequence seq(m, fm::FirstOrderOptions{.rows_per_logit = rows_per_logit});
+    fm::FirstOrderSequence seq(m, fm::FirstOrderOptions{.always_rows_per_logit = rows_per_logit});
     for (std::size_t i = 0; i + 1 < prefix.size(); ++i) seq.push(prefix[i], false);
     return seq.push(prefix.back());
   };
