@@ -142,16 +142,6 @@ FirstOrderPath measure_first_order_path(const Model& m, std::size_t prompts, std
   return r;
 }
 
-std::string tp_refusal(const ModelConfig& c, ReductionPolicy r, std::size_t tp) {
-  try {
-    validate_tensor_parallel(c, r, TensorParallel{.degree = tp});
-    validate_tensor_parallel(c, r, TensorParallel{.degree = 1});
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return {};
-}
-
 namespace {
 
 // `path`: null for a first-order bound alone (its own path, no rigorous

@@ -28,7 +28,6 @@
 #include <cstdint>
 #include <optional>
 #include <span>
-#include <string>
 #include <vector>
 
 #include "model/enclosure.hpp"
@@ -115,9 +114,8 @@ std::vector<SweepCheck> check_first_order(const Model& m, const FirstOrderPath& 
                                           std::span<const std::size_t> degrees = {},
                                           std::optional<PrecisionPolicy> precision = {});
 
-// Why the model's shape does not split into `tp` shards under `r`
-// (validate_tensor_parallel's line, at T = tp and at T = 1); empty when it
-// does. check_sweep and check_first_order leave such runs out.
-std::string tp_refusal(const ModelConfig& c, ReductionPolicy r, std::size_t tp);
+// check_sweep and check_first_order leave out the runs whose (policy, T)
+// the model's shape does not split into (tp_refusal, experiments/
+// model_support.hpp).
 
 }  // namespace fplab::model::experiments

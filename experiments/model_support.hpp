@@ -32,6 +32,7 @@
 #include "model/decode.hpp"
 #include "model/policy.hpp"
 #include "model/prompts.hpp"
+#include "model/tensor_parallel.hpp"
 #include "model/transformer.hpp"
 
 namespace fplab::model::experiments {
@@ -71,6 +72,21 @@ inline std::int64_t parameter_count(const ModelConfig& c) {
 // Whether `m` was read from a checkpoint rather than being the bundled
 // character model (or another file of its format).
 inline bool is_checkpoint(const Model& m) { return m.metadata().contains("architecture"); }
+
+// Why the model's shape does not split into `tp` shards under `r`
+// (validate_tensor_parallel's line, at T = tp and at T = 1: an experiment's
+// baseline runs the same policy unsplit); empty when it does. A real
+// checkpoint's head counts and widths rule some degrees out, and the
+// experiments leave those runs out and name them.
+inline std::string tp_refusal(const ModelConfig& c, ReductionPolicy r, std::size_t tp) {
+  try {
+    validate_tensor_parallel(c, r, TensorParallel{.degree = tp});
+    validate_tensor_parallel(c, r, TensorParallel{.degree = 1});
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return {};
+}
 
 // What one of the model's tokens is, for texts (captions, titles,
 // verdicts): "character" for the bundled character model, "token" for a

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "collectives/algorithm.hpp"
+#include "experiments/model_support.hpp"
 #include "experiments/tensor_parallel.hpp"
 #include "lab/experiment.hpp"
 #include "model/tensor_parallel.hpp"
@@ -275,19 +276,16 @@ void verdicts(const std::vector<TpCell>& cells, const std::vector<OrderSweep>& o
 // rule out some degrees).
 bool splits(const Model& m, const Policy& policy, std::size_t T,
             std::vector<std::string>& left_out) {
-  try {
-    std::vector<ReductionPolicy> orders = {policy.reduction};
-    for (const OpOverride& o : policy.overrides) orders.push_back(o.reduction);
-    for (const ReductionPolicy r : orders) {
-      validate_tensor_parallel(m.config(), r, {.degree = T});
-      validate_tensor_parallel(m.config(), r, {.degree = 1});
-    }
-    return true;
-  } catch (const std::invalid_argument& e) {
-    const std::string why = fmt::format("{} at T = {} ({})", reduction_spec(policy), T, e.what());
+  std::vector<ReductionPolicy> orders = {policy.reduction};
+  for (const OpOverride& o : policy.overrides) orders.push_back(o.reduction);
+  for (const ReductionPolicy r : orders) {
+    const std::string refusal = tp_refusal(m.config(), r, T);
+    if (refusal.empty()) continue;
+    const std::string why = fmt::format("{} at T = {} ({})", reduction_spec(policy), T, refusal);
     if (std::find(left_out.begin(), left_out.end(), why) == left_out.end()) left_out.push_back(why);
     return false;
   }
+  return true;
 }
 
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
