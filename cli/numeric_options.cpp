@@ -52,6 +52,12 @@ bool integer_within(std::string& text, std::int64_t lo, std::uint64_t hi) {
   return within;
 }
 
+// The range in an error message: "in [1, 64]", ">= 0", "in [-2^63, 2^63 - 1]".
+std::string in_words(const std::string& range) {
+  if (range == "integer") return "in [-2^63, 2^63 - 1]";
+  return range.front() == '[' || range.front() == '(' ? "in " + range : range;
+}
+
 std::string number_range_text(double lo, double hi, LowerBound lower) {
   const bool open = lower == LowerBound::open;
   if (std::isinf(hi)) {
@@ -104,8 +110,7 @@ CLI::Validator integer_in(std::int64_t lo, std::uint64_t hi) {
   return range_validator(range, [lo, hi, range](std::string& text) {
     const std::string given = text;
     if (integer_within(text, lo, hi)) return std::string();
-    return fmt::format("'{}' is not an integer {}", given,
-                       range == "integer" ? "in [-2^63, 2^63 - 1]" : range);
+    return fmt::format("'{}' is not an integer {}", given, in_words(range));
   });
 }
 
@@ -114,16 +119,15 @@ CLI::Validator integer_at_least(std::int64_t lo) { return integer_in(lo, kUintMa
 CLI::Validator number_in(double lo, double hi, LowerBound lower) {
   const std::string range = number_range_text(lo, hi, lower);
   return range_validator(range, [lo, hi, lower, range](std::string& text) {
-    double v = 0.0;
+    double v = std::numeric_limits<double>::quiet_NaN();
     try {
       v = parse_number<double>(text);
-    } catch (const std::exception&) {
-      return fmt::format("'{}' is not a number", text);
+    } catch (const std::exception&) {  // not a number: refused below, as NaN is
     }
     const bool above = lower == LowerBound::open ? v > lo : v >= lo;
     if (std::isfinite(v) && above && v <= hi) return std::string();
-    return fmt::format("'{}' is not a {}number{}", text, range == "finite" ? "finite " : "",
-                       range == "finite" ? "" : " " + range);
+    return fmt::format("'{}' is not a {}", text,
+                       range == "finite" ? "finite number" : "number " + in_words(range));
   });
 }
 
