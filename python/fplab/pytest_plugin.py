@@ -34,6 +34,7 @@ import numpy as np
 import pytest
 
 import fplab
+from fplab.testing import require_passed
 
 
 class ArrayRegression:
@@ -64,11 +65,7 @@ class ArrayRegression:
                 f"fplab_regression: {path} holds {baseline.dtype} {baseline.shape}, the test gave "
                 f"{array.dtype} {array.shape} (pytest --fplab-regen rewrites the baseline)")
         r = fplab.diff(baseline, array, ulps=ulps, rtol=rtol, atol=atol)
-        if not r.passed:
-            raise AssertionError(
-                f"fplab_regression: {r.beyond_tolerance} of {r.elements} elements beyond "
-                f"{r.tolerance} (A = baseline {path}, B = the test's array)\n\n{r.text}")
-        return r
+        return require_passed(r, f"A = baseline {path}, B = the test's array", "fplab_regression: ")
 
 
 def _save_atomically(path: pathlib.Path, array: np.ndarray) -> None:
