@@ -2,9 +2,10 @@
 // walked from the program's own list (`fplab --numeric-options`, read from
 // CLI11's app object: a new option is covered without a word here): a
 // negative value, a fraction where integers are meant, zero and a huge
-// value, each either admitted by the option's declared range or refused
-// with exit 2 and a one-line error naming the option and its range. No
-// exit 0 that was not meant.
+// value (and NaN for a float), each either admitted by the option's
+// declared range or refused with exit 2 and a one-line error naming the
+// option and its range. No exit 0 that was not meant. (One process per
+// refused value: about 100.)
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -80,13 +81,14 @@ TEST_CASE("numeric options: every one refuses what its range does not admit", "[
       long double value;
       bool fraction;
     };
-    const std::vector<Probe> probes{
+    std::vector<Probe> probes{
         {"-1", -1.0L, false},
         {"0.5", 0.5L, true},
         {"0", 0.0L, false},
         {integer ? "99999999999999999999" : "1e300", integer ? 1e20L : 1e300L, false},
-        {"nan", std::numeric_limits<long double>::quiet_NaN(), false},
     };
+    // NaN: a float's own case (an integer option refuses it as it refuses 0.5).
+    if (!integer) probes.push_back({"nan", std::numeric_limits<long double>::quiet_NaN(), false});
     for (const auto& p : probes) {
       const bool meant = !(integer && p.fraction) && !(integer && p.text == "nan") &&
                          admits(o.range, p.value) &&
@@ -103,7 +105,8 @@ TEST_CASE("numeric options: every one refuses what its range does not admit", "[
       CHECK(r.output.size() < 160);  // no 309-digit bound
     }
   }
-  CHECK(refused >= 3 * options.size());
+  // Every option refuses at least the fraction or NaN, and the huge value.
+  CHECK(refused >= 2 * options.size());
 }
 
 TEST_CASE("numeric options: diff --ulps -1 and --atol -1 no longer pass", "[cli][numeric]") {
