@@ -62,7 +62,7 @@ bool is_text_file(const std::filesystem::path& path) {
 }
 
 // One file pair's report in every form, its exit code and the patterns of
-// the tolerance rules that matched something in it.
+// the tolerance rules that decided something in it.
 struct FilePairDiff {
   FileDiffOutcome outcome;
   std::set<std::string> rules_used;
@@ -151,11 +151,14 @@ void print(const FileDiffOutcome& f, const DiffOptions& o) {
   }
 }
 
-// Rules that matched nothing in any file compared: a typo, a renamed file.
+// Rules that decided nothing in any file compared: a typo, a renamed file, a
+// rule an earlier one shadows.
 void warn_unused_rules(const DiffOptions& o, const std::set<std::string>& used) {
   for (const auto& r : o.rules) {
     if (used.count(r.pattern) != 0) continue;
-    std::fprintf(stderr, "fplab: warning: %s:%d: tolerance rule '%s' matches nothing in %s or %s\n",
+    std::fprintf(stderr,
+                 "fplab: warning: %s:%d: tolerance rule '%s' decides nothing in %s or %s (it "
+                 "matches nothing, or an earlier rule wins wherever it matches)\n",
                  o.tolerances.c_str(), r.line, r.pattern.c_str(), o.a.c_str(), o.b.c_str());
   }
 }
@@ -240,7 +243,7 @@ void add_diff_command(CLI::App& app) {
   cmd->add_option("-t,--tolerances", opts->tolerances,
                   "Tolerance file: lines 'PATTERN ignore' or 'PATTERN ulps=N or atol=X' (terms "
                   "ulps=N, rel=X, atol=X joined by 'or' or 'and'), over results paths, files and "
-                  "FILE/ARRAY (docs/drift.md; a rule that matches nothing is reported)")
+                  "FILE/ARRAY (docs/drift.md; a rule that decides nothing is reported)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--ulps", opts->ulps,
                   "Arrays only: accept elements at most N ulps apart (numpy nulp_diff's count)")

@@ -166,11 +166,11 @@ DiffReport diff_results(const Results& a, const Results& b, const std::vector<To
     }
   }
 
-  // Every path either file holds, against every rule.
+  // Every path either file holds: the rule that decides it.
   std::vector<bool> used(tol.size(), false);
   const auto mark = [&](const std::string& path) {
-    for (std::size_t r = 0; r < tol.size(); ++r) {
-      if (!used[r] && pattern_matches(tol[r].pattern, path)) used[r] = true;
+    if (const auto* rule = match_rule(tol, path); rule != nullptr) {
+      used[static_cast<std::size_t>(rule - tol.data())] = true;
     }
   };
   for (const Results* r : {&a, &b}) {
@@ -273,7 +273,7 @@ std::string format_diff_markdown(const DiffReport& d, std::size_t limit) {
                        v.tolerated ? " (tolerated)" : "");
   }
   for (const auto& p : d.unmatched_rules) {
-    out += fmt::format("\n⚠️ tolerance rule `{}` matches no value of either file.\n", p);
+    out += fmt::format("\n⚠️ tolerance rule `{}` decides no value of either file.\n", p);
   }
   return out;
 }
@@ -315,7 +315,10 @@ std::string format_diff(const DiffReport& d, std::size_t limit) {
                        v.tolerated ? "  [tolerated]" : "");
   }
   for (const auto& p : d.unmatched_rules) {
-    out += fmt::format("warning: tolerance rule '{}' matches no value of either file\n", p);
+    out += fmt::format(
+        "warning: tolerance rule '{}' decides no value of either file (it matches none, or an "
+        "earlier rule wins wherever it matches)\n",
+        p);
   }
   out += d.exit_code() == 0
              ? (d.changes.empty() && d.verdict_changes.empty() ? "result: identical\n"

@@ -18,8 +18,9 @@
 // flattened order, then paths only in B).
 //
 // PATTERN is a shell-style glob over the whole path ('*' also crosses '/').
-// A rule whose pattern matches no value or verdict path of either file (a
-// typo, a renamed table) is reported: DiffReport::unmatched_rules.
+// A rule that decides no value or verdict path of either file (its pattern
+// matches none: a typo, a renamed table; or an earlier rule wins wherever
+// it matches) is reported: DiffReport::unmatched_rules.
 #pragma once
 
 #include <cstdint>
@@ -63,7 +64,7 @@ struct DiffReport {
   std::size_t values_identical = 0;
   std::vector<ValueChange> changes;  // every non-identical value, worst first
   std::vector<VerdictChange> verdict_changes;
-  // Patterns of the rules that match no path of A or B, in file order.
+  // Patterns of the rules that decide no path of A or B, in file order.
   std::vector<std::string> unmatched_rules;
   // 0: identical or all changes tolerated; 1: drift beyond the tolerances.
   [[nodiscard]] int exit_code() const;

@@ -27,8 +27,9 @@
 // its own (a tensor of a .safetensors file, a column under a CSV header),
 // FILE/NAME as well. The first rule whose pattern matches wins. Two rules
 // with the same pattern collide: read_tolerances refuses the file, naming
-// both lines. A rule whose pattern matches nothing compared is reported by
-// the caller (a typo, a renamed table).
+// both lines. A rule that decides nothing compared (its pattern matches
+// nothing: a typo, a renamed table; or an earlier rule wins wherever it
+// matches) is reported by the caller.
 #pragma once
 
 #include <cstdint>

@@ -181,8 +181,8 @@ TEST_CASE("diff: a tolerance rule that matches nothing is reported", "[diff]") {
   CHECK(d.exit_code() == 0);
   // The typo, and only it: the verdict path and the values' path match.
   CHECK(d.unmatched_rules == std::vector<std::string>{"demo/mian/*"});
-  CHECK_THAT(fplab::format_diff(d), Catch::Contains("tolerance rule 'demo/mian/*' matches no"));
-  CHECK_THAT(fplab::format_diff_markdown(d), Catch::Contains("`demo/mian/*` matches no"));
+  CHECK_THAT(fplab::format_diff(d), Catch::Contains("tolerance rule 'demo/mian/*' decides no"));
+  CHECK_THAT(fplab::format_diff_markdown(d), Catch::Contains("`demo/mian/*` decides no"));
   CHECK(fplab::diff_to_json(d)["unmatched_rules"] == nlohmann::json{"demo/mian/*"});
   // On the command line: a warning naming the file, the exit code unchanged.
   fplab::write_results_json(a, temp("unmatched_a.json").string());
@@ -193,7 +193,7 @@ TEST_CASE("diff: a tolerance rule that matches nothing is reported", "[diff]") {
                 " " + temp("unmatched_b.json").string());
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.output, Catch::Contains("warning") && Catch::Contains("'nothing/here'"));
-  CHECK_THAT(r.output, !Catch::Contains("'demo/main/*/total' matches"));
+  CHECK_THAT(r.output, !Catch::Contains("'demo/main/*/total' decides"));
 }
 
 TEST_CASE("diff: changes worst first, the row order kept", "[diff][contracts]") {
@@ -230,4 +230,20 @@ TEST_CASE("diff: a tolerance file's atol, and ulps with rel", "[diff][contracts]
   CHECK(run_fplab("diff -t " + temp("atol.txt").string() + " " + files).exit_code == 0);
   CHECK(run_fplab("diff -t " + temp("atol_tight.txt").string() + " " + files).exit_code == 1);
   CHECK(run_fplab("diff -t " + temp("mixed.txt").string() + " " + files).exit_code == 0);
+}
+
+TEST_CASE("diff: a rule an earlier one shadows is reported", "[diff][contracts]") {
+  const auto a = sample(1.5f, 0.1, 3, fplab::Status::reproduced);
+  const auto b = sample(std::nextafter(1.5f, 2.f), 0.1, 3, fplab::Status::reproduced);
+  using Rule = fplab::ToleranceRule;
+  // "demo/main/*/total" never decides: "demo/*" comes first and wins there.
+  const auto d = fplab::diff_results(a, b,
+                                     {Rule{"demo/*", fplab::parse_tolerance("ulps=1")},
+                                      Rule{"demo/main/*/total", fplab::parse_tolerance("ulps=9")}});
+  CHECK(d.unmatched_rules == std::vector<std::string>{"demo/main/*/total"});
+  // Control: in the other order both decide something.
+  const auto e = fplab::diff_results(a, b,
+                                     {Rule{"demo/main/*/total", fplab::parse_tolerance("ulps=9")},
+                                      Rule{"demo/*", fplab::parse_tolerance("ulps=1")}});
+  CHECK(e.unmatched_rules.empty());
 }

@@ -125,8 +125,13 @@ TEST_CASE("fplab diff DIR: a mixed contract per file and per array", "[diff][con
                                      "prbos.npy ulps=4\n";
   r = run_fplab("diff -t " + (dir / "typo.txt").string() + " " + dirs);
   CHECK(r.exit_code == 0);
-  CHECK_THAT(r.output, Catch::Contains("typo.txt:3: tolerance rule 'prbos.npy' matches nothing"));
-  CHECK_THAT(r.output, !Catch::Contains("rule 'probs.npy' matches"));
+  CHECK_THAT(r.output, Catch::Contains("typo.txt:3: tolerance rule 'prbos.npy' decides nothing"));
+  CHECK_THAT(r.output, !Catch::Contains("rule 'probs.npy' decides"));
+  // A rule an earlier one shadows decides nothing either.
+  std::ofstream(dir / "shadow.txt") << "*.npy ulps=64 or atol=1e-5\nprobs.npy ulps=8\n";
+  r = run_fplab("diff -t " + (dir / "shadow.txt").string() + " " + dirs);
+  CHECK_THAT(r.output, Catch::Contains("shadow.txt:2: tolerance rule 'probs.npy' decides nothing"));
+  CHECK_THAT(r.output, !Catch::Contains("'*.npy' decides"));
   // Collision on the command line: exit 2, one line.
   std::ofstream(dir / "twice.txt") << "probs.npy ulps=8\nprobs.npy atol=1\n";
   r = run_fplab("diff -t " + (dir / "twice.txt").string() + " " + dirs);
