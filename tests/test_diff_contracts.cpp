@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 using fplab::test::run_fplab;
 
 fs::path contract_dir(const std::string& name) {
-  const auto dir = fs::temp_directory_path() / "fplab-test-diff-contracts" / name;
+  auto dir = fs::temp_directory_path() / "fplab-test-diff-contracts" / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

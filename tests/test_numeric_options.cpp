@@ -74,7 +74,7 @@ TEST_CASE("numeric options: every one refuses what its range does not admit", "[
   REQUIRE(options.size() >= 8);
   std::size_t refused = 0;
   for (const auto& o : options) {
-    REQUIRE(o.name.rfind("-", 0) == 0);
+    REQUIRE(o.name.rfind('-', 0) == 0);
     const bool integer = o.type != "FLOAT";
     struct Probe {
       std::string text;
