@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/transformer.hpp"
+#include "reports/results.hpp"
 
 namespace fplab {
 class RunContext;
@@ -44,5 +45,14 @@ GapMeasurements measure_gaps(const Model& m, std::size_t prompts, std::size_t st
                              const std::vector<Token>& heldout, std::size_t positions,
                              RunContext& ctx,
                              const std::vector<std::size_t>& batches = {2, 4, 8, 16});
+
+// B3's verdict. The claim is a "none" over 717 greedy steps: no flip, the
+// smallest gap 100x the batching perturbation. Either part failing refutes
+// it at any size (a flip stays a flip, and a smallest gap only shrinks with
+// more steps): differs. Holding over fewer than the claim's 717 steps
+// confirms less than the claim says: too little data. Otherwise
+// reproduced. `ratio`: the smallest greedy gap over the perturbation.
+inline constexpr std::size_t kB3Steps = 717;
+Status b3_status(std::size_t steps, std::int64_t batching_flips, double ratio);
 
 }  // namespace fplab::model::experiments
