@@ -100,12 +100,15 @@ void record_repeats(const Repeats& r, ExperimentRecord& out) {
       "without a change of shape");
 }
 
-// "96.4 %", "0.0-9.5 %": a policy's shares as the claim rounds them.
+// Tenths of a percent as the claim prints a share: "96.4 %".
+std::string percent(std::int64_t tenths) {
+  return fmt::format("{}.{} %", tenths / 10, tenths % 10);
+}
+
+// A policy's shares over its batch sizes: "96.4 %", "0.0-9.5 %".
 std::string share_text(const PolicyShares& s) {
-  const auto pct = [](std::int64_t tenths) {
-    return fmt::format("{}.{}", tenths / 10, tenths % 10);
-  };
-  return s.low == s.high ? pct(s.low) + " %" : pct(s.low) + "-" + pct(s.high) + " %";
+  if (s.low == s.high) return percent(s.low);
+  return fmt::format("{}.{}-{}", s.low / 10, s.low % 10, percent(s.high));
 }
 
 std::string batch_list(const std::vector<std::size_t>& batches) {
@@ -156,7 +159,7 @@ void b2_verdict(const std::vector<PolicyShares>& shares, const Model& m, Experim
         "the mechanism is shown (the batch changes the reduction order: {} moves up to {} of the "
         "logits, batch-invariant none), the share is not comparable: the claimed 96.4-97.0 % is "
         "Qwen2.5-0.5B's, ours is this model's ({}), rounded to 0.1 % as the claim's",
-        name(best->policy), share_text(*best), model);
+        name(best->policy), percent(best->high), model);
   }
   out.add_verdict("B2", ours, status, reason);
 }

@@ -75,6 +75,11 @@ Status b3_status(std::size_t steps, std::int64_t batching_flips, double ratio) {
   return steps >= kB3Steps ? Status::reproduced : Status::too_little_data;
 }
 
+Status b4_status(std::size_t steps, double share_below_01) {
+  if (steps < kB4Steps) return Status::too_little_data;
+  return share_below_01 >= 0.0235 && share_below_01 <= 0.094 ? Status::reproduced : Status::differs;
+}
+
 namespace top2_gaps_experiment {
 
 void record_stats(const GapMeasurements& g, ExperimentRecord& out) {
@@ -227,8 +232,13 @@ void record_verdicts(const GapMeasurements& g, const Model& m, ExperimentRecord&
       "B4",
       fmt::format("{:.2f} % of {} greedy steps have a gap < 0.1 ({:.2f} % of held-out positions)",
                   100 * s01, g.greedy.size(), 100 * share_below(g.heldout, 0.1)),
-      (s01 >= 0.0235 && s01 <= 0.094) ? Status::reproduced : Status::differs,
-      "reproduced when within a factor of 2 of 4.7 %: " +
+      b4_status(g.greedy.size(), s01),
+      (g.greedy.size() < kB4Steps
+           ? fmt::format("too little data for a verdict: {} greedy steps, fewer than the {} a "
+                         "share of 4.7 % needs to show at all (the rule of three); ",
+                         g.greedy.size(), kB4Steps)
+           : std::string()) +
+          "reproduced when within a factor of 2 of 4.7 %: " +
           (is_checkpoint(m)
                ? fmt::format("measured on the {}, not Qwen2.5 itself", model_phrase(m))
                : fmt::format(

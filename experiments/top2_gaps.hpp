@@ -55,4 +55,12 @@ GapMeasurements measure_gaps(const Model& m, std::size_t prompts, std::size_t st
 inline constexpr std::size_t kB3Steps = 717;
 Status b3_status(std::size_t steps, std::int64_t batching_flips, double ratio);
 
+// B4's verdict: reproduced when the share of greedy steps with a gap below
+// 0.1 is within a factor of 2 of the claimed 4.7 % (2.35 % to 9.4 %),
+// differs otherwise; too little data over fewer than 64 steps (3 / 0.047,
+// the rule of three: fewer steps can show no such gap at all even at the
+// claimed share, and resolve a share no finer than the band).
+inline constexpr std::size_t kB4Steps = 64;
+Status b4_status(std::size_t steps, double share_below_01);
+
 }  // namespace fplab::model::experiments
