@@ -142,9 +142,9 @@ void b2_verdict(const std::vector<PolicyShares>& shares, const Model& m, Experim
     reason = fmt::format(
         "{}'s shares, rounded to 0.1 % as the claim's are, lie in the claimed 96.4-97.0 % at "
         "batches 2, 4, 8 and 16, and batch-invariant moves none: the same mechanism (the batch "
-        "changes the reduction order) moving the same share of logits. The largest change "
-        "scales with the logits ({}) and is not compared",
-        name(best->policy), model);
+        "changes the reduction order) moving the same share of logits; the largest change "
+        "scales with the logits and is not compared",
+        name(best->policy));
   } else if (status == Status::too_little_data) {
     reason = fmt::format(
         "too little data for a verdict: {}'s shares lie in the claimed 96.4-97.0 % (rounded to "
@@ -158,9 +158,10 @@ void b2_verdict(const std::vector<PolicyShares>& shares, const Model& m, Experim
     reason = fmt::format(
         "the mechanism is shown (the batch changes the reduction order: {} moves up to {} of the "
         "logits, batch-invariant none), the share is not comparable: the claimed 96.4-97.0 % is "
-        "Qwen2.5-0.5B's, ours is this model's ({}), rounded to 0.1 % as the claim's",
-        name(best->policy), percent(best->high), model);
+        "Qwen2.5-0.5B's, ours rounded to 0.1 % as the claim's",
+        name(best->policy), percent(best->high));
   }
+  reason += "; shares and sizes are this model's (" + model + ")";
   out.add_verdict("B2", ours, status, reason);
 }
 
