@@ -29,6 +29,7 @@ std::string g4(double x) {  // the argument's prose numbers (fmt's {:.4g})
   return buf;
 }
 
+// io/numbers.hpp's to_prose_count, written again as the test's own oracle.
 std::string grouped(std::int64_t n) {
   std::string d = std::to_string(n);
   for (int i = static_cast<int>(d.size()) - 3; i > 0; i -= 3)
