@@ -295,7 +295,7 @@ void verdict(const std::vector<PolicyAnswers>& all, std::size_t prompts, std::si
         model_phrase(m) + " on a CPU, not Qwen3-235B on a GPU server";
   } else if (too_little) {
     reason = fmt::format(
-        "too little data for a verdict: no split under split-k in {} answers of {} steps, where "
+        "the run is too small to decide: no split under split-k in {} answers of {} steps, where "
         "ruling out the claim's split (at token {}, at least 7.9 % of requests) takes {} steps "
         "and {} answers (prompts x batch sizes); --set prompts=12 --set steps={} --set "
         "batches=2,4,8,16 does",

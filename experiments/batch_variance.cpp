@@ -147,7 +147,7 @@ void b2_verdict(const std::vector<PolicyShares>& shares, const Model& m, Experim
         name(best->policy));
   } else if (status == Status::too_little_data) {
     reason = fmt::format(
-        "too little data for a verdict: {}'s shares lie in the claimed 96.4-97.0 % (rounded to "
+        "the run is too small to decide: {}'s shares lie in the claimed 96.4-97.0 % (rounded to "
         "0.1 % as the claim's are) at batch {}, but the claim is about batches 2, 4, 8 and 16 "
         "(--set batches=2,4,8,16 measures them)",
         name(best->policy), batch_list(best->batches));

@@ -120,7 +120,7 @@ void record_summary(const std::vector<PrecisionDivergence>& rows, std::size_t st
           h.diverged, n_prompts),
       status,
       status == Status::too_little_data
-          ? fmt::format("too little data for a verdict: the claim's 6 of 8 needs {} prompts, and "
+          ? fmt::format("the run is too small to decide: the claim's 6 of 8 needs {} prompts, and "
                         "a shortfall {} steps (twice its mean first divergence, step 23); "
                         "--set prompts=8 --set steps=120 decides",
                         kB5Prompts, kB5Steps)

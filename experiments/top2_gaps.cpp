@@ -220,7 +220,7 @@ void record_verdicts(const GapMeasurements& g, const Model& m, ExperimentRecord&
                   g.batching_flips, g.prompts),
       b3,
       b3 == Status::too_little_data
-          ? fmt::format("too little data for a verdict: no flip and a smallest gap of at least "
+          ? fmt::format("the run is too small to decide: no flip and a smallest gap of at least "
                         "100x the perturbation over {} steps, where the claim's 'none' covers "
                         "{}; a smallest gap only grows with fewer steps (--set prompts=12 "
                         "--set steps=60 decodes 720)",
@@ -234,7 +234,7 @@ void record_verdicts(const GapMeasurements& g, const Model& m, ExperimentRecord&
                   100 * s01, g.greedy.size(), 100 * share_below(g.heldout, 0.1)),
       b4_status(g.greedy.size(), s01),
       (g.greedy.size() < kB4Steps
-           ? fmt::format("too little data for a verdict: {} greedy steps, fewer than the {} a "
+           ? fmt::format("the run is too small to decide: {} greedy steps, fewer than the {} a "
                          "share of 4.7 % needs to show at all (the rule of three); ",
                          g.greedy.size(), kB4Steps)
            : std::string()) +
