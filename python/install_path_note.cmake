@@ -14,6 +14,12 @@ if(IS_ABSOLUTE "${FPLAB_PY_DIR}")
 else()
   set(_dir "${CMAKE_INSTALL_PREFIX}/${FPLAB_PY_DIR}")
 endif()
+get_filename_component(_venv "${_dir}/../../.." ABSOLUTE)
+if(EXISTS "${_venv}/pyvenv.cfg")  # <venv>/lib/python3.X/site-packages
+  message(STATUS "fplab: the module is in the venv ${_venv} (its python finds it; it needs numpy "
+                 "there too: ${_venv}/bin/pip install numpy, or a venv made with --system-site-packages)")
+  return()
+endif()
 execute_process(COMMAND "${FPLAB_PY}" -c "import os, sys; d = os.path.realpath(sys.argv[1]); print(any(os.path.realpath(p) == d for p in sys.path))" "${_dir}"
                 OUTPUT_VARIABLE _found OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _rc)
 if(_rc EQUAL 0 AND _found STREQUAL "True")
