@@ -155,11 +155,21 @@ void print_text(double x, const std::vector<Row>& rows, const RoundingOptions& o
   }
 }
 
-void print_limits(const std::vector<Format>& formats, bool json) {
+// A row of the limits table: on one line (93 columns), or narrow, the three
+// smallest values on a second line under the first.
+template <class P, class E, class B>
+void print_limits_row(const std::string& name, P p, E emax, E emin, B bits, const std::string& max,
+                      const std::string& min_normal, const std::string& min_subnormal,
+                      const std::string& epsilon, bool narrow) {
+  fmt::print("{:<6} {:>3} {:>5} {:>6} {:>4}  {:<24}{}{:<12} {:<14} {:<10}\n", name, p, emax, emin,
+             bits, max, narrow ? "\n        " : " ", min_normal, min_subnormal, epsilon);
+}
+
+void print_limits(const std::vector<Format>& formats, bool json, bool narrow) {
   nlohmann::json out = nlohmann::json::array();
   if (!json) {
-    fmt::print("{:<6} {:>3} {:>5} {:>6} {:>4}  {:<24} {:<12} {:<14} {:<10}\n", "format", "p",
-               "emax", "emin", "bits", "max", "min normal", "min subnormal", "epsilon");
+    print_limits_row("format", "p", "emax", "emin", "bits", "max", "min normal", "min subnormal",
+                     "epsilon", narrow);
   }
   for (const auto& f : formats) {
     const FormatLimits l = limits(f);
@@ -179,9 +189,9 @@ void print_limits(const std::vector<Format>& formats, bool json) {
                      {"epsilon", exact_value(l.epsilon)},
                      {"overflow_threshold", exact_value(l.overflow_threshold)}});
     } else {
-      fmt::print("{:<6} {:>3} {:>5} {:>6} {:>4}  {:<24} {:<12} {:<14} {:<10}\n", f.name,
-                 f.precision, f.emax, f.emin, f.total_bits(), to_decimal(l.max),
-                 to_hex(l.min_normal), to_hex(l.min_subnormal), to_hex(l.epsilon));
+      print_limits_row(std::string(f.name), f.precision, f.emax, f.emin, f.total_bits(),
+                       to_decimal(l.max), to_hex(l.min_normal), to_hex(l.min_subnormal),
+                       to_hex(l.epsilon), narrow);
     }
   }
   if (json) fmt::print("{}\n", out.dump(2));
@@ -196,7 +206,7 @@ void run(const RoundCommandOptions& opts) {
   }
   if (opts.limits) {
     if (!opts.values.empty()) throw InputError("--limits takes no values");
-    print_limits(formats, opts.json);
+    print_limits(formats, opts.json, narrow_output(opts.narrow, kWideRoundColumns));
     return;
   }
   if (opts.values.empty()) throw InputError("give one or more values to round (or --limits)");

@@ -71,7 +71,7 @@ TEST_CASE("every teaching command has --narrow, and takes it by itself below 100
   const std::string sixteen = "1e16 1 -1e16 0.5 3 -0.25 7 0.1 0.2 0.3 1e8 -1e8 2 4 8 16";
   for (const std::string& args :
        {"sum --show-tree " + sixteen, std::string("round 0.1"), std::string("round 5e-324"),
-        std::string("list"), std::string("list experiments")}) {
+        std::string("round --limits"), std::string("list"), std::string("list experiments")}) {
     INFO(args);
     const auto wide = run_fplab(args);
     const auto narrow = run_fplab(args + " --narrow");
