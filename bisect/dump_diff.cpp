@@ -52,6 +52,11 @@ DumpTensor compare(const Array& a, const Array* b) {
 }  // namespace
 
 std::vector<std::string> dump_order(const std::filesystem::path& path) {
+  if (path.extension() != ".safetensors") {
+    std::vector<std::string> names;  // read_arrays keeps the file's own order
+    for (const auto& a : read_arrays(path)) names.push_back(a.name);
+    return names;
+  }
   (void)read_safetensors_arrays(path);  // the one parser checks the file first
   std::ifstream in(path, std::ios::binary);
   unsigned char len[8] = {};
@@ -77,8 +82,8 @@ std::size_t DumpBisect::divergent() const {
 }
 
 DumpBisect bisect_dumps(const std::filesystem::path& a, const std::filesystem::path& b) {
-  const auto arrays_a = read_safetensors_arrays(a);
-  const auto arrays_b = read_safetensors_arrays(b);
+  const auto arrays_a = read_arrays(a);
+  const auto arrays_b = read_arrays(b);
   std::map<std::string, const Array*> by_name_a, by_name_b;
   for (const auto& x : arrays_a) by_name_a[x.name] = &x;
   for (const auto& x : arrays_b) by_name_b[x.name] = &x;

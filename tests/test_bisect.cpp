@@ -351,3 +351,26 @@ TEST_CASE("op-localisation: every comparison's set is confirmed and 1-minimal", 
     CHECK(std::bit_cast<std::uint32_t>(x.b) == std::bit_cast<std::uint32_t>(y.b));
   }
 }
+
+TEST_CASE("bisect --dumps: torch.save dumps, in saved order, ulps in each tensor's format",
+          "[bisect]") {
+  // tools/make_pt_fixtures.py: OrderedDicts saved in execution order; B moves
+  // one bfloat16 element of the second tensor by 3 ulps and one float32
+  // element of the third by 1 ulp. Sorted by name, 'lm_head' would come first.
+  const auto pt = std::filesystem::path(FPLAB_SOURCE_DIR) / "tests/golden/pt";
+  CHECK(fplab::bisect::dump_order(pt / "dump_a.pt") ==
+        std::vector<std::string>{"model.embed_tokens", "model.layers.0.mlp", "lm_head"});
+  const auto d = fplab::bisect::bisect_dumps(pt / "dump_a.pt", pt / "dump_b.pt");
+  REQUIRE(d.first_divergent == std::optional<std::size_t>{1});
+  REQUIRE(d.tensors.size() == 3);
+  CHECK(d.tensors[0].status == fplab::bisect::DumpTensor::Status::identical);
+  CHECK(d.tensors[1].name == "model.layers.0.mlp");
+  CHECK(d.tensors[1].dtype == "bfloat16");
+  CHECK(d.tensors[1].moved == 1);
+  CHECK(d.tensors[1].max_ulps == 3);
+  CHECK(d.tensors[2].dtype == "float32");
+  CHECK(d.tensors[2].max_ulps == 1);
+  // Negative control: a dump against itself has no divergent tensor.
+  CHECK_FALSE(
+      fplab::bisect::bisect_dumps(pt / "dump_a.pt", pt / "dump_a.pt").first_divergent.has_value());
+}

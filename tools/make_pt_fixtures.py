@@ -11,6 +11,9 @@ tests/golden/pt/expected.json  per good file, the tensors in saved order as
                                Python numbers as float64, as the reader
                                widens them)
 fuzz/corpus/torch_pt/          the same files as seeds, plus damaged copies
+
+Every file but legacy.pt is the same on a rerun (legacy.pt's storage keys
+are torch's storage addresses).
 """
 import collections
 import io
@@ -129,10 +132,10 @@ def torch_pickle(obj, numel):
 def zip_with(pickled, compress=zipfile.ZIP_STORED, storage=None):
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", compression=compress) as z:
-        z.writestr("archive/data.pkl", pickled)
-        if storage is not None:
-            z.writestr("archive/data/0", storage)
-        z.writestr("archive/version", "3\n")
+        for name, data in (("archive/data.pkl", pickled), ("archive/data/0", storage),
+                           ("archive/version", b"3\n")):
+            if data is not None:  # a fixed date, so that a rerun writes the same bytes
+                z.writestr(zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0)), data, compress)
     return out.getvalue()
 
 
@@ -167,6 +170,23 @@ def bad_files(good):
     }
 
 
+def dumps():
+    """Two dumps in execution order (not name order) for `fplab bisect --dumps`:
+    B's 'model.layers.0.mlp' is A's moved by 3 bf16 ulps in one element, and its
+    'lm_head' by one float32 ulp; a name sort would put 'lm_head' first."""
+    g = torch.Generator().manual_seed(4545)
+    a = collections.OrderedDict()
+    a["model.embed_tokens"] = torch.randn(2, 4, generator=g)
+    a["model.layers.0.mlp"] = torch.randn(2, 4, generator=g).to(torch.bfloat16)
+    a["lm_head"] = torch.randn(2, 3, generator=g)
+    b = collections.OrderedDict((k, v.clone()) for k, v in a.items())
+    mlp = b["model.layers.0.mlp"].view(torch.int16)
+    mlp[1, 2] += 3
+    head = b["lm_head"].view(torch.int32)
+    head[0, 0] += 1
+    return {"dump_a": a, "dump_b": b}
+
+
 def write(path, data):
     with open(path, "wb") as f:
         f.write(data)
@@ -182,6 +202,10 @@ def main():
         write(os.path.join(GOLDEN, name + ".pt"), buf.getvalue())
         write(os.path.join(CORPUS, name), buf.getvalue())
         expected[name] = flatten(obj)
+    for name, obj in dumps().items():
+        buf = io.BytesIO()
+        torch.save(obj, buf)
+        write(os.path.join(GOLDEN, name + ".pt"), buf.getvalue())
     good = open(os.path.join(GOLDEN, "nested.pt"), "rb").read()
     for name, data in bad_files(good).items():
         write(os.path.join(GOLDEN, name + ".pt"), data)
