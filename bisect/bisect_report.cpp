@@ -132,6 +132,7 @@ std::string format_dump_bisect(const DumpBisect& d, const std::string& file_a,
   std::string s = fmt::format("A: {}\nB: {}\n", file_a, file_b);
   if (!d.first_divergent) {
     s += fmt::format("all {} tensors bit-identical\n", d.tensors.size());
+    for (const auto& n : d.rank_notes) s += "note: " + n + "\n";
     return s;
   }
   const DumpTensor& f = d.tensors[*d.first_divergent];
@@ -148,6 +149,7 @@ std::string format_dump_bisect(const DumpBisect& d, const std::string& file_a,
     s += fmt::format("  {:<4} {:<44} {:<10} {:>9} {:>10} {}\n", i, t.name, t.dtype, t.moved,
                      ulps_text(t.max_ulps), name(t.status));
   }
+  for (const auto& n : d.rank_notes) s += "note: " + n + "\n";
   return s;
 }
 
@@ -167,6 +169,7 @@ nlohmann::json dump_bisect_to_json(const DumpBisect& d) {
   }
   j["first_divergent"] =
       d.first_divergent ? j["tensors"][*d.first_divergent] : nlohmann::json(nullptr);
+  j["rank_notes"] = d.rank_notes;
   return j;
 }
 

@@ -25,6 +25,8 @@
 
 namespace fplab::bisect {
 
+struct ShardRule;  // bisect/engine_dumps.hpp
+
 struct DumpTensor {
   enum class Status { identical, differs, only_in_a, only_in_b, shape_or_dtype };
   std::string name;
@@ -39,6 +41,7 @@ struct DumpTensor {
 
 struct DumpBisect {
   std::vector<DumpTensor> tensors;             // A's order, then those only B has (B's order)
+  std::vector<std::string> rank_notes;         // "A: 'NAME': rank R differs from rank 0 ..."
   std::optional<std::size_t> first_divergent;  // index into tensors
   [[nodiscard]] std::size_t divergent() const;
 };
@@ -47,9 +50,12 @@ struct DumpBisect {
 // left out). Throws InputError for a damaged file.
 std::vector<std::string> dump_order(const std::filesystem::path& path);
 
+// A and B are files, or folders of per-rank engine dumps joined by
+// bisect/engine_dumps.hpp under `rules` (the user's, before the defaults).
 // Throws InputError (one line, naming the file) for a file io/array.hpp
-// cannot read.
-DumpBisect bisect_dumps(const std::filesystem::path& a, const std::filesystem::path& b);
+// cannot read or ranks that do not join.
+DumpBisect bisect_dumps(const std::filesystem::path& a, const std::filesystem::path& b,
+                        const std::vector<ShardRule>& rules = {});
 
 std::string_view name(DumpTensor::Status s);  // "identical", "differs", "only in A", ...
 

@@ -133,15 +133,28 @@ bool file_starts_like_pt(const std::filesystem::path& path) {
 
 }  // namespace
 
-std::vector<Array> read_arrays(const std::filesystem::path& path, const ArrayReadOptions& options) {
+ArrayFile array_file_kind(const std::filesystem::path& path) {
   const auto ext = path.extension();
-  if (ext == ".npy") {
-    NpyReadOptions npy;
-    npy.void2_as_bfloat16 = options.void2_as_bfloat16;
-    return {read_npy_array(path, npy)};
+  if (ext == ".npy") return ArrayFile::npy;
+  if (ext == ".safetensors") return ArrayFile::safetensors;
+  if (ext == ".pt" || ext == ".pth" || file_starts_like_pt(path)) return ArrayFile::torch;
+  return ArrayFile::text;
+}
+
+std::vector<Array> read_arrays(const std::filesystem::path& path, const ArrayReadOptions& options) {
+  switch (array_file_kind(path)) {
+    case ArrayFile::npy: {
+      NpyReadOptions npy;
+      npy.void2_as_bfloat16 = options.void2_as_bfloat16;
+      return {read_npy_array(path, npy)};
+    }
+    case ArrayFile::safetensors:
+      return read_safetensors_arrays(path);
+    case ArrayFile::torch:
+      return read_pt_arrays(path);
+    case ArrayFile::text:
+      break;
   }
-  if (ext == ".safetensors") return read_safetensors_arrays(path);
-  if (ext == ".pt" || ext == ".pth" || file_starts_like_pt(path)) return read_pt_arrays(path);
   return read_text_columns(path, options.text_type);
 }
 

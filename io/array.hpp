@@ -63,4 +63,10 @@ struct ArrayReadOptions {
 std::vector<Array> read_arrays(const std::filesystem::path& path,
                                const ArrayReadOptions& options = {});
 
+// Which reader read_arrays picks for the file (the rule above): callers that
+// treat named tensors or text differently ask here rather than test
+// extensions themselves.
+enum class ArrayFile { npy, safetensors, torch, text };
+ArrayFile array_file_kind(const std::filesystem::path& path);
+
 }  // namespace fplab
