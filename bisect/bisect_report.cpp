@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "io/numbers.hpp"
 
 namespace fplab::bisect {
@@ -142,11 +144,13 @@ std::string format_dump_bisect(const DumpBisect& d, const std::string& file_a,
     s += fmt::format(": {} of {} elements moved, largest {} ulps ({} vs {})", f.moved, f.elements,
                      ulps_text(f.max_ulps), f.a, f.b);
   s += fmt::format("\n{} of {} tensors divergent:\n", d.divergent(), d.tensors.size());
-  s += fmt::format("  {:<4} {:<44} {:<10} {:>9} {:>10} {}\n", "#", "tensor", "dtype", "moved",
-                   "max ulps", "status");
+  std::size_t width = 44;  // the tensor column, as wide as the longest name
+  for (const auto& t : d.tensors) width = std::max(width, t.name.size());
+  s += fmt::format("  {:<4} {:<{}} {:<10} {:>9} {:>10} {}\n", "#", "tensor", width, "dtype",
+                   "moved", "max ulps", "status");
   for (std::size_t i = 0; i < d.tensors.size(); ++i) {
     const DumpTensor& t = d.tensors[i];
-    s += fmt::format("  {:<4} {:<44} {:<10} {:>9} {:>10} {}\n", i, t.name, t.dtype, t.moved,
+    s += fmt::format("  {:<4} {:<{}} {:<10} {:>9} {:>10} {}\n", i, t.name, width, t.dtype, t.moved,
                      ulps_text(t.max_ulps), name(t.status));
   }
   for (const auto& n : d.rank_notes) s += "note: " + n + "\n";
