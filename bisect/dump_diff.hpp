@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-namespace fplab::bisect {
+#include "bisect/engine_dumps.hpp"
 
-struct ShardRule;  // bisect/engine_dumps.hpp
+namespace fplab::bisect {
 
 struct DumpTensor {
   enum class Status { identical, differs, only_in_a, only_in_b, shape_or_dtype };

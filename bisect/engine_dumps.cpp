@@ -109,9 +109,10 @@ Array concat(const std::vector<Array>& shards, int dim_wanted, const std::string
   const Array& first = shards[0];
   const auto rank = static_cast<int>(first.shape.size());
   const int d = dim_wanted < 0 ? rank + dim_wanted : dim_wanted;
-  if (d < 0 || d >= rank)
+  if (d < 0 || d >= rank) {
     refuse(name, "concat:" + std::to_string(dim_wanted) + " on a tensor of " +
                      std::to_string(rank) + " dimensions");
+  }
   Array out = first;
   out.shape[static_cast<std::size_t>(d)] = 0;
   std::size_t outer = 1;
@@ -120,9 +121,10 @@ Array concat(const std::vector<Array>& shards, int dim_wanted, const std::string
     bool joins = s.type == first.type && s.shape.size() == first.shape.size();
     for (std::size_t k = 0; joins && k < s.shape.size(); ++k)
       joins = k == static_cast<std::size_t>(d) || s.shape[k] == first.shape[k];
-    if (!joins)
+    if (!joins) {
       refuse(name, "shards of shapes " + first.shape_text() + " and " + s.shape_text() +
                        " do not join along dimension " + std::to_string(d));
+    }
     out.shape[static_cast<std::size_t>(d)] += s.shape[static_cast<std::size_t>(d)];
   }
   out.bits.clear();
@@ -145,17 +147,20 @@ std::uint64_t add_bits(std::uint64_t a, std::uint64_t b) {
 
 Array sum(const std::vector<Array>& shards, const std::string& name) {
   Array out = shards[0];
-  if (out.type != ElementType::float32 && out.type != ElementType::float64)
+  if (out.type != ElementType::float32 && out.type != ElementType::float64) {
     refuse(name,
            "sum of " + std::string(fplab::name(out.type)) + " shards (float32 and float64 only)");
+  }
   for (std::size_t r = 1; r < shards.size(); ++r) {
-    if (shards[r].type != out.type || shards[r].shape != out.shape)
+    if (shards[r].type != out.type || shards[r].shape != out.shape) {
       refuse(name,
              "rank " + std::to_string(r) + "'s shard has another shape or dtype than rank 0's");
-    for (std::size_t i = 0; i < out.size(); ++i)
+    }
+    for (std::size_t i = 0; i < out.size(); ++i) {
       out.bits[i] = out.type == ElementType::float32
                         ? add_bits<float>(out.bits[i], shards[r].bits[i])
                         : add_bits<double>(out.bits[i], shards[r].bits[i]);
+    }
   }
   return out;
 }
@@ -164,10 +169,11 @@ Array same(const std::vector<Array>& shards, const std::string& name,
            std::vector<std::string>& notes) {
   for (std::size_t r = 1; r < shards.size(); ++r) {
     const Array& s = shards[r];
-    if (s.type != shards[0].type || s.shape != shards[0].shape || s.bits != shards[0].bits)
+    if (s.type != shards[0].type || s.shape != shards[0].shape || s.bits != shards[0].bits) {
       notes.push_back(
           "'" + name + "': rank " + std::to_string(r) +
           " differs from rank 0 (a replicated tensor, rule 'same'); rank 0's is compared");
+    }
   }
   return shards[0];
 }
@@ -238,6 +244,7 @@ EngineDump read_engine_dump(const std::filesystem::path& dir,
   }
   for (const auto& f : files) {
     std::vector<std::vector<Array>> shards;
+    shards.reserve(ranks.size());
     for (const auto& r : ranks) shards.push_back(in_dump_order(r.dir / f));
     const std::string stem = std::filesystem::path(f).stem().string();
     for (std::size_t i = 0; i < shards[0].size(); ++i) {
