@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "io/numbers.hpp"
 
 namespace fplab::bisect {
@@ -132,6 +134,7 @@ std::string format_dump_bisect(const DumpBisect& d, const std::string& file_a,
   std::string s = fmt::format("A: {}\nB: {}\n", file_a, file_b);
   if (!d.first_divergent) {
     s += fmt::format("all {} tensors bit-identical\n", d.tensors.size());
+    for (const auto& n : d.rank_notes) s += "note: " + n + "\n";
     return s;
   }
   const DumpTensor& f = d.tensors[*d.first_divergent];
@@ -141,13 +144,16 @@ std::string format_dump_bisect(const DumpBisect& d, const std::string& file_a,
     s += fmt::format(": {} of {} elements moved, largest {} ulps ({} vs {})", f.moved, f.elements,
                      ulps_text(f.max_ulps), f.a, f.b);
   s += fmt::format("\n{} of {} tensors divergent:\n", d.divergent(), d.tensors.size());
-  s += fmt::format("  {:<4} {:<44} {:<10} {:>9} {:>10} {}\n", "#", "tensor", "dtype", "moved",
-                   "max ulps", "status");
+  std::size_t width = 44;  // the tensor column, as wide as the longest name
+  for (const auto& t : d.tensors) width = std::max(width, t.name.size());
+  s += fmt::format("  {:<4} {:<{}} {:<10} {:>9} {:>10} {}\n", "#", "tensor", width, "dtype",
+                   "moved", "max ulps", "status");
   for (std::size_t i = 0; i < d.tensors.size(); ++i) {
     const DumpTensor& t = d.tensors[i];
-    s += fmt::format("  {:<4} {:<44} {:<10} {:>9} {:>10} {}\n", i, t.name, t.dtype, t.moved,
+    s += fmt::format("  {:<4} {:<{}} {:<10} {:>9} {:>10} {}\n", i, t.name, width, t.dtype, t.moved,
                      ulps_text(t.max_ulps), name(t.status));
   }
+  for (const auto& n : d.rank_notes) s += "note: " + n + "\n";
   return s;
 }
 
@@ -167,6 +173,7 @@ nlohmann::json dump_bisect_to_json(const DumpBisect& d) {
   }
   j["first_divergent"] =
       d.first_divergent ? j["tensors"][*d.first_divergent] : nlohmann::json(nullptr);
+  j["rank_notes"] = d.rank_notes;
   return j;
 }
 

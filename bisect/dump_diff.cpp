@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "bisect/engine_dumps.hpp"
 #include "io/array.hpp"
 #include "io/input_error.hpp"
 #include "io/numbers.hpp"
@@ -52,6 +53,11 @@ DumpTensor compare(const Array& a, const Array* b) {
 }  // namespace
 
 std::vector<std::string> dump_order(const std::filesystem::path& path) {
+  if (path.extension() != ".safetensors") {
+    std::vector<std::string> names;  // read_arrays keeps the file's own order
+    for (const auto& a : read_arrays(path)) names.push_back(a.name);
+    return names;
+  }
   (void)read_safetensors_arrays(path);  // the one parser checks the file first
   std::ifstream in(path, std::ios::binary);
   unsigned char len[8] = {};
@@ -76,23 +82,43 @@ std::size_t DumpBisect::divergent() const {
   return n;
 }
 
-DumpBisect bisect_dumps(const std::filesystem::path& a, const std::filesystem::path& b) {
-  const auto arrays_a = read_safetensors_arrays(a);
-  const auto arrays_b = read_safetensors_arrays(b);
+namespace {
+
+// One side of the comparison in its own order: a file, or a folder of
+// per-rank dumps joined (bisect/engine_dumps.hpp).
+std::vector<Array> read_side(const std::filesystem::path& path, const std::vector<ShardRule>& rules,
+                             const char* side, std::vector<std::string>& notes) {
+  if (std::filesystem::is_directory(path)) {
+    EngineDump d = read_engine_dump(path, rules);
+    for (const auto& n : d.notes) notes.push_back(std::string(side) + ": " + n);
+    return std::move(d.tensors);
+  }
+  std::vector<Array> arrays = read_arrays(path);
+  std::map<std::string, std::size_t> at;
+  for (std::size_t i = 0; i < arrays.size(); ++i) at[arrays[i].name] = i;
+  std::vector<Array> out;
+  for (const auto& n : dump_order(path)) out.push_back(std::move(arrays[at.at(n)]));
+  return out;
+}
+
+}  // namespace
+
+DumpBisect bisect_dumps(const std::filesystem::path& a, const std::filesystem::path& b,
+                        const std::vector<ShardRule>& rules) {
+  DumpBisect out;
+  const auto arrays_a = read_side(a, rules, "A", out.rank_notes);
+  const auto arrays_b = read_side(b, rules, "B", out.rank_notes);
   std::map<std::string, const Array*> by_name_a, by_name_b;
   for (const auto& x : arrays_a) by_name_a[x.name] = &x;
   for (const auto& x : arrays_b) by_name_b[x.name] = &x;
-  DumpBisect out;
-  for (const auto& name : dump_order(a)) {
-    const auto it = by_name_b.find(name);
-    out.tensors.push_back(
-        compare(*by_name_a.at(name), it == by_name_b.end() ? nullptr : it->second));
+  for (const auto& x : arrays_a) {
+    const auto it = by_name_b.find(x.name);
+    out.tensors.push_back(compare(x, it == by_name_b.end() ? nullptr : it->second));
   }
-  for (const auto& name : dump_order(b)) {
-    if (by_name_a.count(name) != 0) continue;
-    const Array& x = *by_name_b.at(name);
+  for (const auto& x : arrays_b) {
+    if (by_name_a.count(x.name) != 0) continue;
     DumpTensor d;
-    d.name = name;
+    d.name = x.name;
     d.status = DumpTensor::Status::only_in_b;
     d.dtype = std::string(fplab::name(x.type));
     d.shape = x.shape_text();

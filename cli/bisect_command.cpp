@@ -10,6 +10,7 @@
 #include "bisect/bisect.hpp"
 #include "bisect/bisect_report.hpp"
 #include "bisect/dump_diff.hpp"
+#include "bisect/engine_dumps.hpp"
 #include "cli/commands.hpp"
 #include "cli/numeric_options.hpp"
 #include "model/policy.hpp"
@@ -27,6 +28,7 @@ struct BisectOptions {
   std::size_t steps = 8;
   std::vector<std::string> a, b;
   std::vector<std::string> dumps;
+  std::vector<std::string> shard;
   bool json = false;
   bool no_minimal = false;
   bool no_ranking = false;
@@ -60,9 +62,13 @@ void add_bisect_command(CLI::App& app) {
                   "precision=SPEC");
   cmd->add_option("--b", o->b, "Setting B, KEY=VALUE (repeatable), as --a");
   cmd->add_option("--dumps", o->dumps,
-                  "Instead: two .safetensors dumps of any program; the first tensor (in A's "
-                  "header order) whose bits differ, per-tensor ulps")
+                  "Instead: two dumps of any program (.safetensors, torch.save .pt, or folders "
+                  "of per-rank engine dumps); the first tensor (in A's order) whose bits "
+                  "differ, per-tensor ulps")
       ->expected(2);
+  cmd->add_option("--shard", o->shard,
+                  "With folders of ranks: how a tensor's shards join, PATTERN=concat[:D], "
+                  "PATTERN=sum or PATTERN=same (repeatable, before the defaults; docs/bisect.md)");
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->add_flag("--no-minimal", o->no_minimal, "Skip the minimal fix (ddmin)");
   cmd->add_flag("--no-ranking", o->no_ranking, "Skip the ranking of each op alone");
@@ -70,7 +76,9 @@ void add_bisect_command(CLI::App& app) {
     if (!o->dumps.empty()) {
       if (!o->prompt.empty() || !o->a.empty() || !o->b.empty())
         throw std::invalid_argument("--dumps takes no --prompt, --a or --b");
-      const auto d = bisect::bisect_dumps(o->dumps[0], o->dumps[1]);
+      std::vector<bisect::ShardRule> rules;
+      for (const auto& r : o->shard) rules.push_back(bisect::parse_shard_rule(r));
+      const auto d = bisect::bisect_dumps(o->dumps[0], o->dumps[1], rules);
       if (o->json) {
         fmt::print("{}\n", bisect::dump_bisect_to_json(d).dump(2));
       } else {

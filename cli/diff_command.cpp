@@ -58,7 +58,7 @@ struct DiffOptions {
 bool is_results_file(const std::filesystem::path& path) { return path.extension() == ".json"; }
 
 bool is_text_file(const std::filesystem::path& path) {
-  return path.extension() != ".npy" && path.extension() != ".safetensors";
+  return array_file_kind(path) == ArrayFile::text;
 }
 
 // One file pair's report in every form, its exit code and the patterns of

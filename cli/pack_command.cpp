@@ -107,7 +107,8 @@ void add_pack_command(CLI::App& app) {
         }
         return e.add_table(Table(id, id, "index"));
       };
-      if (path.extension() == ".safetensors") {
+      if (array_file_kind(path) == ArrayFile::safetensors ||
+          array_file_kind(path) == ArrayFile::torch) {
         for (const auto& a : arrays) {
           check_type(file, a);
           Table& t = add(sanitize(name.empty() ? a.name : name + "." + a.name));

@@ -491,8 +491,8 @@ void add_sum_command(CLI::App& app) {
 
     NumberArray data;
     const std::filesystem::path file = opts->file;
-    if (!opts->file.empty() && (file.extension() == ".npy" || file.extension() == ".safetensors" ||
-                                text_columns_have_header(file))) {
+    if (!opts->file.empty() &&
+        (array_file_kind(file) != ArrayFile::text || text_columns_have_header(file))) {
       sum_array(pick_array(file, *opts), *opts, strategies);
       return;
     }

@@ -5,6 +5,10 @@
 // read_arrays() is the one entry point that picks the reader from the file:
 //   *.npy          one array (io/npy.hpp), named ""
 //   *.safetensors  every tensor, by name, sorted (io/safetensors_arrays.hpp)
+//   *.pt, *.pth, and any file that begins like one (a zip archive, or
+//                  torch.save's legacy magic number): every tensor, in the
+//                  order saved, named by its path in the saved object
+//                  (io/torch_pt.hpp)
 //   anything else  text columns of numbers (io/text_columns.hpp)
 // Errors are fplab::InputError with a one-line message naming the file.
 #pragma once
@@ -58,5 +62,11 @@ struct ArrayReadOptions {
 
 std::vector<Array> read_arrays(const std::filesystem::path& path,
                                const ArrayReadOptions& options = {});
+
+// Which reader read_arrays picks for the file (the rule above): callers that
+// treat named tensors or text differently ask here rather than test
+// extensions themselves.
+enum class ArrayFile { npy, safetensors, torch, text };
+ArrayFile array_file_kind(const std::filesystem::path& path);
 
 }  // namespace fplab

@@ -254,6 +254,18 @@ py::tuple load_results(const std::string& path) {
   return py::make_tuple(fplab::to_json(r).dump(), values);
 }
 
+// Every array of a file read_arrays reads (.pt, .safetensors, .npy, text),
+// in the file's order, as (name, dtype name, shape, bits as uint64).
+py::list load_arrays(const std::string& path) {
+  py::list out;
+  for (const auto& a : fplab::read_arrays(path)) {
+    py::array_t<std::uint64_t> bits(static_cast<py::ssize_t>(a.bits.size()));
+    std::copy(a.bits.begin(), a.bits.end(), bits.mutable_data());
+    out.append(py::make_tuple(a.name, std::string(fplab::name(a.type)), py::cast(a.shape), bits));
+  }
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -273,6 +285,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("diff", &diff, py::arg("a"), py::arg("b"), py::arg("ulps"), py::arg("rtol"),
         py::arg("atol"), py::arg("limit"));
   m.def("load_results", &load_results, py::arg("path"));
+  m.def("load_arrays", &load_arrays, py::arg("path"));
   m.def("strategy_names", [] {
     std::vector<std::string> out;
     for (const auto& s : fplab::strategy_catalogue()) out.emplace_back(s.spelling);

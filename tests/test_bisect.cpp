@@ -13,6 +13,7 @@
 
 #include "bisect/bisect.hpp"
 #include "bisect/dump_diff.hpp"
+#include "bisect/engine_dumps.hpp"
 #include "cli_runner.hpp"
 #include "experiments/chunked_prefill.hpp"
 #include "experiments/op_localisation.hpp"
@@ -350,4 +351,72 @@ TEST_CASE("op-localisation: every comparison's set is confirmed and 1-minimal", 
     CHECK(std::bit_cast<std::uint32_t>(x.a) == std::bit_cast<std::uint32_t>(y.a));
     CHECK(std::bit_cast<std::uint32_t>(x.b) == std::bit_cast<std::uint32_t>(y.b));
   }
+}
+
+TEST_CASE("bisect --dumps: torch.save dumps, in saved order, ulps in each tensor's format",
+          "[bisect]") {
+  // tools/make_pt_fixtures.py: OrderedDicts saved in execution order; B moves
+  // one bfloat16 element of the second tensor by 3 ulps and one float32
+  // element of the third by 1 ulp. Sorted by name, 'lm_head' would come first.
+  const auto pt = std::filesystem::path(FPLAB_SOURCE_DIR) / "tests/golden/pt";
+  CHECK(fplab::bisect::dump_order(pt / "dump_a.pt") ==
+        std::vector<std::string>{"model.embed_tokens", "model.layers.0.mlp", "lm_head"});
+  const auto d = fplab::bisect::bisect_dumps(pt / "dump_a.pt", pt / "dump_b.pt");
+  REQUIRE(d.first_divergent == std::optional<std::size_t>{1});
+  REQUIRE(d.tensors.size() == 3);
+  CHECK(d.tensors[0].status == fplab::bisect::DumpTensor::Status::identical);
+  CHECK(d.tensors[1].name == "model.layers.0.mlp");
+  CHECK(d.tensors[1].dtype == "bfloat16");
+  CHECK(d.tensors[1].moved == 1);
+  CHECK(d.tensors[1].max_ulps == 3);
+  CHECK(d.tensors[2].dtype == "float32");
+  CHECK(d.tensors[2].max_ulps == 1);
+  // Negative control: a dump against itself has no divergent tensor.
+  CHECK_FALSE(
+      fplab::bisect::bisect_dumps(pt / "dump_a.pt", pt / "dump_a.pt").first_divergent.has_value());
+}
+
+TEST_CASE("bisect --dumps on rank folders: concat, sum and same join the shards as stated",
+          "[bisect]") {
+  const auto dir = std::filesystem::temp_directory_path() / "fplab-test-engine-dumps";
+  std::filesystem::remove_all(dir);
+  const auto f32 = [](const char* name, std::vector<std::size_t> shape, std::vector<float> values) {
+    fplab::Array a{name, fplab::ElementType::float32, std::move(shape), {}};
+    for (const float v : values) a.bits.push_back(std::bit_cast<std::uint32_t>(v));
+    return a;
+  };
+  // Two ranks: a column-parallel output (2 x 1 each), row-parallel partials, a replicated norm.
+  const std::vector<std::vector<fplab::Array>> ranks = {
+      {f32("mlp.up_proj", {2, 1}, {1, 2}), f32("o_proj", {1}, {1.5f}), f32("norm", {1}, {5})},
+      {f32("mlp.up_proj", {2, 1}, {3, 4}), f32("o_proj", {1}, {2.25f}), f32("norm", {1}, {6})}};
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    std::filesystem::create_directories(dir / ("rank" + std::to_string(r)));
+    fplab::write_safetensors_arrays(dir / ("rank" + std::to_string(r)) / "step0.safetensors",
+                                    ranks[r]);
+  }
+  const auto d =
+      fplab::bisect::read_engine_dump(dir, {fplab::bisect::parse_shard_rule("o_proj=sum")});
+  REQUIRE(d.tensors.size() == 3);
+  CHECK(d.ranks == 2);
+  const auto& up = d.tensors[0];
+  CHECK(up.name == "step0/mlp.up_proj");
+  CHECK(up.shape == std::vector<std::size_t>{2, 2});  // concat along the last dimension
+  CHECK(up.bits == std::vector<std::uint64_t>{
+                       std::bit_cast<std::uint32_t>(1.0f), std::bit_cast<std::uint32_t>(3.0f),
+                       std::bit_cast<std::uint32_t>(2.0f), std::bit_cast<std::uint32_t>(4.0f)});
+  CHECK(d.tensors[1].bits[0] == std::bit_cast<std::uint32_t>(3.75f));  // rank 0's + rank 1's
+  CHECK(d.tensors[2].bits[0] == std::bit_cast<std::uint32_t>(5.0f));   // rank 0's
+  REQUIRE(d.notes.size() == 1);
+  CHECK_THAT(d.notes[0], Catch::Contains("'step0/norm': rank 1 differs from rank 0"));
+  // concat:0 stacks the rows instead.
+  const auto rows =
+      fplab::bisect::read_engine_dump(dir, {fplab::bisect::parse_shard_rule("*up_proj=concat:0")});
+  CHECK(rows.tensors[0].shape == std::vector<std::size_t>{4, 1});
+  CHECK(rows.tensors[0].bits[1] == std::bit_cast<std::uint32_t>(2.0f));
+  // Rules that do not parse, ranks that are not 0..T-1.
+  CHECK_THROWS_AS(fplab::bisect::parse_shard_rule("x=concat:a"), std::invalid_argument);
+  CHECK_THROWS_AS(fplab::bisect::parse_shard_rule("=sum"), std::invalid_argument);
+  std::filesystem::rename(dir / "rank1", dir / "rank2");
+  CHECK_THROWS_WITH(fplab::bisect::read_engine_dump(dir),
+                    Catch::Contains("not ranks 0..1 once each (found rank 2)"));
 }

@@ -14,6 +14,7 @@ array is never copied.
     fplab.testing.assert_ulp_close(a, b, ulps=2) # for pytest
     fplab.results.load("results.json")
     fplab.__version__                            # the fplab program's version
+    fplab.load_arrays("Pass00000.pt")           # {name: array}, as fplab diff reads files
 
 A pytest fixture, ``fplab_regression``, keeps arrays against baselines
 (``pytest_plugins = ["fplab.pytest_plugin"]`` in conftest.py; see
@@ -37,7 +38,7 @@ __version__ = _core.__version__  # the fplab program's version (fplab --version)
 
 __all__ = [
     "__version__", "sum", "exact_sum", "round", "ulp_diff", "diff", "DiffResult", "DriftedElement",
-    "strategies", "default_strategies", "formats", "testing", "results",
+    "strategies", "default_strategies", "formats", "testing", "results", "load_arrays",
 ]
 
 
@@ -120,6 +121,29 @@ def round(x, format: str, mode: str = "nearest-even", *, seed: int = 0,  # noqa:
     x = _as_array(x, "fplab.round")
     _check_count("fplab.round", "seed", seed)
     return _core.round(x, format, mode, int(seed), bool(via_float))
+
+
+_UINT_OF = {"float64": np.uint64, "float32": np.uint32, "float16": np.uint16}
+
+
+def load_arrays(path) -> dict[str, np.ndarray]:
+    """Every array of a file, by name, in the file's order, as ``fplab diff`` reads it.
+
+    A torch.save file (.pt: read without torch and without running its
+    pickle; nested dicts, lists and tuples give dotted names such as
+    'layers.0.mlp', and integer tensors come as float64), safetensors, .npy
+    or a text file of numbers. Each array keeps its dtype and bits; a
+    bfloat16 tensor comes as float32 holding the same values (numpy has no
+    bfloat16). Raises ValueError with the reader's one-line message.
+    """
+    out = {}
+    for name, dtype, shape, bits in _core.load_arrays(str(path)):
+        if dtype == "bfloat16":
+            values = (bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
+        else:
+            values = bits.astype(_UINT_OF[dtype]).view(np.dtype(dtype))
+        out[name] = values.reshape(shape)
+    return out
 
 
 def ulp_diff(a, b) -> np.ndarray:
