@@ -26,17 +26,20 @@ struct MmaCommandOptions {
 // A 2-D float32 or float16 .npy as float32 values (float16 widens exactly).
 std::vector<float> read_matrix(const std::string& path, std::size_t& rows, std::size_t& cols) {
   const Array x = read_npy_array(path);
-  if (x.shape.size() != 2) throw InputError(path + ": expected a 2-D array, got shape " + x.shape_text());
+  if (x.shape.size() != 2)
+    throw InputError(path + ": expected a 2-D array, got shape " + x.shape_text());
   if (x.type != ElementType::float32 && x.type != ElementType::float16) {
-    throw InputError(path + ": dtype " + std::string(name(x.type)) + " (float32 or float16 expected)");
+    throw InputError(path + ": dtype " + std::string(name(x.type)) +
+                     " (float32 or float16 expected)");
   }
   rows = x.shape[0];
   cols = x.shape[1];
   std::vector<float> v;
   v.reserve(x.size());
   for (const std::uint64_t bits : x.bits) {
-    v.push_back(x.type == ElementType::float32 ? std::bit_cast<float>(static_cast<std::uint32_t>(bits))
-                                               : static_cast<float>(element_to_double(x.type, bits)));
+    v.push_back(x.type == ElementType::float32
+                    ? std::bit_cast<float>(static_cast<std::uint32_t>(bits))
+                    : static_cast<float>(element_to_double(x.type, bits)));
   }
   return v;
 }
@@ -49,8 +52,9 @@ void run_mma(const MmaCommandOptions& o) {
   const std::vector<float> b = read_matrix(o.b, k_b, shape.n);
   const std::vector<float> c = read_matrix(o.c, m_c, n_c);
   if (k_b != shape.k || m_c != shape.m || n_c != shape.n) {
-    throw InputError(fmt::format("shapes do not fit: A is {} x {}, B {} x {}, C {} x {} (want M x K, K x N, M x N)",
-                                 shape.m, shape.k, k_b, shape.n, m_c, n_c));
+    throw InputError(fmt::format(
+        "shapes do not fit: A is {} x {}, B {} x {}, C {} x {} (want M x K, K x N, M x N)", shape.m,
+        shape.k, k_b, shape.n, m_c, n_c));
   }
   const Array d = mma(spec, shape, a, b, c);
   write_npy_array(o.out, d);
@@ -70,14 +74,17 @@ void add_mma_command(CLI::App& app) {
       "D = A B + C in a GPU matrix unit's arithmetic, bit for bit as MMA-Sim: "
       "SPEC is ARCH:INSTRUCTION, e.g. hopper:wgmma.m64n8k16.f32.bf16.bf16, "
       "ampere:mma.m16n8k16.f32.bf16.bf16.f32, cdna3:mfma.f32_16x16x16_bf16 (docs/matrix-units.md)");
-  cmd->add_option("spec", o->spec, "ARCH:INSTRUCTION (architectures: volta, turing, ampere, ada, "
-                                   "hopper, blackwell, rtx-blackwell, cdna1, cdna2, cdna3; or v100, "
-                                   "a100, h100, b200, mi300, ...)")
+  cmd->add_option("spec", o->spec,
+                  "ARCH:INSTRUCTION (architectures: volta, turing, ampere, ada, "
+                  "hopper, blackwell, rtx-blackwell, cdna1, cdna2, cdna3; or v100, "
+                  "a100, h100, b200, mi300, ...)")
       ->required();
-  cmd->add_option("a", o->a, "A.npy: M x K, float32 or float16, values of the input type")->required();
+  cmd->add_option("a", o->a, "A.npy: M x K, float32 or float16, values of the input type")
+      ->required();
   cmd->add_option("b", o->b, "B.npy: K x N")->required();
   cmd->add_option("c", o->c, "C.npy: M x N, values of the accumulator type")->required();
-  cmd->add_option("--out", o->out, "D.npy: M x N, float32 (float16 for an f16 accumulator)")->required();
+  cmd->add_option("--out", o->out, "D.npy: M x N, float32 (float16 for an f16 accumulator)")
+      ->required();
   cmd->callback([o] { run_mma(*o); });
 }
 

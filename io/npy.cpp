@@ -224,12 +224,8 @@ NumberArray read_npy(const std::filesystem::path& path) {
              "unsupported dtype " + std::string(name(a.type)) + " here (need float32 or float64)");
 }
 
-void write_npy(const std::filesystem::path& path, std::span<const float> x) {
-  write(path, x);
-}
-void write_npy(const std::filesystem::path& path, std::span<const double> x) {
-  write(path, x);
-}
+void write_npy(const std::filesystem::path& path, std::span<const float> x) { write(path, x); }
+void write_npy(const std::filesystem::path& path, std::span<const double> x) { write(path, x); }
 
 void write_npy_array(const std::filesystem::path& path, const Array& a) {
   if (a.type == ElementType::bfloat16) {
@@ -243,8 +239,8 @@ void write_npy_array(const std::filesystem::path& path, const Array& a) {
     shape += (i == 0 ? "" : ", ") + std::to_string(a.shape[i]);
   }
   shape = "(" + shape + (a.shape.size() == 1 ? ",)" : ")");
-  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " +
-                       shape + ", }";
+  std::string header =
+      std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Pad so the data starts on a 64-byte boundary, header ending in '\n'.
   const std::size_t unpadded = kMagicLen + 4 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');

@@ -34,12 +34,23 @@ struct Alias {
 };
 
 constexpr std::array<Alias, 17> kAliases{{
-    {"v100", A::volta},      {"t4", A::turing},          {"a100", A::ampere},
-    {"l40", A::ada},         {"rtx4090", A::ada},        {"h100", A::hopper},
-    {"h800", A::hopper},     {"h200", A::hopper},        {"b200", A::blackwell},
-    {"b100", A::blackwell},  {"rtx5090", A::rtx_blackwell}, {"mi100", A::cdna1},
-    {"mi200", A::cdna2},     {"mi250", A::cdna2},        {"mi300", A::cdna3},
-    {"mi300x", A::cdna3},    {"ada-lovelace", A::ada},
+    {"v100", A::volta},
+    {"t4", A::turing},
+    {"a100", A::ampere},
+    {"l40", A::ada},
+    {"rtx4090", A::ada},
+    {"h100", A::hopper},
+    {"h800", A::hopper},
+    {"h200", A::hopper},
+    {"b200", A::blackwell},
+    {"b100", A::blackwell},
+    {"rtx5090", A::rtx_blackwell},
+    {"mi100", A::cdna1},
+    {"mi200", A::cdna2},
+    {"mi250", A::cdna2},
+    {"mi300", A::cdna3},
+    {"mi300x", A::cdna3},
+    {"ada-lovelace", A::ada},
 }};
 
 std::string lower(std::string_view s) {
@@ -59,16 +70,26 @@ const ArchitectureDescription& describe(MatrixArchitecture a) {
 
 std::string_view name(MatrixArchitecture a) {
   switch (a) {
-    case A::volta: return "volta";
-    case A::turing: return "turing";
-    case A::ampere: return "ampere";
-    case A::ada: return "ada";
-    case A::hopper: return "hopper";
-    case A::blackwell: return "blackwell";
-    case A::rtx_blackwell: return "rtx-blackwell";
-    case A::cdna1: return "cdna1";
-    case A::cdna2: return "cdna2";
-    case A::cdna3: return "cdna3";
+    case A::volta:
+      return "volta";
+    case A::turing:
+      return "turing";
+    case A::ampere:
+      return "ampere";
+    case A::ada:
+      return "ada";
+    case A::hopper:
+      return "hopper";
+    case A::blackwell:
+      return "blackwell";
+    case A::rtx_blackwell:
+      return "rtx-blackwell";
+    case A::cdna1:
+      return "cdna1";
+    case A::cdna2:
+      return "cdna2";
+    case A::cdna3:
+      return "cdna3";
   }
   return "?";
 }
@@ -84,7 +105,8 @@ MatrixArchitecture parse_matrix_architecture(std::string_view text) {
     if (t == alias.text) return alias.architecture;
   }
   std::string known;
-  for (const auto& d : kArchitectures) known += std::string(known.empty() ? "" : ", ") + std::string(name(d.architecture));
+  for (const auto& d : kArchitectures)
+    known += std::string(known.empty() ? "" : ", ") + std::string(name(d.architecture));
   throw std::invalid_argument("unknown architecture '" + std::string(text) + "' (" + known +
                               "; or a GPU: v100, t4, a100, l40, h100, b200, rtx5090, mi100, "
                               "mi250, mi300)");

@@ -57,10 +57,17 @@ double special_result(std::span<const double> a, std::span<const double> b, doub
 double round_result(double v, ResultRounding r) {
   RoundingOptions o;
   switch (r) {
-    case ResultRounding::f32_nearest_even: return static_cast<float>(v);
-    case ResultRounding::f16_nearest_even: o = {kFP16, Rounding::nearest_even}; break;
-    case ResultRounding::f32_toward_zero: o = {kFP32, Rounding::toward_zero}; break;
-    case ResultRounding::f32_e8m13_toward_zero: o = {kE8M13, Rounding::toward_zero}; break;
+    case ResultRounding::f32_nearest_even:
+      return static_cast<float>(v);
+    case ResultRounding::f16_nearest_even:
+      o = {kFP16, Rounding::nearest_even};
+      break;
+    case ResultRounding::f32_toward_zero:
+      o = {kFP32, Rounding::toward_zero};
+      break;
+    case ResultRounding::f32_e8m13_toward_zero:
+      o = {kE8M13, Rounding::toward_zero};
+      break;
   }
   // MMA-Sim converts a truncated value >= 2^128 to fp32 as infinity.
   if (o.rounding == Rounding::toward_zero && std::fabs(v) >= 0x1p128) return v > 0 ? kInf : -kInf;
@@ -87,8 +94,8 @@ struct FusedSum {
   std::int64_t units = 0;
   int exponent = 0;
 };
-FusedSum fused_products(const DotAddRule& r, std::span<const double> a,
-                        std::span<const double> b, std::size_t first, std::size_t stride) {
+FusedSum fused_products(const DotAddRule& r, std::span<const double> a, std::span<const double> b,
+                        std::size_t first, std::size_t stride) {
   FusedSum f{0, std::numeric_limits<int>::min()};
   for (std::size_t i = first; i < a.size(); i += stride) {
     f.exponent = std::max(f.exponent, exponent_of(a[i], r.a_emin) + exponent_of(b[i], r.b_emin));
@@ -146,21 +153,30 @@ double flush_input(double x, int emin) { return std::fabs(x) < std::ldexp(1.0, e
 
 std::string_view name(DotAddAlgorithm a) {
   switch (a) {
-    case DotAddAlgorithm::nv_fused: return "nv-fused";
-    case DotAddAlgorithm::amd_fused: return "amd-fused";
-    case DotAddAlgorithm::amd_fused_fp8: return "amd-fused-fp8";
-    case DotAddAlgorithm::amd_pairwise: return "amd-pairwise";
-    case DotAddAlgorithm::fma_chain: return "fma-chain";
+    case DotAddAlgorithm::nv_fused:
+      return "nv-fused";
+    case DotAddAlgorithm::amd_fused:
+      return "amd-fused";
+    case DotAddAlgorithm::amd_fused_fp8:
+      return "amd-fused-fp8";
+    case DotAddAlgorithm::amd_pairwise:
+      return "amd-pairwise";
+    case DotAddAlgorithm::fma_chain:
+      return "fma-chain";
   }
   return "?";
 }
 
 std::string_view name(ResultRounding r) {
   switch (r) {
-    case ResultRounding::f32_toward_zero: return "f32-rz";
-    case ResultRounding::f32_e8m13_toward_zero: return "f32-e8m13-rz";
-    case ResultRounding::f16_nearest_even: return "f16-rne";
-    case ResultRounding::f32_nearest_even: return "f32-rne";
+    case ResultRounding::f32_toward_zero:
+      return "f32-rz";
+    case ResultRounding::f32_e8m13_toward_zero:
+      return "f32-e8m13-rz";
+    case ResultRounding::f16_nearest_even:
+      return "f16-rne";
+    case ResultRounding::f32_nearest_even:
+      return "f32-rne";
   }
   return "?";
 }
@@ -168,13 +184,17 @@ std::string_view name(ResultRounding r) {
 double dot_add_step(const DotAddRule& rule, std::span<const double> a, std::span<const double> b,
                     double c) {
   switch (rule.algorithm) {
-    case DotAddAlgorithm::nv_fused: return nv_fused(rule, a, b, c);
-    case DotAddAlgorithm::amd_fused: return amd_fused(rule, a, b, c, false);
-    case DotAddAlgorithm::amd_fused_fp8: return amd_fused(rule, a, b, c, true);
+    case DotAddAlgorithm::nv_fused:
+      return nv_fused(rule, a, b, c);
+    case DotAddAlgorithm::amd_fused:
+      return amd_fused(rule, a, b, c, false);
+    case DotAddAlgorithm::amd_fused_fp8:
+      return amd_fused(rule, a, b, c, true);
     case DotAddAlgorithm::amd_pairwise:
       return flushed(static_cast<float>(c) + pairwise(a, b, rule.flush_subnormals),
                      rule.flush_subnormals);
-    case DotAddAlgorithm::fma_chain: return fma_chain(a, b, c);
+    case DotAddAlgorithm::fma_chain:
+      return fma_chain(a, b, c);
   }
   return kNaN;
 }

@@ -15,7 +15,9 @@ namespace fplab {
 
 namespace {
 
-[[noreturn]] void refuse_operands(const std::string& message) { throw std::invalid_argument(message); }
+[[noreturn]] void refuse_operands(const std::string& message) {
+  throw std::invalid_argument(message);
+}
 
 float truncated_to_tf32(float x) {
   return std::bit_cast<float>(std::bit_cast<std::uint32_t>(x) & 0xFFFFE000U);
@@ -31,7 +33,7 @@ std::vector<double> operand(std::span<const float> x, MmaType t, const char* wha
     const bool fits = std::isnan(v) || (std::isinf(v) ? has_infinity(t) : round(double{v}, o) == v);
     if (!fits) {
       refuse_operands(std::string(what) + "[" + std::to_string(i) + "] = " + to_decimal(double{v}) +
-             " is not a value of " + std::string(name(t)));
+                      " is not a value of " + std::string(name(t)));
     }
     out[i] = v;
   }
@@ -42,8 +44,8 @@ void check_shape(const MmaSpec& spec, MmaShape s, std::size_t a, std::size_t b, 
   const std::string what = name(spec);
   if (s.m == 0 || s.n == 0 || s.k == 0) refuse_operands(what + ": empty matrices");
   if (s.k % static_cast<std::size_t>(spec.k) != 0) {
-    refuse_operands(what + ": K = " + std::to_string(s.k) + " is not a multiple of the instruction's k = " +
-           std::to_string(spec.k));
+    refuse_operands(what + ": K = " + std::to_string(s.k) +
+                    " is not a multiple of the instruction's k = " + std::to_string(spec.k));
   }
   if (a != s.m * s.k || b != s.k * s.n || c != s.m * s.n) {
     refuse_operands(what + ": A, B and C must be M x K, K x N and M x N");
@@ -77,7 +79,8 @@ Array mma(const MmaSpec& spec, MmaShape shape, std::span<const float> a, std::sp
     for (std::size_t l = 0; l < shape.k; ++l) column[l] = bv[l * shape.n + j];
     for (std::size_t i = 0; i < shape.m; ++i) {
       const std::span<const double> row(av.data() + i * shape.k, shape.k);
-      d.bits[i * shape.n + j] = result_bits(dot_add(rule, row, column, cv[i * shape.n + j]), spec.d, vendor);
+      d.bits[i * shape.n + j] =
+          result_bits(dot_add(rule, row, column, cv[i * shape.n + j]), spec.d, vendor);
     }
   }
   return d;

@@ -36,8 +36,8 @@ struct Shape {
 };
 Shape parse_nv_shape(std::string_view s) {
   const auto n_at = s.find('n'), k_at = s.find('k');
-  if (s.empty() || s[0] != 'm' || n_at == std::string_view::npos || k_at == std::string_view::npos ||
-      k_at < n_at) {
+  if (s.empty() || s[0] != 'm' || n_at == std::string_view::npos ||
+      k_at == std::string_view::npos || k_at < n_at) {
     return {};
   }
   return {positive_int(s.substr(1, n_at - 1)), positive_int(s.substr(n_at + 1, k_at - n_at - 1)),
@@ -122,7 +122,8 @@ void parse_amd_qualifier(MmaSpec& s) {
   }
   const Shape sh = parse_amd_shape(shape);
   if (sh.m == 0 || sh.n == 0 || sh.k == 0) {
-    refuse("'mfma." + s.qualifier + "' is not an AMD mfma instruction (e.g. mfma.f32_16x16x16_bf16)");
+    refuse("'mfma." + s.qualifier +
+           "' is not an AMD mfma instruction (e.g. mfma.f32_16x16x16_bf16)");
   }
   s.m = sh.m;
   s.n = sh.n;
@@ -158,8 +159,8 @@ void check_listed(const MmaSpec& s) {
     refuse(arch + "'s " + family + " does not accept the types of '" + s.qualifier +
            "' at this shape (it has: " + join(same_shape) + ")");
   }
-  refuse(arch + " has no instruction " + family + "." + s.qualifier + " (its " + family +
-         ": " + join(listed) + ")");
+  refuse(arch + " has no instruction " + family + "." + s.qualifier + " (its " + family + ": " +
+         join(listed) + ")");
 }
 
 bool either_is(const MmaSpec& s, MmaType t) { return s.a == t || s.b == t; }
@@ -199,41 +200,62 @@ int emin_of(MmaType t) { return value_format(t).emin; }
 
 std::string_view name(MmaFamily f) {
   switch (f) {
-    case MmaFamily::mma: return "mma";
-    case MmaFamily::wgmma: return "wgmma";
-    case MmaFamily::tcgen05: return "tcgen05";
-    case MmaFamily::mfma: return "mfma";
+    case MmaFamily::mma:
+      return "mma";
+    case MmaFamily::wgmma:
+      return "wgmma";
+    case MmaFamily::tcgen05:
+      return "tcgen05";
+    case MmaFamily::mfma:
+      return "mfma";
   }
   return "?";
 }
 
 std::string_view name(MmaType t) {
   switch (t) {
-    case MmaType::f16: return "f16";
-    case MmaType::bf16: return "bf16";
-    case MmaType::tf32: return "tf32";
-    case MmaType::xf32: return "xf32";
-    case MmaType::f32: return "f32";
-    case MmaType::e4m3: return "e4m3";
-    case MmaType::e5m2: return "e5m2";
-    case MmaType::e4m3_fnuz: return "fp8";
-    case MmaType::e5m2_fnuz: return "bf8";
+    case MmaType::f16:
+      return "f16";
+    case MmaType::bf16:
+      return "bf16";
+    case MmaType::tf32:
+      return "tf32";
+    case MmaType::xf32:
+      return "xf32";
+    case MmaType::f32:
+      return "f32";
+    case MmaType::e4m3:
+      return "e4m3";
+    case MmaType::e5m2:
+      return "e5m2";
+    case MmaType::e4m3_fnuz:
+      return "fp8";
+    case MmaType::e5m2_fnuz:
+      return "bf8";
   }
   return "?";
 }
 
 Format value_format(MmaType t) {
   switch (t) {
-    case MmaType::f16: return kFP16;
-    case MmaType::bf16: return kBF16;
+    case MmaType::f16:
+      return kFP16;
+    case MmaType::bf16:
+      return kBF16;
     case MmaType::tf32:
-    case MmaType::xf32: return kTF32;
-    case MmaType::f32: return kFP32;
-    case MmaType::e4m3: return kE4M3;
-    case MmaType::e5m2: return kE5M2;
+    case MmaType::xf32:
+      return kTF32;
+    case MmaType::f32:
+      return kFP32;
+    case MmaType::e4m3:
+      return kE4M3;
+    case MmaType::e5m2:
+      return kE5M2;
     // AMD's fnuz formats: the whole top binade finite, no infinities.
-    case MmaType::e4m3_fnuz: return Format{"e4m3fnuz", 4, 7, -7};
-    case MmaType::e5m2_fnuz: return Format{"e5m2fnuz", 3, 15, -15};
+    case MmaType::e4m3_fnuz:
+      return Format{"e4m3fnuz", 4, 7, -7};
+    case MmaType::e5m2_fnuz:
+      return Format{"e5m2fnuz", 3, 15, -15};
   }
   return kFP32;
 }
@@ -255,11 +277,16 @@ MmaSpec parse_mma_spec(std::string_view text) {
   const std::string_view instruction = text.substr(colon + 1);
   const auto dot = instruction.find('.');
   const std::string family(instruction.substr(0, dot));
-  if (family == "mma") s.family = MmaFamily::mma;
-  else if (family == "wgmma") s.family = MmaFamily::wgmma;
-  else if (family == "tcgen05") s.family = MmaFamily::tcgen05;
-  else if (family == "mfma") s.family = MmaFamily::mfma;
-  else refuse("unknown instruction family '" + family + "' (mma, wgmma, tcgen05, mfma)");
+  if (family == "mma")
+    s.family = MmaFamily::mma;
+  else if (family == "wgmma")
+    s.family = MmaFamily::wgmma;
+  else if (family == "tcgen05")
+    s.family = MmaFamily::tcgen05;
+  else if (family == "mfma")
+    s.family = MmaFamily::mfma;
+  else
+    refuse("unknown instruction family '" + family + "' (mma, wgmma, tcgen05, mfma)");
   if (dot == std::string_view::npos) refuse("'" + family + "' needs its qualifiers after a '.'");
   s.qualifier = std::string(instruction.substr(dot + 1));
 
@@ -299,7 +326,7 @@ DotAddRule dot_add_rule(const MmaSpec& s) {
     const bool fp8 = is_fp8(s.a);
     r.algorithm = DotAddAlgorithm::nv_fused;
     r.fraction_bits = fp8 ? arch.fp8_fraction_bits : arch.fraction_bits;
-    r.result = s.d == MmaType::f16                           ? ResultRounding::f16_nearest_even
+    r.result = s.d == MmaType::f16                       ? ResultRounding::f16_nearest_even
                : (fp8 && arch.fp8_f32_result_bits == 13) ? ResultRounding::f32_e8m13_toward_zero
                                                          : ResultRounding::f32_toward_zero;
     const bool full_k = (s.k == 8 && s.a == MmaType::tf32) ||
@@ -333,18 +360,20 @@ std::vector<MmaSpec> listed_instructions(MatrixArchitecture a) {
   std::vector<std::string> texts;
   const std::string arch(name(a));
   const bool amd = describe(a).vendor == MatrixVendor::amd;
-  for (const auto q : listed_qualifiers(a)) texts.push_back(arch + (amd ? ":mfma." : ":mma.") + std::string(q));
+  for (const auto q : listed_qualifiers(a))
+    texts.push_back(arch + (amd ? ":mfma." : ":mma.") + std::string(q));
   if (a == MatrixArchitecture::hopper) {
-    for (const char* q : {"m64n8k8.f32.tf32.tf32", "m64n8k16.f32.f16.f16", "m64n8k16.f16.f16.f16",
-                          "m64n8k16.f32.bf16.bf16", "m64n8k32.f32.e4m3.e4m3", "m64n8k32.f32.e5m2.e4m3",
-                          "m64n8k32.f16.e4m3.e5m2", "m64n8k32.f16.e5m2.e5m2"}) {
+    for (const char* q :
+         {"m64n8k8.f32.tf32.tf32", "m64n8k16.f32.f16.f16", "m64n8k16.f16.f16.f16",
+          "m64n8k16.f32.bf16.bf16", "m64n8k32.f32.e4m3.e4m3", "m64n8k32.f32.e5m2.e4m3",
+          "m64n8k32.f16.e4m3.e5m2", "m64n8k32.f16.e5m2.e5m2"}) {
       texts.push_back(arch + ":wgmma." + q);
     }
   }
   if (a == MatrixArchitecture::blackwell) {
     for (const char* q : {"m64n8k8.f32.tf32.tf32", "m64n8k16.f32.f16.f16", "m64n8k16.f32.bf16.f16",
-                          "m64n8k16.f16.f16.f16", "m128n8k16.f32.bf16.bf16", "m64n8k32.f32.e4m3.e4m3",
-                          "m64n8k32.f16.e5m2.e4m3"}) {
+                          "m64n8k16.f16.f16.f16", "m128n8k16.f32.bf16.bf16",
+                          "m64n8k32.f32.e4m3.e4m3", "m64n8k32.f16.e5m2.e4m3"}) {
       texts.push_back(arch + ":tcgen05." + q);
     }
   }

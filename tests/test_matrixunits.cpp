@@ -39,8 +39,8 @@ std::size_t differs_from_ieee_fp32(const test::MmaGolden& g, const Array& d) {
       float acc = g.c[i * s.n + j];
       for (std::size_t l = 0; l < s.k; ++l) acc += g.a[i * s.k + l] * g.b[l * s.n + j];
       const double got = element_to_double(d.type, d.bits[i * s.n + j]);
-      if (!(std::isnan(got) && std::isnan(acc)) && std::bit_cast<std::uint64_t>(got) !=
-                                                       std::bit_cast<std::uint64_t>(double{acc})) {
+      if (!(std::isnan(got) && std::isnan(acc)) &&
+          std::bit_cast<std::uint64_t>(got) != std::bit_cast<std::uint64_t>(double{acc})) {
         ++n;
       }
     }
@@ -68,9 +68,11 @@ TEST_CASE("matrixunits: negative control, IEEE fp32 accumulation differs from ev
           "[matrixunits]") {
   for (const auto& g : test::read_mma_goldens()) {
     INFO(g.spec_text);
-    CHECK(differs_from_ieee_fp32(g, Array{"", g.spec.d == MmaType::f16 ? ElementType::float16
-                                                                      : ElementType::float32,
-                                          {g.shape.m, g.shape.n}, g.d}) > 0);
+    CHECK(differs_from_ieee_fp32(
+              g, Array{"",
+                       g.spec.d == MmaType::f16 ? ElementType::float16 : ElementType::float32,
+                       {g.shape.m, g.shape.n},
+                       g.d}) > 0);
   }
 }
 
@@ -123,11 +125,14 @@ TEST_CASE("matrixunits: the rule each instruction gets", "[matrixunits]") {
   const DotAddRule ampere = dot_add_rule(parse_mma_spec("a100:mma.m16n8k16.f32.bf16.bf16.f32"));
   CHECK((ampere.group == 8 && ampere.fraction_bits == 24));
   const DotAddRule hopper_fp8 = dot_add_rule(parse_mma_spec("h100:wgmma.m64n8k32.f32.e4m3.e5m2"));
-  CHECK((hopper_fp8.fraction_bits == 13 && hopper_fp8.result == ResultRounding::f32_e8m13_toward_zero));
+  CHECK((hopper_fp8.fraction_bits == 13 &&
+         hopper_fp8.result == ResultRounding::f32_e8m13_toward_zero));
   const DotAddRule cdna2 = dot_add_rule(parse_mma_spec("cdna2:mfma.f32_16x16x8bf16"));
-  CHECK((cdna2.algorithm == DotAddAlgorithm::amd_pairwise && cdna2.group == 2 && cdna2.flush_subnormals));
+  CHECK((cdna2.algorithm == DotAddAlgorithm::amd_pairwise && cdna2.group == 2 &&
+         cdna2.flush_subnormals));
   const DotAddRule cdna3 = dot_add_rule(parse_mma_spec("cdna3:mfma.f32_32x32x16_fp8_bf8"));
-  CHECK((cdna3.algorithm == DotAddAlgorithm::amd_fused_fp8 && cdna3.group == 16 && cdna3.a_emin == -7));
+  CHECK((cdna3.algorithm == DotAddAlgorithm::amd_fused_fp8 && cdna3.group == 16 &&
+         cdna3.a_emin == -7));
 }
 
 TEST_CASE("matrixunits: bad specs and operands are one-line errors", "[matrixunits]") {
@@ -139,16 +144,21 @@ TEST_CASE("matrixunits: bad specs and operands are one-line errors", "[matrixuni
     }
     return std::string("accepted");
   };
-  CHECK_THAT(message("pascal:mma.m16n8k16.f32.f16.f16.f32"), Catch::StartsWith("unknown architecture 'pascal'"));
-  CHECK_THAT(message("volta:mma.m16n8k16.f32.f16.f16.f32"), Catch::StartsWith("volta has no instruction"));
-  CHECK_THAT(message("ampere:mma.m16n8k16.f32.e4m3.e4m3.f32"), Catch::Contains("does not accept the types"));
-  CHECK_THAT(message("hopper:wgmma.m64n8k16.f16.bf16.bf16"), Catch::Contains("does not accept these types"));
+  CHECK_THAT(message("pascal:mma.m16n8k16.f32.f16.f16.f32"),
+             Catch::StartsWith("unknown architecture 'pascal'"));
+  CHECK_THAT(message("volta:mma.m16n8k16.f32.f16.f16.f32"),
+             Catch::StartsWith("volta has no instruction"));
+  CHECK_THAT(message("ampere:mma.m16n8k16.f32.e4m3.e4m3.f32"),
+             Catch::Contains("does not accept the types"));
+  CHECK_THAT(message("hopper:wgmma.m64n8k16.f16.bf16.bf16"),
+             Catch::Contains("does not accept these types"));
   CHECK_THAT(message("ampere:wgmma.m64n8k16.f32.f16.f16"), Catch::Contains("hopper only"));
   CHECK_THAT(message("cdna3:mma.m16n8k16.f32.f16.f16.f32"), Catch::Contains("has no mma"));
   CHECK_THAT(message("hopper:mma.m16n8k16.f64.f64.f64.f64"), Catch::Contains("not modelled"));
   CHECK_THAT(message("hopper"), Catch::Contains("is not ARCH:INSTRUCTION"));
-  for (const auto* s : {"pascal:mma.x", "volta:mma.m16n8k16.f32.f16.f16.f32", "hopper:wgmma.m64n7k16.f32.f16.f16",
-                        "cdna1:mfma.f32_99x", "blackwell:tcgen05.m64n8k32.f32.e2m1.e4m3"}) {
+  for (const auto* s :
+       {"pascal:mma.x", "volta:mma.m16n8k16.f32.f16.f16.f32", "hopper:wgmma.m64n7k16.f32.f16.f16",
+        "cdna1:mfma.f32_99x", "blackwell:tcgen05.m64n8k32.f32.e2m1.e4m3"}) {
     CHECK(message(s).find('\n') == std::string::npos);
     CHECK(message(s) != "accepted");
   }
@@ -167,7 +177,8 @@ TEST_CASE("matrixunits: fplab mma writes MMA-Sim's D and refuses bad input with 
   REQUIRE(g.spec_text == "hopper:wgmma.m64n8k8.f32.tf32.tf32");
   const auto dir = std::filesystem::temp_directory_path() / "fplab_test_mma";
   std::filesystem::create_directories(dir);
-  const auto save = [&](const char* file, std::size_t rows, std::size_t cols, const std::vector<float>& v) {
+  const auto save = [&](const char* file, std::size_t rows, std::size_t cols,
+                        const std::vector<float>& v) {
     Array x{"", ElementType::float32, {rows, cols}, {}};
     for (const float f : v) x.bits.push_back(std::bit_cast<std::uint32_t>(f));
     write_npy_array(dir / file, x);
@@ -176,18 +187,21 @@ TEST_CASE("matrixunits: fplab mma writes MMA-Sim's D and refuses bad input with 
   const std::string args = save("a.npy", g.shape.m, g.shape.k, g.a) + " " +
                            save("b.npy", g.shape.k, g.shape.n, g.b) + " " +
                            save("c.npy", g.shape.m, g.shape.n, g.c);
-  const auto ok = test::run_fplab("mma h100:wgmma.m64n8k8.f32.tf32.tf32 " + args + " --out " + (dir / "d.npy").string());
+  const auto ok = test::run_fplab("mma h100:wgmma.m64n8k8.f32.tf32.tf32 " + args + " --out " +
+                                  (dir / "d.npy").string());
   INFO(ok.output);
   REQUIRE(ok.exit_code == 0);
   const Array d = read_npy_array(dir / "d.npy");
   CHECK(d.shape == std::vector<std::size_t>{64, 8});
   CHECK(d.bits == g.d);
-  for (const char* spec : {"pascal:mma.m16n8k8.f32.f16.f16.f32", "volta:mma.m16n8k16.f32.f16.f16.f32",
-                           "hopper:wgmma.m64n8k16.f32.f16.f16", "hopper:wgmma.m64n8k16.f32.tf32.tf32",
-                           "hopper:wgmma.m64n8k32.f32.e4m3.e4m3"}) {
+  for (const char* spec :
+       {"pascal:mma.m16n8k8.f32.f16.f16.f32", "volta:mma.m16n8k16.f32.f16.f16.f32",
+        "hopper:wgmma.m64n8k16.f32.f16.f16", "hopper:wgmma.m64n8k16.f32.tf32.tf32",
+        "hopper:wgmma.m64n8k32.f32.e4m3.e4m3"}) {
     // unknown architecture; an instruction it lacks; a type k=16 does not
     // take; a K (8) the instruction (k = 16, 32) does not divide
-    const auto bad = test::run_fplab(std::string("mma ") + spec + " " + args + " --out " + (dir / "e.npy").string());
+    const auto bad = test::run_fplab(std::string("mma ") + spec + " " + args + " --out " +
+                                     (dir / "e.npy").string());
     INFO(spec << ": " << bad.output);
     CHECK(bad.exit_code == 2);
     CHECK_THAT(bad.output, Catch::StartsWith("fplab: error: "));

@@ -13,6 +13,7 @@ array is never copied.
     r = fplab.diff(a, b, ulps=2, atol=1e-6)      # r.passed, r.drifted[0].index, ...
     fplab.testing.assert_ulp_close(a, b, ulps=2) # for pytest
     fplab.results.load("results.json")
+    fplab.mma("hopper:wgmma.m64n8k16.f32.bf16.bf16", a, b, c)  # D = A B + C on an H100
 
 Bad input raises: TypeError for a dtype other than float32/float64 (float16
 where noted), ValueError for anything else (a strategy or format name,
@@ -125,6 +126,28 @@ def ulp_diff(a, b) -> np.ndarray:
     apart; a NaN against a number raises ValueError naming the element.
     """
     return _core.ulp_diff(_as_array(a, "fplab.ulp_diff"), _as_array(b, "fplab.ulp_diff"))
+
+
+def mma(spec: str, a, b, c) -> np.ndarray:
+    """D = A B + C in a GPU matrix unit's arithmetic, bit for bit as MMA-Sim.
+
+    spec: 'ARCH:INSTRUCTION' as ``fplab mma`` takes it, e.g.
+    'hopper:wgmma.m64n8k16.f32.bf16.bf16', 'a100:mma.m16n8k16.f32.f16.f16.f32',
+    'cdna3:mfma.f32_16x16x16_bf16' (docs/matrix-units.md). a: M x K, b: K x N,
+    c: M x N, float32 or float16 arrays holding values of the instruction's
+    types (tf32 inputs: any float32, the unit drops the low 13 bits). K a
+    multiple of the instruction's k (several k: instructions chained through
+    the accumulator). Returns D, M x N, float32 (float16 for an f16
+    accumulator), bit for bit as MMA-Sim's.
+    """
+    def operand(x, what):
+        x = np.asarray(x)
+        if x.dtype not in (np.float16, np.float32):
+            raise TypeError(f"fplab.mma: {what} has dtype {x.dtype}, not float32 or float16")
+        return np.ascontiguousarray(x, dtype=np.float32)
+
+    bits = _core.mma(spec, operand(a, "A"), operand(b, "B"), operand(c, "C"))
+    return bits.view(np.float16 if bits.dtype == np.uint16 else np.float32)
 
 
 @dataclasses.dataclass(frozen=True)
