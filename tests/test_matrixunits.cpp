@@ -89,7 +89,9 @@ TEST_CASE("matrixunits: negative control, the same tile on another architecture 
       {"cdna3:mfma.f32_16x16x16_f16", "cdna1:mfma.f32_16x16x16f16"},
   };
   const auto goldens = test::read_mma_goldens();
-  for (const auto& [golden, other] : pairs) {
+  for (const auto& pair : pairs) {
+    const std::string& golden = pair.first;
+    const std::string& other = pair.second;
     INFO(golden << " computed as " << other);
     const auto g = std::find_if(goldens.begin(), goldens.end(),
                                 [&](const auto& x) { return x.spec_text == golden; });
