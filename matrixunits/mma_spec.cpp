@@ -107,18 +107,15 @@ void parse_amd_qualifier(MmaSpec& s) {
     shape = st.substr(0, st.size() - type_len);
     a = b = st.substr(st.size() - type_len);
   };
-  if (q.size() == 2) {
+  if (q.size() == 2 || (q.size() == 3 && q[2] == "1k")) {
     d = q[0];
     shape_and_type(q[1]);
-  } else if (q.size() == 3 && q[2] == "1k") {
+  } else if (q.size() == 3 || q.size() == 4) {
     d = q[0];
-    shape_and_type(q[1]);
-  } else if (q.size() == 3) {
-    d = q[0], shape = q[1], a = b = q[2];
-  } else if (q.size() == 4 && (q[3] == "fp8" || q[3] == "bf8")) {
-    d = q[0], shape = q[1], a = q[2], b = q[3];
-  } else if (q.size() == 4) {
-    d = q[0], shape = q[1], a = b = q[3];
+    shape = q[1];
+    const bool fp8 = q.size() == 4 && (q[3] == "fp8" || q[3] == "bf8");
+    a = q.size() == 3 ? q[2] : (fp8 ? q[2] : q[3]);
+    b = q.size() == 3 ? q[2] : q[3];
   }
   const Shape sh = parse_amd_shape(shape);
   if (sh.m == 0 || sh.n == 0 || sh.k == 0) {
@@ -277,16 +274,13 @@ MmaSpec parse_mma_spec(std::string_view text) {
   const std::string_view instruction = text.substr(colon + 1);
   const auto dot = instruction.find('.');
   const std::string family(instruction.substr(0, dot));
-  if (family == "mma")
-    s.family = MmaFamily::mma;
-  else if (family == "wgmma")
-    s.family = MmaFamily::wgmma;
-  else if (family == "tcgen05")
-    s.family = MmaFamily::tcgen05;
-  else if (family == "mfma")
-    s.family = MmaFamily::mfma;
-  else
+  const auto families = {MmaFamily::mma, MmaFamily::wgmma, MmaFamily::tcgen05, MmaFamily::mfma};
+  const auto known = std::find_if(families.begin(), families.end(),
+                                  [&](MmaFamily f) { return name(f) == family; });
+  if (known == families.end()) {
     refuse("unknown instruction family '" + family + "' (mma, wgmma, tcgen05, mfma)");
+  }
+  s.family = *known;
   if (dot == std::string_view::npos) refuse("'" + family + "' needs its qualifiers after a '.'");
   s.qualifier = std::string(instruction.substr(dot + 1));
 
