@@ -62,6 +62,11 @@ void run_mma(const MmaCommandOptions& o) {
   fmt::print("{}: D = A B + C, {} x {} ({} instruction{} of k = {} per element), {} -> {}\n",
              name(spec), shape.m, shape.n, shape.k / static_cast<std::size_t>(spec.k),
              shape.k == static_cast<std::size_t>(spec.k) ? "" : "s", spec.k, name(d.type), o.out);
+  const DotAddRule rule = dot_add_rule(spec);
+  fmt::print("arithmetic: {}, {} product{} per step{}, result {}{}\n", name(rule.algorithm),
+             rule.group, rule.group == 1 ? "" : "s",
+             rule.fraction_bits > 0 ? fmt::format(", {} fractional bits", rule.fraction_bits) : "",
+             name(rule.result), rule.flush_subnormals ? ", subnormals flushed" : "");
   fmt::print("D[0,0] = {} ({})\n", to_decimal(d00), to_hex(d00));
 }
 
