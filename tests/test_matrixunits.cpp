@@ -9,6 +9,7 @@
 
 #include "io/npy.hpp"
 #include "matrixunits/mma.hpp"
+#include "precision/queries.hpp"
 #include "tests/cli_runner.hpp"
 #include "tests/mma_golden.hpp"
 
@@ -196,6 +197,21 @@ TEST_CASE("matrixunits: fplab mma writes MMA-Sim's D and refuses bad input with 
   const Array d = read_npy_array(dir / "d.npy");
   CHECK(d.shape == std::vector<std::size_t>{64, 8});
   CHECK(d.bits == g.d);
+  // An f16 accumulator: C and D as float16 .npy ('<f2').
+  const auto& h = goldens.at(19);
+  REQUIRE(h.spec_text == "hopper:wgmma.m64n8k16.f16.f16.f16");
+  Array c16{"", ElementType::float16, {h.shape.m, h.shape.n}, {}};
+  for (const float f : h.c) c16.bits.push_back(encode(double{f}, kFP16));
+  write_npy_array(dir / "c16.npy", c16);
+  const auto half = test::run_fplab(
+      "mma h100:wgmma.m64n8k16.f16.f16.f16 " + save("a16.npy", h.shape.m, h.shape.k, h.a) + " " +
+      save("b16.npy", h.shape.k, h.shape.n, h.b) + " " + (dir / "c16.npy").string() + " --out " +
+      (dir / "d16.npy").string());
+  INFO(half.output);
+  REQUIRE(half.exit_code == 0);
+  const Array d16 = read_npy_array(dir / "d16.npy");
+  CHECK(d16.type == ElementType::float16);
+  CHECK(d16.bits == h.d);
   for (const char* spec :
        {"pascal:mma.m16n8k8.f32.f16.f16.f32", "volta:mma.m16n8k16.f32.f16.f16.f32",
         "hopper:wgmma.m64n8k16.f32.f16.f16", "hopper:wgmma.m64n8k16.f32.tf32.tf32",
