@@ -74,7 +74,9 @@ TEST_CASE("matrixunits: Fasi et al.'s V100 checks on volta, C: rounding", "[matr
 
 TEST_CASE("matrixunits: Fasi et al.'s V100 checks on volta, D: the accumulator", "[matrixunits]") {
   const std::vector<float> ones(4, 1.0F), tiny(4, 0x1p-24F);
-  CHECK(v100(f32, {1}, {1}, -below_one) == 0x1p-23);                // no guard digits
+  CHECK(v100(f32, {1}, {1}, -below_one) == 0x1p-23);  // no guard digits
+  // Negative control: Hopper's 25 fractional bits keep the 2^-24.
+  CHECK(d00("h100:mma.m16n8k16.f32.f16.f16.f32", {1}, {1}, -below_one) == 0x1p-24);
   CHECK(v100(f32, ones, tiny, below_one) == 1 + 0x1p-23);           // normalised only at the end
   CHECK(v100(f32, {1, 1}, {1, -0x1p-24F}, -below_one) == 0x1p-23);  // also in subtraction
   const float c = 1 + 0x1p-22F + 0x1p-23F;
