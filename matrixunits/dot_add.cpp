@@ -36,11 +36,11 @@ std::int64_t floor_shift(std::int64_t s, int shift) {
 // `huge_is_inf`: a finite product of magnitude >= 2^128 counts as an
 // infinity (amd_fused_dot_rd_add).
 double special_result(std::span<const double> a, std::span<const double> b, double c,
-                      bool huge_is_inf) {
+                      bool huge_is_inf, double scale = 1.0) {
   bool nan = std::isnan(c), pos = c == kInf, neg = c == -kInf;
   bool huge_pos = false, huge_neg = false;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    const double p = a[i] * b[i];
+    const double p = a[i] * b[i] * scale;
     nan = nan || std::isnan(p);
     pos = pos || p == kInf;
     neg = neg || p == -kInf;
@@ -75,16 +75,17 @@ double round_result(double v, ResultRounding r) {
   return rounded == 0.0 ? 0.0 : rounded;  // MMA-Sim's integer rounding loses the sign of zero
 }
 
-double nv_fused(const DotAddRule& r, std::span<const double> a, std::span<const double> b,
-                double c) {
-  if (const double s = special_result(a, b, c, false); s != 0.0) return s;  // NaN != 0 too
+double nv_fused(const DotAddRule& r, std::span<const double> a, std::span<const double> b, double c,
+                double scale) {
+  if (const double s = special_result(a, b, c, false, scale); s != 0.0) return s;  // NaN != 0 too
+  const int scale_exponent = std::ilogb(scale);
   int e = exponent_of(c, r.c_emin);
   for (std::size_t i = 0; i < a.size(); ++i) {
-    e = std::max(e, exponent_of(a[i], r.a_emin) + exponent_of(b[i], r.b_emin));
+    e = std::max(e, exponent_of(a[i], r.a_emin) + exponent_of(b[i], r.b_emin) + scale_exponent);
   }
   const int shift = r.fraction_bits - e;
   std::int64_t sum = truncated(c, shift);
-  for (std::size_t i = 0; i < a.size(); ++i) sum += truncated(a[i] * b[i], shift);
+  for (std::size_t i = 0; i < a.size(); ++i) sum += truncated(a[i] * b[i] * scale, shift);
   return round_result(std::ldexp(static_cast<double>(sum), -shift), r.result);
 }
 
@@ -182,10 +183,10 @@ std::string_view name(ResultRounding r) {
 }
 
 double dot_add_step(const DotAddRule& rule, std::span<const double> a, std::span<const double> b,
-                    double c) {
+                    double c, double scale) {
   switch (rule.algorithm) {
     case DotAddAlgorithm::nv_fused:
-      return nv_fused(rule, a, b, c);
+      return nv_fused(rule, a, b, c, scale);
     case DotAddAlgorithm::amd_fused:
       return amd_fused(rule, a, b, c, false);
     case DotAddAlgorithm::amd_fused_fp8:
@@ -200,7 +201,7 @@ double dot_add_step(const DotAddRule& rule, std::span<const double> a, std::span
 }
 
 double dot_add(const DotAddRule& rule, std::span<const double> a, std::span<const double> b,
-               double c) {
+               double c, std::span<const double> scales) {
   std::vector<double> fa, fb;
   if (rule.flush_subnormals) {
     for (const double x : a) fa.push_back(flush_input(x, rule.a_emin));
@@ -211,7 +212,8 @@ double dot_add(const DotAddRule& rule, std::span<const double> a, std::span<cons
   }
   const auto g = static_cast<std::size_t>(rule.group);
   for (std::size_t i = 0; i + g <= a.size(); i += g) {
-    c = dot_add_step(rule, a.subspan(i, g), b.subspan(i, g), c);
+    const double scale = scales.empty() ? 1.0 : scales[i / g];
+    c = dot_add_step(rule, a.subspan(i, g), b.subspan(i, g), c, scale);
   }
   return c;
 }

@@ -38,6 +38,12 @@
 //
 // dot_add() chains steps of `group` products each through the accumulator:
 // acc = c, then acc = step(a[g..g+group), b[..], acc) for each group.
+//
+// Block scaling (MX, nv_fused only): a step's products are multiplied by a
+// power of two, `scale` (the product of the A and B blocks' ue8m0 scales),
+// exactly, and their exponents e(a_i) + e(b_i) gain log2(scale); c does not
+// (MMA-Sim's fused_dot_add with scale_a, scale_b). A NaN scale is a NaN
+// product.
 #pragma once
 
 #include <cstdint>
@@ -72,11 +78,12 @@ struct DotAddRule {
 
 // One step: the fused dot-add of a and b (same length) and the accumulator c.
 double dot_add_step(const DotAddRule& rule, std::span<const double> a, std::span<const double> b,
-                    double c);
+                    double c, double scale = 1.0);
 
 // c, then every group of a.size() / rule.group products in turn (a.size()
-// a multiple of rule.group; checked by the caller).
+// a multiple of rule.group; checked by the caller); `scales`, when given,
+// one per group.
 double dot_add(const DotAddRule& rule, std::span<const double> a, std::span<const double> b,
-               double c);
+               double c, std::span<const double> scales = {});
 
 }  // namespace fplab

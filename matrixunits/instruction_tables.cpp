@@ -1,5 +1,6 @@
 #include "matrixunits/instruction_tables.hpp"
 
+#include <iterator>
 #include <span>
 
 namespace fplab {
@@ -31,6 +32,14 @@ constexpr std::string_view kRtxBlackwell[] = {
     "m16n8k32.f16.e5m2.e5m2.f16", "m16n8k32.f16.e5m2.e4m3.f16", "m16n8k32.f16.e5m2.e2m1.f16",
     "m16n8k32.f16.e4m3.e5m2.f16", "m16n8k32.f16.e4m3.e4m3.f16", "m16n8k32.f16.e4m3.e2m1.f16",
     "m16n8k32.f16.e2m1.e5m2.f16", "m16n8k32.f16.e2m1.e4m3.f16", "m16n8k32.f16.e2m1.e2m1.f16"};
+constexpr std::string_view kRtxBlackwellBlockScale[] = {
+    "m16n8k32.block32.f32.e5m2.e5m2.f32.ue8m0", "m16n8k32.block32.f32.e5m2.e4m3.f32.ue8m0",
+    "m16n8k32.block32.f32.e5m2.e2m1.f32.ue8m0", "m16n8k32.block32.f32.e4m3.e5m2.f32.ue8m0",
+    "m16n8k32.block32.f32.e4m3.e4m3.f32.ue8m0", "m16n8k32.block32.f32.e4m3.e2m1.f32.ue8m0",
+    "m16n8k32.block32.f32.e2m1.e5m2.f32.ue8m0", "m16n8k32.block32.f32.e2m1.e4m3.f32.ue8m0",
+    "m16n8k32.block32.f32.e2m1.e2m1.f32.ue8m0", "m16n8k64.block32.f32.e2m1.e2m1.f32.ue8m0",
+    "m16n8k64.block16.f32.e2m1.e2m1.f32.ue8m0", "m16n8k64.block32.f32.e2m1.e2m1.f32.ue4m3",
+    "m16n8k64.block16.f32.e2m1.e2m1.f32.ue4m3"};
 
 constexpr std::string_view kCdna1[] = {
     "f32_32x32x2f32",  "f32_32x32x1f32",  "f32_16x16x4f32",  "f32_16x16x1f32",  "f32_4x4x1f32",
@@ -83,6 +92,11 @@ std::vector<std::string_view> listed_qualifiers(MatrixArchitecture a) {
   std::vector<std::string_view> out;
   for (const Q& list : lists_of(a)) out.insert(out.end(), list.begin(), list.end());
   return out;
+}
+
+std::vector<std::string_view> listed_block_scale_qualifiers(MatrixArchitecture a) {
+  if (a != MatrixArchitecture::rtx_blackwell) return {};
+  return {std::begin(kRtxBlackwellBlockScale), std::end(kRtxBlackwellBlockScale)};
 }
 
 }  // namespace fplab

@@ -14,5 +14,7 @@ namespace fplab {
 
 // mma qualifiers for an NVIDIA architecture, mfma qualifiers for an AMD one.
 std::vector<std::string_view> listed_qualifiers(MatrixArchitecture a);
+// mma.block_scale qualifiers (arch_mma_block_scale_qualifiers: RTX Blackwell's).
+std::vector<std::string_view> listed_block_scale_qualifiers(MatrixArchitecture a);
 
 }  // namespace fplab

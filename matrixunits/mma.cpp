@@ -61,10 +61,28 @@ std::uint64_t result_bits(double v, MmaType d, MatrixVendor vendor) {
   return std::bit_cast<std::uint32_t>(static_cast<float>(v));
 }
 
-}  // namespace
+// ue8m0 scales: powers of two from 2^-127 to 2^127, or NaN.
+std::vector<double> ue8m0_scales(std::span<const float> x, std::size_t expected, const char* what) {
+  if (x.size() != expected) {
+    refuse_operands(std::string(what) + " must hold " + std::to_string(expected) + " scales");
+  }
+  std::vector<double> out;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i];
+    const bool power = v > 0 && std::isfinite(v) && std::ldexp(1.0, std::ilogb(v)) == v &&
+                       std::ilogb(v) >= -127 && std::ilogb(v) <= 127;
+    if (!std::isnan(v) && !power) {
+      refuse_operands(std::string(what) + "[" + std::to_string(i) + "] = " + to_decimal(v) +
+                      " is not a ue8m0 scale (a power of two, 2^-127 to 2^127)");
+    }
+    out.push_back(v);
+  }
+  return out;
+}
 
-Array mma(const MmaSpec& spec, MmaShape shape, std::span<const float> a, std::span<const float> b,
-          std::span<const float> c) {
+Array compute_tile(const MmaSpec& spec, MmaShape shape, std::span<const float> a,
+                   std::span<const float> b, std::span<const float> c,
+                   std::span<const float> scale_a, std::span<const float> scale_b) {
   check_shape(spec, shape, a.size(), b.size(), c.size());
   const DotAddRule rule = dot_add_rule(spec);
   const MatrixVendor vendor = describe(spec.architecture).vendor;
@@ -74,16 +92,38 @@ Array mma(const MmaSpec& spec, MmaShape shape, std::span<const float> a, std::sp
   d.type = spec.d == MmaType::f16 ? ElementType::float16 : ElementType::float32;
   d.shape = {shape.m, shape.n};
   d.bits.resize(shape.m * shape.n);
-  std::vector<double> column(shape.k);
+  const std::size_t blocks = spec.block > 0 ? shape.k / static_cast<std::size_t>(spec.block) : 0;
+  const std::vector<double> sa = ue8m0_scales(scale_a, shape.m * blocks, "scale_a");
+  const std::vector<double> sb = ue8m0_scales(scale_b, blocks * shape.n, "scale_b");
+  std::vector<double> column(shape.k), block_scales(blocks);
   for (std::size_t j = 0; j < shape.n; ++j) {
     for (std::size_t l = 0; l < shape.k; ++l) column[l] = bv[l * shape.n + j];
     for (std::size_t i = 0; i < shape.m; ++i) {
       const std::span<const double> row(av.data() + i * shape.k, shape.k);
-      d.bits[i * shape.n + j] =
-          result_bits(dot_add(rule, row, column, cv[i * shape.n + j]), spec.d, vendor);
+      for (std::size_t g = 0; g < blocks; ++g)
+        block_scales[g] = sa[i * blocks + g] * sb[g * shape.n + j];
+      d.bits[i * shape.n + j] = result_bits(
+          dot_add(rule, row, column, cv[i * shape.n + j], block_scales), spec.d, vendor);
     }
   }
   return d;
+}
+
+}  // namespace
+
+Array mma(const MmaSpec& spec, MmaShape shape, std::span<const float> a, std::span<const float> b,
+          std::span<const float> c) {
+  if (spec.block > 0) {
+    refuse_operands(name(spec) + " is block-scaled: it needs scale_a and scale_b");
+  }
+  return compute_tile(spec, shape, a, b, c, {}, {});
+}
+
+Array mma(const MmaSpec& spec, MmaShape shape, std::span<const float> a, std::span<const float> b,
+          std::span<const float> c, std::span<const float> scale_a,
+          std::span<const float> scale_b) {
+  if (spec.block == 0) refuse_operands(name(spec) + " is not block-scaled: it takes no scales");
+  return compute_tile(spec, shape, a, b, c, scale_a, scale_b);
 }
 
 }  // namespace fplab

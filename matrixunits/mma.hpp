@@ -37,4 +37,12 @@ struct MmaShape {
 Array mma(const MmaSpec& spec, MmaShape shape, std::span<const float> a, std::span<const float> b,
           std::span<const float> c);
 
+// A block-scaled (MX) instruction (spec.block > 0): scale_a is M x K/block,
+// scale_b K/block x N, row-major, ue8m0 values (2^-127 .. 2^127, or NaN);
+// the products of block g of row i and column j are scaled by
+// scale_a[i][g] * scale_b[g][j]. mma() refuses a block-scaled spec and this
+// one an unscaled spec.
+Array mma(const MmaSpec& spec, MmaShape shape, std::span<const float> a, std::span<const float> b,
+          std::span<const float> c, std::span<const float> scale_a, std::span<const float> scale_b);
+
 }  // namespace fplab

@@ -73,19 +73,27 @@ bool is_fp8(MmaType t) {
          t == MmaType::e5m2_fnuz;
 }
 
-// mma.SHAPE.D.A.B.C, wgmma/tcgen05.SHAPE.D.A.B
+// mma.SHAPE.D.A.B.C, wgmma/tcgen05.SHAPE.D.A.B; block-scaled:
+// mma.SHAPE.blockN.D.A.B.C.S, tcgen05.SHAPE.blockN.D.A.B.S
 void parse_nv_qualifier(MmaSpec& s) {
-  const auto f = split(s.qualifier, '.');
-  const std::size_t fields = s.family == MmaFamily::mma ? 5 : 4;
-  if (f.size() > 1 && f[1].rfind("block", 0) == 0) {
-    refuse("block-scaled (MX) instructions are not modelled: '" + s.qualifier + "'");
-  }
+  auto f = split(s.qualifier, '.');
+  const bool scaled = f.size() > 1 && f[1].rfind("block", 0) == 0;
+  const std::size_t fields = (s.family == MmaFamily::mma ? 5 : 4) + (scaled ? 2 : 0);
   const Shape shape = parse_nv_shape(f[0]);
   if (f.size() != fields || shape.m == 0 || shape.n == 0 || shape.k == 0) {
     refuse("'" + std::string(name(s.family)) + "." + s.qualifier + "' is not " +
            std::string(name(s.family)) +
-           (fields == 5 ? ".mMnNkK.D.A.B.C (e.g. mma.m16n8k16.f32.bf16.bf16.f32)"
-                        : ".mMnNkK.D.A.B (e.g. wgmma.m64n8k16.f32.bf16.bf16)"));
+           (s.family == MmaFamily::mma ? ".mMnNkK.D.A.B.C (e.g. mma.m16n8k16.f32.bf16.bf16.f32)"
+                                       : ".mMnNkK.D.A.B (e.g. wgmma.m64n8k16.f32.bf16.bf16)"));
+  }
+  if (scaled) {
+    if (s.family == MmaFamily::wgmma) refuse("wgmma has no block-scaled forms");
+    s.block = positive_int(std::string_view(f[1]).substr(5));
+    if (f.back() != "ue8m0") {
+      refuse("scale type " + f.back() + " is not modelled (ue8m0 is; ue4m3 scales fp4)");
+    }
+    f.erase(f.begin() + 1);
+    f.pop_back();
   }
   s.m = shape.m;
   s.n = shape.n;
@@ -93,7 +101,7 @@ void parse_nv_qualifier(MmaSpec& s) {
   s.d = parse_type(f[1], MatrixVendor::nvidia);
   s.a = parse_type(f[2], MatrixVendor::nvidia);
   s.b = parse_type(f[3], MatrixVendor::nvidia);
-  s.c = fields == 5 ? parse_type(f[4], MatrixVendor::nvidia) : s.d;
+  s.c = s.family == MmaFamily::mma ? parse_type(f[4], MatrixVendor::nvidia) : s.d;
 }
 
 // isa/amd.py's mfma.__init__: D_SHAPE+TYPE, D_SHAPE+TYPE_1k, D_SHAPE_TYPE,
@@ -138,7 +146,11 @@ std::string join(const std::vector<std::string_view>& items) {
 
 // mma, mfma: the architecture's list (instruction_tables.hpp).
 void check_listed(const MmaSpec& s) {
-  const auto listed = listed_qualifiers(s.architecture);
+  const auto listed = s.block > 0 ? listed_block_scale_qualifiers(s.architecture)
+                                  : listed_qualifiers(s.architecture);
+  if (listed.empty()) {
+    refuse(std::string(name(s.architecture)) + " has no block-scaled mma (rtx-blackwell has)");
+  }
   if (std::find(listed.begin(), listed.end(), s.qualifier) != listed.end()) return;
   std::vector<std::string_view> same_shape;
   for (const auto q : listed) {
@@ -170,6 +182,13 @@ void check_wgmma_tcgen05(const MmaSpec& s) {
     refuse(what + ": m must be " + (wgmma ? "64" : "64 or 128"));
   }
   if (s.n < 8 || s.n > 256 || s.n % 8 != 0) refuse(what + ": n must be 8, 16, ..., 256");
+  if (s.block > 0) {  // tcgen05 kind::mxf8f6f4 (nv_tcgen05mma.py's block-scale asserts)
+    if (s.m != 128 || s.k != 32 || s.block != 32 || s.d != MmaType::f32 || !is_fp8(s.a) ||
+        !is_fp8(s.b)) {
+      refuse(what + ": the block-scaled tcgen05 is m128, k32, block32, f32 with fp8 inputs");
+    }
+    return;
+  }
   const bool f32 = s.d == MmaType::f32;
   bool ok = false;
   if (s.k == 8) {
@@ -364,10 +383,14 @@ std::vector<MmaSpec> listed_instructions(MatrixArchitecture a) {
       texts.push_back(arch + ":wgmma." + q);
     }
   }
+  for (const auto q : listed_block_scale_qualifiers(a))
+    texts.push_back(arch + ":mma." + std::string(q));
   if (a == MatrixArchitecture::blackwell) {
-    for (const char* q : {"m64n8k8.f32.tf32.tf32", "m64n8k16.f32.f16.f16", "m64n8k16.f32.bf16.f16",
-                          "m64n8k16.f16.f16.f16", "m128n8k16.f32.bf16.bf16",
-                          "m64n8k32.f32.e4m3.e4m3", "m64n8k32.f16.e5m2.e4m3"}) {
+    for (const char* q :
+         {"m128n8k32.block32.f32.e4m3.e5m2.ue8m0", "m128n16k32.block32.f32.e5m2.e5m2.ue8m0",
+          "m64n8k8.f32.tf32.tf32", "m64n8k16.f32.f16.f16", "m64n8k16.f32.bf16.f16",
+          "m64n8k16.f16.f16.f16", "m128n8k16.f32.bf16.bf16", "m64n8k32.f32.e4m3.e4m3",
+          "m64n8k32.f16.e5m2.e4m3"}) {
       texts.push_back(arch + ":tcgen05." + q);
     }
   }

@@ -7,10 +7,14 @@
 //   hopper:wgmma.m64n8k16.f32.bf16.bf16     wgmma.SHAPE.D.A.B, m64, n 8..256
 //   blackwell:tcgen05.m64n8k16.f32.bf16.bf16  tcgen05.SHAPE.D.A.B, m64/m128
 //   cdna3:mfma.f32_16x16x16_bf16            mfma.QUALIFIER (AMD)
+//   rtx-blackwell:mma.m16n8k32.block32.f32.e4m3.e4m3.f32.ue8m0   block-scaled (MX)
+//   blackwell:tcgen05.m128n8k32.block32.f32.e4m3.e4m3.ue8m0
 //
 // The instructions each architecture has are MMA-Sim's tables
 // (isa/nv_ptx/*.py, isa/amd.py at c785138), less what fplab does not model:
-// f64 instructions, fp4 (e2m1) inputs and the block-scaled (MX) forms.
+// f64 instructions, fp4/fp6 (e2m1, ...) inputs, and so the block-scaled
+// forms with fp4 operands or ue4m3 scales (the MX forms with fp8 operands
+// and ue8m0 scales are modelled).
 // parse_mma_spec() throws std::invalid_argument with a one-line message
 // for an unknown architecture, a malformed or unknown instruction, one the
 // architecture lacks, a type it does not accept, and the unmodelled ones.
@@ -50,6 +54,9 @@ struct MmaSpec {
   std::string qualifier;  // after the family, as written
   int m = 0, n = 0, k = 0;
   MmaType a = MmaType::f16, b = MmaType::f16, c = MmaType::f32, d = MmaType::f32;
+  // Block-scaled (MX) forms: elements of A and B per ue8m0 scale along k
+  // (32); 0 for an unscaled instruction.
+  int block = 0;
 
   friend bool operator==(const MmaSpec&, const MmaSpec&) = default;
 };

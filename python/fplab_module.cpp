@@ -15,6 +15,7 @@
 #include <bit>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -259,7 +260,9 @@ py::tuple load_results(const std::string& path) {
 // an f16 accumulator, for fplab.mma to view as float32 / float16.
 py::array mma_bits(const std::string& spec_text, const py::array_t<float, py::array::c_style>& a,
                    const py::array_t<float, py::array::c_style>& b,
-                   const py::array_t<float, py::array::c_style>& c) {
+                   const py::array_t<float, py::array::c_style>& c,
+                   const std::optional<py::array_t<float, py::array::c_style>>& scale_a,
+                   const std::optional<py::array_t<float, py::array::c_style>>& scale_b) {
   if (a.ndim() != 2 || b.ndim() != 2 || c.ndim() != 2) {
     throw std::invalid_argument("fplab.mma: A, B and C must be 2-D");
   }
@@ -275,7 +278,12 @@ py::array mma_bits(const std::string& spec_text, const py::array_t<float, py::ar
   const auto span = [](const py::array_t<float, py::array::c_style>& x) {
     return std::span<const float>(x.data(), static_cast<std::size_t>(x.size()));
   };
-  const fplab::Array d = fplab::mma(spec, shape, span(a), span(b), span(c));
+  if (scale_a.has_value() != scale_b.has_value()) {
+    throw std::invalid_argument("fplab.mma: give both scale_a and scale_b, or neither");
+  }
+  const fplab::Array d = scale_a.has_value() ? fplab::mma(spec, shape, span(a), span(b), span(c),
+                                                          span(*scale_a), span(*scale_b))
+                                             : fplab::mma(spec, shape, span(a), span(b), span(c));
   const std::vector<py::ssize_t> dims{static_cast<py::ssize_t>(shape.m),
                                       static_cast<py::ssize_t>(shape.n)};
   const bool half = d.type == fplab::ElementType::float16;
@@ -306,7 +314,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("diff", &diff, py::arg("a"), py::arg("b"), py::arg("ulps"), py::arg("rtol"),
         py::arg("atol"), py::arg("limit"));
   m.def("load_results", &load_results, py::arg("path"));
-  m.def("mma", &mma_bits, py::arg("spec"), py::arg("a"), py::arg("b"), py::arg("c"));
+  m.def("mma", &mma_bits, py::arg("spec"), py::arg("a"), py::arg("b"), py::arg("c"),
+        py::arg("scale_a") = py::none(), py::arg("scale_b") = py::none());
   m.def("strategy_names", [] {
     std::vector<std::string> out;
     for (const auto& s : fplab::strategy_catalogue()) out.emplace_back(s.spelling);

@@ -21,6 +21,7 @@ struct MmaGolden {
   MmaShape shape;
   std::vector<float> a, b, c;
   std::vector<std::uint64_t> d;
+  std::vector<float> scale_a, scale_b;  // block-scaled instructions only
 };
 
 // Storage per operand type, as the generator writes it: float16 bits (f16
@@ -57,11 +58,21 @@ inline std::vector<MmaGolden> read_mma_goldens() {
       goldens.back().b = golden_values(line, goldens.back().spec.b);
     } else if (tag == "c") {
       goldens.back().c = golden_values(line, goldens.back().spec.c);
+    } else if (tag == "sa") {
+      goldens.back().scale_a = golden_values(line, MmaType::f32);
+    } else if (tag == "sb") {
+      goldens.back().scale_b = golden_values(line, MmaType::f32);
     } else if (tag == "d") {
       for (std::string hex; line >> hex;) goldens.back().d.push_back(std::stoull(hex, nullptr, 16));
     }
   }
   return goldens;
+}
+
+// D of the golden's operands in fplab's arithmetic.
+inline Array mma_of(const MmaGolden& g, const MmaSpec& spec) {
+  if (spec.block > 0) return mma(spec, g.shape, g.a, g.b, g.c, g.scale_a, g.scale_b);
+  return mma(spec, g.shape, g.a, g.b, g.c);
 }
 
 }  // namespace fplab::test

@@ -38,7 +38,15 @@ std::size_t differs_from_ieee_fp32(const test::MmaGolden& g, const Array& d) {
   for (std::size_t i = 0; i < s.m; ++i) {
     for (std::size_t j = 0; j < s.n; ++j) {
       float acc = g.c[i * s.n + j];
-      for (std::size_t l = 0; l < s.k; ++l) acc += g.a[i * s.k + l] * g.b[l * s.n + j];
+      for (std::size_t l = 0; l < s.k; ++l) {
+        float product = g.a[i * s.k + l] * g.b[l * s.n + j];
+        if (g.spec.block > 0) {  // MX: the block's two scales
+          const std::size_t blocks = s.k / static_cast<std::size_t>(g.spec.block);
+          const std::size_t block = l / static_cast<std::size_t>(g.spec.block);
+          product *= g.scale_a[i * blocks + block] * g.scale_b[block * s.n + j];
+        }
+        acc += product;
+      }
       const double got = element_to_double(d.type, d.bits[i * s.n + j]);
       if (!(std::isnan(got) && std::isnan(acc)) &&
           std::bit_cast<std::uint64_t>(got) != std::bit_cast<std::uint64_t>(double{acc})) {
@@ -53,11 +61,11 @@ std::size_t differs_from_ieee_fp32(const test::MmaGolden& g, const Array& d) {
 
 TEST_CASE("matrixunits: every MMA-Sim golden tile, bit for bit", "[matrixunits]") {
   const auto goldens = test::read_mma_goldens();
-  REQUIRE(goldens.size() == 44);
+  REQUIRE(goldens.size() == 47);
   std::size_t elements = 0;
   for (const auto& g : goldens) {
     INFO(g.spec_text);
-    const Array d = mma(g.spec, g.shape, g.a, g.b, g.c);
+    const Array d = test::mma_of(g, g.spec);
     REQUIRE(d.bits.size() == g.d.size());
     CHECK(mismatches(d, g) == 0);
     elements += d.bits.size();
@@ -97,7 +105,7 @@ TEST_CASE("matrixunits: negative control, the same tile on another architecture 
     const auto g = std::find_if(goldens.begin(), goldens.end(),
                                 [&](const auto& x) { return x.spec_text == golden; });
     REQUIRE(g != goldens.end());
-    const Array d = mma(parse_mma_spec(other), g->shape, g->a, g->b, g->c);
+    const Array d = test::mma_of(*g, parse_mma_spec(other));
     CHECK(mismatches(d, *g) > 0);
   }
 }

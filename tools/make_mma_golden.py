@@ -12,6 +12,8 @@ Format, per instruction (tests/test_matrixunits.cpp reads it):
     b HEX ...     4 hex digits: float16 bits (f16 and fp8 types) or the
     c HEX ...     top half of a float32 (bf16); else 8: float32 bits
     d HEX ...   D as MMA-Sim returns it (float16 bits for an f16 accumulator)
+    sa HEX ...  block-scaled (MX) instructions only: scale_A (M x K/32) and
+    sb HEX ...    scale_B (K/32 x N), ue8m0 values as float32 bits
 Fixed seed; the tiles: each row of A and each column of B is one pattern
 (random, ones, wide exponents past the fractional bits, all-ones
 significands for carries, subnormals, cancelling pairs, the largest
@@ -60,6 +62,9 @@ SPECS = [
     "rtx-blackwell:mma.m16n8k32.f32.e4m3.e4m3.f32",
     "rtx-blackwell:mma.m16n8k32.f16.e5m2.e4m3.f16",
     "rtx-blackwell:mma.m16n8k16.f32.f16.f16.f32",
+    "rtx-blackwell:mma.m16n8k32.block32.f32.e4m3.e4m3.f32.ue8m0",
+    "rtx-blackwell:mma.m16n8k32.block32.f32.e5m2.e4m3.f32.ue8m0",
+    "blackwell:tcgen05.m128n8k32.block32.f32.e4m3.e5m2.ue8m0",
     "cdna1:mfma.f32_16x16x16f16",
     "cdna1:mfma.f32_16x16x8bf16",
     "cdna1:mfma.f32_16x16x2bf16",
@@ -196,8 +201,19 @@ def types_of(sim):
     return a, b, c
 
 
+def scale_value(rng, index):
+    """ue8m0: mostly near 1, the extremes 2^-127 and 2^127, one NaN."""
+    if index == 5:
+        return math.nan
+    if index % 7 == 3:
+        return 2.0 ** rng.choice([-127, 127, -100, 100])
+    return 2.0 ** rng.randint(-10, 10)
+
+
 def golden(spec, rng):
     sim = mmasim_shim.instruction(spec)
+    if hasattr(sim, "block_size"):
+        return golden_scaled(spec, sim, rng)
     m, n, k = sim.m, sim.n, sim.k
     ta, tb, tc = types_of(sim)
     a = [vector(rng, ta, ROW_PATTERNS[i % len(ROW_PATTERNS)], k) for i in range(m)]
@@ -216,6 +232,30 @@ def golden(spec, rng):
              "c " + " ".join(storage_hex(tc, x) for row in c for x in row),
              "d " + " ".join(d)]
     return "\n".join(lines)
+
+
+def golden_scaled(spec, sim, rng):
+    m, n, k = sim.m, sim.n, sim.k
+    names = {torch.float8_e4m3fn: "e4m3", torch.float8_e5m2: "e5m2"}
+    ta, tb, tc = names[sim.a_type], names[sim.b_type], "f32"
+    blocks = k // sim.block_size
+    a = [[f32(x) for x in vector(rng, ta, ROW_PATTERNS[i % len(ROW_PATTERNS)], k)] for i in range(m)]
+    bt = [vector(rng, tb, COL_PATTERNS[j % len(COL_PATTERNS)], k) for j in range(n)]
+    b = [[f32(bt[j][l]) for j in range(n)] for l in range(k)]
+    c = [[f32(c_value(rng, tc, i * n + j)) for j in range(n)] for i in range(m)]
+    sa = [[scale_value(rng, i * blocks + g) for g in range(blocks)] for i in range(m)]
+    sb = [[scale_value(rng, g * n + j + 1) for j in range(n)] for g in range(blocks)]
+    e8m0 = torch.float8_e8m0fnu
+    D = sim(tensor(ta, a, (m, k)), tensor(tb, b, (k, n)), tensor(tc, c, (m, n)),
+            mmasim_shim.carried(torch.tensor(sa), e8m0), mmasim_shim.carried(torch.tensor(sb), e8m0))
+    d = [format(int(x) & 0xFFFFFFFF, "08x") for x in D.view(torch.int32).flatten().tolist()]
+    return "\n".join([f"spec {spec} {m} {n} {k}",
+                      "a " + " ".join(storage_hex(ta, x) for row in a for x in row),
+                      "b " + " ".join(storage_hex(tb, x) for row in b for x in row),
+                      "c " + " ".join(storage_hex(tc, x) for row in c for x in row),
+                      "d " + " ".join(d),
+                      "sa " + " ".join(storage_hex("f32", x) for row in sa for x in row),
+                      "sb " + " ".join(storage_hex("f32", x) for row in sb for x in row)])
 
 
 def main():

@@ -9,7 +9,7 @@ How, exactly:
   format. torch.uint16/uint32 become int16/int32: MMA-Sim only uses them to
   view the NaN patterns 0x7FFF / 0x7FFFFFFF as f16/f32, which the signed
   types hold bit for bit.
-- fp8 operands: `carried(values, dtype)` is a float32 tensor holding the
+- fp8 operands and ue8m0 scales: `carried(values, dtype)` is a float32 tensor holding the
   exact fp8 values whose `.dtype` reads as the fp8 stand-in. Everything
   MMA-Sim does to an fp8 operand is read its exact value (.double(),
   .item(), comparisons) or look its dtype up in a table (check_input,
@@ -91,4 +91,6 @@ def instruction(spec: str):
     family, qualifier = instr.split(".", 1)
     make = {"mma": nv_ptx.mma, "wgmma": nv_ptx.wgmma, "tcgen05": nv_ptx.tcgen05mma,
             "mfma": amd.mfma}[family]
+    if ".block" in qualifier:
+        make = {"mma": nv_ptx.mma_block_scale, "tcgen05": nv_ptx.tcgen05mma_block_scale}[family]
     return make(MMASIM_ARCH[arch], qualifier)

@@ -128,7 +128,7 @@ def ulp_diff(a, b) -> np.ndarray:
     return _core.ulp_diff(_as_array(a, "fplab.ulp_diff"), _as_array(b, "fplab.ulp_diff"))
 
 
-def mma(spec: str, a, b, c) -> np.ndarray:
+def mma(spec: str, a, b, c, scale_a=None, scale_b=None) -> np.ndarray:
     """D = A B + C in a GPU matrix unit's arithmetic, bit for bit as MMA-Sim.
 
     spec: 'ARCH:INSTRUCTION' as ``fplab mma`` takes it, e.g.
@@ -137,8 +137,11 @@ def mma(spec: str, a, b, c) -> np.ndarray:
     c: M x N, float32 or float16 arrays holding values of the instruction's
     types (tf32 inputs: any float32, the unit drops the low 13 bits). K a
     multiple of the instruction's k (several k: instructions chained through
-    the accumulator). Returns D, M x N, float32 (float16 for an f16
-    accumulator), bit for bit as MMA-Sim's.
+    the accumulator). Block-scaled (MX) instructions such as
+    'rtx-blackwell:mma.m16n8k32.block32.f32.e4m3.e4m3.f32.ue8m0' also take
+    scale_a (M x K/32) and scale_b (K/32 x N), ue8m0 values (powers of two
+    2^-127..2^127, or NaN) as float32. Returns D, M x N, float32 (float16 for
+    an f16 accumulator), bit for bit as MMA-Sim's.
     """
     def operand(x, what):
         x = np.asarray(x)
@@ -146,7 +149,9 @@ def mma(spec: str, a, b, c) -> np.ndarray:
             raise TypeError(f"fplab.mma: {what} has dtype {x.dtype}, not float32 or float16")
         return np.ascontiguousarray(x, dtype=np.float32)
 
-    bits = _core.mma(spec, operand(a, "A"), operand(b, "B"), operand(c, "C"))
+    scales = [] if scale_a is None and scale_b is None else [
+        operand(scale_a, "scale_a"), operand(scale_b, "scale_b")]
+    bits = _core.mma(spec, operand(a, "A"), operand(b, "B"), operand(c, "C"), *scales)
     return bits.view(np.float16 if bits.dtype == np.uint16 else np.float32)
 
 

@@ -16,7 +16,7 @@ def goldens(source_dir):
         if tag == "spec":
             block = {"spec": rest[0], "shape": tuple(int(x) for x in rest[1:])}
             blocks.append(block)
-        elif tag in "abcd" and block is not None:
+        elif tag in ("a", "b", "c", "d", "sa", "sb") and block is not None:
             block[tag] = rest
     return blocks
 
@@ -39,8 +39,9 @@ def operand_types(spec):
 
 
 # volta f16, ampere bf16, ada fp8 -> f16, hopper wgmma f16, blackwell
-# tcgen05 f16 x bf16, cdna2 bf16, cdna3 fp8 x bf8
-@pytest.mark.parametrize("index", [0, 9, 14, 19, 25, 34, 41])
+# tcgen05 f16 x bf16, rtx-blackwell MX e4m3 with ue8m0 scales, cdna2 bf16,
+# cdna3 fp8 x bf8
+@pytest.mark.parametrize("index", [0, 9, 14, 19, 25, 30, 37, 44])
 def test_mma_matches_mmasim_golden(source_dir, index):
     g = goldens(source_dir)[index]
     m, n, k = g["shape"]
@@ -48,7 +49,11 @@ def test_mma_matches_mmasim_golden(source_dir, index):
     a = decode(g["a"], ta).reshape(m, k)
     b = decode(g["b"], tb).reshape(k, n)
     c = decode(g["c"], "other").reshape(m, n)
-    d = fplab.mma(g["spec"], a, b, c)
+    scales = {}
+    if "sa" in g:
+        scales = {"scale_a": decode(g["sa"], "other").reshape(m, k // 32),
+                  "scale_b": decode(g["sb"], "other").reshape(k // 32, n)}
+    d = fplab.mma(g["spec"], a, b, c, **scales)
     want = decode(g["d"], "other").reshape(m, n)
     assert d.dtype == want.dtype and d.shape == (m, n)
     amd = g["spec"].startswith("cdna")
