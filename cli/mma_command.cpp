@@ -21,6 +21,7 @@ struct MmaCommandOptions {
   std::string spec;
   std::string a, b, c;
   std::string out;
+  std::string scale_a, scale_b;  // block-scaled (MX) instructions
 };
 
 // A 2-D float32 or float16 .npy as float32 values (float16 widens exactly).
@@ -56,7 +57,22 @@ void run_mma(const MmaCommandOptions& o) {
         "shapes do not fit: A is {} x {}, B {} x {}, C {} x {} (want M x K, K x N, M x N)", shape.m,
         shape.k, k_b, shape.n, m_c, n_c));
   }
-  const Array d = mma(spec, shape, a, b, c);
+  if (o.scale_a.empty() != o.scale_b.empty()) throw InputError("give both --scale-a and --scale-b");
+  Array d;
+  if (o.scale_a.empty()) {
+    d = mma(spec, shape, a, b, c);
+  } else {
+    std::size_t sa_rows = 0, sa_cols = 0, sb_rows = 0, sb_cols = 0;
+    const std::vector<float> sa = read_matrix(o.scale_a, sa_rows, sa_cols);
+    const std::vector<float> sb = read_matrix(o.scale_b, sb_rows, sb_cols);
+    const std::size_t blocks = spec.block > 0 ? shape.k / static_cast<std::size_t>(spec.block) : 0;
+    if (sa_rows != shape.m || sa_cols != blocks || sb_rows != blocks || sb_cols != shape.n) {
+      throw InputError(fmt::format(
+          "scales do not fit: scale_a is {} x {}, scale_b {} x {} (want {} x {} and {} x {})",
+          sa_rows, sa_cols, sb_rows, sb_cols, shape.m, blocks, blocks, shape.n));
+    }
+    d = mma(spec, shape, a, b, c, sa, sb);
+  }
   write_npy_array(o.out, d);
   const double d00 = element_to_double(d.type, d.bits[0]);
   fmt::print("{}: D = A B + C, {} x {} ({} instruction{} of k = {} per element), {} -> {}\n",
@@ -90,6 +106,9 @@ void add_mma_command(CLI::App& app) {
   cmd->add_option("c", o->c, "C.npy: M x N, values of the accumulator type")->required();
   cmd->add_option("--out", o->out, "D.npy: M x N, float32 (float16 for an f16 accumulator)")
       ->required();
+  cmd->add_option("--scale-a", o->scale_a,
+                  "block-scaled (MX) instructions: M x K/32 ue8m0 scales (powers of two) of A");
+  cmd->add_option("--scale-b", o->scale_b, "block-scaled instructions: K/32 x N scales of B");
   cmd->callback([o] { run_mma(*o); });
 }
 

@@ -220,6 +220,21 @@ TEST_CASE("matrixunits: fplab mma writes MMA-Sim's D and refuses bad input with 
   const Array d16 = read_npy_array(dir / "d16.npy");
   CHECK(d16.type == ElementType::float16);
   CHECK(d16.bits == h.d);
+  // Block-scaled (MX): the scales as two more .npy files.
+  const auto& x = goldens.at(30);
+  REQUIRE(x.spec_text == "rtx-blackwell:mma.m16n8k32.block32.f32.e4m3.e4m3.f32.ue8m0");
+  const std::string mx_args =
+      save("ax.npy", x.shape.m, x.shape.k, x.a) + " " + save("bx.npy", x.shape.k, x.shape.n, x.b) +
+      " " + save("cx.npy", x.shape.m, x.shape.n, x.c) + " --out " + (dir / "dx.npy").string();
+  const auto mx = test::run_fplab("mma " + x.spec_text + " " + mx_args + " --scale-a " +
+                                  save("sa.npy", x.shape.m, 1, x.scale_a) + " --scale-b " +
+                                  save("sb.npy", 1, x.shape.n, x.scale_b));
+  INFO(mx.output);
+  REQUIRE(mx.exit_code == 0);
+  CHECK(read_npy_array(dir / "dx.npy").bits == x.d);
+  const auto unscaled = test::run_fplab("mma " + x.spec_text + " " + mx_args);
+  CHECK(unscaled.exit_code == 2);
+  CHECK_THAT(unscaled.output, Catch::Contains("needs scale_a and scale_b"));
   for (const char* spec :
        {"pascal:mma.m16n8k8.f32.f16.f16.f32", "volta:mma.m16n8k16.f32.f16.f16.f32",
         "hopper:wgmma.m64n8k16.f32.f16.f16", "hopper:wgmma.m64n8k16.f32.tf32.tf32",
