@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/numeric_options.hpp"
 #include "collectives/npy_matrix.hpp"
 #include "io/atomic_file.hpp"
 #include "model/bundled.hpp"
@@ -214,11 +215,11 @@ void add_generate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--samples", o->samples, "Samples to print, with seeds seed, seed+1, ...")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
+      ->check(integer_in(1, 1000));
   cmd->add_option("--batch", o->batch,
                   "Rows in the batch: the samples, then copies of the prompt (default: the "
                   "samples alone); the answer printed is row 0's")
-      ->check(CLI::Range(std::size_t{1}, kMaxBatch));
+      ->check(integer_in(1, kMaxBatch));
   cmd->add_flag("--json", o->json,
                 "Print {\"prompt_ids\": [...], \"ids\": [...], \"text\": \"...\"} per sample "
                 "(ids and text: the generated characters only)");
@@ -236,7 +237,7 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--split-k", o->split_k,
                   "With --policy split-k: cut every product's K into this many splits "
                   "(model/split_rule.hpp; default: the split rule's count for the shape)")
-      ->check(CLI::Range(1, 4096));
+      ->check(integer_in(1, 4096));
   cmd->add_option("--model", o->model,
                   "Model file (default: $FPLAB_MODEL, else model/data/kjv-char.safetensors)");
   cmd->add_option("--tp", o->tp,
@@ -262,7 +263,7 @@ void add_generate_command(CLI::App& app) {
                   "counts as one JSON line on stderr (with --json: in the object on stdout)");
   cmd->add_option("--timeout", o->timeout, "Seconds before a hung MPI job is killed")
       ->capture_default_str()
-      ->check(CLI::Range(0.1, 86400.0));
+      ->check(number_in(0.1, 86400.0));
   cmd->add_option("--tp-rank-out", o->tp_rank_out,
                   "Internal: this process is a rank of the mpirun job --tp starts");
   cmd->add_option("--tp-fail-rank", o->tp_fail_rank,

@@ -7,6 +7,7 @@
 #include "build_info.hpp"
 #include "cli/commands.hpp"
 #include "cli/negative_values.hpp"
+#include "cli/numeric_options.hpp"
 
 namespace {
 
@@ -44,6 +45,7 @@ int run_fplab(int argc, char** argv) {
   fplab::cli::add_inspect_command(app);
   fplab::cli::add_bisect_command(app);
 #endif
+  fplab::cli::check_numeric_options(app);  // after every command: each numeric option range-checked
   try {
     // `fplab sum -inf 1 -.5`, `fplab round -0.1`: negative numbers reach
     // sum and round as values.
