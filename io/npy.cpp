@@ -6,6 +6,7 @@
 #include <fstream>
 #include <limits>
 #include <regex>
+#include <stdexcept>
 
 namespace fplab {
 
@@ -112,33 +113,13 @@ std::vector<std::uint64_t> fortran_to_c(const std::vector<std::uint64_t>& f,
 }
 
 template <class T>
-void write(const std::filesystem::path& path, std::span<const T> x, const char* descr) {
-  std::string header = std::string("{'descr': '") + descr +
-                       "', 'fortran_order': False, 'shape': (" + std::to_string(x.size()) + ",), }";
-  // Pad so the data starts on a 64-byte boundary, header ending in '\n'.
-  const std::size_t unpadded = kMagicLen + 4 + header.size() + 1;
-  header.append((64 - unpadded % 64) % 64, ' ');
-  header.push_back('\n');
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError(path.string() + ": cannot open for writing");
-  out.write(kMagic, kMagicLen);
-  const char version[2] = {1, 0};
-  out.write(version, 2);
-  const auto len = static_cast<std::uint16_t>(header.size());
-  const char len_bytes[2] = {static_cast<char>(len & 0xFF), static_cast<char>(len >> 8)};
-  out.write(len_bytes, 2);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  // Little-endian bytes whatever the host's order.
+void write(const std::filesystem::path& path, std::span<const T> x) {
   using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-  std::string data(x.size_bytes(), '\0');
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const auto bits = std::bit_cast<Bits>(x[i]);
-    for (std::size_t k = 0; k < sizeof(T); ++k) {
-      data[i * sizeof(T) + k] = static_cast<char>((bits >> (8 * k)) & 0xFF);
-    }
-  }
-  out.write(data.data(), static_cast<std::streamsize>(data.size()));
-  if (!out) throw InputError(path.string() + ": write failed");
+  Array a;
+  a.type = sizeof(T) == 4 ? ElementType::float32 : ElementType::float64;
+  a.shape = {x.size()};
+  for (const T v : x) a.bits.push_back(std::bit_cast<Bits>(v));
+  write_npy_array(path, a);
 }
 
 }  // namespace
@@ -243,11 +224,46 @@ NumberArray read_npy(const std::filesystem::path& path) {
              "unsupported dtype " + std::string(name(a.type)) + " here (need float32 or float64)");
 }
 
-void write_npy(const std::filesystem::path& path, std::span<const float> x) {
-  write(path, x, "<f4");
-}
-void write_npy(const std::filesystem::path& path, std::span<const double> x) {
-  write(path, x, "<f8");
+void write_npy(const std::filesystem::path& path, std::span<const float> x) { write(path, x); }
+void write_npy(const std::filesystem::path& path, std::span<const double> x) { write(path, x); }
+
+void write_npy_array(const std::filesystem::path& path, const Array& a) {
+  if (a.type == ElementType::bfloat16) {
+    throw std::invalid_argument("write_npy_array: numpy has no bfloat16 dtype");
+  }
+  const char* descr = a.type == ElementType::float16   ? "<f2"
+                      : a.type == ElementType::float32 ? "<f4"
+                                                       : "<f8";
+  std::string shape;
+  for (std::size_t i = 0; i < a.shape.size(); ++i) {
+    shape += (i == 0 ? "" : ", ") + std::to_string(a.shape[i]);
+  }
+  shape = "(" + shape + (a.shape.size() == 1 ? ",)" : ")");
+  std::string header =
+      std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  // Pad so the data starts on a 64-byte boundary, header ending in '\n'.
+  const std::size_t unpadded = kMagicLen + 4 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header.push_back('\n');
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw InputError(path.string() + ": cannot open for writing");
+  out.write(kMagic, kMagicLen);
+  const char version[2] = {1, 0};
+  out.write(version, 2);
+  const auto len = static_cast<std::uint16_t>(header.size());
+  const char len_bytes[2] = {static_cast<char>(len & 0xFF), static_cast<char>(len >> 8)};
+  out.write(len_bytes, 2);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  // Little-endian bytes whatever the host's order.
+  const std::size_t bytes = element_bits(a.type) / 8;
+  std::string data(a.bits.size() * bytes, '\0');
+  for (std::size_t i = 0; i < a.bits.size(); ++i) {
+    for (std::size_t k = 0; k < bytes; ++k) {
+      data[i * bytes + k] = static_cast<char>((a.bits[i] >> (8 * k)) & 0xFF);
+    }
+  }
+  out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  if (!out) throw InputError(path.string() + ": write failed");
 }
 
 }  // namespace fplab

@@ -12,7 +12,8 @@
 // element count overflows) is refused without allocating for it.
 //
 // read_npy() is the narrow form the summation code uses: 1-D float32 or
-// float64 only. write_npy() always writes little-endian 1-D '<f4'/'<f8'.
+// float64 only. write_npy() always writes little-endian 1-D '<f4'/'<f8';
+// write_npy_array() an Array of any shape.
 #pragma once
 
 #include <filesystem>
@@ -42,5 +43,8 @@ NumberArray read_npy(const std::filesystem::path& path);
 
 void write_npy(const std::filesystem::path& path, std::span<const float> x);
 void write_npy(const std::filesystem::path& path, std::span<const double> x);
+// Any shape, float16, float32 or float64, little-endian C order, each
+// element's bits as they are; throws std::invalid_argument for bfloat16.
+void write_npy_array(const std::filesystem::path& path, const Array& a);
 
 }  // namespace fplab

@@ -15,6 +15,7 @@
 #include <bit>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "io/array.hpp"
 #include "io/input_error.hpp"
 #include "io/numbers.hpp"
+#include "matrixunits/mma.hpp"
 #include "precision/format.hpp"
 #include "precision/rounding.hpp"
 #include "reductions/strategy.hpp"
@@ -266,6 +268,47 @@ py::list load_arrays(const std::string& path) {
   return out;
 }
 
+// D = A B + C on a matrix unit (matrixunits/mma.hpp): a, b, c are C-contiguous
+// 2-D float32 (fplab.mma widens float16); D's bits as uint32, or uint16 for
+// an f16 accumulator, for fplab.mma to view as float32 / float16.
+py::array mma_bits(const std::string& spec_text, const py::array_t<float, py::array::c_style>& a,
+                   const py::array_t<float, py::array::c_style>& b,
+                   const py::array_t<float, py::array::c_style>& c,
+                   const std::optional<py::array_t<float, py::array::c_style>>& scale_a,
+                   const std::optional<py::array_t<float, py::array::c_style>>& scale_b) {
+  if (a.ndim() != 2 || b.ndim() != 2 || c.ndim() != 2) {
+    throw std::invalid_argument("fplab.mma: A, B and C must be 2-D");
+  }
+  const fplab::MmaShape shape{static_cast<std::size_t>(a.shape(0)),
+                              static_cast<std::size_t>(b.shape(1)),
+                              static_cast<std::size_t>(a.shape(1))};
+  if (static_cast<std::size_t>(b.shape(0)) != shape.k ||
+      static_cast<std::size_t>(c.shape(0)) != shape.m ||
+      static_cast<std::size_t>(c.shape(1)) != shape.n) {
+    throw std::invalid_argument("fplab.mma: A, B and C must be M x K, K x N and M x N");
+  }
+  const fplab::MmaSpec spec = fplab::parse_mma_spec(spec_text);
+  const auto span = [](const py::array_t<float, py::array::c_style>& x) {
+    return std::span<const float>(x.data(), static_cast<std::size_t>(x.size()));
+  };
+  if (scale_a.has_value() != scale_b.has_value()) {
+    throw std::invalid_argument("fplab.mma: give both scale_a and scale_b, or neither");
+  }
+  const fplab::Array d = scale_a.has_value() ? fplab::mma(spec, shape, span(a), span(b), span(c),
+                                                          span(*scale_a), span(*scale_b))
+                                             : fplab::mma(spec, shape, span(a), span(b), span(c));
+  const std::vector<py::ssize_t> dims{static_cast<py::ssize_t>(shape.m),
+                                      static_cast<py::ssize_t>(shape.n)};
+  const bool half = d.type == fplab::ElementType::float16;
+  py::array out(half ? py::dtype::of<std::uint16_t>() : py::dtype::of<std::uint32_t>(), dims);
+  if (half) {
+    std::copy(d.bits.begin(), d.bits.end(), static_cast<std::uint16_t*>(out.mutable_data()));
+  } else {
+    std::copy(d.bits.begin(), d.bits.end(), static_cast<std::uint32_t*>(out.mutable_data()));
+  }
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -286,6 +329,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("atol"), py::arg("limit"));
   m.def("load_results", &load_results, py::arg("path"));
   m.def("load_arrays", &load_arrays, py::arg("path"));
+  m.def("mma", &mma_bits, py::arg("spec"), py::arg("a"), py::arg("b"), py::arg("c"),
+        py::arg("scale_a") = py::none(), py::arg("scale_b") = py::none());
   m.def("strategy_names", [] {
     std::vector<std::string> out;
     for (const auto& s : fplab::strategy_catalogue()) out.emplace_back(s.spelling);

@@ -15,6 +15,7 @@ array is never copied.
     fplab.results.load("results.json")
     fplab.__version__                            # the fplab program's version
     fplab.load_arrays("Pass00000.pt")           # {name: array}, as fplab diff reads files
+    fplab.mma("hopper:wgmma.m64n8k16.f32.bf16.bf16", a, b, c)  # D = A B + C on an H100
 
 A pytest fixture, ``fplab_regression``, keeps arrays against baselines
 (``pytest_plugins = ["fplab.pytest_plugin"]`` in conftest.py; see
@@ -38,7 +39,7 @@ __version__ = _core.__version__  # the fplab program's version (fplab --version)
 
 __all__ = [
     "__version__", "sum", "exact_sum", "round", "ulp_diff", "diff", "DiffResult", "DriftedElement",
-    "strategies", "default_strategies", "formats", "testing", "results", "load_arrays",
+    "strategies", "default_strategies", "formats", "testing", "results", "load_arrays", "mma",
 ]
 
 
@@ -156,6 +157,33 @@ def ulp_diff(a, b) -> np.ndarray:
     apart; a NaN against a number raises ValueError naming the element.
     """
     return _core.ulp_diff(_as_array(a, "fplab.ulp_diff"), _as_array(b, "fplab.ulp_diff"))
+
+
+def mma(spec: str, a, b, c, scale_a=None, scale_b=None) -> np.ndarray:
+    """D = A B + C in a GPU matrix unit's arithmetic, bit for bit as MMA-Sim.
+
+    spec: 'ARCH:INSTRUCTION' as ``fplab mma`` takes it, e.g.
+    'hopper:wgmma.m64n8k16.f32.bf16.bf16', 'a100:mma.m16n8k16.f32.f16.f16.f32',
+    'cdna3:mfma.f32_16x16x16_bf16' (docs/matrix-units.md). a: M x K, b: K x N,
+    c: M x N, float32 or float16 arrays holding values of the instruction's
+    types (tf32 inputs: any float32, the unit drops the low 13 bits). K a
+    multiple of the instruction's k (several k: instructions chained through
+    the accumulator). Block-scaled (MX) instructions such as
+    'rtx-blackwell:mma.m16n8k32.block32.f32.e4m3.e4m3.f32.ue8m0' also take
+    scale_a (M x K/32) and scale_b (K/32 x N), ue8m0 values (powers of two
+    2^-127..2^127, or NaN) as float32. Returns D, M x N, float32 (float16 for
+    an f16 accumulator), bit for bit as MMA-Sim's.
+    """
+    def operand(x, what):
+        x = np.asarray(x)
+        if x.dtype not in (np.float16, np.float32):
+            raise TypeError(f"fplab.mma: {what} has dtype {x.dtype}, not float32 or float16")
+        return np.ascontiguousarray(x, dtype=np.float32)
+
+    scales = [] if scale_a is None and scale_b is None else [
+        operand(scale_a, "scale_a"), operand(scale_b, "scale_b")]
+    bits = _core.mma(spec, operand(a, "A"), operand(b, "B"), operand(c, "C"), *scales)
+    return bits.view(np.float16 if bits.dtype == np.uint16 else np.float32)
 
 
 @dataclasses.dataclass(frozen=True)

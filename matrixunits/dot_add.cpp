@@ -1,0 +1,221 @@
+#include "matrixunits/dot_add.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "precision/format.hpp"
+#include "precision/rounding.hpp"
+
+namespace fplab {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr Format kE8M13{"e8m13", 14, 127, -126};
+
+// MMA-Sim's exponent of a value of a type whose smallest normal is 2^emin.
+int exponent_of(double x, int emin) { return x == 0.0 ? -126 : std::max(std::ilogb(x), emin); }
+
+// trunc(x * 2^shift) and floor(x * 2^shift) as integers (|result| < 2^53).
+std::int64_t truncated(double x, int shift) {
+  return static_cast<std::int64_t>(std::trunc(std::ldexp(x, shift)));
+}
+std::int64_t floored(double x, int shift) {
+  return static_cast<std::int64_t>(std::floor(std::ldexp(x, shift)));
+}
+// floor(s * 2^shift) for an integer s.
+std::int64_t floor_shift(std::int64_t s, int shift) {
+  if (shift >= 0) return s * (std::int64_t{1} << shift);
+  return s >> std::min(-shift, 63);  // arithmetic: rounds toward -inf
+}
+
+// The IEEE special result of sum(a_i b_i) + c, or 0 when it is finite.
+// `huge_is_inf`: a finite product of magnitude >= 2^128 counts as an
+// infinity (amd_fused_dot_rd_add).
+double special_result(std::span<const double> a, std::span<const double> b, double c,
+                      bool huge_is_inf, double scale = 1.0) {
+  bool nan = std::isnan(c), pos = c == kInf, neg = c == -kInf;
+  bool huge_pos = false, huge_neg = false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double p = a[i] * b[i] * scale;
+    nan = nan || std::isnan(p);
+    pos = pos || p == kInf;
+    neg = neg || p == -kInf;
+    huge_pos = huge_pos || (std::isfinite(p) && p >= 0x1p128);
+    huge_neg = huge_neg || (std::isfinite(p) && p <= -0x1p128);
+  }
+  if (nan || (pos && neg)) return kNaN;
+  if (pos || neg) return pos ? kInf : -kInf;
+  if (!huge_is_inf || !(huge_pos || huge_neg)) return 0.0;
+  if (huge_pos && huge_neg) return kNaN;
+  return huge_pos ? kInf : -kInf;
+}
+
+double round_result(double v, ResultRounding r) {
+  RoundingOptions o;
+  switch (r) {
+    case ResultRounding::f32_nearest_even:
+      return static_cast<float>(v);
+    case ResultRounding::f16_nearest_even:
+      o = {kFP16, Rounding::nearest_even};
+      break;
+    case ResultRounding::f32_toward_zero:
+      o = {kFP32, Rounding::toward_zero};
+      break;
+    case ResultRounding::f32_e8m13_toward_zero:
+      o = {kE8M13, Rounding::toward_zero};
+      break;
+  }
+  // MMA-Sim converts a truncated value >= 2^128 to fp32 as infinity.
+  if (o.rounding == Rounding::toward_zero && std::fabs(v) >= 0x1p128) return v > 0 ? kInf : -kInf;
+  const double rounded = round(v, o);
+  return rounded == 0.0 ? 0.0 : rounded;  // MMA-Sim's integer rounding loses the sign of zero
+}
+
+double nv_fused(const DotAddRule& r, std::span<const double> a, std::span<const double> b, double c,
+                double scale) {
+  if (const double s = special_result(a, b, c, false, scale); s != 0.0) return s;  // NaN != 0 too
+  const int scale_exponent = std::ilogb(scale);
+  int e = exponent_of(c, r.c_emin);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    e = std::max(e, exponent_of(a[i], r.a_emin) + exponent_of(b[i], r.b_emin) + scale_exponent);
+  }
+  const int shift = r.fraction_bits - e;
+  std::int64_t sum = truncated(c, shift);
+  for (std::size_t i = 0; i < a.size(); ++i) sum += truncated(a[i] * b[i] * scale, shift);
+  return round_result(std::ldexp(static_cast<double>(sum), -shift), r.result);
+}
+
+// fused_sum at 24 fractional bits over the products i = first, first+stride, ...:
+// the sum in units of 2^(e - 24) and e.
+struct FusedSum {
+  std::int64_t units = 0;
+  int exponent = 0;
+};
+FusedSum fused_products(const DotAddRule& r, std::span<const double> a, std::span<const double> b,
+                        std::size_t first, std::size_t stride) {
+  FusedSum f{0, std::numeric_limits<int>::min()};
+  for (std::size_t i = first; i < a.size(); i += stride) {
+    f.exponent = std::max(f.exponent, exponent_of(a[i], r.a_emin) + exponent_of(b[i], r.b_emin));
+  }
+  for (std::size_t i = first; i < a.size(); i += stride) {
+    f.units += truncated(a[i] * b[i], 24 - f.exponent);
+  }
+  return f;
+}
+
+double amd_fused(const DotAddRule& r, std::span<const double> a, std::span<const double> b,
+                 double c, bool fp8) {
+  if (const double s = special_result(a, b, c, true); s != 0.0) return s;  // NaN != 0 too
+  FusedSum f;
+  if (!fp8) {
+    f = fused_products(r, a, b, 0, 1);
+  } else {
+    const FusedSum even = fused_products(r, a, b, 0, 2), odd = fused_products(r, a, b, 1, 2);
+    f.exponent = std::max(even.exponent, odd.exponent);
+    f.units = floor_shift(even.units, even.exponent - f.exponent) +
+              floor_shift(odd.units, odd.exponent - f.exponent);
+  }
+  const int ec = exponent_of(c, r.c_emin);
+  const int m = std::max(f.exponent, ec);
+  const std::int64_t products = floor_shift(f.units, 7 + f.exponent - m);  // units 2^(m-31)
+  const std::int64_t addend = (fp8 && ec < m - 25) ? 0 : floored(c, 24 - m);
+  return round_result(std::ldexp(static_cast<double>(products + addend * 128), m - 31),
+                      ResultRounding::f32_nearest_even);
+}
+
+float flushed(float x, bool flush) { return flush && std::fabs(x) < 0x1p-126F ? x * 0.0F : x; }
+
+float pairwise(std::span<const double> a, std::span<const double> b, bool flush) {
+  if (a.size() == 1) {
+    return flushed(std::fmaf(static_cast<float>(a[0]), static_cast<float>(b[0]), 0.0F), flush);
+  }
+  const std::size_t half = a.size() / 2;
+  const float left = pairwise(a.first(half), b.first(half), flush);
+  const float right = pairwise(a.subspan(half), b.subspan(half), flush);
+  return flushed(std::fmaf(left, 1.0F, right), flush);
+}
+
+double fma_chain(std::span<const double> a, std::span<const double> b, double c) {
+  auto acc = static_cast<float>(c);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    acc = std::fmaf(static_cast<float>(a[i]), static_cast<float>(b[i]), acc);
+  }
+  return acc;
+}
+
+// CDNA2 flushes the inputs below their type's smallest normal to +0.
+double flush_input(double x, int emin) { return std::fabs(x) < std::ldexp(1.0, emin) ? 0.0 : x; }
+
+}  // namespace
+
+std::string_view name(DotAddAlgorithm a) {
+  switch (a) {
+    case DotAddAlgorithm::nv_fused:
+      return "nv-fused";
+    case DotAddAlgorithm::amd_fused:
+      return "amd-fused";
+    case DotAddAlgorithm::amd_fused_fp8:
+      return "amd-fused-fp8";
+    case DotAddAlgorithm::amd_pairwise:
+      return "amd-pairwise";
+    case DotAddAlgorithm::fma_chain:
+      return "fma-chain";
+  }
+  return "?";
+}
+
+std::string_view name(ResultRounding r) {
+  switch (r) {
+    case ResultRounding::f32_toward_zero:
+      return "f32-rz";
+    case ResultRounding::f32_e8m13_toward_zero:
+      return "f32-e8m13-rz";
+    case ResultRounding::f16_nearest_even:
+      return "f16-rne";
+    case ResultRounding::f32_nearest_even:
+      return "f32-rne";
+  }
+  return "?";
+}
+
+double dot_add_step(const DotAddRule& rule, std::span<const double> a, std::span<const double> b,
+                    double c, double scale) {
+  switch (rule.algorithm) {
+    case DotAddAlgorithm::nv_fused:
+      return nv_fused(rule, a, b, c, scale);
+    case DotAddAlgorithm::amd_fused:
+      return amd_fused(rule, a, b, c, false);
+    case DotAddAlgorithm::amd_fused_fp8:
+      return amd_fused(rule, a, b, c, true);
+    case DotAddAlgorithm::amd_pairwise:
+      return flushed(static_cast<float>(c) + pairwise(a, b, rule.flush_subnormals),
+                     rule.flush_subnormals);
+    case DotAddAlgorithm::fma_chain:
+      return fma_chain(a, b, c);
+  }
+  return kNaN;
+}
+
+double dot_add(const DotAddRule& rule, std::span<const double> a, std::span<const double> b,
+               double c, std::span<const double> scales) {
+  std::vector<double> fa, fb;
+  if (rule.flush_subnormals) {
+    for (const double x : a) fa.push_back(flush_input(x, rule.a_emin));
+    for (const double x : b) fb.push_back(flush_input(x, rule.b_emin));
+    a = fa;
+    b = fb;
+    c = flush_input(c, rule.c_emin);
+  }
+  const auto g = static_cast<std::size_t>(rule.group);
+  for (std::size_t i = 0; i + g <= a.size(); i += g) {
+    const double scale = scales.empty() ? 1.0 : scales[i / g];
+    c = dot_add_step(rule, a.subspan(i, g), b.subspan(i, g), c, scale);
+  }
+  return c;
+}
+
+}  // namespace fplab
