@@ -60,6 +60,11 @@ void add_list_command(CLI::App& app) {
       "List the experiments and the summation strategies (list experiments: with "
       "their parameters; list strategies: the strategies only)");
   cmd->add_option("what", *what, "strategies or experiments (default: both, briefly)");
+  cmd->footer(
+      "Examples:\n"
+      "  fplab list                    experiments and strategies, briefly\n"
+      "  fplab list experiments        every experiment with its parameters\n"
+      "  fplab list strategies         the summation strategies");
   cmd->callback([what] {
     if (*what == "strategies") {
       print_strategies();

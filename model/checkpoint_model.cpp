@@ -7,6 +7,7 @@
 // float).
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <set>
 #include <string>
@@ -75,6 +76,37 @@ std::string hf_matrix_name(const Op& op, const ModelConfig& config) {
   return "model." + op.name + ".weight";  // layers.N.self_attn.q_proj, ...
 }
 
+// Throws InputError naming the first tensor (in name order) that holds a
+// NaN or an infinity, and where: such a weight would surface only as a NaN
+// logit many ops later. Reads the stored bits (exponent all ones), so a
+// 16-bit checkpoint is not widened for it.
+void require_finite_weights(const checkpoints::Checkpoint& ck, const std::string& where) {
+  for (const auto& [tensor, view] : ck.tensors()) {
+    const std::size_t n = view.elements();
+    const auto bad = [&](std::size_t i, bool nan) {
+      throw InputError(where + ": the weight " + tensor + " holds " +
+                       (nan ? "a NaN" : "an infinity") + " (element " + std::to_string(i) + " of " +
+                       std::to_string(n) + ")");
+    };
+    if (view.dtype == checkpoints::StoredType::f32) {
+      for (std::size_t i = 0; i < n; ++i) {
+        std::uint32_t u = 0;
+        std::memcpy(&u, view.data + 4 * i, 4);
+        if ((u & 0x7f800000U) == 0x7f800000U) bad(i, (u & 0x007fffffU) != 0);
+      }
+      continue;
+    }
+    const bool bf16 = view.dtype == checkpoints::StoredType::bf16;
+    const std::uint16_t exponent = bf16 ? 0x7f80 : 0x7c00;
+    for (std::size_t i = 0; i < n; ++i) {
+      std::uint16_t u = 0;
+      std::memcpy(&u, view.data + 2 * i, 2);
+      if ((u & exponent) == exponent)
+        bad(i, (u & static_cast<std::uint16_t>(~exponent & 0x7fff)) != 0);
+    }
+  }
+}
+
 }  // namespace
 
 Model Model::load(const std::filesystem::path& path) {
@@ -93,6 +125,7 @@ Model Model::from_checkpoint(const std::string& model) {
   checkpoints::Checkpoint ck = checkpoints::Checkpoint::open(where);
   const std::string name = where.path.string();
   const ModelConfig config = model_config(ck.config(), name);
+  require_finite_weights(ck, name);
   auto bpe =
       std::make_shared<const BpeSubword>(checkpoints::BpeTokenizer::for_model(where.path.string()));
   // A tokenizer of another model (its ids past the embedding's rows) would
