@@ -77,7 +77,9 @@ std::string format_bisect(const BisectReport& r) {
         exact(d.a), exact(d.b), d.max_index, d.inputs_matched ? "matched" : "differed too");
   }
   const bool searching = !r.partial.empty() && r.minimal_searched && !r.fix.confirmed;
-  if (searching) {
+  if (searching && r.fix.tests == 0) {
+    s += "minimal fix: not reached (stopped before its search began)\n";
+  } else if (searching) {
     s += fmt::format(
         "minimal fix: not finished; after {} decodes of both, the smallest set known "
         "to make the logits equal ({} ops, not confirmed, not checked 1-minimal): {}\n",
@@ -147,7 +149,9 @@ nlohmann::json bisect_to_json(const BisectReport& r) {
     j["first_divergent_op"] = nullptr;
   }
   const nlohmann::json not_searched = "not searched";
+  const bool not_reached = !r.partial.empty() && r.fix.tests == 0 && !r.fix.exists;
   j["minimal_set"] = !r.minimal_searched ? not_searched
+                     : not_reached       ? nlohmann::json("not reached")
                      : r.fix.exists      ? nlohmann::json(r.fix.ops)
                                          : nlohmann::json(nullptr);
   j["minimal_fix"] =

@@ -14,7 +14,8 @@
 // max_change, flips); "minimal_set", "minimal_fix" and "ranking" are the
 // string "not searched" when that search was turned off, and "partial" is
 // null for a complete answer, else what stopped it (then "minimal_set" is
-// the smallest set found so far, and "ranking" holds the ops ranked so far). For dumps:
+// the smallest set found so far, or "not reached" when its search had not
+// begun, and "ranking" holds the ops ranked so far). For dumps:
 // "first_divergent" (null or the tensor) and "tensors" in the dump's order.
 #pragma once
 

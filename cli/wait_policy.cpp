@@ -37,9 +37,13 @@ std::optional<std::string> initial_variable(std::string_view name) {
 }  // namespace
 
 void use_passive_wait_policy(char** argv) {
-  // Passive rather than a smaller GOMP_SPINCOUNT: docs/bench.md measured both
-  // beside a busy process, and passive lost least there while it kept the
-  // speed on idle cores (a wake-up costs microseconds; a product, more).
+  // Passive rather than a smaller GOMP_SPINCOUNT, and a re-exec rather than
+  // a thread pool of fplab's own: beside a busy process on the other core
+  // (docs/bench.md, one run, interleaved) two passive threads took 0.97x
+  // one thread's time, GOMP_SPINCOUNT=10000 1.66x, libgomp's default spin
+  // 8.6x; OpenBLAS (its OpenMP build) shares libgomp and follows. What
+  // passive costs where cores are idle is a futex wake-up per parallel
+  // region, microseconds beside a decode step's milliseconds of products.
   if (std::getenv(kPolicy.data()) != nullptr || std::getenv(kSpinCount.data()) != nullptr) return;
   if (::setenv(kPolicy.data(), "passive", 1) != 0 || ::setenv(kMarker.data(), "1", 1) != 0) return;
   ::execv("/proc/self/exe", argv);
