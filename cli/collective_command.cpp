@@ -167,7 +167,7 @@ void add_collective_command(CLI::App& app) {
       ->check(CLI::Range(0.1, 86400.0));
   cmd->footer(
       "Examples:\n"
-      "  fplab collective --algorithm ring --ranks 4 --file x.npy         NCCL's ring order\n"
+      "  fplab collective --algorithm nccl-ring --ranks 4 --file x.npy    NCCL's ring order\n"
       "  fplab collective --algorithm ompi-recursive-doubling --ranks 4 --file x.npy --mpi\n"
       "                                                  and on real Open MPI, bit for bit");
   cmd->callback([o] { run_collective(*o); });
