@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "classroom/reply.hpp"
+#include "io/exact_decimal.hpp"
 #include "io/numbers.hpp"
 #include "precision/format.hpp"
 #include "precision/queries.hpp"
@@ -91,6 +92,7 @@ json describe(double x, const fplab::Format& f) {
   const int digits = (1 + b.exponent_bits + b.mantissa_bits + 3) / 4;
   return {{"format", f.name},
           {"rounded", exact_value(rounded)},
+          {"stored_exact", fplab::exact_decimal(rounded)},
           {"error", exact_value(rounding_error(x, rounded))},
           {"exact", std::isfinite(x) && around.below == x && around.above == x},
           {"below", exact_value(around.below)},
@@ -210,7 +212,8 @@ EMSCRIPTEN_KEEPALIVE const char* fplab_sort(const char* numbers_text, const char
 // The number `x_text` (decimal or hex, read as the nearest double) in
 // fp64, fp32, bf16, fp16, fp8 e4m3 and e5m2: rounded (nearest even), the
 // rounding error, the neighbours, the spacing and the bit fields, as
-// `fplab round --json` gives them.
+// `fplab round --json` gives them; and the exact decimal expansion of x (as
+// a double) and of each stored value (io/exact_decimal.hpp).
 EMSCRIPTEN_KEEPALIVE const char* fplab_bits(const char* x_text) {
   return guarded([&] {
     const double x = fplab::parse_number<double>(x_text);
@@ -218,7 +221,7 @@ EMSCRIPTEN_KEEPALIVE const char* fplab_bits(const char* x_text) {
     for (const fplab::Format* f :
          {&fplab::kFP64, &fplab::kFP32, &fplab::kBF16, &fplab::kFP16, &fplab::kE4M3, &fplab::kE5M2})
       formats.push_back(describe(x, *f));
-    return json{{"x", exact_value(x)}, {"formats", formats}};
+    return json{{"x", exact_value(x)}, {"x_exact", fplab::exact_decimal(x)}, {"formats", formats}};
   });
 }
 

@@ -17,6 +17,7 @@
 #include "bisect/bisect_report.hpp"
 #include "bisect/dump_diff.hpp"
 #include "cli/commands.hpp"
+#include "cli/numeric_options.hpp"
 #include "cli/stop_signals.hpp"
 #include "lab/progress_pace.hpp"
 #include "lab/stop_request.hpp"
@@ -116,8 +117,7 @@ void add_bisect_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-n,--steps", o->steps, "Greedy tokens decoded")
       ->capture_default_str()
-      ->check(kCount)
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+      ->check(integer_in(1, std::uint64_t{1} << 20));
   cmd->add_option("--a", o->a,
                   "Setting A, KEY=VALUE (repeatable): batch=N (row 0 of N copies), tp=T (in "
                   "process), chunk=C (chunked prefill), prefix-cache=L, policy=SPEC, "

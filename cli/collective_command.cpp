@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/numeric_options.hpp"
 #include "collectives/algorithm.hpp"
 #include "collectives/allreduce_model.hpp"
 #include "collectives/npy_matrix.hpp"
@@ -154,7 +155,8 @@ void add_collective_command(CLI::App& app) {
       "--mpi also on real Open MPI");
   cmd->add_option("--algorithm", o->algorithm, "one of: " + collective_names())->required();
   cmd->add_option("--ranks", o->ranks, "P, the number of ranks (1..64): the array's rows")
-      ->required();
+      ->required()
+      ->check(integer_in(1, 64));
   cmd->add_option("--file", o->file, "C-ordered 2-D float32/float64 .npy of shape (P, m)")
       ->required();
   cmd->add_flag("--json", o->json,
@@ -164,7 +166,7 @@ void add_collective_command(CLI::App& app) {
                 "also run it on Open MPI (mpirun -np P, the algorithm pinned; exact through a "
                 "user-defined MPI_Op) and compare every rank's bits");
   cmd->add_option("--timeout", o->timeout, "seconds before a hung MPI job is killed (default 120)")
-      ->check(CLI::Range(0.1, 86400.0));
+      ->check(number_in(0.1, 86400.0));
   cmd->footer(
       "Examples:\n"
       "  fplab collective --algorithm nccl-ring --ranks 4 --file x.npy    NCCL's ring order\n"
@@ -213,14 +215,14 @@ void add_collective_command(CLI::App& app) {
       ->required();
   enumerate->add_option("--dtype", e->dtypes, "float64 or float32 (repeat for more)")->required();
   enumerate->add_option("--threads", e->threads, "OpenMP threads per rank (0: OpenMP's default)")
-      ->check(CLI::Range(0, 1024));
+      ->check(integer_in(0, 1024));
   enumerate->add_option("--out", e->out, "the results file rank 0 writes")->required();
   enumerate
       ->add_option("--levels", e->levels,
                    "the level programme for every strategy, with at most this many levels "
                    "tabulated before the walk (default: tree strategies by their subtree "
                    "tables, kahan and neumaier by as many levels as fit)")
-      ->check(CLI::Range(0, 16));
+      ->check(integer_in(0, 16));
   enumerate->add_option("--fail-rank", e->fail_rank,
                         "fault injection for tests: this rank exits mid-job (status 3)");
   enumerate->callback([e] {

@@ -31,18 +31,6 @@ void add_bisect_command(CLI::App& app);      // cli/bisect_command.cpp
 // Defined in cli/checkpoint_commands.cpp.
 std::vector<std::int64_t> parse_token_ids(std::string_view flag, const std::string& s);
 
-// For an option that counts (a std::size_t, an unsigned): "-1" is refused as
-// negative rather than read as 18446744073709551615. Add it before any
-// other check of the option (->check(kCount)->check(CLI::Range(...))).
-inline const CLI::Validator kCount(
-    [](std::string& text) {
-      return text.find_first_not_of(" \t") != std::string::npos &&
-                     text[text.find_first_not_of(" \t")] == '-'
-                 ? "a count cannot be negative: " + text
-                 : std::string();
-    },
-    "", "COUNT");
-
 // Thrown by a command that finished its work but must exit non-zero with a
 // meaning of its own (fplab diff: 1 = drift); main returns `code`.
 struct ExitStatus {

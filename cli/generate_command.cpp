@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/numeric_options.hpp"
 #include "collectives/npy_matrix.hpp"
 #include "io/atomic_file.hpp"
 #include "model/bundled.hpp"
@@ -196,8 +197,7 @@ void add_generate_command(CLI::App& app) {
   auto* steps_option =
       cmd->add_option("-n,--steps", o->steps,
                       "Tokens to generate, 1 or more (characters on the bundled model; default: "
-                      "up to 200, as the context allows)")
-          ->check(kCount);
+                      "up to 200, as the context allows)");
   cmd->add_option("-t,--temperature", o->temperature, "Temperature; 0 or less: greedy (argmax)")
       ->capture_default_str();
   cmd->add_option("-k,--top-k", o->top_k, "Keep the k most likely tokens (0: off)")
@@ -220,13 +220,11 @@ void add_generate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--samples", o->samples, "Samples to print, with seeds seed, seed+1, ...")
       ->capture_default_str()
-      ->check(kCount)
-      ->check(CLI::Range(1, 1000));
+      ->check(integer_in(1, 1000));
   cmd->add_option("--batch", o->batch,
                   "Rows in the batch: the samples, then copies of the prompt (default: the "
                   "samples alone); the answer printed is row 0's")
-      ->check(kCount)
-      ->check(CLI::Range(std::size_t{1}, kMaxBatch));
+      ->check(integer_in(1, kMaxBatch));
   cmd->add_flag("--json", o->json,
                 "Print {\"prompt_ids\": [...], \"ids\": [...], \"text\": \"...\"} per sample "
                 "(ids and text: the generated characters only)");
@@ -244,15 +242,13 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--split-k", o->split_k,
                   "With --policy split-k: cut every product's K into this many splits "
                   "(model/split_rule.hpp; default: the split rule's count for the shape)")
-      ->check(kCount)
-      ->check(CLI::Range(1, 4096));
+      ->check(integer_in(1, 4096));
   cmd->add_option("--model", o->model,
                   "Model file (default: $FPLAB_MODEL, else model/data/kjv-char.safetensors)");
   cmd->add_option("--tp", o->tp,
                   "Tensor-parallel ranks: spawns mpirun -np T, each rank holding its shard "
                   "(1: one process, no MPI)")
-      ->capture_default_str()
-      ->check(kCount);
+      ->capture_default_str();
   cmd->add_option("--allreduce", o->allreduce,
                   "All-reduce of the row-parallel sums: ompi-default or a pinned ompi-* "
                   "algorithm (tp-invariant always adds as a fixed tree)")
@@ -272,7 +268,7 @@ void add_generate_command(CLI::App& app) {
                   "counts as one JSON line on stderr (with --json: in the object on stdout)");
   cmd->add_option("--timeout", o->timeout, "Seconds before a hung MPI job is killed")
       ->capture_default_str()
-      ->check(CLI::Range(0.1, 86400.0));
+      ->check(number_in(0.1, 86400.0));
   cmd->add_option("--tp-rank-out", o->tp_rank_out,
                   "Internal: this process is a rank of the mpirun job --tp starts");
   cmd->add_option("--tp-fail-rank", o->tp_fail_rank,

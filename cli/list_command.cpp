@@ -7,8 +7,10 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <cstddef>
 
 #include "cli/commands.hpp"
+#include "cli/narrow_text.hpp"
 #include "lab/experiment.hpp"
 #include "reductions/strategy.hpp"
 
@@ -16,20 +18,28 @@ namespace fplab::cli {
 
 namespace {
 
-void print_experiments(bool with_params) {
-  fmt::print("experiments (fplab run ID... | all; parameters: --set NAME=VALUE{}):\n",
-             with_params ? ", default [--quick default | --quick on a large run]"
-                         : "; see 'fplab list experiments'");
+// A line, or with `narrow` the line broken at spaces into 80 columns, each
+// continuation indented by `indent` (under the description).
+void print_line(const std::string& line, std::size_t indent, bool narrow) {
+  fmt::print("{}", narrow ? wrapped(line, kNarrowColumns, indent) : line + "\n");
+}
+
+void print_experiments(bool with_params, bool narrow) {
+  print_line(fmt::format("experiments (fplab run ID... | all; parameters: --set NAME=VALUE{}):",
+                         with_params ? ", default [--quick default | --quick on a large run]"
+                                     : "; see 'fplab list experiments'"),
+             2, narrow);
   if (registered_experiments().empty()) fmt::print("  (none in this build: FPLAB_LITE)\n");
   for (const auto* e : registered_experiments()) {
     std::string claims;
     for (const auto& c : e->info.claims) claims += (claims.empty() ? " [" : ", ") + c;
     if (!claims.empty()) claims += "]";
-    fmt::print("  {:<14} {}{}\n", e->info.id, e->info.description, claims);
+    print_line(fmt::format("  {:<14} {}{}", e->info.id, e->info.description, claims), 17, narrow);
     if (!with_params) continue;
     if (!e->info.large_quick.rule.empty()) {
-      fmt::print("      --quick on a large run ({}): the value after '|'\n",
-                 e->info.large_quick.rule);
+      print_line(fmt::format("      --quick on a large run ({}): the value after '|'",
+                             e->info.large_quick.rule),
+                 8, narrow);
     }
     for (const auto& p : e->info.params) {
       std::string quick = p.quick_default.empty() || p.quick_default == p.full_default
@@ -41,14 +51,17 @@ void print_experiments(bool with_params) {
       }
       std::string value = p.full_default;
       if (value.size() > 40) value = value.substr(0, 37) + "...";
-      fmt::print("      {:<13} {}{}  {}\n", p.name, value, quick, p.description);
+      print_line(fmt::format("      {:<13} {}{}  {}", p.name, value, quick, p.description), 20,
+                 narrow);
     }
   }
 }
 
-void print_strategies() {
+void print_strategies(bool narrow) {
   fmt::print("strategies (use with --strategy; NAME(ARGS) where shown):\n");
-  for (const auto& s : strategy_catalogue()) fmt::print("  {:<26} {}\n", s.spelling, s.description);
+  for (const auto& s : strategy_catalogue()) {
+    print_line(fmt::format("  {:<26} {}", s.spelling, s.description), 29, narrow);
+  }
 }
 
 }  // namespace
@@ -59,21 +72,26 @@ void add_list_command(CLI::App& app) {
       "list",
       "List the experiments and the summation strategies (list experiments: with "
       "their parameters; list strategies: the strategies only)");
+  auto narrow_flag = std::make_shared<bool>(false);
   cmd->add_option("what", *what, "strategies or experiments (default: both, briefly)");
+  cmd->add_flag("--narrow", *narrow_flag,
+                "Fit 80 columns, descriptions wrapped (the default on a terminal narrower than "
+                "100 columns)");
   cmd->footer(
       "Examples:\n"
       "  fplab list                    experiments and strategies, briefly\n"
       "  fplab list experiments        every experiment with its parameters\n"
       "  fplab list strategies         the summation strategies");
-  cmd->callback([what] {
+  cmd->callback([what, narrow_flag] {
+    const bool narrow = narrow_output(*narrow_flag);
     if (*what == "strategies") {
-      print_strategies();
+      print_strategies(narrow);
     } else if (*what == "experiments") {
-      print_experiments(true);
+      print_experiments(true, narrow);
     } else if (what->empty()) {
-      print_experiments(false);
+      print_experiments(false, narrow);
       fmt::print("\n");
-      print_strategies();
+      print_strategies(narrow);
     } else {
       throw std::invalid_argument("list: '" + *what + "' is not 'strategies' or 'experiments'");
     }

@@ -7,6 +7,7 @@
 #include "build_info.hpp"
 #include "cli/commands.hpp"
 #include "cli/negative_values.hpp"
+#include "cli/numeric_options.hpp"
 #include "cli/wait_policy.hpp"
 
 namespace {
@@ -48,6 +49,7 @@ int run_fplab(int argc, char** argv) {
       "  fplab round 16.07 --format bf16  neighbours, spacing and error in bfloat16\n"
       "  fplab list                       strategies and experiments\n"
       "Run 'fplab COMMAND --help' for a command's options.");
+  fplab::cli::check_numeric_options(app);  // after every command: each numeric option range-checked
   try {
     // `fplab sum -inf 1 -.5`, `fplab round -0.1`: negative numbers reach
     // sum and round as values.

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/numeric_options.hpp"
 #include "model/forward_ops.hpp"
 #include "model/policy.hpp"
 #include "model/split_rule.hpp"
@@ -67,10 +68,10 @@ void add_ops_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--rows", o->rows, "Rows per pass for split-k's split counts (1: a decode step)")
       ->capture_default_str()
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+      ->check(integer_in(1, std::uint64_t{1} << 20));
   cmd->add_option("--tp", o->tp, "Tensor-parallel degree: lists each row-parallel op's all-reduce")
       ->capture_default_str()
-      ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+      ->check(integer_in(1, 64));
   cmd->footer(
       "Examples:\n"
       "  fplab ops                                         the bundled model's ops\n"

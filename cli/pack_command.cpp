@@ -7,7 +7,9 @@
 // Each INPUT is FILE or NAME=FILE. A .npy becomes one table NAME (default:
 // the file's stem) with one column "value"; a .safetensors file one table
 // per tensor, NAME.TENSOR (or TENSOR when NAME is not given); a text/CSV
-// file one table NAME with its columns. Rows are keyed by the element's
+// file with a header one table NAME with its columns, one without (a
+// matrix, io/text_columns.hpp) one table with a column "value", as a .npy.
+// Rows are keyed by the element's
 // index ("7", or "2,3" for an N-D array). float64 and float32 keep their
 // bits; float16 and bfloat16 are refused (results files hold float32 and
 // float64 only: diff such arrays with `fplab diff` directly). '/' in a

@@ -6,9 +6,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/narrow_text.hpp"
 #include "io/npy.hpp"
 #include "io/numbers.hpp"
 #include "precision/format.hpp"
@@ -28,7 +30,11 @@ struct RoundCommandOptions {
   std::uint64_t seed = 0;
   bool json = false;
   bool limits = false;
+  bool narrow = false;
 };
+
+// The widest line of the wide layout (the bits of fp32 and wider).
+constexpr std::size_t kWideRoundColumns = 112;
 
 nlohmann::json exact_value(double v) { return {{"hex", to_hex(v)}, {"decimal", to_decimal(v)}}; }
 
@@ -109,37 +115,61 @@ nlohmann::json to_json(const Row& r) {
             {"kind", r.bits.kind}}}};
 }
 
-void print_text(double x, const std::vector<Row>& rows, const RoundingOptions& o) {
-  fmt::print("x = {} ({}), rounding {}{}{}\n", to_decimal(x), to_hex(x), name(o.rounding),
-             o.via_float ? ", via float" : "",
-             o.rounding == Rounding::stochastic ? fmt::format(", seed {}", o.seed) : "");
+// One field of a format's block: wide, `name`, `first` padded to 24 and
+// `second` on one line (up to 112 columns); narrow, `second` on a line of
+// its own under `first`, every line within 80 columns.
+void print_field(std::string_view name, const std::string& first, const std::string& second,
+                 bool narrow) {
+  if (!narrow) {
+    fmt::print("  {:<11} {:<24} {}\n", name, first, second);
+    return;
+  }
+  fmt::print("{}", wrapped(fmt::format("  {:<11} {}", name, first), kNarrowColumns, 14));
+  fmt::print("{}", wrapped(fmt::format("{:14}{}", "", second), kNarrowColumns, 14));
+}
+
+void print_text(double x, const std::vector<Row>& rows, const RoundingOptions& o, bool narrow) {
+  const std::string head =
+      fmt::format("x = {} ({}), rounding {}{}{}", to_decimal(x), to_hex(x), name(o.rounding),
+                  o.via_float ? ", via float" : "",
+                  o.rounding == Rounding::stochastic ? fmt::format(", seed {}", o.seed) : "");
+  fmt::print("{}", narrow ? wrapped(head, kNarrowColumns, 4) : head + "\n");
   for (const auto& r : rows) {
     fmt::print("\n{}\n", format_title(r.format));
-    fmt::print("  {:<11} {:<24} {}\n", "rounded", to_decimal(r.rounded), to_hex(r.rounded));
-    fmt::print("  {:<11} {:<24} {}   (x - rounded)\n", "error", to_decimal(r.error),
-               to_hex(r.error));
-    if (r.exact) {
-      fmt::print("  {:<11} {:<24} {} .. {}   (x is exact; next values)\n", "neighbours",
-                 fmt::format("{} .. {}", to_decimal(r.next_below), to_decimal(r.next_above)),
-                 to_hex(r.next_below), to_hex(r.next_above));
-    } else {
-      fmt::print("  {:<11} {:<24} {} .. {}\n", "neighbours",
-                 fmt::format("{} .. {}", to_decimal(r.around.below), to_decimal(r.around.above)),
-                 to_hex(r.around.below), to_hex(r.around.above));
-    }
-    fmt::print("  {:<11} {:<24} {}   (max error {} under {})\n", "spacing", to_decimal(r.spacing),
-               to_hex(r.spacing), to_decimal(r.max_error), name(o.rounding));
-    fmt::print("  {:<11} {:<24} {}   ({}: sign {}, exponent {}, mantissa {})\n", "bits",
-               bits_text(r.bits), bits_hex(r.bits), r.bits.kind, r.bits.sign ? 1 : 0,
-               r.bits.exponent, r.bits.mantissa);
+    print_field("rounded", to_decimal(r.rounded), to_hex(r.rounded), narrow);
+    print_field("error", to_decimal(r.error), to_hex(r.error) + "   (x - rounded)", narrow);
+    const double below = r.exact ? r.next_below : r.around.below;
+    const double above = r.exact ? r.next_above : r.around.above;
+    print_field("neighbours", fmt::format("{} .. {}", to_decimal(below), to_decimal(above)),
+                fmt::format("{} .. {}{}", to_hex(below), to_hex(above),
+                            r.exact ? "   (x is exact; next values)" : ""),
+                narrow);
+    print_field("spacing", to_decimal(r.spacing),
+                fmt::format("{}   (max error {} under {})", to_hex(r.spacing),
+                            to_decimal(r.max_error), name(o.rounding)),
+                narrow);
+    print_field("bits", bits_text(r.bits),
+                fmt::format("{}   ({}: sign {}, exponent {}, mantissa {})", bits_hex(r.bits),
+                            r.bits.kind, r.bits.sign ? 1 : 0, r.bits.exponent, r.bits.mantissa),
+                narrow);
   }
 }
 
-void print_limits(const std::vector<Format>& formats, bool json) {
+// A row of the limits table: on one line (93 columns), or narrow, the three
+// smallest values on a second line under the first.
+template <class P, class E, class B>
+void print_limits_row(const std::string& name, P p, E emax, E emin, B bits, const std::string& max,
+                      const std::string& min_normal, const std::string& min_subnormal,
+                      const std::string& epsilon, bool narrow) {
+  fmt::print("{:<6} {:>3} {:>5} {:>6} {:>4}  {:<24}{}{:<12} {:<14} {:<10}\n", name, p, emax, emin,
+             bits, max, narrow ? "\n        " : " ", min_normal, min_subnormal, epsilon);
+}
+
+void print_limits(const std::vector<Format>& formats, bool json, bool narrow) {
   nlohmann::json out = nlohmann::json::array();
   if (!json) {
-    fmt::print("{:<6} {:>3} {:>5} {:>6} {:>4}  {:<24} {:<12} {:<14} {:<10}\n", "format", "p",
-               "emax", "emin", "bits", "max", "min normal", "min subnormal", "epsilon");
+    print_limits_row("format", "p", "emax", "emin", "bits", "max", "min normal", "min subnormal",
+                     "epsilon", narrow);
   }
   for (const auto& f : formats) {
     const FormatLimits l = limits(f);
@@ -159,9 +189,9 @@ void print_limits(const std::vector<Format>& formats, bool json) {
                      {"epsilon", exact_value(l.epsilon)},
                      {"overflow_threshold", exact_value(l.overflow_threshold)}});
     } else {
-      fmt::print("{:<6} {:>3} {:>5} {:>6} {:>4}  {:<24} {:<12} {:<14} {:<10}\n", f.name,
-                 f.precision, f.emax, f.emin, f.total_bits(), to_decimal(l.max),
-                 to_hex(l.min_normal), to_hex(l.min_subnormal), to_hex(l.epsilon));
+      print_limits_row(std::string(f.name), f.precision, f.emax, f.emin, f.total_bits(),
+                       to_decimal(l.max), to_hex(l.min_normal), to_hex(l.min_subnormal),
+                       to_hex(l.epsilon), narrow);
     }
   }
   if (json) fmt::print("{}\n", out.dump(2));
@@ -176,7 +206,7 @@ void run(const RoundCommandOptions& opts) {
   }
   if (opts.limits) {
     if (!opts.values.empty()) throw InputError("--limits takes no values");
-    print_limits(formats, opts.json);
+    print_limits(formats, opts.json, narrow_output(opts.narrow, kWideRoundColumns));
     return;
   }
   if (opts.values.empty()) throw InputError("give one or more values to round (or --limits)");
@@ -204,7 +234,7 @@ void run(const RoundCommandOptions& opts) {
       out["values"].push_back(v);
     } else {
       if (i > 0) fmt::print("\n");
-      print_text(xs[i], rows, o);
+      print_text(xs[i], rows, o, narrow_output(opts.narrow, kWideRoundColumns));
     }
   }
   if (opts.json) fmt::print("{}\n", out.dump(2));
@@ -226,6 +256,9 @@ void add_round_command(CLI::App& app) {
                 "Round to float (nearest even) first: two roundings, as casts through float do");
   cmd->add_option("--seed", opts->seed, "Seed of stochastic rounding");
   cmd->add_flag("--json", opts->json, "Print JSON");
+  cmd->add_flag("--narrow", opts->narrow,
+                "Fit 80 columns: each field's hex and notes on a line of their own (the default "
+                "on a terminal narrower than the wide layout's 112 columns)");
   cmd->add_flag("--limits", opts->limits, "Print the formats' parameters and limits instead");
   cmd->footer(
       "Examples:\n"

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/numeric_options.hpp"
 #include "cli/run_workers.hpp"
 #include "cli/stop_signals.hpp"
 #include "io/atomic_file.hpp"
@@ -131,8 +132,7 @@ void add_run_command(CLI::App& app) {
                   "Experiments run at once, each in its own process (the results do not "
                   "depend on it)")
       ->capture_default_str()
-      ->check(kCount)
-      ->check(CLI::Range(1U, 64U));
+      ->check(integer_in(1, 64));
   cmd->add_option("--set", opts->settings,
                   "Override a parameter: name=value (every chosen experiment that has it) or "
                   "experiment.name=value (repeatable; see 'fplab list')")

@@ -16,17 +16,14 @@
 // "all digits lost". --show-tree adds each strategy's association as
 // ReductionProgram (reductions/orders.hpp) records it; --json and --csv are
 // the machine-readable forms (docs/cli.md lists their fields). --narrow (or
-// a terminal narrower than 148 columns) fits the table in 80.
+// a terminal narrower than 148 columns) fits the table and the trees in 80.
 #include <fmt/format.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include <bit>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -35,6 +32,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/narrow_text.hpp"
 #include "io/array.hpp"
 #include "io/npy.hpp"
 #include "io/numbers.hpp"
@@ -128,20 +126,6 @@ constexpr std::size_t kMaxTreeInputs = 16;
 // narrow_text: the text table in 80 columns (--narrow, or a terminal
 // narrower than the wide table's 148): each strategy on two lines.
 enum class Output { text, narrow_text, json, csv };
-
-// `text` broken at spaces into lines of at most `width` columns (a longer
-// word stands alone), each line after the first indented by `indent`.
-std::string wrapped(std::string text, std::size_t width, std::size_t indent) {
-  std::string out;
-  while (text.size() > width) {
-    std::size_t cut = text.rfind(' ', width);
-    if (cut == std::string::npos || cut <= indent) cut = text.find(' ', width);
-    if (cut == std::string::npos) break;
-    out += text.substr(0, cut) + "\n";
-    text = std::string(indent, ' ') + text.substr(cut + 1);
-  }
-  return out + text + "\n";
-}
 
 template <class T>
 nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strategies, Output output,
@@ -252,7 +236,7 @@ nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strateg
   const bool narrow = output == Output::narrow_text;
   // Paragraphs: as they are, or in 80 columns.
   const auto say = [&](const std::string& text) {
-    fmt::print("{}", narrow ? wrapped(text, 80, 2) : text + "\n");
+    fmt::print("{}", narrow ? wrapped(text, kNarrowColumns, 2) : text + "\n");
   };
   say(fmt::format("{} numbers ({}), exact sum {} ({}), condition number {}", x.size(), what,
                   shown_decimal(exact), shown_hex(exact), shown_g(cond)));
@@ -288,9 +272,9 @@ nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strateg
   }
   fmt::print("\n{} distinct total{} (by bits):\n", groups.size(), groups.size() == 1 ? "" : "s");
   for (const auto& [hex, names] : groups) {
-    fmt::print("{}", narrow
-                         ? wrapped(fmt::format("  {:<24} {}", hex, fmt::join(names, ", ")), 80, 4)
-                         : fmt::format("  {:<24} {}\n", hex, fmt::join(names, ", ")));
+    fmt::print("{}", narrow ? wrapped(fmt::format("  {:<24} {}", hex, fmt::join(names, ", ")),
+                                      kNarrowColumns, 4)
+                            : fmt::format("  {:<24} {}\n", hex, fmt::join(names, ", ")));
   }
   if (any_nan) {
     fmt::print("\n");
@@ -299,14 +283,19 @@ nlohmann::json run(const std::vector<T>& x, const std::vector<Strategy>& strateg
         "is written nan, with its bit pattern where the hex value would be.");
   }
   if (show_tree) {
-    fmt::print(
-        "\nHow each strategy groups the additions: x0..x{} are the numbers in the order given, "
-        "a 0 or -0 is a start value the strategy itself adds, each + rounds once.\n",
-        x.size() == 0 ? 0 : x.size() - 1);
+    fmt::print("\n");
+    say(fmt::format(
+        "How each strategy groups the additions: x0..x{} are the numbers in the order given, "
+        "a 0 or -0 is a start value the strategy itself adds, each + rounds once.",
+        x.size() == 0 ? 0 : x.size() - 1));
     for (std::size_t i = 0; i < x.size(); ++i) {
       fmt::print("  x{} = {} ({})\n", i, shown_decimal(x[i]), shown_hex(x[i]));
     }
-    for (const auto& r : rows) fmt::print("{:<28} {}\n", r.name, r.tree);
+    for (const auto& r : rows) {
+      // Narrow: the strategy's name on a line, its tree below, broken at spaces.
+      fmt::print("{}", narrow ? r.name + "\n" + wrapped("    " + r.tree, kNarrowColumns, 4)
+                              : fmt::format("{:<28} {}\n", r.name, r.tree));
+    }
   }
   return nullptr;
 }
@@ -392,19 +381,10 @@ std::vector<std::pair<std::string, std::vector<std::size_t>>> slices(
 // The wide table's width; a terminal narrower than it gets the narrow one.
 constexpr std::size_t kWideTableColumns = 148;
 
-// The width of the terminal standard output is, or a huge width when it is
-// not a terminal (a pipe or a file keeps the wide table).
-std::size_t terminal_columns() {
-  winsize w{};
-  if (isatty(STDOUT_FILENO) == 0 || ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) != 0 || w.ws_col == 0)
-    return std::numeric_limits<std::size_t>::max();
-  return w.ws_col;
-}
-
 Output output_of(const SumOptions& o) {
   if (o.json) return Output::json;
   if (o.csv) return Output::csv;
-  return o.narrow || terminal_columns() < kWideTableColumns ? Output::narrow_text : Output::text;
+  return narrow_output(o.narrow, kWideTableColumns) ? Output::narrow_text : Output::text;
 }
 
 void sum_array(const Array& a, const SumOptions& o, const std::vector<Strategy>& strategies) {

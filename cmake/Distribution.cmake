@@ -1,7 +1,8 @@
 # What users outside the lab get: a Debian package, and the CI recipe.
 #
 # `cpack -G DEB` in a build directory: a Debian package of what
-# `cmake --install` installs (bin/fplab and the fplab Python package under
+# `cmake --install` installs (bin/fplab, bin/fplab-ci.sh, the script the CI
+# recipes call, and the fplab Python package under
 # lib/python3/dist-packages), prefix /usr. Meant for the lite preset
 # (FPLAB_LITE, docs/ci.md); dpkg-shlibdeps fills in the shared libraries
 # the program and the module link (libgomp, libfmt, libcrypto, ...).
@@ -18,6 +19,9 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "python3 (>= ${FPLAB_PYTHON_VERSION}), python3 (<< ${FPLAB_PYTHON_NEXT_VERSION}), python3-numpy")
 include(CPack)
+
+# The CI recipes' script, on PATH beside fplab (examples/ci/, docs/ci.md).
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/examples/ci/fplab-ci.sh DESTINATION bin)
 
 # The package as a user gets it: unpacked into a scratch root (dpkg -x),
 # where `fplab diff` and `import fplab` must work (packaging/check_deb.sh).
@@ -36,4 +40,15 @@ if(FPLAB_BUILD_TESTS)
            COMMAND ${PROJECT_SOURCE_DIR}/examples/ci/test_recipe.sh $<TARGET_FILE:fplab>
                    ${Python3_EXECUTABLE})
   set_tests_properties(ci_recipe PROPERTIES TIMEOUT 300)
+endif()
+
+# The two recipes' own commands (examples/ci/github/, examples/ci/gitlab/),
+# read from the YAML and run against a local bare git remote: the label's
+# run refreshes and pushes, a later push does not, a rejected push fails
+# the job, a fork's read-only token does not (examples/ci/run_workflows.py).
+if(FPLAB_BUILD_TESTS)
+  add_test(NAME ci_workflows
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/examples/ci/run_workflows.py
+                   $<TARGET_FILE:fplab> ${Python3_EXECUTABLE})
+  set_tests_properties(ci_workflows PROPERTIES TIMEOUT 120)
 endif()

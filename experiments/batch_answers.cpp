@@ -85,6 +85,10 @@ PolicyAnswers measure_policy(const Model& m, Policy policy,
   return a;
 }
 
+bool b6_too_little_data(std::size_t prompts, std::size_t batches, std::size_t steps) {
+  return steps < kB6Steps || prompts * batches < kB6Answers;
+}
+
 namespace batch_answers_experiment {
 
 // "PRECISION_SPEC REDUCTION_SPEC": "bf16 split-k" for a plain policy, its
@@ -260,8 +264,8 @@ std::int64_t total_changed(const std::vector<PolicyAnswers>& all, ReductionPolic
   return n;
 }
 
-void verdict(const std::vector<PolicyAnswers>& all, std::size_t prompts, const Model& m,
-             ExperimentRecord& out) {
+void verdict(const std::vector<PolicyAnswers>& all, std::size_t prompts, std::size_t batches,
+             std::size_t steps, const Model& m, ExperimentRecord& out) {
   const std::int64_t invariant = total_changed(all, ReductionPolicy::batch_invariant);
   const PolicyAnswers* lead = lead_policy(all);
   const PolicyAnswers* split = find(all, ReductionPolicy::split_k);
@@ -274,17 +278,32 @@ void verdict(const std::vector<PolicyAnswers>& all, std::size_t prompts, const M
         "changed answers",
         policy_key(lead->policy), lead->distinct_max, e.step, e.prompt + 1, e.batch, invariant);
   } else {
-    ours = fmt::format("no answer of {} prompts changed with the batch under any policy", prompts);
+    ours = fmt::format(
+        "no answer of {} prompts changed with the batch under any policy ({} steps; {} "
+        "answers: prompts x batch sizes)",
+        prompts, steps, prompts * batches);
   }
   const bool mechanism = split != nullptr && invariant == 0;
-  out.add_verdict(
-      "B6", ours, Status::differs,
-      mechanism
-          ? "the mechanism is reproduced (identical requests, different greedy texts, split only "
-            "by the batch size's split-k order; batch-invariant keeps every answer); the counts "
-            "are not comparable: one " +
-                model_phrase(m) + " on a CPU, not Qwen3-235B on a GPU server"
-          : "the mechanism did not show on these prompts and steps");
+  const bool too_little =
+      split == nullptr && invariant == 0 && b6_too_little_data(prompts, batches, steps);
+  std::string reason;
+  if (mechanism) {
+    reason =
+        "the mechanism is reproduced (identical requests, different greedy texts, split only by "
+        "the batch size's split-k order; batch-invariant keeps every answer); the counts are not "
+        "comparable: one " +
+        model_phrase(m) + " on a CPU, not Qwen3-235B on a GPU server";
+  } else if (too_little) {
+    reason = fmt::format(
+        "the run is too small to decide: no split under split-k in {} answers of {} steps, where "
+        "ruling out the claim's split (at token {}, at least 7.9 % of requests) takes {} steps "
+        "and {} answers (prompts x batch sizes); --set prompts=12 --set steps={} --set "
+        "batches=2,4,8,16 does",
+        prompts * batches, steps, kB6Steps, kB6Steps, kB6Answers, kB6Steps);
+  } else {
+    reason = "the mechanism did not show on these prompts and steps";
+  }
+  out.add_verdict("B6", ours, too_little ? Status::too_little_data : Status::differs, reason);
 }
 
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
@@ -338,7 +357,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     lead_table(*lead, m, out);
     lead_figure(*lead->lead(), m, out);
   }
-  verdict(all, prompts.size(), m, out);
+  verdict(all, prompts.size(), batches.size(), steps, m, out);
 }
 
 Experiment make() {

@@ -70,4 +70,17 @@ PolicyAnswers measure_policy(const Model& m, Policy policy,
                              const std::vector<std::size_t>& batches, std::size_t steps,
                              const std::function<void()>& tick = {});
 
+// B6's verdict when no answer changed with the batch under split-k (the
+// mechanism not shown). The claim's answers were identical up to token 102
+// and split at 103; its 80 distinct completions of 1,000 mean at least 79
+// requests (7.9 %) left the most common answer, and a run comparing n
+// answers with none changed rules out that rate at 95 % only from n >=
+// 3 / 0.079, 38 answers (the rule of three). So a run of fewer than 103
+// steps, or of fewer than 38 (prompt, batch size) answers, is too little
+// data for a verdict; a larger one differs. (A split seen is decided at any
+// size: the mechanism is shown, the counts are not comparable: differs.)
+inline constexpr std::size_t kB6Steps = 103;
+inline constexpr std::size_t kB6Answers = 38;
+bool b6_too_little_data(std::size_t prompts, std::size_t batches, std::size_t steps);
+
 }  // namespace fplab::model::experiments

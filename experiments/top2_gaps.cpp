@@ -70,6 +70,16 @@ GapMeasurements measure_gaps(const Model& m, std::size_t n_prompts, std::size_t 
   return g;
 }
 
+Status b3_status(std::size_t steps, std::int64_t batching_flips, double ratio) {
+  if (batching_flips > 0 || ratio < 100) return Status::differs;
+  return steps >= kB3Steps ? Status::reproduced : Status::too_little_data;
+}
+
+Status b4_status(std::size_t steps, double share_below_01) {
+  if (steps < kB4Steps) return Status::too_little_data;
+  return share_below_01 >= 0.0235 && share_below_01 <= 0.094 ? Status::reproduced : Status::differs;
+}
+
 namespace top2_gaps_experiment {
 
 void record_stats(const GapMeasurements& g, ExperimentRecord& out) {
@@ -201,22 +211,34 @@ void record_verdicts(const GapMeasurements& g, const Model& m, ExperimentRecord&
   const double min_gap = g.greedy.empty() ? 0.0 : g.greedy.front();
   const double ratio =
       g.batch_change > 0 ? min_gap / g.batch_change : std::numeric_limits<double>::infinity();
+  const Status b3 = b3_status(g.greedy.size(), g.batching_flips, ratio);
   out.add_verdict(
       "B3",
       fmt::format("over {} greedy steps on {} prompts, smallest gap {} = {:.3g}x the batching "
                   "perturbation {}; fp32 batching flipped {} of {} prompts",
                   g.greedy.size(), g.prompts, to_prose(min_gap), ratio, to_prose(g.batch_change),
                   g.batching_flips, g.prompts),
-      (g.batching_flips == 0 && ratio >= 100) ? Status::reproduced : Status::differs,
-      "a flip needs a gap below the change of the top two logits; library policy decoded each "
-      "prompt alone and all in one batch");
+      b3,
+      b3 == Status::too_little_data
+          ? fmt::format("the run is too small to decide: no flip and a smallest gap of at least "
+                        "100x the perturbation over {} steps, where the claim's 'none' covers "
+                        "{}; a smallest gap only grows with fewer steps (--set prompts=12 "
+                        "--set steps=60 decodes 720)",
+                        g.greedy.size(), kB3Steps)
+          : "a flip needs a gap below the change of the top two logits; library policy decoded "
+            "each prompt alone and all in one batch");
   const double s01 = share_below(g.greedy, 0.1);
   out.add_verdict(
       "B4",
       fmt::format("{:.2f} % of {} greedy steps have a gap < 0.1 ({:.2f} % of held-out positions)",
                   100 * s01, g.greedy.size(), 100 * share_below(g.heldout, 0.1)),
-      (s01 >= 0.0235 && s01 <= 0.094) ? Status::reproduced : Status::differs,
-      "reproduced when within a factor of 2 of 4.7 %: " +
+      b4_status(g.greedy.size(), s01),
+      (g.greedy.size() < kB4Steps
+           ? fmt::format("the run is too small to decide: {} greedy steps, fewer than the {} a "
+                         "share of 4.7 % needs to show at all (the rule of three); ",
+                         g.greedy.size(), kB4Steps)
+           : std::string()) +
+          "reproduced when within a factor of 2 of 4.7 %: " +
           (is_checkpoint(m)
                ? fmt::format("measured on the {}, not Qwen2.5 itself", model_phrase(m))
                : fmt::format(

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/transformer.hpp"
+#include "reports/results.hpp"
 
 namespace fplab {
 class RunContext;
@@ -44,5 +45,22 @@ GapMeasurements measure_gaps(const Model& m, std::size_t prompts, std::size_t st
                              const std::vector<Token>& heldout, std::size_t positions,
                              RunContext& ctx,
                              const std::vector<std::size_t>& batches = {2, 4, 8, 16});
+
+// B3's verdict. The claim is a "none" over 717 greedy steps: no flip, the
+// smallest gap 100x the batching perturbation. Either part failing refutes
+// it at any size (a flip stays a flip, and a smallest gap only shrinks with
+// more steps): differs. Holding over fewer than the claim's 717 steps
+// confirms less than the claim says: too little data. Otherwise
+// reproduced. `ratio`: the smallest greedy gap over the perturbation.
+inline constexpr std::size_t kB3Steps = 717;
+Status b3_status(std::size_t steps, std::int64_t batching_flips, double ratio);
+
+// B4's verdict: reproduced when the share of greedy steps with a gap below
+// 0.1 is within a factor of 2 of the claimed 4.7 % (2.35 % to 9.4 %),
+// differs otherwise; too little data over fewer than 64 steps (3 / 0.047,
+// the rule of three: fewer steps can show no such gap at all even at the
+// claimed share, and resolve a share no finer than the band).
+inline constexpr std::size_t kB4Steps = 64;
+Status b4_status(std::size_t steps, double share_below_01);
 
 }  // namespace fplab::model::experiments

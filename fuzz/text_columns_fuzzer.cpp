@@ -1,7 +1,8 @@
 // Text and CSV columns as `fplab diff` and `fplab sum` read them
 // (io/text_columns.hpp). The first byte picks the type the numbers are
 // rounded to (bit 0: float32, else float64), the rest is the file. Columns
-// read must all have the rows' count, 1-D shapes, and bits of that width.
+// under a header must all have the rows' count and 1-D shapes; a file
+// without one is one array, 1-D or rows x columns; bits of that width.
 #include <cstddef>
 #include <cstdint>
 
@@ -15,16 +16,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fplab::fuzz::expect_clean([&] {
     const auto columns = fplab::read_text_columns(path, type);
     fplab::fuzz::require(!columns.empty());
+    std::size_t elements = 0;
     for (const auto& c : columns) {
       fplab::fuzz::require(c.type == type);
-      fplab::fuzz::require(c.shape.size() == 1 && c.shape[0] == c.size());
+      const bool matrix = columns.size() == 1 && c.name.empty() && c.shape.size() == 2;
+      fplab::fuzz::require(matrix || (c.shape.size() == 1 && c.shape[0] == c.size()));
+      fplab::fuzz::require(!matrix || c.shape[0] * c.shape[1] == c.size());
       fplab::fuzz::require(c.size() == columns[0].size());
+      elements += c.size();
       for (const std::uint64_t b : c.bits) {
         fplab::fuzz::require(type == fplab::ElementType::float64 || b <= 0xFFFFFFFFu);
       }
     }
     // Every number needs at least one byte of text.
-    fplab::fuzz::require(columns.size() * columns[0].size() <= size - 1);
+    fplab::fuzz::require(elements <= size - 1);
   });
   return 0;
 }

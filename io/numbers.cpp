@@ -117,4 +117,12 @@ std::string to_decimal(double x) { return fmt::format("{}", x); }
 std::string to_decimal(float x) { return fmt::format("{}", x); }
 std::string to_prose(double x) { return fmt::format("{:.4g}", x); }
 
+std::string to_prose_count(long long n) {
+  std::string digits = std::to_string(n);
+  const int first = n < 0 ? 1 : 0;
+  for (int i = static_cast<int>(digits.size()) - 3; i > first; i -= 3)
+    digits.insert(static_cast<std::size_t>(i), ",");
+  return digits;
+}
+
 }  // namespace fplab

@@ -29,5 +29,7 @@ std::string to_decimal(float x);
 // A measured value in prose (captions, verdicts): 4 significant digits,
 // e.g. "9.537e-07", "0.1185"; the tables keep the exact hex and decimal.
 std::string to_prose(double x);
+// A count in prose, digits grouped by three with commas: "49,152", "-1,000".
+std::string to_prose_count(long long n);
 
 }  // namespace fplab

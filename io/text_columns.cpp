@@ -56,6 +56,7 @@ std::vector<Array> read_text_columns(const std::filesystem::path& path, ElementT
   if (!in) throw InputError(path.string() + ": cannot open");
   std::vector<Array> columns;
   bool first_row = true;
+  bool header = false;
   std::string line;
   for (std::size_t line_no = 1; std::getline(in, line); ++line_no) {
     if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
@@ -65,7 +66,6 @@ std::vector<Array> read_text_columns(const std::filesystem::path& path, ElementT
     if (first_row) {
       first_row = false;
       columns.resize(row.size());
-      bool header = false;
       for (const auto& f : row) header = header || !is_number(f);
       for (std::size_t c = 0; c < row.size(); ++c) {
         columns[c].type = type;
@@ -93,8 +93,18 @@ std::vector<Array> read_text_columns(const std::filesystem::path& path, ElementT
   if (in.bad()) throw InputError(path.string() + ": read error");
   if (columns.empty()) throw InputError(path.string() + ": no numbers");
   for (auto& c : columns) c.shape = {c.bits.size()};
-  if (columns.size() == 1 && columns[0].name == "column 1") columns[0].name = "";
-  return columns;
+  if (header) return columns;
+  // No header: one array, 1-D for one column, else rows x columns (row-major).
+  Array matrix;
+  matrix.type = type;
+  const std::size_t rows = columns[0].bits.size();
+  matrix.shape = columns.size() == 1 ? std::vector<std::size_t>{rows}
+                                     : std::vector<std::size_t>{rows, columns.size()};
+  matrix.bits.reserve(rows * columns.size());
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (const auto& c : columns) matrix.bits.push_back(c.bits[r]);
+  }
+  return {std::move(matrix)};
 }
 
 bool text_columns_have_header(const std::filesystem::path& path) {

@@ -3,9 +3,10 @@
 // One row per line; fields separated by commas (when the line has one) or
 // else by white space; '#' starts a comment; blank lines are skipped. If
 // the first row has a field that is not a number it is a header and names
-// the columns; otherwise the columns are "column 1", "column 2", ..., and a
-// file with a single column and no header gives one array named "" (so it
-// compares with a lone .npy array). Numbers are decimal or C99 hex, rounded
+// the columns, one 1-D array each; otherwise the file is one array named ""
+// (so it compares with a lone .npy array): 1-D for a single column, else a
+// rows x columns matrix in row-major order (np.savetxt of a 2-D array read
+// back as that array). Numbers are decimal or C99 hex, rounded
 // once to `type` (float32 or float64). Every row must have as many fields
 // as the first; errors name the file and the line.
 #pragma once

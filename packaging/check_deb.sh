@@ -2,7 +2,8 @@
 # Builds the Debian package of a configured and built build directory
 # (cpack -G DEB), unpacks it into a scratch root with `dpkg -x` (no root
 # needed, nothing installed on the machine), and checks what a user gets:
-# its control fields, `fplab diff` (drift caught, identical files pass) and
+# its control fields, `fplab diff` (drift caught, identical files pass),
+# the CI recipes' `fplab-ci.sh` and
 # `import fplab` from the unpacked tree, not from the build tree.
 #   packaging/check_deb.sh BUILD_DIR [PYTHON]
 set -euo pipefail
@@ -28,6 +29,13 @@ root="$scratch/root"
 dpkg -x "$deb" "$root"
 fplab="$root/usr/bin/fplab"
 [ -x "$fplab" ] || fail "no usr/bin/fplab in the package"
+# The script the CI recipes call by name (FPLAB_CI: fplab-ci.sh, on PATH).
+ci="$root/usr/bin/fplab-ci.sh"
+[ -x "$ci" ] || fail "no usr/bin/fplab-ci.sh in the package (the CI recipes call it)"
+set +e
+out=$("$ci" --help 2>&1); rc=$?
+set -e
+grep -q 'fplab-ci.sh check' <<<"$out" || { echo "$out"; fail "usr/bin/fplab-ci.sh --help (exit $rc)"; }
 site="$root/usr/lib/python3/dist-packages"
 [ -f "$site/fplab/__init__.py" ] || fail "no fplab package under usr/lib/python3/dist-packages"
 

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "build_info.hpp"
 #include "io/array.hpp"
 #include "io/input_error.hpp"
 #include "io/numbers.hpp"
@@ -257,6 +258,7 @@ py::tuple load_results(const std::string& path) {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "fplab's C++ library (use the fplab package, not this module)";
+  m.attr("__version__") = fplab::build::kVersion;
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <regex>
 
+#include "io/numbers.hpp"
 #include "io/visible_char.hpp"
 
 namespace fplab::report {
@@ -14,12 +15,7 @@ namespace {
 
 // Prose numbers: 4 significant digits (the tables hold the exact values).
 std::string num(double x) { return fmt::format("{:.4g}", x); }
-std::string count(std::int64_t n) {
-  std::string digits = std::to_string(n < 0 ? -n : n);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3)
-    digits.insert(static_cast<std::size_t>(i), ",");
-  return (n < 0 ? "-" : "") + digits;
-}
+std::string count(std::int64_t n) { return to_prose_count(n); }
 
 // Every id read below goes through these lookups, which note what they do
 // not find in `misses` while argument_misses() runs (null otherwise). An
@@ -88,42 +84,67 @@ Spans numbers_sentence(const Results& r) {
   return {};
 }
 
-// 2. order -> logits.
+// One policy's rows of batch-variance's `batching` table: the largest share,
+// differing count and change over its batch sizes, each read from its column.
+struct PolicyChange {
+  std::string policy;
+  double share = 0;
+  std::int64_t differing = 0;
+  double change = 0;
+};
+
+std::vector<PolicyChange> policy_changes(const Table& t) {
+  std::vector<PolicyChange> out;
+  for (const auto& row : t.rows) {
+    const Value* policy = lookup(t, row, "policy");
+    const Value* differing = lookup(t, row, "differing");
+    const Value* share = lookup(t, row, "share");
+    const Value* change = lookup(t, row, "max_change");
+    if (policy == nullptr || differing == nullptr || share == nullptr || change == nullptr)
+      continue;
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const PolicyChange& c) { return c.policy == policy->decimal(); });
+    if (it == out.end()) it = out.insert(out.end(), PolicyChange{policy->decimal()});
+    it->share = std::max(it->share, share->to_double());
+    it->differing = std::max(it->differing, differing->as_int());
+    it->change = std::max(it->change, change->to_double());
+  }
+  // The policy moving the most logits first, batch-invariant last.
+  std::stable_sort(out.begin(), out.end(), [](const PolicyChange& a, const PolicyChange& b) {
+    const bool ai = a.policy == "batch-invariant", bi = b.policy == "batch-invariant";
+    return ai != bi ? bi : a.share > b.share;
+  });
+  return out;
+}
+
+// 2. order -> logits: each policy's largest share of logits changed, named.
 Spans logits_sentence(const Results& r) {
   const Table* t = find_table(r, "batch-variance", "batching");
   if (t == nullptr) return {};
-  double lib_share = 0, lib_change = 0, vocabulary = 0;
-  std::int64_t invariant_differing = 0;
-  bool any = false;
-  for (const auto& row : t->rows) {
-    const Value* policy = lookup(*t, row, "policy");
-    const Value* differing = lookup(*t, row, "differing");
-    const Value* share = lookup(*t, row, "share");
-    const Value* change = lookup(*t, row, "max_change");
-    if (policy == nullptr || differing == nullptr || share == nullptr || change == nullptr)
-      continue;
-    if (policy->decimal() == "library") {
-      any = true;
-      lib_share = std::max(lib_share, share->to_double());
-      lib_change = std::max(lib_change, change->to_double());
-      if (share->to_double() > 0)
-        vocabulary = std::round(differing->to_double() / share->to_double());
-    } else if (policy->decimal() == "batch-invariant") {
-      invariant_differing += differing->as_int();
-    }
-  }
-  if (!any) {
-    missed("batch-variance: no row of policy 'library' in table 'batching'");
+  const std::vector<PolicyChange> changes = policy_changes(*t);
+  if (changes.empty()) {
+    missed("batch-variance: no row with a policy in table 'batching'");
     return {};
   }
-  return {text("A batch changes that order inside the model: the same prompt, put in a batch with "
-               "others, has up to " +
-               num(100 * lib_share) + " % of its " +
-               (vocabulary > 0 ? count(static_cast<std::int64_t>(vocabulary)) + " " : "") +
-               "logits changed by the library's kernels, by at most " + num(lib_change) + ", and " +
-               (invariant_differing == 0 ? "none" : count(invariant_differing)) +
-               " with batch-invariant kernels ("),
-          section("batch-variance"), text(").")};
+  std::string s =
+      "A batch changes that order inside the model: the same prompt, put in a batch "
+      "with others, has ";
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    const PolicyChange& c = changes[i];
+    const std::string moved = c.differing == 0
+                                  ? std::string("none")
+                                  : "up to " + num(100 * c.share) + " % (" + count(c.differing) +
+                                        "), by at most " + num(c.change);
+    if (i == 0) {
+      s += c.differing == 0
+               ? "none of its logits changed under " + c.policy
+               : "up to " + num(100 * c.share) + " % of its logits (" + count(c.differing) +
+                     ") changed under " + c.policy + ", by at most " + num(c.change);
+    } else {
+      s += "; under " + c.policy + ", " + moved;
+    }
+  }
+  return {text(s + " ("), section("batch-variance"), text(").")};
 }
 
 // 3. logits -> gaps.
@@ -135,6 +156,15 @@ Spans gaps_sentence(const Results& r) {
   const double n = number_or_nan(stats, "greedy", "n");
   const std::string batching = pert->rows.front().key;
   const double batch_change = number_or_nan(pert, batching, "size");
+  // The policy whose change the combined batching row is: its own row of
+  // the same size ("batching, fp32, split-k").
+  std::string by;
+  const std::string per_policy = "batching, fp32, ";
+  for (const auto& row : pert->rows) {
+    const Value* size = row.key.rfind(per_policy, 0) == 0 ? row.get("size") : nullptr;
+    if (size != nullptr && size->to_double() == batch_change && batch_change > 0)
+      by = " (" + row.key.substr(per_policy.size()) + "'s)";
+  }
   const std::string bf16 = "bf16 vs fp32, measured largest change";
   const double bf16_change = number_or_nan(pert, bf16, "size");
   const double bf16_below = number_or_nan(pert, bf16, "heldout_below");
@@ -144,7 +174,7 @@ Spans gaps_sentence(const Results& r) {
       "the smallest of " +
       count(static_cast<std::int64_t>(n)) + " greedy gaps, " + num(min_gap) + ", is " +
       (batch_change > 0 ? num(min_gap / batch_change) + " times" : "infinitely many times") +
-      " the largest batching change in fp32";
+      " the largest batching change in fp32" + by;
   if (std::isfinite(bf16_change) && std::isfinite(bf16_below)) {
     s += ", while bf16 moves logits by up to " + num(bf16_change) + ", more than the gap at " +
          num(100 * bf16_below) + " % of held-out positions";
@@ -152,13 +182,25 @@ Spans gaps_sentence(const Results& r) {
   return {text(s + " ("), section("top2-gaps"), text(").")};
 }
 
-// 4. gaps -> flips.
+// The value of an experiment's parameter as recorded ("" when absent).
+std::string parameter(const Results& r, const char* experiment, const char* name) {
+  const ExperimentRecord* e = r.experiment(experiment);
+  if (e == nullptr) return {};
+  for (const auto& p : e->parameters)
+    if (p.name == name) return p.value;
+  missed(fmt::format("{}: no parameter '{}'", experiment, name));
+  return {};
+}
+
+// 4. flips, counted: its own measurements, not a consequence of sentence 3's
+// largest changes (a step flips only where its own top two move across its
+// gap; docs/report.md).
 Spans flips_sentence(const Results& r) {
   const Table* flips = find_table(r, "flip-prediction", "flips");
   const Table* summary = find_table(r, "precision-flips", "summary");
   if (flips == nullptr && summary == nullptr) return {};
   Spans out;
-  std::string s = "So ";
+  std::string s = "Counted in greedy decoding, ";
   if (flips != nullptr) {
     std::int64_t n = 0, steps = 0;
     bool any = false;
@@ -182,11 +224,13 @@ Spans flips_sentence(const Results& r) {
   if (summary != nullptr) {
     const double diverged = number_or_nan(summary, "bf16", "diverged");
     const double prompts = number_or_nan(summary, "bf16", "prompts");
+    const std::string steps = parameter(r, "precision-flips", "steps");
     if (std::isfinite(diverged) && std::isfinite(prompts)) {
       out.push_back(text((flips != nullptr ? ", and " : s) + std::string("bf16 changed ") +
                          count(static_cast<std::int64_t>(diverged)) + " of " +
                          count(static_cast<std::int64_t>(prompts)) +
-                         " greedy answers against fp32 ("));
+                         " greedy answers against fp32" +
+                         (steps.empty() ? "" : " within " + steps + " steps") + " ("));
       out.push_back(section("precision-flips"));
       out.push_back(text(")"));
     }

@@ -6,7 +6,14 @@
 //   numbers -> order -> logits -> gaps -> flipped token, one per link,
 //   each ending in a link to the section its numbers come from
 //   (permutations or associativity, batch-variance, top2-gaps,
-//   precision-flips and flip-prediction, batch-answers);
+//   precision-flips and flip-prediction, batch-answers). Each figure is a
+//   value of that section's tables (or their ratio, said as one), never
+//   recomputed from other figures: the logits sentence names every
+//   reduction policy with its own largest share, count and change (the one
+//   moving the most logits first), the gaps sentence the policy whose
+//   change it divides by, and the flips sentence gives decoding's counts
+//   with their sizes as measurements of their own, not as a consequence
+//   of the largest changes before it;
 // - the headline's own figure (batch-answers' lead-gap), then the gap CDF
 //   (top2-gaps' gap-cdf with a line per perturbation);
 // - the lead example (batch-answers' `lead` table): the two greedy texts

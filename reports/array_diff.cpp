@@ -6,8 +6,10 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <map>
+#include <tuple>
 
 #include "io/numbers.hpp"
 
@@ -41,10 +43,19 @@ std::vector<std::size_t> multi_index(const std::vector<std::size_t>& shape, std:
   return idx;
 }
 
-std::string display_name(const TensorDiff& t) {
-  if (t.name_a == t.name_b) return t.name_a.empty() ? "(array)" : t.name_a;
-  const auto n = [](const std::string& s) { return s.empty() ? std::string("(array)") : s; };
-  return n(t.name_a) + " ~ " + n(t.name_b);
+std::string shape_string(const std::vector<std::size_t>& shape) {
+  if (shape.size() == 1) return fmt::format("({},)", shape[0]);
+  return "(" + fmt::format("{}", fmt::join(shape, ", ")) + ")";
+}
+
+// Arrays worst first: NaN mismatches, Inf mismatches, then max ulps; ties
+// in file order.
+bool array_worse(const TensorDiff& x, const TensorDiff& y) {
+  const auto key = [](const TensorDiff& t) {
+    return std::tuple(t.nan_mismatches > 0, t.inf_mismatches > 0, t.max_ulps);
+  };
+  if (key(x) != key(y)) return key(x) > key(y);
+  return x.row < y.row;
 }
 
 std::string rel_text(double r) { return r == 0.0 ? "0" : fmt::format("{:.3g}", r); }
@@ -116,10 +127,13 @@ std::uint64_t ArrayView::bits(std::size_t i) const {
   }
 }
 
-std::string ArrayView::shape_text() const {
-  if (shape.size() == 1) return fmt::format("({},)", shape[0]);
-  return "(" + fmt::format("{}", fmt::join(shape, ", ")) + ")";
+std::string ArrayView::shape_text() const { return shape_string(shape); }
+
+std::string TensorDiff::display_name() const {
+  const auto n = [](const std::string& s) { return s.empty() ? std::string("(array)") : s; };
+  return name_a == name_b ? n(name_a) : n(name_a) + " ~ " + n(name_b);
 }
+std::string TensorDiff::shape_text() const { return shape_string(shape); }
 
 ArrayView view_of(const Array& a) {
   return {a.name, a.type, a.shape, a.bits.data(), 8, a.bits.size()};
@@ -140,9 +154,10 @@ TensorDiff compare_arrays(const ArrayView& a, const ArrayView& b, const ArrayTol
   t.name_a = a.name;
   t.name_b = b.name;
   t.type = a.type;
-  t.shape = a.shape_text();
+  t.shape = a.shape;
+  t.tolerance = tol;
   t.elements = a.size;
-  const std::string shown_name = display_name(t);
+  const std::string shown_name = t.display_name();
   std::map<ElementMismatch::Kind, std::size_t> listed_count;
   // While comparing, t.drifted is a heap of the drift_limit worst so far,
   // the least bad on top.
@@ -199,10 +214,7 @@ TensorDiff compare_arrays(const ArrayView& a, const ArrayView& b, const ArrayTol
       t.max_ulps = std::max(t.max_ulps, m.ulps);
       t.max_relative = std::max(t.max_relative, m.relative);
     }
-    const bool within = !hard && !tol.bit_identical_required() &&
-                        ((tol.max_ulps && m.ulps <= *tol.max_ulps) ||
-                         (tol.max_relative && m.relative <= *tol.max_relative) ||
-                         (tol.max_absolute && m.absolute <= *tol.max_absolute));
+    const bool within = tol.ignore || (!hard && tol.accepts(m.ulps, m.relative, m.absolute));
     const bool special = m.kind == ElementMismatch::Kind::nan_payload ||
                          m.kind == ElementMismatch::Kind::signed_zero;
     if (!within) {
@@ -233,17 +245,6 @@ std::uint64_t nulp_count(ElementType t, std::uint64_t a_bits, std::uint64_t b_bi
   // Unsigned arithmetic: the difference of two float64 positions needs 64 bits.
   return rx >= ry ? static_cast<std::uint64_t>(rx) - static_cast<std::uint64_t>(ry)
                   : static_cast<std::uint64_t>(ry) - static_cast<std::uint64_t>(rx);
-}
-
-std::string ArrayTolerance::describe() const {
-  if (bit_identical_required()) return "bit-identical";
-  std::string s;
-  if (max_ulps) s += "ulps <= " + std::to_string(*max_ulps);
-  if (max_relative)
-    s += (s.empty() ? "" : " or ") + ("relative error <= " + fmt::format("{}", *max_relative));
-  if (max_absolute)
-    s += (s.empty() ? "" : " or ") + ("|b - a| <= " + fmt::format("{}", *max_absolute));
-  return s;
 }
 
 std::size_t ArrayDiffReport::elements() const {
@@ -289,14 +290,14 @@ std::string ulps_bucket_label(std::size_t k) {
 
 ArrayDiffReport diff_arrays(const std::string& file_a, const std::vector<Array>& a,
                             const std::string& file_b, const std::vector<Array>& b,
-                            const ArrayTolerance& tolerance, std::size_t drift_limit) {
+                            const ArrayTolerance& tolerance, std::size_t drift_limit,
+                            const std::vector<ToleranceRule>& rules, const std::string& key) {
   ArrayDiffReport d;
   d.file_a = file_a;
   d.file_b = file_b;
   d.tolerance = tolerance;
-  const auto name_of = [](const Array& x) {
-    return x.name.empty() ? std::string("(array)") : x.name;
-  };
+  const std::string file_name = std::filesystem::path(file_a).filename().string();
+  const auto name_of = [&](const Array& x) { return x.name.empty() ? file_name : x.name; };
   std::vector<std::pair<const Array*, const Array*>> pairs;
   if (a.size() == 1 && b.size() == 1 && (a[0].name.empty() || b[0].name.empty())) {
     pairs.emplace_back(&a[0], &b[0]);
@@ -333,8 +334,31 @@ ArrayDiffReport diff_arrays(const std::string& file_a, const std::vector<Array>&
       throw InputError(fmt::format("{}: shape {} in {}, {} in {}", name_of(*x), x->shape_text(),
                                    file_a, y->shape_text(), file_b));
     }
-    d.tensors.push_back(compare_arrays(view_of(*x), view_of(*y), tolerance, drift_limit));
+    // The first rule matching KEY/NAME or KEY.
+    const ToleranceRule* rule = nullptr;
+    for (const auto& r : rules) {
+      if ((!x->name.empty() && pattern_matches(r.pattern, key + "/" + x->name)) ||
+          pattern_matches(r.pattern, key)) {
+        rule = &r;
+        break;
+      }
+    }
+    ArrayView va = view_of(*x);
+    ArrayView vb = view_of(*y);
+    if (va.name.empty()) va.name = file_name;
+    if (vb.name.empty()) vb.name = va.name;
+    d.tensors.push_back(
+        compare_arrays(va, vb, rule != nullptr ? rule->tolerance : tolerance, drift_limit));
+    d.tensors.back().row = d.tensors.size() - 1;
+    if (rule != nullptr) {
+      d.tensors.back().rule = rule->pattern;
+      if (std::find(d.rules_used.begin(), d.rules_used.end(), rule->pattern) ==
+          d.rules_used.end()) {
+        d.rules_used.push_back(rule->pattern);
+      }
+    }
   }
+  std::stable_sort(d.tensors.begin(), d.tensors.end(), array_worse);
   return d;
 }
 
@@ -397,6 +421,7 @@ std::string format_array_diff(const ArrayDiffReport& d, std::size_t limit) {
       fmt::format("fplab diff: {} vs {} ({}, tolerance: {})\n\n", d.file_a, d.file_b,
                   d.tensors.size() == 1 ? "1 array" : fmt::format("{} arrays", d.tensors.size()),
                   d.tolerance.describe());
+  for (const auto& w : d.warnings) out += "warning: " + w + "\n\n";
   std::size_t identical_tensors = 0;
   std::string rows;
   for (const auto& t : d.tensors) {
@@ -404,9 +429,11 @@ std::string format_array_diff(const ArrayDiffReport& d, std::size_t limit) {
       ++identical_tensors;
       continue;
     }
-    rows += fmt::format("{:<28} {:<9} {:<14} {:>10} {:>14} {:>9} {:>10} {:>8}\n", display_name(t),
-                        name(t.type), t.shape, t.elements, t.bit_identical, t.max_ulps,
-                        rel_text(t.max_relative), t.beyond_tolerance);
+    rows += fmt::format(
+        "{:<28} {:<9} {:<14} {:>10} {:>14} {:>9} {:>10} {:>8}{}\n", t.display_name(), name(t.type),
+        t.shape_text(), t.elements, t.bit_identical, t.max_ulps, rel_text(t.max_relative),
+        t.beyond_tolerance,
+        t.rule.empty() ? "" : fmt::format("  [{}: {}]", t.rule, t.tolerance.describe()));
   }
   if (!rows.empty()) {
     out += fmt::format("{:<28} {:<9} {:<14} {:>10} {:>14} {:>9} {:>10} {:>8}\n", "array", "dtype",
@@ -451,6 +478,7 @@ std::string format_array_diff_markdown(const ArrayDiffReport& d, std::size_t lim
       "{} beyond tolerance.\n\n",
       d.tolerance.describe(), d.bit_identical(), d.elements(), d.max_ulps(),
       rel_text(d.max_relative()), d.beyond_tolerance());
+  for (const auto& w : d.warnings) out += "⚠️ " + w + "\n\n";
   std::size_t identical = 0;
   std::string rows;
   std::size_t shown = 0;
@@ -462,8 +490,8 @@ std::string format_array_diff_markdown(const ArrayDiffReport& d, std::size_t lim
     }
     ++differing;
     if (shown++ >= limit) continue;
-    rows += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} |\n", display_name(t),
-                        name(t.type), t.shape, t.elements, t.bit_identical, t.max_ulps,
+    rows += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} |\n", t.display_name(),
+                        name(t.type), t.shape_text(), t.elements, t.bit_identical, t.max_ulps,
                         rel_text(t.max_relative), t.beyond_tolerance);
   }
   if (!rows.empty()) {
@@ -534,7 +562,9 @@ nlohmann::json array_diff_to_json(const ArrayDiffReport& d, std::size_t limit) {
   for (const auto& m : d.worst(limit)) j["drifted"].push_back(element_json(m));
   j["arrays"] = nlohmann::json::array();
   for (const auto& t : d.tensors) {
-    nlohmann::json tj{{"name", t.name_a},
+    nlohmann::json tj{{"name", t.display_name()},
+                      {"row", t.row},
+                      {"tolerance", t.tolerance.describe()},
                       {"dtype", name(t.type)},
                       {"shape", t.shape},
                       {"elements", t.elements},
@@ -547,11 +577,12 @@ nlohmann::json array_diff_to_json(const ArrayDiffReport& d, std::size_t limit) {
                       {"inf_mismatches", t.inf_mismatches},
                       {"signed_zero_mismatches", t.signed_zero_mismatches},
                       {"ulps_histogram", histogram_json(t.histogram)}};
-    if (t.name_b != t.name_a) tj["name_b"] = t.name_b;
+    if (!t.rule.empty()) tj["rule"] = t.rule;
     tj["within_tolerance_listed"] = nlohmann::json::array();
     for (const auto& m : t.listed) tj["within_tolerance_listed"].push_back(element_json(m));
     j["arrays"].push_back(std::move(tj));
   }
+  j["warnings"] = d.warnings;
   j["exit_code"] = d.exit_code();
   return j;
 }

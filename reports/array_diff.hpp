@@ -21,11 +21,22 @@
 //   Inf mismatch          one side +-inf, the other not the same inf
 //   signed-zero mismatch  +0 against -0 (0 ulps, but not the same bits)
 //
-// Tolerance: by default every element must be bit-identical. With --ulps N,
-// --rel X and/or --atol Y an element is within tolerance when its ulps <= N,
-// its relative error <= X or |b - a| <= Y (any one suffices; numpy's
+// Tolerance (reports/tolerance.hpp): by default every element must be
+// bit-identical. With --ulps N, --rel X and/or --atol Y an element is
+// within tolerance when its ulps <= N, its relative error <= X or
+// |b - a| <= Y (any one suffices, unless the tolerance says "and"; numpy's
 // assert_allclose instead requires |b - a| <= atol + rtol * |b|); NaN and
-// Inf mismatches never are.
+// Inf mismatches never are (but under `ignore`). Tolerance rules, when
+// given, choose each array's tolerance: the first rule whose pattern
+// matches KEY/NAME (an array with a name of its own) or KEY (the file's
+// path as the caller names it) wins, else the default tolerance applies.
+//
+// Names: an array is shown by its name in the file (a .safetensors tensor,
+// a column under a CSV header) or, unnamed (a .npy file, a CSV without a
+// header), by A's file name ("base.npy"); the text, Markdown and JSON use
+// that one name. Arrays are listed worst first (NaN, then Inf mismatches,
+// then by max ulps; ties in file order, TensorDiff::row). Warnings about
+// the comparison (ArrayDiffReport::warnings) go into every form.
 //
 // Drifted elements: those beyond tolerance, worst first (NaN mismatches,
 // then Inf mismatches, then by ulps, larger first; ties by position), the
@@ -45,24 +56,17 @@
 #include <vector>
 
 #include "io/array.hpp"
+#include "reports/tolerance.hpp"
 
 namespace fplab {
 
-struct ArrayTolerance {
-  std::optional<std::uint64_t> max_ulps;
-  std::optional<double> max_relative;
-  std::optional<double> max_absolute;
-  [[nodiscard]] bool bit_identical_required() const {
-    return !max_ulps && !max_relative && !max_absolute;
-  }
-  [[nodiscard]] std::string describe() const;
-};
+using ArrayTolerance = Tolerance;
 
 // One element pair: where it is and both bit patterns.
 struct ElementMismatch {
   enum class Kind { nan, nan_payload, inf, signed_zero, ulps };
   Kind kind = Kind::nan;
-  std::string tensor;              // display name: "x", "(array)", "x ~ y"
+  std::string tensor;              // display name: "x", "base.npy", "x ~ y"
   std::vector<std::size_t> index;  // multi-index, row-major
   ElementType type = ElementType::float64;
   std::uint64_t a_bits = 0;
@@ -80,7 +84,10 @@ struct TensorDiff {
   std::string name_a;
   std::string name_b;
   ElementType type = ElementType::float64;
-  std::string shape;
+  std::vector<std::size_t> shape;
+  std::size_t row = 0;  // position in A's file
+  Tolerance tolerance;  // the one applied
+  std::string rule;     // the pattern that chose it ("" for the default)
   std::size_t elements = 0;
   std::size_t bit_identical = 0;
   std::size_t beyond_tolerance = 0;
@@ -97,6 +104,8 @@ struct TensorDiff {
   std::vector<ElementMismatch> listed;
   // Beyond tolerance, worst first, at most drift_limit.
   std::vector<ElementMismatch> drifted;
+  [[nodiscard]] std::string display_name() const;  // "x", "x ~ y"
+  [[nodiscard]] std::string shape_text() const;    // "(2, 3)", "(5,)", "()"
 };
 
 // An array in memory without a copy: `size` elements of element_bits(type)
@@ -116,8 +125,10 @@ ArrayView view_of(const Array& a);
 struct ArrayDiffReport {
   std::string file_a;
   std::string file_b;
-  ArrayTolerance tolerance;
-  std::vector<TensorDiff> tensors;
+  ArrayTolerance tolerance;         // the default
+  std::vector<TensorDiff> tensors;  // worst first
+  std::vector<std::string> warnings;
+  std::vector<std::string> rules_used;  // patterns of the rules that chose an array's tolerance
   [[nodiscard]] std::size_t elements() const;
   [[nodiscard]] std::size_t bit_identical() const;
   [[nodiscard]] std::size_t beyond_tolerance() const;
@@ -141,10 +152,12 @@ TensorDiff compare_arrays(const ArrayView& a, const ArrayView& b, const ArrayTol
                           std::size_t drift_limit = 50);
 
 // Throws InputError on a name, shape or dtype mismatch. Each array keeps
-// its `drift_limit` worst drifted elements.
+// its `drift_limit` worst drifted elements. `rules` and `key`: above.
 ArrayDiffReport diff_arrays(const std::string& file_a, const std::vector<Array>& a,
                             const std::string& file_b, const std::vector<Array>& b,
-                            const ArrayTolerance& tolerance, std::size_t drift_limit = 50);
+                            const ArrayTolerance& tolerance, std::size_t drift_limit = 50,
+                            const std::vector<ToleranceRule>& rules = {},
+                            const std::string& key = "");
 
 // Plain text: one row per tensor that is not bit-identical (and a count of
 // those that are), the histogram, the drifted elements worst first (at

@@ -1,7 +1,6 @@
 #include "reports/diff.hpp"
 
 #include <fmt/format.h>
-#include <fnmatch.h>
 
 #include <algorithm>
 #include <cmath>
@@ -19,13 +18,6 @@
 namespace fplab {
 
 namespace {
-
-const ToleranceRule* match(const std::vector<ToleranceRule>& rules, const std::string& path) {
-  for (const auto& r : rules) {
-    if (fnmatch(r.pattern.c_str(), path.c_str(), 0) == 0) return &r;
-  }
-  return nullptr;
-}
 
 std::string describe(const std::optional<Value>& v) {
   if (!v) return "(absent)";
@@ -61,21 +53,35 @@ void measure(ValueChange& c) {
   }
   const double x = a.to_double();
   const double y = b.to_double();
+  c.absolute = std::abs(y - x);
   c.relative =
       x == y ? 0.0 : (x == 0.0 ? std::numeric_limits<double>::infinity() : std::abs((y - x) / x));
 }
 
 bool accepts(const ToleranceRule& rule, const ValueChange& c) {
-  switch (rule.kind) {
-    case ToleranceRule::Kind::ignore:
-      return true;
-    case ToleranceRule::Kind::ulps:
-      return c.kind == ValueChange::Kind::changed && c.a->is_float() && c.ulps <= rule.max_ulps;
-    case ToleranceRule::Kind::relative:
-      return c.kind == ValueChange::Kind::changed && c.a->type() != ValueType::text &&
-             c.relative <= rule.max_relative;
-  }
-  return false;
+  const Tolerance& t = rule.tolerance;
+  if (t.ignore) return true;
+  if (c.kind != ValueChange::Kind::changed || c.a->type() == ValueType::text) return false;
+  const bool nan = c.a->is_float() && c.ulps == std::numeric_limits<std::uint64_t>::max();
+  if (nan) return false;
+  return t.accepts(c.a->is_float() ? std::optional<std::uint64_t>(c.ulps) : std::nullopt,
+                   c.relative, c.absolute);
+}
+
+// 2: on one side only or of another type; 1: text or NaN; 0: a number moved.
+int severity(const ValueChange& c) {
+  if (c.kind != ValueChange::Kind::changed) return 2;
+  const bool nan = c.a->is_float() && c.ulps == std::numeric_limits<std::uint64_t>::max();
+  return c.a->type() == ValueType::text || nan ? 1 : 0;
+}
+
+// The order of DiffReport::changes: true when x is listed before y.
+bool listed_before(const ValueChange& x, const ValueChange& y) {
+  if (x.tolerated != y.tolerated) return !x.tolerated;
+  if (severity(x) != severity(y)) return severity(x) > severity(y);
+  if (x.ulps != y.ulps) return x.ulps > y.ulps;
+  if (x.relative != y.relative) return x.relative > y.relative;
+  return x.row < y.row;
 }
 
 std::set<std::string> experiment_ids(const Results& r) {
@@ -91,50 +97,6 @@ std::string join(const std::set<std::string>& s) {
 }
 
 }  // namespace
-
-std::vector<ToleranceRule> read_tolerances(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open tolerance file");
-  std::vector<ToleranceRule> rules;
-  std::string line;
-  for (int line_no = 1; std::getline(in, line); ++line_no) {
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    std::istringstream words(line);
-    std::string pattern;
-    std::string what;
-    std::string extra;
-    if (!(words >> pattern)) continue;
-    const auto bad = [&](const std::string& why) {
-      throw InputError(path + ":" + std::to_string(line_no) + ": " + why);
-    };
-    if (!(words >> what) || (words >> extra)) bad("expected 'PATTERN ignore|ulps=N|rel=X'");
-    ToleranceRule r;
-    r.pattern = pattern;
-    try {
-      if (what == "ignore") {
-        r.kind = ToleranceRule::Kind::ignore;
-      } else if (what.rfind("ulps=", 0) == 0) {
-        r.kind = ToleranceRule::Kind::ulps;
-        std::size_t used = 0;
-        r.max_ulps = std::stoull(what.substr(5), &used);
-        if (used != what.size() - 5) bad("bad ulps count '" + what + "'");
-      } else if (what.rfind("rel=", 0) == 0) {
-        r.kind = ToleranceRule::Kind::relative;
-        r.max_relative = parse_number<double>(what.substr(4));
-        if (!(r.max_relative >= 0.0)) bad("rel= must be >= 0");
-      } else {
-        bad("unknown rule '" + what + "'");
-      }
-    } catch (const std::logic_error&) {
-      bad("bad number in '" + what + "'");
-    } catch (const InputError& e) {
-      if (std::string(e.what()).rfind(path, 0) == 0) throw;
-      bad(e.what());
-    }
-    rules.push_back(r);
-  }
-  return rules;
-}
 
 DiffReport diff_results(const Results& a, const Results& b, const std::vector<ToleranceRule>& tol) {
   const auto ids_a = experiment_ids(a);
@@ -165,10 +127,11 @@ DiffReport diff_results(const Results& a, const Results& b, const std::vector<To
       c.b = it->second;
       measure(c);
     }
-    if (const auto* rule = match(tol, c.path); rule != nullptr && accepts(*rule, c)) {
+    if (const auto* rule = match_rule(tol, c.path); rule != nullptr && accepts(*rule, c)) {
       c.tolerated = true;
       c.rule = rule->pattern;
     }
+    c.row = d.changes.size();
     d.changes.push_back(std::move(c));
   }
   for (auto& f : flatten(b)) {
@@ -177,10 +140,11 @@ DiffReport diff_results(const Results& a, const Results& b, const std::vector<To
     c.path = f.path;
     c.kind = ValueChange::Kind::only_in_b;
     c.b = f.value;
-    if (const auto* rule = match(tol, c.path); rule != nullptr && accepts(*rule, c)) {
+    if (const auto* rule = match_rule(tol, c.path); rule != nullptr && accepts(*rule, c)) {
       c.tolerated = true;
       c.rule = rule->pattern;
     }
+    c.row = d.changes.size();
     d.changes.push_back(std::move(c));
   }
 
@@ -196,17 +160,17 @@ DiffReport diff_results(const Results& a, const Results& b, const std::vector<To
       const std::string sb = vb ? std::string(name(vb->status)) : "(absent)";
       if (sa == sb) continue;
       VerdictChange vc{ea.id, claim, sa, sb, false};
-      const auto* rule = match(tol, ea.id + "/verdicts/" + claim);
-      vc.tolerated = rule != nullptr && rule->kind == ToleranceRule::Kind::ignore;
+      const auto* rule = match_rule(tol, ea.id + "/verdicts/" + claim);
+      vc.tolerated = rule != nullptr && rule->tolerance.ignore;
       d.verdict_changes.push_back(vc);
     }
   }
 
-  // Every path either file holds, against every rule.
+  // Every path either file holds: the rule that decides it.
   std::vector<bool> used(tol.size(), false);
   const auto mark = [&](const std::string& path) {
-    for (std::size_t r = 0; r < tol.size(); ++r) {
-      if (!used[r] && fnmatch(tol[r].pattern.c_str(), path.c_str(), 0) == 0) used[r] = true;
+    if (const auto* rule = match_rule(tol, path); rule != nullptr) {
+      used[static_cast<std::size_t>(rule - tol.data())] = true;
     }
   };
   for (const Results* r : {&a, &b}) {
@@ -218,6 +182,7 @@ DiffReport diff_results(const Results& a, const Results& b, const std::vector<To
   for (std::size_t r = 0; r < tol.size(); ++r) {
     if (!used[r]) d.unmatched_rules.push_back(tol[r].pattern);
   }
+  std::sort(d.changes.begin(), d.changes.end(), listed_before);
   return d;
 }
 
@@ -308,7 +273,7 @@ std::string format_diff_markdown(const DiffReport& d, std::size_t limit) {
                        v.tolerated ? " (tolerated)" : "");
   }
   for (const auto& p : d.unmatched_rules) {
-    out += fmt::format("\n⚠️ tolerance rule `{}` matches no value of either file.\n", p);
+    out += fmt::format("\n⚠️ tolerance rule `{}` decides no value of either file.\n", p);
   }
   return out;
 }
@@ -350,7 +315,10 @@ std::string format_diff(const DiffReport& d, std::size_t limit) {
                        v.tolerated ? "  [tolerated]" : "");
   }
   for (const auto& p : d.unmatched_rules) {
-    out += fmt::format("warning: tolerance rule '{}' matches no value of either file\n", p);
+    out += fmt::format(
+        "warning: tolerance rule '{}' decides no value of either file (it matches none, or an "
+        "earlier rule wins wherever it matches)\n",
+        p);
   }
   out += d.exit_code() == 0
              ? (d.changes.empty() && d.verdict_changes.empty() ? "result: identical\n"
@@ -384,6 +352,7 @@ nlohmann::json diff_to_json(const DiffReport& d) {
       e["relative"] = {{"hex", to_hex(c.relative)}, {"decimal", to_decimal(c.relative)}};
     }
     if (c.tolerated) e["rule"] = c.rule;
+    e["row"] = c.row;
     j["changes"].push_back(e);
   }
   j["unmatched_rules"] = d.unmatched_rules;

@@ -6,16 +6,21 @@
 // integer difference, or as text. Verdicts are compared too. Context,
 // timings and measurements are never compared: they describe the machine.
 //
-// A tolerance file lets CI accept known movement. One rule per line, '#'
-// starts a comment; the first rule whose pattern matches a path wins:
+// A tolerance file (reports/tolerance.hpp) lets CI accept known movement:
+// its patterns match the values' paths and the verdicts'
+// (<experiment>/verdicts/<claim>; a verdict change is accepted by `ignore`
+// alone). ulps bounds apply to floats; rel and atol to floats and integers.
 //
-//   PATTERN ignore          anything may change (or exist on one side only)
-//   PATTERN ulps=N          floats may move by at most N ulps
-//   PATTERN rel=X           values may move by a relative error of at most X
+// Changes are listed worst first: those beyond tolerance, then the
+// accepted ones; within each, a value only on one side or of another type,
+// then text and NaN changes, then by ulps and relative error, larger
+// first; ties in file order. ValueChange::row keeps the file order (A's
+// flattened order, then paths only in B).
 //
 // PATTERN is a shell-style glob over the whole path ('*' also crosses '/').
-// A rule whose pattern matches no value or verdict path of either file (a
-// typo, a renamed table) is reported: DiffReport::unmatched_rules.
+// A rule that decides no value or verdict path of either file (its pattern
+// matches none: a typo, a renamed table; or an earlier rule wins wherever
+// it matches) is reported: DiffReport::unmatched_rules.
 #pragma once
 
 #include <cstdint>
@@ -24,19 +29,9 @@
 #include <vector>
 
 #include "reports/results.hpp"
+#include "reports/tolerance.hpp"
 
 namespace fplab {
-
-struct ToleranceRule {
-  enum class Kind { ignore, ulps, relative };
-  std::string pattern;
-  Kind kind = Kind::ignore;
-  std::uint64_t max_ulps = 0;
-  double max_relative = 0.0;
-};
-
-// Throws InputError naming the file and line for a malformed rule.
-std::vector<ToleranceRule> read_tolerances(const std::string& path);
 
 struct ValueChange {
   enum class Kind { changed, only_in_a, only_in_b, type_changed };
@@ -48,6 +43,8 @@ struct ValueChange {
   // for integers: |a - b|. Relative error |a - b| / |a| where defined.
   std::uint64_t ulps = 0;
   double relative = 0.0;
+  double absolute = 0.0;   // |b - a| in double, for numbers
+  std::size_t row = 0;     // position in file order
   bool tolerated = false;  // a tolerance rule accepts it
   std::string rule;        // the pattern that accepted it
 };
@@ -65,9 +62,9 @@ struct DiffReport {
   std::string fingerprint_b;
   std::size_t values_compared = 0;
   std::size_t values_identical = 0;
-  std::vector<ValueChange> changes;  // every non-identical value
+  std::vector<ValueChange> changes;  // every non-identical value, worst first
   std::vector<VerdictChange> verdict_changes;
-  // Patterns of the rules that match no path of A or B, in file order.
+  // Patterns of the rules that decide no path of A or B, in file order.
   std::vector<std::string> unmatched_rules;
   // 0: identical or all changes tolerated; 1: drift beyond the tolerances.
   [[nodiscard]] int exit_code() const;

@@ -46,6 +46,13 @@ std::string md_escape(const std::string& s) {
   return out;
 }
 
+// The HTML class of a verdict word: its name with '-' for ' '.
+std::string verdict_class(Status s) {
+  std::string c(name(s));
+  std::replace(c.begin(), c.end(), ' ', '-');
+  return c;
+}
+
 std::string html_escape(const std::string& s) {
   std::string out;
   for (char ch : s) {
@@ -328,7 +335,7 @@ std::string html_spans(const Spans& spans) {
         out += "<a href=\"#" + html_escape(s.href) + "\">" + html_escape(s.text) + "</a>";
         break;
       case Span::Kind::verdict:
-        out += "<span class=\"" + s.text + "\">" + html_escape(s.text) + "</span>";
+        out += "<span class=\"" + verdict_class(s.status) + "\">" + html_escape(s.text) + "</span>";
         break;
       case Span::Kind::mark:
         out += "<mark>" + html_escape(s.text) + "</mark>";
@@ -464,7 +471,8 @@ constexpr const char* kHtmlHead =
     "th{background:#f3f3f3}td.key{text-align:left}\ncode{font-size:0.9em;white-space:pre-wrap}\n"
     "td code{white-space:nowrap}mark{background:#ffd54f;padding:0 0.1em}\n"
     ".summary{font-size:1.08em}details{margin:0.5em 0 1em}summary{cursor:pointer}\n"
-    ".reproduced{color:#17692b;font-weight:bold}.differs{color:#a33;font-weight:bold}\n"
+    ".reproduced{color:#17692b;font-weight:bold}.differs{color:#a33;font-weight:bold}"
+    ".too-little-data{color:#8a6d00;font-weight:bold}\n"
     ".caption,.context{color:#555;font-size:0.92em}.verdict{border-left:4px solid "
     "#ccc;padding-left:0.8em}\n"
     "figure{margin:1em 0}figure img{display:block;max-width:100%;height:auto}\n"
@@ -547,6 +555,11 @@ Bullets verdict_legend() {
             "another machine: B6's batch-dependent answers on a 0.87M-parameter model on a "
             "CPU), or the claim is wrong as stated (a misquote or a false figure, with the "
             "evidence).")});
+  b.items.push_back(
+      {verdict(Status::too_little_data),
+       text(" for a verdict: the run is too small to confirm or refute the claim (a --quick "
+            "size: too few steps, prompts or batch sizes for the claimed figure to show); each "
+            "claim's rule is in docs/claims.md.")});
   b.items.push_back(
       {text("not run"), text(": an experiment that covers the claim is in this run but gave no "
                              "verdict on it (claims of experiments not run are not listed).")});

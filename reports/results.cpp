@@ -31,7 +31,25 @@ std::string_view name(ValueType t) {
   return "?";
 }
 
-std::string_view name(Status s) { return s == Status::reproduced ? "reproduced" : "differs"; }
+std::string_view name(Status s) {
+  switch (s) {
+    case Status::reproduced:
+      return "reproduced";
+    case Status::differs:
+      return "differs";
+    case Status::too_little_data:
+      return "too little data";
+  }
+  return "?";
+}
+
+Status parse_status(std::string_view text) {
+  for (const Status s : {Status::reproduced, Status::differs, Status::too_little_data}) {
+    if (text == name(s)) return s;
+  }
+  throw std::invalid_argument("unknown verdict status '" + std::string(text) +
+                              "' (reproduced, differs, too little data)");
+}
 
 double Value::to_double() const {
   switch (type()) {
@@ -524,13 +542,14 @@ ExperimentRecord experiment_from(const json& j) {
   }
   for (const auto& v : array_or_empty(j, "verdicts", where)) {
     const std::string vw = where + " verdict '" + str_or(v, "claim") + "'";
-    const std::string status = str(v, "status", vw);
-    if (status != "reproduced" && status != "differs")
-      bad(vw + ": unknown verdict status '" + status + "' (reproduced, differs)");
+    Status status = Status::differs;
+    try {
+      status = parse_status(str(v, "status", vw));
+    } catch (const std::invalid_argument& why) {
+      bad(vw + ": " + why.what());
+    }
     e.verdicts.push_back({str(v, "claim", vw), str_or(v, "claim_text"), str_or(v, "source"),
-                          str(v, "ours", vw), str(v, "claimed", vw),
-                          status == "reproduced" ? Status::reproduced : Status::differs,
-                          str_or(v, "reason")});
+                          str(v, "ours", vw), str(v, "claimed", vw), status, str_or(v, "reason")});
   }
   // Tables are the point of an experiment: required (an empty list is fine).
   const json& tables = field(j, "tables", where);

@@ -159,8 +159,13 @@ struct Figure {
   bool compact = false;
 };
 
-enum class Status { reproduced, differs };
-std::string_view name(Status s);
+// A verdict: the claim's figure agrees with ours (reproduced), does not
+// (differs), or the run was too small to tell either way (too_little_data:
+// each experiment's rule, docs/claims.md "Too little data for a verdict").
+enum class Status { reproduced, differs, too_little_data };
+std::string_view name(Status s);  // "reproduced", "differs", "too little data"
+// The inverse of name(); throws std::invalid_argument naming the three.
+Status parse_status(std::string_view text);
 
 struct ClaimRef {
   std::string id;      // "A1"

@@ -218,9 +218,12 @@ TEST_CASE("text columns: header, separators, ragged rows", "[array-diff][text]")
   const auto dir = temp_dir();
   std::ofstream(dir / "cols.txt") << "# comment\n1 2\n\n3 0x1p-1\n";
   const auto c = fplab::read_arrays(dir / "cols.txt");
-  REQUIRE(c.size() == 2);
-  CHECK(c[0].name == "column 1");
-  CHECK(fplab::element_to_double(c[1].type, c[1].bits[1]) == 0.5);
+  // No header: one rows x columns matrix, row-major.
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].name.empty());
+  CHECK(c[0].shape == std::vector<std::size_t>{2, 2});
+  CHECK(fplab::element_to_double(c[0].type, c[0].bits[3]) == 0.5);
+  CHECK(fplab::element_to_double(c[0].type, c[0].bits[1]) == 2.0);
   std::ofstream(dir / "one.txt") << "1\n2\n3\n";
   CHECK(fplab::read_arrays(dir / "one.txt").at(0).name.empty());
   std::ofstream(dir / "ragged.csv") << "a,b\n1,2\n3\n";
@@ -362,16 +365,30 @@ TEST_CASE("float32 data written as text and read as float64: a warning", "[array
   ga.close();
   gb.close();
   const std::string f32 = (dir / "f32_a.csv").string() + " " + (dir / "f32_b.csv").string();
-  auto r = run_fplab("diff " + f32);
+  auto r = run_fplab("diff " + f32 + " 2>/dev/null");  // the report itself says it
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.output, Catch::Contains("warning") && Catch::Contains("--dtype float32"));
+  r = run_fplab("diff --json " + f32 + " 2>/dev/null");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(nlohmann::json::parse(r.output)["warnings"].at(0).get<std::string>(),
+             Catch::Contains("--dtype float32"));
+  r = run_fplab("diff --markdown " + f32);
+  CHECK_THAT(r.output, Catch::Contains("--dtype float32"));
+  // --strict-dtype: the comparison fails as bad input, in one line.
+  r = run_fplab("diff --strict-dtype " + f32);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::StartsWith("fplab: error: ") && Catch::Contains("--strict-dtype"));
   r = run_fplab("diff --dtype float32 --json " + f32);
   CHECK(nlohmann::json::parse(r.output)["max_ulps"] == 2);
-  CHECK_THAT(r.output, !Catch::Contains("warning"));
+  CHECK(nlohmann::json::parse(r.output)["warnings"].empty());
+  CHECK(run_fplab("diff --strict-dtype --dtype float32 " + f32).exit_code == 1);
   // Negative controls: float64 data, and identical files, get no warning.
   r = run_fplab("diff " + (dir / "f64_a.csv").string() + " " + (dir / "f64_b.csv").string());
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.output, !Catch::Contains("warning"));
+  CHECK(run_fplab("diff --strict-dtype " + (dir / "f64_a.csv").string() + " " +
+                  (dir / "f64_b.csv").string())
+            .exit_code == 1);
   r = run_fplab("diff " + (dir / "f32_a.csv").string() + " " + (dir / "f32_a.csv").string());
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.output, !Catch::Contains("warning"));

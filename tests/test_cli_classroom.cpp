@@ -1,4 +1,5 @@
-// The CLI in a lecture hall (issue 32): `fplab sum --narrow` in 80 columns,
+// The CLI in a lecture hall (issues 32, 46): `fplab sum`, `round` and `list`
+// with --narrow (or on a terminal narrower than 100 columns) in 80 columns,
 // `fplab list strategies | experiments` and `fplab generate --split-k S`
 // (the classroom's split-K slider).
 #include <algorithm>
@@ -23,6 +24,20 @@ std::size_t occurrences(const std::string& text, const std::string& what) {
   for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
 }
+// The output of `fplab ARGS` on a terminal `columns` wide (script(1) from
+// util-linux gives one), carriage returns dropped.
+std::string on_terminal(const std::string& args, int columns) {
+  const std::string command = "script -qec 'stty cols " + std::to_string(columns) + "; " +
+                              FPLAB_BINARY + " " + args + "' /dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  for (int c; (c = std::fgetc(pipe)) != EOF;) {
+    if (c != '\r') out += static_cast<char>(c);
+  }
+  pclose(pipe);
+  return out;
+}
 }  // namespace
 
 TEST_CASE("fplab sum --narrow fits 80 columns, the wide table does not", "[cli]") {
@@ -41,24 +56,40 @@ TEST_CASE("fplab sum --narrow fits 80 columns, the wide table does not", "[cli]"
   }
   // Without --narrow, on a terminal 80 columns wide (script(1) from
   // util-linux gives one): the narrow table; 200 wide: the wide one.
-  const auto on_terminal = [](int columns) {
-    const std::string command = "script -qec 'stty cols " + std::to_string(columns) + "; " +
-                                FPLAB_BINARY + " sum 0.1 1e20 -1e20' /dev/null";
-    FILE* pipe = popen(command.c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    std::string out;
-    for (int c; (c = std::fgetc(pipe)) != EOF;) {
-      if (c != '\r') out += static_cast<char>(c);
-    }
-    pclose(pipe);
-    return out;
-  };
-  CHECK(widest_line(on_terminal(80)) <= 80);
-  CHECK(widest_line(on_terminal(200)) == 148);
+  CHECK(widest_line(on_terminal("sum 0.1 1e20 -1e20", 80)) <= 80);
+  CHECK(widest_line(on_terminal("sum 0.1 1e20 -1e20", 200)) == 148);
 
   const auto r = run_fplab("sum --narrow 0.1 1e20 -1e20");
   CHECK(r.output.find("0x1.999999999999ap-4") != std::string::npos);
   CHECK(r.output.find("all digits lost") != std::string::npos);
+}
+
+TEST_CASE("every teaching command has --narrow, and takes it by itself below 100 columns",
+          "[cli]") {
+  // (command, the wide layout's widest line, measured): sum --show-tree
+  // over 16 numbers, round over every format, list with the parameters.
+  const std::string sixteen = "1e16 1 -1e16 0.5 3 -0.25 7 0.1 0.2 0.3 1e8 -1e8 2 4 8 16";
+  for (const std::string& args :
+       {"sum --show-tree " + sixteen, std::string("round 0.1"), std::string("round 5e-324"),
+        std::string("round --limits"), std::string("list"), std::string("list experiments")}) {
+    INFO(args);
+    const auto wide = run_fplab(args);
+    const auto narrow = run_fplab(args + " --narrow");
+    REQUIRE(wide.exit_code == 0);
+    REQUIRE(narrow.exit_code == 0);
+    CHECK(widest_line(wide.output) > 80);  // the control: the width is the option's doing
+    CHECK(widest_line(narrow.output) <= 80);
+    // Automatic on a 99-column terminal; a 200-column one keeps the wide layout.
+    CHECK(widest_line(on_terminal(args, 99)) <= 80);
+    CHECK(widest_line(on_terminal(args, 200)) == widest_line(wide.output));
+  }
+  // The same facts, laid out again: every tree, every hex value.
+  const auto tree =
+      run_fplab("sum --show-tree --narrow -s 'pairwise(2)' 1 2 3 4 5 6 7 8 9 10 11 12");
+  CHECK(tree.output.find("pairwise(2)\n    ") != std::string::npos);
+  const auto round = run_fplab("round 0.1 --narrow");
+  for (const char* hex : {"0x1.99999ap-4", "0x3dcccccd", "-0x1.9999998p-30", "0x1p-27"})
+    CHECK(round.output.find(hex) != std::string::npos);
 }
 
 TEST_CASE("fplab list strategies | experiments", "[cli]") {

@@ -225,7 +225,8 @@ TEST_CASE("collectives mpi: fplab collective --mpi --json agrees", "[collectives
   for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
            {"--algorithm ompi-ring --ranks 4 --file " + file, "3 rows, but --ranks is 4"},
            {"--algorithm ompi-rings --ranks 3 --file " + file, "unknown collective algorithm"},
-           {"--algorithm ompi-ring --ranks 65 --file " + file, "--ranks 65: outside 1..64"},
+           {"--algorithm ompi-ring --ranks 65 --file " + file,
+            "--ranks: '65' is not an integer in [1, 64]"},
            {"--algorithm nccl-ring --ranks 3 --mpi --file " + file, "no Open MPI counterpart"}}) {
     const auto bad = test::run_fplab("collective " + args);
     INFO(args);

@@ -61,10 +61,11 @@ TEST_CASE("diff: values that move are counted in ulps", "[diff]") {
       sample(std::nextafter(std::nextafter(1.5f, 2.f), 2.f), 0.1, 5, fplab::Status::reproduced);
   const auto d = fplab::diff_results(a, b);
   REQUIRE(d.changes.size() == 2);
-  CHECK(d.changes[0].path == "demo/main/sequential/total");
-  CHECK(d.changes[0].ulps == 2);
-  CHECK(d.changes[1].path == "demo/main/sequential/count");
-  CHECK(d.changes[1].ulps == 2);  // integers: the difference
+  // Worst first: both 2 apart, the count by a larger relative error.
+  CHECK(d.changes[0].path == "demo/main/sequential/count");
+  CHECK(d.changes[0].ulps == 2);  // integers: the difference
+  CHECK(d.changes[1].path == "demo/main/sequential/total");
+  CHECK(d.changes[1].ulps == 2);
   CHECK(d.exit_code() == 1);
   CHECK(d.fingerprint_a != d.fingerprint_b);
   // Measurements (timings) never count.
@@ -81,18 +82,25 @@ TEST_CASE("diff: tolerances", "[diff]") {
   const auto b =
       sample(std::nextafter(std::nextafter(1.5f, 2.f), 2.f), 0.1, 3, fplab::Status::reproduced);
   using Rule = fplab::ToleranceRule;
-  CHECK(fplab::diff_results(a, b, {Rule{"demo/*/total", Rule::Kind::ulps, 2, 0}}).exit_code() == 0);
-  CHECK(fplab::diff_results(a, b, {Rule{"demo/*/total", Rule::Kind::ulps, 1, 0}}).exit_code() == 1);
-  CHECK(fplab::diff_results(a, b, {Rule{"demo/*", Rule::Kind::relative, 0, 1e-6}}).exit_code() ==
-        0);
-  CHECK(fplab::diff_results(a, b, {Rule{"demo/*", Rule::Kind::relative, 0, 1e-8}}).exit_code() ==
-        1);
-  CHECK(fplab::diff_results(a, b, {Rule{"*/sequential/*", Rule::Kind::ignore, 0, 0}}).exit_code() ==
-        0);
-  CHECK(fplab::diff_results(a, b, {Rule{"other/*", Rule::Kind::ignore, 0, 0}}).exit_code() == 1);
+  CHECK(fplab::diff_results(a, b, {Rule{"demo/*/total", fplab::parse_tolerance("ulps=2")}})
+            .exit_code() == 0);
+  CHECK(fplab::diff_results(a, b, {Rule{"demo/*/total", fplab::parse_tolerance("ulps=1")}})
+            .exit_code() == 1);
+  CHECK(
+      fplab::diff_results(a, b, {Rule{"demo/*", fplab::parse_tolerance("rel=1e-6")}}).exit_code() ==
+      0);
+  CHECK(
+      fplab::diff_results(a, b, {Rule{"demo/*", fplab::parse_tolerance("rel=1e-8")}}).exit_code() ==
+      1);
+  CHECK(fplab::diff_results(a, b, {Rule{"*/sequential/*", fplab::parse_tolerance("ignore")}})
+            .exit_code() == 0);
+  CHECK(
+      fplab::diff_results(a, b, {Rule{"other/*", fplab::parse_tolerance("ignore")}}).exit_code() ==
+      1);
   // First matching rule wins.
-  CHECK(fplab::diff_results(
-            a, b, {Rule{"demo/*", Rule::Kind::ulps, 0, 0}, Rule{"*", Rule::Kind::ignore, 0, 0}})
+  CHECK(fplab::diff_results(a, b,
+                            {Rule{"demo/*", fplab::parse_tolerance("ulps=0")},
+                             Rule{"*", fplab::parse_tolerance("ignore")}})
             .exit_code() == 1);
 }
 
@@ -167,14 +175,14 @@ TEST_CASE("diff: a tolerance rule that matches nothing is reported", "[diff]") {
   const auto b = sample(std::nextafter(1.5f, 2.f), 0.1, 3, fplab::Status::reproduced);
   using Rule = fplab::ToleranceRule;
   const auto d = fplab::diff_results(a, b,
-                                     {Rule{"demo/main/*/total", Rule::Kind::ulps, 1, 0},
-                                      Rule{"demo/mian/*", Rule::Kind::ignore, 0, 0},
-                                      Rule{"demo/verdicts/A1", Rule::Kind::ignore, 0, 0}});
+                                     {Rule{"demo/main/*/total", fplab::parse_tolerance("ulps=1")},
+                                      Rule{"demo/mian/*", fplab::parse_tolerance("ignore")},
+                                      Rule{"demo/verdicts/A1", fplab::parse_tolerance("ignore")}});
   CHECK(d.exit_code() == 0);
   // The typo, and only it: the verdict path and the values' path match.
   CHECK(d.unmatched_rules == std::vector<std::string>{"demo/mian/*"});
-  CHECK_THAT(fplab::format_diff(d), Catch::Contains("tolerance rule 'demo/mian/*' matches no"));
-  CHECK_THAT(fplab::format_diff_markdown(d), Catch::Contains("`demo/mian/*` matches no"));
+  CHECK_THAT(fplab::format_diff(d), Catch::Contains("tolerance rule 'demo/mian/*' decides no"));
+  CHECK_THAT(fplab::format_diff_markdown(d), Catch::Contains("`demo/mian/*` decides no"));
   CHECK(fplab::diff_to_json(d)["unmatched_rules"] == nlohmann::json{"demo/mian/*"});
   // On the command line: a warning naming the file, the exit code unchanged.
   fplab::write_results_json(a, temp("unmatched_a.json").string());
@@ -185,5 +193,57 @@ TEST_CASE("diff: a tolerance rule that matches nothing is reported", "[diff]") {
                 " " + temp("unmatched_b.json").string());
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.output, Catch::Contains("warning") && Catch::Contains("'nothing/here'"));
-  CHECK_THAT(r.output, !Catch::Contains("'demo/main/*/total' matches"));
+  CHECK_THAT(r.output, !Catch::Contains("'demo/main/*/total' decides"));
+}
+
+TEST_CASE("diff: changes worst first, the row order kept", "[diff][contracts]") {
+  const auto a = sample(1.5f, 0.1, 3, fplab::Status::reproduced);
+  // sequential/total moves 1 ulp, exact/total (later in file order) 3.
+  const auto b = sample(std::nextafter(1.5f, 2.f),
+                        std::nextafter(std::nextafter(std::nextafter(0.1, 1.0), 1.0), 1.0), 3,
+                        fplab::Status::reproduced);
+  const auto d = fplab::diff_results(a, b);
+  REQUIRE(d.changes.size() == 2);
+  CHECK(d.changes[0].path == "demo/main/exact/total");  // worst first
+  CHECK(d.changes[0].ulps == 3);
+  CHECK(d.changes[1].ulps == 1);
+  CHECK(d.changes[1].row < d.changes[0].row);  // and where each stood in file order
+  const auto j = fplab::diff_to_json(d);
+  CHECK(j["changes"][0]["row"] == d.changes[0].row);
+  CHECK(fplab::format_diff(d).find("exact/total") < fplab::format_diff(d).find("sequential/total"));
+  // Control: an accepted change is listed after one beyond tolerance, however large.
+  const auto dt = fplab::diff_results(
+      a, b, {fplab::ToleranceRule{"demo/main/exact/*", fplab::parse_tolerance("ulps=3")}});
+  CHECK(dt.changes[0].path == "demo/main/sequential/total");
+  CHECK(dt.changes[1].tolerated);
+}
+
+TEST_CASE("diff: a tolerance file's atol, and ulps with rel", "[diff][contracts]") {
+  const auto a = sample(1.5f, 0.1, 3, fplab::Status::reproduced);
+  const auto b = sample(1.5f, 0.1, 5, fplab::Status::reproduced);  // count: +2
+  std::ofstream(temp("atol.txt")) << "demo/main/*/count atol=2\n";
+  std::ofstream(temp("atol_tight.txt")) << "demo/main/*/count atol=1\n";
+  std::ofstream(temp("mixed.txt")) << "demo/main/*/count ulps=64,rel=1\n";
+  fplab::write_results_json(a, temp("atol_a.json").string());
+  fplab::write_results_json(b, temp("atol_b.json").string());
+  const std::string files = temp("atol_a.json").string() + " " + temp("atol_b.json").string();
+  CHECK(run_fplab("diff -t " + temp("atol.txt").string() + " " + files).exit_code == 0);
+  CHECK(run_fplab("diff -t " + temp("atol_tight.txt").string() + " " + files).exit_code == 1);
+  CHECK(run_fplab("diff -t " + temp("mixed.txt").string() + " " + files).exit_code == 0);
+}
+
+TEST_CASE("diff: a rule an earlier one shadows is reported", "[diff][contracts]") {
+  const auto a = sample(1.5f, 0.1, 3, fplab::Status::reproduced);
+  const auto b = sample(std::nextafter(1.5f, 2.f), 0.1, 3, fplab::Status::reproduced);
+  using Rule = fplab::ToleranceRule;
+  // "demo/main/*/total" never decides: "demo/*" comes first and wins there.
+  const auto d = fplab::diff_results(a, b,
+                                     {Rule{"demo/*", fplab::parse_tolerance("ulps=1")},
+                                      Rule{"demo/main/*/total", fplab::parse_tolerance("ulps=9")}});
+  CHECK(d.unmatched_rules == std::vector<std::string>{"demo/main/*/total"});
+  // Control: in the other order both decide something.
+  const auto e = fplab::diff_results(a, b,
+                                     {Rule{"demo/main/*/total", fplab::parse_tolerance("ulps=9")},
+                                      Rule{"demo/*", fplab::parse_tolerance("ulps=1")}});
+  CHECK(e.unmatched_rules.empty());
 }

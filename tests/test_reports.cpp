@@ -372,6 +372,64 @@ TEST_CASE("the report opens with the argument, from the quick baseline's results
   CHECK(html.find("1,2,3,4,5,6") == std::string::npos);
 }
 
+TEST_CASE("the argument's logits sentence reads the batching table, policy by policy",
+          "[reports]") {
+  Results r = read_results_json(std::string(FPLAB_SOURCE_DIR) + "/reports/baselines/quick.json");
+  const auto summary = [&r] {
+    const std::string md = fplab::report::render_markdown(fplab::report::build_document(r, false));
+    const auto at = md.find("A batch changes that order");
+    REQUIRE(at != std::string::npos);
+    return md.substr(at, md.find("Whether a change matters", at) - at);
+  };
+  // The bundled model: split-k moves the most logits (42 of 63 at batch
+  // 16), library fewer but further; each named with its own figures.
+  const std::string bundled = summary();
+  CHECK(bundled.find("has up to 66.67 % of its logits (42) changed under split-k, by at most "
+                     "7.153e-07; under library, up to 9.524 % (6), by at most 9.537e-07; under "
+                     "batch-invariant, none") != std::string::npos);
+  // Negative control: with split-k's rows edited to move nothing (as
+  // library's do on a checkpoint at batch 2), the sentence follows the
+  // table: library leads, split-k moves none.
+  ExperimentRecord* bv = nullptr;
+  for (auto& e : r.experiments)
+    if (e.id == "batch-variance") bv = &e;
+  REQUIRE(bv != nullptr);
+  for (auto& t : bv->tables) {
+    if (t.id != "batching") continue;
+    for (auto& row : t.rows) {
+      if (row.get("policy")->decimal() != "split-k") continue;
+      row.set("differing", Value::integer(0))
+          .set("share", Value::f64(0))
+          .set("max_change", Value::f64(0));
+    }
+  }
+  const std::string edited = summary();
+  CHECK(edited != bundled);
+  CHECK(edited.find("has up to 9.524 % of its logits (6) changed under library, by at most "
+                    "9.537e-07; under split-k, none; under batch-invariant, none") !=
+        std::string::npos);
+}
+
+TEST_CASE("verdict statuses: each name reads back, an unknown one is refused", "[reports][json]") {
+  for (const Status s : {Status::reproduced, Status::differs, Status::too_little_data})
+    CHECK(parse_status(name(s)) == s);
+  CHECK(name(Status::too_little_data) == "too little data");
+  CHECK_THROWS_AS(parse_status("Differs"), std::invalid_argument);
+  Results r = sample();
+  r.experiments[0].verdicts[0].status = Status::too_little_data;
+  const nlohmann::json j = to_json(r);
+  CHECK(j["experiments"][0]["verdicts"][0]["status"] == "too little data");
+  CHECK(results_from_json(j).experiments[0].verdicts[0].status == Status::too_little_data);
+  const std::string html = fplab::report::render_html(fplab::report::build_document(r, false),
+                                                      [](const std::string&) { return ""; });
+  CHECK(html.find("<span class=\"too-little-data\">too little data</span>") != std::string::npos);
+  auto edited = j;
+  edited["experiments"][0]["verdicts"][0]["status"] = "maybe";
+  CHECK_THROWS_WITH(results_from_json(edited),
+                    Catch::Contains("unknown verdict status 'maybe' (reproduced, differs, too "
+                                    "little data)"));
+}
+
 TEST_CASE("the headline figure draws the perturbations other experiments measured", "[reports]") {
   Results r = read_results_json(std::string(FPLAB_SOURCE_DIR) + "/reports/baselines/quick.json");
   const ExperimentRecord* gaps = r.experiment("top2-gaps");

@@ -1,25 +1,58 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package that fplab's build, tests and tools need.
-# A no-op (no apt calls at all) when they are all installed already.
+# Installs the Debian 12 packages fplab needs, in two tiers:
+#   tools/setup.sh --main   what building the `fplab` program and running
+#                           every experiment (the report included) needs:
+#                           README command 1;
+#   tools/setup.sh          everything: the main tier, then what the tests,
+#                           the tools and CI need (the classroom page's
+#                           emscripten, Chromium, PyTorch, the cross compilers
+#                           and qemu-user, the other compilers, the npm
+#                           packages): README command 2.
+# A no-op (no apt calls at all) when the tier's packages are all installed.
 set -euo pipefail
 
-packages=(
-  cmake ninja-build ccache g++ clang-14 libomp-14-dev make git
-  libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes (fuzz and asan presets)
+tier=all
+case "${1:-}" in
+  --main) tier=main ;;
+  "" | --all) ;;
+  *)
+    echo "usage: tools/setup.sh [--main|--all]" >&2
+    exit 2
+    ;;
+esac
+
+# Configuring the release preset finds every one of these (the tests'
+# Catch2, the benchmarks' Google Benchmark and pybind11 are small), so one
+# build folder serves both README commands.
+main_packages=(
+  cmake ninja-build ccache g++ make git pkg-config ca-certificates
   libeigen3-dev libboost-dev catch2 libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libssl-dev
-  libpcre2-dev libutf8proc-dev nodejs  # checkpoints/: tokenizer regexes and NFC; tools/ tokenizer goldens
-  gnuplot-nox
-  emscripten chromium chromium-driver python3-selenium
-  python3 python3-numpy python3-torch libopenblas0-openmp
-  libopenblas-openmp-dev  # model/: the blas reduction policy links OpenBLAS (its OpenMP build)
-  pybind11-dev python3-dev python3-pytest python3-yaml  # python/: the fplab module, its tests; examples/ci/
+  libpcre2-dev libutf8proc-dev  # checkpoints/: tokenizer regexes and NFC
+  gnuplot-nox                   # the report's figures
+  python3 python3-dev pybind11-dev  # python/: the fplab module
+  libopenblas0-openmp libopenblas-openmp-dev  # model/: the blas policy (OpenBLAS's OpenMP build)
+  libopenmpi-dev openmpi-bin    # the experiments' real Open MPI jobs
+)
+test_packages=(
+  clang-14 libomp-14-dev
+  libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes (fuzz and asan presets)
+  nodejs              # tools/ tokenizer goldens, the tests' tokenizer files
+  emscripten chromium chromium-driver python3-selenium  # the classroom page and its test
+  python3-numpy python3-torch python3-pytest python3-yaml  # tools/, python/ tests, examples/ci/
   bible-kjv bible-kjv-text
   # platforms/: cross compilers, qemu-user, the other compilers Debian 12 ships
   g++-i686-linux-gnu g++-aarch64-linux-gnu g++-s390x-linux-gnu qemu-user
   g++-11 clang-13 clang-15 clang-16
-  libopenmpi-dev openmpi-bin
 )
+
+packages=("${main_packages[@]}")
+if [ "$tier" = all ]; then
+  packages+=("${test_packages[@]}")
+  # Debian's nodejs ships without npm (its own package); a Node.js from
+  # elsewhere that already has npm must not be replaced by it.
+  if ! command -v npm >/dev/null; then packages+=(npm); fi
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -39,15 +72,13 @@ npm_tools() {
 }
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all ${#packages[@]} packages present"
-  npm_tools
-  exit 0
+  echo "setup: all ${#packages[@]} packages of the '$tier' tier present"
+else
+  echo "setup ($tier): installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-
-echo "setup: installing ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
-npm_tools
+if [ "$tier" = all ]; then npm_tools; fi

@@ -28,7 +28,9 @@
 # Environment for `post`: GITHUB_ACTIONS, GH_TOKEN and FPLAB_PR (the pull
 # request number); or GITLAB_CI, CI_API_V4_URL, CI_PROJECT_ID,
 # CI_MERGE_REQUEST_IID and FPLAB_GITLAB_TOKEN (a token that may write
-# notes). FPLAB_CI_DRY_RUN=1 prints the command instead of running it.
+# notes; in a fork's pipeline, where CI_MERGE_REQUEST_SOURCE_PROJECT_ID is
+# not CI_MERGE_REQUEST_PROJECT_ID, a missing token skips the post, exit 0).
+# FPLAB_CI_DRY_RUN=1 prints the command instead of running it.
 set -euo pipefail
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d;s/^# \{0,1\}//'; exit 2; }
@@ -84,7 +86,16 @@ post() {
     run gh pr comment "$FPLAB_PR" --body-file "$FPLAB_COMMENT"
   elif [ "${GITLAB_CI:-}" = true ]; then
     [ -n "${CI_MERGE_REQUEST_IID:-}" ] || { echo "fplab-ci: not a merge request pipeline; comment not posted"; return 0; }
-    [ -n "${FPLAB_GITLAB_TOKEN:-}" ] || die "set FPLAB_GITLAB_TOKEN (a token that may write merge request notes)"
+    if [ -z "${FPLAB_GITLAB_TOKEN:-}" ]; then
+      # A fork's merge request pipeline runs in the fork, without the
+      # project's masked variables: no token, and no failed job for it.
+      if [ -n "${CI_MERGE_REQUEST_SOURCE_PROJECT_ID:-}" ] &&
+        [ "${CI_MERGE_REQUEST_SOURCE_PROJECT_ID}" != "${CI_MERGE_REQUEST_PROJECT_ID:-}" ]; then
+        echo "fplab-ci: a fork's merge request pipeline has no FPLAB_GITLAB_TOKEN; comment not posted (it is $FPLAB_COMMENT, kept as an artifact)"
+        return 0
+      fi
+      die "set FPLAB_GITLAB_TOKEN (a token that may write merge request notes)"
+    fi
     run curl --fail --silent --show-error --request POST \
       --header "PRIVATE-TOKEN: $FPLAB_GITLAB_TOKEN" \
       --data-urlencode "body@$FPLAB_COMMENT" \

@@ -4,8 +4,7 @@
 # committed baseline: an unchanged run passes; a reordered sum (a few ulps)
 # passes within the project's tolerances and fails without them; a planted
 # bug and a missing dump are caught; refresh makes a new baseline; post
-# builds the right GitHub and GitLab calls (dry run); the workflow files
-# call the script. ctest: ci_recipe.
+# builds the right GitHub and GitLab calls (dry run). ctest: ci_recipe.
 #   examples/ci/test_recipe.sh FPLAB PYTHON
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -87,27 +86,5 @@ out=$(env -u GITHUB_ACTIONS GITLAB_CI=true CI_API_V4_URL=https://gitlab.example/
   CI_MERGE_REQUEST_IID=3 FPLAB_GITLAB_TOKEN=t FPLAB_CI_DRY_RUN=1 "$ci" post -C "$scratch/p" 2>&1); rc=$?
 expect 0 "https://gitlab.example/api/v4/projects/42/merge_requests/3/notes" "body@build/fplab-comment.md"
 
-case="the workflows call the script"
-"$PYTHON" - "$here" <<'PY'
-import sys, yaml
-here = sys.argv[1]
-gh = yaml.safe_load(open(f"{here}/github/fplab-drift.yml"))
-gl = yaml.safe_load(open(f"{here}/gitlab/fplab-drift.gitlab-ci.yml"))
-def runs(jobs, script_path):
-    out = []
-    for job in jobs.values():
-        lines = [s.get("run", "") for s in job.get("steps", [])] + job.get("script", [])
-        assert all(isinstance(x, str) for x in lines), lines  # YAML read a line as a mapping
-        out += lines
-    text = "\n".join(out)
-    assert script_path.endswith("examples/ci/fplab-ci.sh"), script_path
-    return text.replace('"$FPLAB_CI"', script_path).replace("$FPLAB_CI", script_path)
-g = runs(gh["jobs"], gh["env"]["FPLAB_CI"])
-l = runs({k: v for k, v in gl.items() if isinstance(v, dict) and "script" in v},
-         gl["variables"]["FPLAB_CI"])
-for text, name in ((g, "github"), (l, "gitlab")):
-    for step in ("fplab-ci.sh check", "fplab-ci.sh refresh", "fplab-ci.sh post"):
-        assert step in text, (name, step)
-print("test_recipe: ok: the workflows call check, refresh and post")
-PY
+# The workflows' own commands: examples/ci/run_workflows.py (ctest ci_workflows).
 echo "test_recipe: PASS"

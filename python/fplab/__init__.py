@@ -13,6 +13,11 @@ array is never copied.
     r = fplab.diff(a, b, ulps=2, atol=1e-6)      # r.passed, r.drifted[0].index, ...
     fplab.testing.assert_ulp_close(a, b, ulps=2) # for pytest
     fplab.results.load("results.json")
+    fplab.__version__                            # the fplab program's version
+
+A pytest fixture, ``fplab_regression``, keeps arrays against baselines
+(``pytest_plugins = ["fplab.pytest_plugin"]`` in conftest.py; see
+fplab/pytest_plugin.py).
 
 Bad input raises: TypeError for a dtype other than float32/float64 (float16
 where noted), ValueError for anything else (a strategy or format name,
@@ -28,8 +33,10 @@ import numpy as np
 
 from . import _core
 
+__version__ = _core.__version__  # the fplab program's version (fplab --version)
+
 __all__ = [
-    "sum", "exact_sum", "round", "ulp_diff", "diff", "DiffResult", "DriftedElement",
+    "__version__", "sum", "exact_sum", "round", "ulp_diff", "diff", "DiffResult", "DriftedElement",
     "strategies", "default_strategies", "formats", "testing", "results",
 ]
 
@@ -84,7 +91,8 @@ def sum(x, strategy: str = "numpy", axis: int | None = None):  # noqa: A001 (num
                 "memory (np.sum's own order changes with the layout); pass "
                 "np.ascontiguousarray(x)")
         return _core.sum_rows(x.reshape(1, -1), strategy)[0]
-    if not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)) \
+            or not -x.ndim <= axis < x.ndim:
         raise ValueError(f"fplab.sum: axis {axis!r} out of range for an array of {x.ndim} dims")
     moved = np.ascontiguousarray(np.moveaxis(x, axis, -1))
     rows = moved.reshape(int(np.prod(moved.shape[:-1])), moved.shape[-1])
@@ -110,8 +118,7 @@ def round(x, format: str, mode: str = "nearest-even", *, seed: int = 0,  # noqa:
     format; a float32 x needs a format whose values are all float32 values.
     """
     x = _as_array(x, "fplab.round")
-    if not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 64:
-        raise ValueError(f"fplab.round: seed must be an integer in [0, 2^64), got {seed!r}")
+    _check_count("fplab.round", "seed", seed)
     return _core.round(x, format, mode, int(seed), bool(via_float))
 
 
@@ -166,6 +173,20 @@ class DiffResult:
         return self.passed
 
 
+def _check_count(where: str, name: str, v) -> None:
+    """An integer in [0, 2^64): not a bool, not a float (2.5 is not 2)."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) \
+            or not 0 <= int(v) < 2 ** 64:
+        raise ValueError(f"{where}: {name} must be an integer in [0, 2^64), got {v!r}")
+
+
+def _check_bound(where: str, name: str, v) -> None:
+    """A finite real number >= 0."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) \
+            or not (np.isfinite(v) and v >= 0):
+        raise ValueError(f"{where}: {name} must be a finite number >= 0, got {v!r}")
+
+
 _BITS_DTYPE = {"float16": (np.uint16, np.float16), "float32": (np.uint32, np.float32),
                "float64": (np.uint64, np.float64)}
 
@@ -182,12 +203,15 @@ def diff(a, b, ulps: int | None = None, rtol: float | None = None, atol: float |
     """
     a = _as_array(a, "fplab.diff")
     b = _as_array(b, "fplab.diff")
-    for name, v in (("ulps", ulps), ("rtol", rtol), ("atol", atol)):
-        if v is not None and not v >= 0:
-            raise ValueError(f"fplab.diff: {name} must be >= 0, got {v!r}")
-    if not isinstance(limit, (int, np.integer)) or limit < 0:
-        raise ValueError(f"fplab.diff: limit must be a count >= 0, got {limit!r}")
-    r = _core.diff(a, b, None if ulps is None else int(ulps), rtol, atol, int(limit))
+    if ulps is not None:
+        _check_count("fplab.diff", "ulps", ulps)
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if v is not None:
+            _check_bound("fplab.diff", name, v)
+    _check_count("fplab.diff", "limit", limit)
+    r = _core.diff(a, b, None if ulps is None else int(ulps),
+                   None if rtol is None else float(rtol), None if atol is None else float(atol),
+                   int(limit))
     bits_type, value_type = _BITS_DTYPE[r["dtype"]]
 
     def value(bits):

@@ -20,8 +20,14 @@ def assert_ulp_close(actual, expected, ulps: int = 2, *, atol: float | None = No
     is given. NaN against a number always fails; NaN against NaN passes.
     Returns the fplab.DiffResult when it passes."""
     r = fplab.diff(expected, actual, ulps=ulps, atol=atol, limit=limit)
+    return require_passed(r, "A = expected, B = actual")
+
+
+def require_passed(r: fplab.DiffResult, sides: str, prefix: str = "") -> fplab.DiffResult:
+    """r when it passed; else an AssertionError whose message is the count
+    beyond tolerance, which side is which (`sides`) and fplab diff's report."""
     if not r.passed:
         raise AssertionError(
-            f"{r.beyond_tolerance} of {r.elements} elements beyond {r.tolerance} "
-            f"(A = expected, B = actual)\n\n{r.text}")
+            f"{prefix}{r.beyond_tolerance} of {r.elements} elements beyond {r.tolerance} "
+            f"({sides})\n\n{r.text}")
     return r

@@ -121,7 +121,7 @@ def test_diff_atol_rtol_and_specials():
     r = fplab.diff(a, b, rtol=1e-6, atol=1e-8)
     assert [m.index for m in r.drifted] == [(4,), (5,)]
     assert r.nan_mismatches == 1 and r.inf_mismatches == 1
-    with pytest.raises(ValueError, match="atol must be >= 0"):
+    with pytest.raises(ValueError, match="atol must be a finite number >= 0"):
         fplab.diff(a, b, atol=-1.0)
     with pytest.raises(TypeError, match="dtypes differ"):
         fplab.diff(a, np.ones(6, dtype=np.float32))

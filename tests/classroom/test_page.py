@@ -3,13 +3,22 @@
 chromium-driver, driven by Debian's python3-selenium): it loads offline
 from file://; each widget gives the bits `fplab round` / `fplab sum` /
 `fplab generate` give for the same input; a link (the address the page
-writes) reopens the same view; nothing overflows a 390 px wide screen.
+writes) reopens the same view, and an edited or damaged one restores what
+it can and says which fields it reset; nothing overflows a 390 px wide
+screen; the histogram's bars carry their total and count as text and are
+full-height touch targets; each stored value's exact decimal expansion is
+Python's Decimal(x); docs/classroom.md's lesson plan states the figures the
+page shows (--update-docs writes them there). FPLAB_SCREENSHOTS=DIR saves
+the page at 1400 and 390 px.
 
-usage: test_page.py PAGE FPLAB A4_NPY
+usage: test_page.py PAGE FPLAB A4_NPY [--update-docs]
 """
 import json
 import math
+import os
 import pathlib
+import re
+from decimal import Decimal
 import subprocess
 import sys
 import tempfile
@@ -101,6 +110,140 @@ def page_state(driver):
     return values
 
 
+def check_exact_expansions(driver, label):
+    """Each format's stored value, and x, as exact decimals = Python's Decimal."""
+    for div in driver.find_elements(By.CSS_SELECTOR, "#formats .fmt"):
+        value = float.fromhex(div.get_attribute("data-rounded"))
+        ours = div.get_attribute("data-stored-exact")
+        shown = div.find_element(By.CSS_SELECTOR, ".stored-exact").text
+        theirs = format(Decimal(value), "f")
+        check(ours == theirs and shown == theirs,
+              f"exact expansion {label}, {div.get_attribute('data-format')}: {ours[:40]}... = "
+              f"Python's Decimal")
+
+
+def check_histogram_labels(driver, label):
+    """Every bar shows its total and count on the bar (not in a tooltip),
+    inside the bar, and is a touch target as tall as the plot."""
+    bars = driver.find_elements(By.CSS_SELECTOR, "#hist button")
+    plot = driver.find_element(By.ID, "hist").rect["height"]
+    bad = []
+    for b in bars:
+        text = b.find_element(By.CSS_SELECTOR, ".bar-label").text
+        want = f"{b.get_attribute('data-decimal')} · {int(b.get_attribute('data-count')):,}"
+        inside = driver.execute_script(
+            "const b = arguments[0].getBoundingClientRect(),"
+            " l = arguments[0].querySelector('.bar-label').getBoundingClientRect();"
+            "return l.height > 0 && l.top >= b.top - 0.5 && l.bottom <= b.bottom + 0.5"
+            " && l.left >= b.left - 0.5 && l.right <= b.right + 0.5;", b)
+        if text != want or not inside or b.rect["height"] < plot - 2:
+            bad.append((text, want, inside, b.rect["height"]))
+    widths = [b.rect["width"] for b in bars]
+    check(bars and not bad, f"histogram {label}: {len(bars)} bars labelled with total and count, "
+          f"{plot:.0f} px tall targets, {min(widths):.1f} to {max(widths):.1f} px wide"
+          + (f": {bad[:3]}" if bad else ""))
+    return min(widths)
+
+
+def lesson_figures(driver):
+    """Widget 2's row of the lesson plan, from the page's own bars."""
+    def bars():
+        return [(b.get_attribute("data-decimal"), b.get_attribute("data-hex"),
+                 int(b.get_attribute("data-count")))
+                for b in driver.find_elements(By.CSS_SELECTOR, "#hist button")]
+    set_value(driver, "every-dtype", "float64", "change")
+    set_value(driver, "every-mode", "orders", "change")
+    set_value(driver, "every-strategy", "sequential", "change")
+    hist = driver.find_element(By.ID, "hist")
+    orders = bars()
+    exact_dec, exact_hex = hist.get_attribute("data-exact-decimal"), hist.get_attribute("data-exact-hex")
+    tall = max(orders, key=lambda t: t[2])
+    reached = sum(c for _, h, c in orders if h == exact_hex)
+    count = int(hist.get_attribute("data-count"))
+    set_value(driver, "every-mode", "groupings", "change")
+    trees = bars()
+    tree_count = int(hist.get_attribute("data-count"))
+    tree_reach = (f"{exact_dec} among them" if any(h == exact_hex for _, h, _ in trees)
+                  else f"none of them {exact_dec}: the green line")
+    set_value(driver, "every-dtype", "float32", "change")
+    f32 = bars()
+    set_value(driver, "every-dtype", "float64", "change")
+    set_value(driver, "every-mode", "orders", "change")
+    return (f"The default seven numbers: {count:,} orders, {len(orders)} totals from "
+            f"{orders[0][0]} to {orders[-1][0]}; the tallest bar is {tall[0]} ({tall[2]:,} orders), "
+            f"the exact {exact_dec} is reached by {reached:,}. Click the tallest bar, the green "
+            f"bar, the outermost bars; switch to \"every grouping\" ({tree_count:,} trees, "
+            f"{len(trees)} totals, {tree_reach}), then to float32 (still every grouping: "
+            f"{len(f32)} totals).")
+
+
+LESSON_ROW = re.compile(r"^(\| 18-26 \| 2 \| )(.*?)( \| How many different answers)", re.M)
+
+
+def check_lesson_plan(driver, update):
+    docs = pathlib.Path(__file__).resolve().parents[2] / "docs" / "classroom.md"
+    text = docs.read_text()
+    m = LESSON_ROW.search(text)
+    check(m is not None, "lesson plan: docs/classroom.md has widget 2's row")
+    if m is None:
+        return
+    figures = lesson_figures(driver)
+    if update and m.group(2) != figures:
+        docs.write_text(text[:m.start(2)] + figures + text[m.end(2):])
+        print(f"wrote docs/classroom.md's lesson row: {figures}")
+        return
+    check(m.group(2) == figures, "lesson plan: widget 2's figures are the page's"
+          + ("" if m.group(2) == figures else f"\n  docs: {m.group(2)}\n  page: {figures}"
+             "\n  (test_page.py ... --update-docs writes them)"))
+
+
+def check_damaged_link(driver, page):
+    """An edited or damaged link: what fits is restored, what does not is
+    reset to a value of its control and named on the page; no select is left
+    blank and no widget says 'empty'."""
+    link = (pathlib.Path(page).resolve().as_uri() +
+            "#x=0.25&en=1e16%201%20-1e16&ed=flt&em=&k=99&ck=abc&lf=bf16&zz=1&nums=0.5%200.25")
+    driver.get("about:blank")
+    driver.get(link)
+    wait_ready(driver)
+    notice = driver.find_element(By.ID, "link-notice")
+    text = notice.text
+    state = {i: driver.find_element(By.ID, i).get_attribute("value")
+             for i in ("x", "every-numbers", "every-dtype", "every-mode", "splits", "k", "format",
+                       "numbers")}
+    check(state == {"x": "0.25", "every-numbers": "1e16 1 -1e16", "every-dtype": "float64",
+                    "every-mode": "orders", "splits": "16", "k": "1", "format": "bf16",
+                    "numbers": "0.5 0.25"},
+          f"damaged link: the fields that fit are restored, the others reset: {state}")
+    for field in ("ed='flt'", "em=''", "k=99 is outside 0..16: set to 16", "ck='abc'", "'zz'"):
+        check(notice.is_displayed() and field in text, f"damaged link: the notice names {field}")
+    check("lf" not in text and "nums" not in text, "damaged link: the notice names only what was reset")
+    body = driver.find_element(By.TAG_NAME, "body").text
+    bars = len(driver.find_elements(By.CSS_SELECTOR, "#hist button"))
+    errors = [e.text for e in driver.find_elements(By.CSS_SELECTOR, ".error")]
+    check("empty" not in body and bars > 1 and not errors,
+          f"damaged link: every widget shows a result ({bars} bars), no error: {errors}")
+    driver.get(pathlib.Path(page).resolve().as_uri())
+    wait_ready(driver)
+    check(not driver.find_element(By.ID, "link-notice").is_displayed(),
+          "an intact link shows no notice (the control)")
+
+
+def screenshots(driver, where):
+    if not where:
+        return
+    os.makedirs(where, exist_ok=True)
+    for width, height in ((1400, 1800), (390, 2400)):
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {"width": width, "height": height, "deviceScaleFactor": 1,
+                                "mobile": width < 600})
+        time.sleep(0.5)
+        driver.execute_script("everyOrder();")
+        for section in ("bits", "every"):
+            driver.find_element(By.ID, section).screenshot(f"{where}/{section}-{width}.png")
+    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
 def wait_ready(driver):
     WebDriverWait(driver, 120).until(
         lambda d: d.execute_script("return document.body.dataset.ready") == "yes")
@@ -108,6 +251,7 @@ def wait_ready(driver):
 
 def main():
     page, fplab, a4 = sys.argv[1:4]
+    update_docs = "--update-docs" in sys.argv[4:]
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -124,6 +268,11 @@ def main():
 
         # Widget 1: bits, for a decimal, a hex input and a flipped bit.
         check_bits(driver, fplab, "0.1", "0.1")
+        check_exact_expansions(driver, "0.1")
+        check("0.1000000000000000055511151231257827021181583404541015625" in
+              driver.find_element(By.ID, "x-exact").text, "0.1: the double's exact value is shown")
+        check_histogram_labels(driver, "1400 px")
+        check_lesson_plan(driver, update_docs)
         set_value(driver, "x", "-0x1.8p-3")
         shown = check_bits(driver, fplab, "-0x1.8p-3", "-0x1.8p-3 (hex)")
         bf16 = shown["bf16"]
@@ -131,6 +280,7 @@ def main():
         bf16.find_element(By.CSS_SELECTOR, '.bit[data-bit="7"]').click()  # the exponent's lowest
         x = driver.find_element(By.ID, "x").get_attribute("value")
         shown = check_bits(driver, fplab, x, f"after flipping bf16 bit 7 ({x})")
+        check_exact_expansions(driver, x)
         after = int(shown["bf16"].get_attribute("data-hex"), 16)
         check(after == before ^ (1 << 7), f"bits: the click flipped bf16 bit 7 ({before:#06x} -> "
               f"{after:#06x})")
@@ -236,9 +386,13 @@ def main():
         check(overflow[0] == 390 and overflow[1] <= 390 and not overflow[2],
               f"390 px: page {overflow[1]} px wide in a {overflow[0]} px screen, elements past "
               f"its edge: {overflow[2]}")
-        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
         driver.get(pathlib.Path(page).resolve().as_uri())
         wait_ready(driver)
+        narrowest = check_histogram_labels(driver, "390 px")
+        check(narrowest >= 14, f"390 px: the narrowest of the default 20 bars is {narrowest:.1f} px")
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        screenshots(driver, os.environ.get("FPLAB_SCREENSHOTS"))
+        check_damaged_link(driver, page)
 
         # Widget 4: the teacher's example, then float32 numbers reordered.
         strategies = list(page_totals(driver))
