@@ -39,9 +39,10 @@ std::optional<std::string> initial_variable(std::string_view name) {
 void use_passive_wait_policy(char** argv) {
   // Passive rather than a smaller GOMP_SPINCOUNT, and a re-exec rather than
   // a thread pool of fplab's own: beside a busy process on the other core
-  // (docs/bench.md, one run, interleaved) two passive threads took 0.97x
-  // one thread's time, GOMP_SPINCOUNT=10000 1.66x, libgomp's default spin
-  // 8.6x; OpenBLAS (its OpenMP build) shares libgomp and follows. What
+  // (docs/bench.md, two runs, interleaved) two passive threads took 0.96x
+  // to 0.97x one thread's time, GOMP_SPINCOUNT=10000 1.62x to 1.66x,
+  // libgomp's default spin 8.6x to 9.5x; OpenBLAS (its OpenMP build)
+  // shares libgomp and follows. What
   // passive costs where cores are idle is a futex wake-up per parallel
   // region, microseconds beside a decode step's milliseconds of products.
   if (std::getenv(kPolicy.data()) != nullptr || std::getenv(kSpinCount.data()) != nullptr) return;
