@@ -376,14 +376,17 @@ bool equal(const Decoded& x, const Decoded& y) {
 class Ddmin {
  public:
   Ddmin(const Request& r, const Setting& a, const Setting& b,
-        const std::vector<std::string>& candidates)
-      : r_(r), a_(a), b_(b), candidates_(candidates) {}
+        const std::vector<std::string>& candidates, const SearchProgress* progress)
+      : r_(r), a_(a), b_(b), candidates_(candidates), progress_(progress) {}
 
   bool good(const std::vector<std::size_t>& subset) {
     const auto [it, fresh] = cache_.try_emplace(subset, false);
     if (fresh) {
       ++tests_;
       it->second = logits_equal(r_, a_, b_, names(subset));
+      if (it->second && (!best_ || subset.size() < best_->size())) best_ = subset;
+      if (progress_ != nullptr && progress_->tested)
+        progress_->tested(best_ ? names(*best_) : std::vector<std::string>{}, tests_);
     }
     return it->second;
   }
@@ -437,7 +440,9 @@ class Ddmin {
   const Setting& a_;
   const Setting& b_;
   const std::vector<std::string>& candidates_;
+  const SearchProgress* progress_;
   std::map<std::vector<std::size_t>, bool> cache_;
+  std::optional<std::vector<std::size_t>> best_;  // the smallest good set tested
   std::size_t tests_ = 0;
 };
 
@@ -477,11 +482,11 @@ std::vector<model::OpOverride> compact_overrides(const model::Model& m,
 }
 
 MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
-                       const std::vector<OpAlone>* ranking) {
+                       const std::vector<OpAlone>* ranking, const SearchProgress* progress) {
   const std::vector<std::string> candidates = candidate_ops(r, a, b);
   const model::ReductionPolicy inv = invariant_order(a, b);
   MinimalFix fix;
-  Ddmin dd(r, a, b, candidates);
+  Ddmin dd(r, a, b, candidates, progress);
   std::vector<std::size_t> all(candidates.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   if (!dd.good(all)) {
@@ -523,7 +528,8 @@ MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
   return fix;
 }
 
-std::vector<OpAlone> rank_ops(const Request& r, const Setting& a, const Setting& b) {
+std::vector<OpAlone> rank_ops(const Request& r, const Setting& a, const Setting& b,
+                              const SearchProgress* progress) {
   const std::vector<std::string> candidates = candidate_ops(r, a, b);
   std::vector<OpAlone> out;
   for (std::size_t k = 0; k < candidates.size(); ++k) {
@@ -546,6 +552,7 @@ std::vector<OpAlone> rank_ops(const Request& r, const Setting& a, const Setting&
       }
     }
     out.push_back(row);
+    if (progress != nullptr && progress->ranked) progress->ranked(row, k + 1, candidates.size());
   }
   std::stable_sort(out.begin(), out.end(), [](const OpAlone& p, const OpAlone& q) {
     if (p.logits_differ != q.logits_differ) return p.logits_differ;

@@ -39,6 +39,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -150,6 +151,17 @@ bool logits_equal(const Request& r, const Setting& a, const Setting& b,
 
 struct OpAlone;
 
+// Told how a search goes, after each decode of both settings (fplab
+// bisect's progress lines, and what it prints when stopped); either member
+// may be empty. `ranked`: rank_ops' row for one more candidate, with how
+// many are done of how many. `tested`: minimal_fix ran one more test;
+// `best` is the smallest set known so far to make the logits equal (its op
+// names, before the confirmation and 1-minimality checks).
+struct SearchProgress {
+  std::function<void(const OpAlone& row, std::size_t done, std::size_t total)> ranked;
+  std::function<void(const std::vector<std::string>& best, std::size_t tests)> tested;
+};
+
 struct MinimalFix {
   // False when even every candidate made invariant leaves a difference
   // (a precision setting, say): no set of orders fixes it.
@@ -169,7 +181,8 @@ struct MinimalFix {
 // since each of them is known to matter alone; this saves most of its
 // tests when most ops matter. The answer is 1-minimal either way.
 MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
-                       const std::vector<OpAlone>* ranking = nullptr);
+                       const std::vector<OpAlone>* ranking = nullptr,
+                       const SearchProgress* progress = nullptr);
 
 // The overrides that make `ops` (names of m's ops) `order`, one per op,
 // except that an op present in every layer becomes one glob
@@ -188,6 +201,7 @@ struct OpAlone {
 
 // Every candidate alone variant, ranked: largest margin move first (ties:
 // op order); ops that leave the logits equal last.
-std::vector<OpAlone> rank_ops(const Request& r, const Setting& a, const Setting& b);
+std::vector<OpAlone> rank_ops(const Request& r, const Setting& a, const Setting& b,
+                              const SearchProgress* progress = nullptr);
 
 }  // namespace fplab::bisect

@@ -19,8 +19,11 @@ std::string ulps_text(std::uint64_t u) {
 }  // namespace
 
 BisectReport run_bisect(const Request& r, const std::string& prompt_text, const Setting& a,
-                        const Setting& b, bool minimal, bool ranking) {
+                        const Setting& b, bool minimal, bool ranking, const BisectUpdate& update) {
   BisectReport out;
+  const auto tell = [&](const std::string& stage) {
+    if (update) update(out, stage);
+  };
   out.model = r.model->path().string();
   out.prompt = prompt_text;
   out.steps = r.steps;
@@ -29,13 +32,34 @@ BisectReport run_bisect(const Request& r, const std::string& prompt_text, const 
   const model::Policy pa = setting_policy(r, a), pb = setting_policy(r, b);
   out.policy_a = model::reduction_spec(pa);
   out.policy_b = model::reduction_spec(pb);
+  tell("decoding both settings");
   const Decoded da = decode(r, a, pa, true);
   const Decoded db = decode(r, b, pb, true);
   out.text_a = r.model->tokenizer().decode(da.tokens);
   out.text_b = r.model->tokenizer().decode(db.tokens);
   out.first = first_divergence(*r.model, da, db, ulp_format(r, a, b));
-  if (ranking) out.ranking = rank_ops(r, a, b);
-  if (minimal) out.fix = minimal_fix(r, a, b, ranking ? &out.ranking : nullptr);
+  SearchProgress progress;
+  progress.ranked = [&](const OpAlone& row, std::size_t done, std::size_t total) {
+    out.ranking.push_back(row);
+    tell(fmt::format("ranking each op alone: {} of {} ops", done, total));
+  };
+  progress.tested = [&](const std::vector<std::string>& best, std::size_t tests) {
+    out.fix.exists = !best.empty();
+    out.fix.ops = best;
+    out.fix.tests = tests;
+    tell(fmt::format("the minimal set's search: {} tests, the smallest set so far {} ops", tests,
+                     best.size()));
+  };
+  out.ranking_searched = ranking;
+  out.minimal_searched = minimal;
+  if (ranking) {
+    tell("ranking each op alone");
+    out.ranking = rank_ops(r, a, b, &progress);
+  }
+  if (minimal) {
+    tell("the minimal set's search");
+    out.fix = minimal_fix(r, a, b, ranking ? &out.ranking : nullptr, &progress);
+  }
   return out;
 }
 
@@ -54,7 +78,18 @@ std::string format_bisect(const BisectReport& r) {
         d.step, d.position, d.moved, d.elements, ulps_text(d.max_ulps), name(d.ulp_format),
         exact(d.a), exact(d.b), d.max_index, d.inputs_matched ? "matched" : "differed too");
   }
-  if (r.fix.tests != 0 || r.fix.exists) {
+  const bool searching = !r.partial.empty() && r.minimal_searched && !r.fix.confirmed;
+  if (searching && r.fix.tests == 0) {
+    s += "minimal fix: not reached (stopped before its search began)\n";
+  } else if (searching) {
+    s += fmt::format(
+        "minimal fix: not finished; after {} decodes of both, the smallest set known "
+        "to make the logits equal ({} ops, not confirmed, not checked 1-minimal): {}\n",
+        r.fix.tests, r.fix.ops.size(),
+        r.fix.exists ? fmt::format("{}", fmt::join(r.fix.ops, ", ")) : "none yet");
+  } else if (!r.minimal_searched) {
+    s += "minimal fix: not searched (--no-minimal)\n";
+  } else if (r.fix.tests != 0 || r.fix.exists) {
     if (!r.fix.exists) {
       s += "minimal fix: none; every candidate op made invariant still leaves the logits "
            "different (the difference is not a reduction order)\n";
@@ -86,6 +121,7 @@ std::string format_bisect(const BisectReport& r) {
     }
     s += fmt::format("  ({} more ops alone leave the logits bit-identical)\n", same);
   }
+  if (!r.partial.empty()) s += fmt::format("partial: {}\n", r.partial);
   return s;
 }
 
@@ -114,11 +150,20 @@ nlohmann::json bisect_to_json(const BisectReport& r) {
   } else {
     j["first_divergent_op"] = nullptr;
   }
-  j["minimal_set"] = r.fix.exists ? nlohmann::json(r.fix.ops) : nlohmann::json(nullptr);
-  j["minimal_fix"] = {{"exists", r.fix.exists},           {"policy_a", r.fix.policy_a},
-                      {"policy_b", r.fix.policy_b},       {"confirmed", r.fix.confirmed},
-                      {"one_minimal", r.fix.one_minimal}, {"tests", r.fix.tests}};
-  j["ranking"] = nlohmann::json::array();
+  const nlohmann::json not_searched = "not searched";
+  const bool not_reached = !r.partial.empty() && r.fix.tests == 0 && !r.fix.exists;
+  j["minimal_set"] = !r.minimal_searched ? not_searched
+                     : not_reached       ? nlohmann::json("not reached")
+                     : r.fix.exists      ? nlohmann::json(r.fix.ops)
+                                         : nlohmann::json(nullptr);
+  j["minimal_fix"] =
+      !r.minimal_searched
+          ? not_searched
+          : nlohmann::json{{"exists", r.fix.exists},           {"policy_a", r.fix.policy_a},
+                           {"policy_b", r.fix.policy_b},       {"confirmed", r.fix.confirmed},
+                           {"one_minimal", r.fix.one_minimal}, {"tests", r.fix.tests}};
+  j["partial"] = r.partial.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.partial);
+  j["ranking"] = r.ranking_searched ? nlohmann::json::array() : not_searched;
   for (const auto& o : r.ranking) {
     j["ranking"].push_back({{"op", o.op},
                             {"logits_differ", o.logits_differ},

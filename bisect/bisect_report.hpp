@@ -11,10 +11,15 @@
 // when no set of orders makes the settings agree, or when it was not run),
 // "minimal_fix" (exists, policy_a, policy_b, confirmed, one_minimal,
 // tests) and "ranking" (per candidate op: op, logits_differ, margin_move,
-// max_change, flips). For dumps: "first_divergent" (null or the tensor)
-// and "tensors" in the dump's order.
+// max_change, flips); "minimal_set", "minimal_fix" and "ranking" are the
+// string "not searched" when that search was turned off, and "partial" is
+// null for a complete answer, else what stopped it (then "minimal_set" is
+// the smallest set found so far, or "not reached" when its search had not
+// begun, and "ranking" holds the ops ranked so far). For dumps:
+// "first_divergent" (null or the tensor) and "tensors" in the dump's order.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -35,12 +40,26 @@ struct BisectReport {
   std::optional<Divergence> first;
   MinimalFix fix;
   std::vector<OpAlone> ranking;
+  bool ranking_searched = false;  // false: --no-ranking
+  bool minimal_searched = false;  // false: --no-minimal
+  // Empty for a complete answer; else what stopped the search and where
+  // ("stopped by SIGINT during the minimal set's search"): the fields above
+  // hold what was found by then (`fix.ops`: the smallest set known to make
+  // the logits equal, not yet confirmed or checked 1-minimal).
+  std::string partial;
 };
 
+// Where run_bisect is: "decoding both settings", "ranking each op alone",
+// "the minimal set's search".
+using BisectUpdate = std::function<void(const BisectReport& so_far, const std::string& stage)>;
+
 // Everything above for one request. `minimal` and `ranking` can be turned
-// off (they decode the request many times).
+// off (they decode the request many times). `update`, when given, is called
+// with what is known so far as each stage starts and after every decode of
+// both settings in the ranking and the minimal set's search.
 BisectReport run_bisect(const Request& r, const std::string& prompt_text, const Setting& a,
-                        const Setting& b, bool minimal = true, bool ranking = true);
+                        const Setting& b, bool minimal = true, bool ranking = true,
+                        const BisectUpdate& update = {});
 
 std::string format_bisect(const BisectReport& r);
 nlohmann::json bisect_to_json(const BisectReport& r);

@@ -3,7 +3,13 @@
 // tensor between two dumps of any program (--dumps, bisect/dump_diff.hpp).
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -13,6 +19,9 @@
 #include "bisect/engine_dumps.hpp"
 #include "cli/commands.hpp"
 #include "cli/numeric_options.hpp"
+#include "cli/stop_signals.hpp"
+#include "lab/progress_pace.hpp"
+#include "lab/stop_request.hpp"
 #include "model/policy.hpp"
 #include "model/transformer.hpp"
 
@@ -33,6 +42,61 @@ struct BisectOptions {
   bool no_minimal = false;
   bool no_ranking = false;
 };
+
+// What the search has found so far, for SIGINT/SIGTERM: kept by the update
+// callback (the main thread), printed by the stop action (the StopWatcher's
+// thread), which then exits.
+struct Found {
+  std::mutex mutex;
+  bisect::BisectReport report;
+  std::string stage = "loading the model";
+  bool json = false;
+  bool printed = false;  // the complete answer is out: a late stop changes nothing
+};
+Found& found() {
+  static Found f;
+  return f;
+}
+
+std::string printed(const bisect::BisectReport& r, bool json) {
+  return json ? bisect::bisect_to_json(r).dump(2) + "\n" : bisect::format_bisect(r);
+}
+
+// Prints what was found, marked partial, and exits 128 + signal.
+[[noreturn]] void stop_with_what_was_found(int signal) {
+  auto& f = found();
+  const std::lock_guard<std::mutex> lock(f.mutex);
+  if (f.printed) std::_Exit(0);
+  bisect::BisectReport r = f.report;
+  std::stable_sort(r.ranking.begin(), r.ranking.end(),
+                   [](const bisect::OpAlone& p, const bisect::OpAlone& q) {
+                     if (p.logits_differ != q.logits_differ) return p.logits_differ;
+                     return p.margin_move > q.margin_move;
+                   });
+  r.partial = fmt::format("stopped by {} during {}", signal_name(signal), f.stage);
+  if (!r.model.empty()) std::fputs(printed(r, f.json).c_str(), stdout);
+  std::fflush(stdout);
+  std::fprintf(stderr, "fplab: bisect stopped by %s during %s%s\n", signal_name(signal),
+               f.stage.c_str(),
+               r.model.empty() ? "; nothing found yet" : "; what it found is above");
+  std::fflush(stderr);
+  std::_Exit(128 + signal);
+}
+
+// Keeps what was found and prints a progress line when one is due (on a
+// terminal or not: lab/progress_pace.hpp).
+void keep(const bisect::BisectReport& so_far, const std::string& stage) {
+  auto& f = found();
+  {
+    const std::lock_guard<std::mutex> lock(f.mutex);
+    f.report = so_far;
+    f.stage = stage;
+  }
+  if (progress_line_due()) {
+    std::fprintf(stderr, "fplab: bisect: %s\n", stage.c_str());
+    std::fflush(stderr);
+  }
+}
 
 }  // namespace
 
@@ -72,7 +136,20 @@ void add_bisect_command(CLI::App& app) {
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->add_flag("--no-minimal", o->no_minimal, "Skip the minimal fix (ddmin)");
   cmd->add_flag("--no-ranking", o->no_ranking, "Skip the ranking of each op alone");
+  cmd->footer(
+      "Examples:\n"
+      "  fplab bisect --prompt 'In the beginning' --a batch=1 --b batch=8\n"
+      "                                                which op breaks batch invariance\n"
+      "  fplab bisect --prompt 'In the beginning' --a tp=1 --b tp=2 --policy split-k -n 4\n"
+      "  fplab bisect --prompt 'Hi' --b precision=bf16 --no-minimal --json\n"
+      "  fplab bisect --dumps a.safetensors b.safetensors\n"
+      "                                                first divergent tensor of two --dump files\n"
+      "SIGINT or SIGTERM prints what was found so far, marked partial (exit 128 + signal).");
   cmd->callback([o] {
+    // Stops from the first instant keep what was found (stop_with_what_was_found).
+    found().json = o->json;
+    install_stop_handlers(&stop_with_what_was_found);
+    const StopWatcher watcher;  // lab/stop_request.hpp
     if (!o->dumps.empty()) {
       if (!o->prompt.empty() || !o->a.empty() || !o->b.empty())
         throw std::invalid_argument("--dumps takes no --prompt, --a or --b");
@@ -96,12 +173,12 @@ void add_bisect_command(CLI::App& app) {
     r.prompt = m.tokenizer().encode(o->prompt);
     r.steps = o->steps;
     r.policy = model::parse_policy(o->policy, o->precision);
-    const auto report = bisect::run_bisect(r, o->prompt, a, b, !o->no_minimal, !o->no_ranking);
-    if (o->json) {
-      fmt::print("{}\n", bisect::bisect_to_json(report).dump(2));
-    } else {
-      fmt::print("{}", bisect::format_bisect(report));
-    }
+    const auto report =
+        bisect::run_bisect(r, o->prompt, a, b, !o->no_minimal, !o->no_ranking, keep);
+    const std::lock_guard<std::mutex> lock(found().mutex);  // a stop now waits for this
+    fmt::print("{}", printed(report, o->json));
+    std::fflush(stdout);
+    found().printed = true;
   });
 }
 

@@ -155,6 +155,11 @@ void add_inspect_command(CLI::App& app) {
       ->required();
   cmd->add_flag("--sha256", o->sha256,
                 "Print each tensor's SHA-256 (of its bytes as loaded, HF layout)");
+  cmd->footer(
+      "Examples:\n"
+      "  fplab inspect --model HuggingFaceTB/SmolLM2-135M           a cached model id\n"
+      "  fplab inspect --model DIR --sha256                          each tensor's SHA-256\n"
+      "  fplab inspect --model qwen.gguf                             a GGUF file");
   cmd->callback([o] { run_inspect(*o); });
 }
 

@@ -167,6 +167,11 @@ void add_collective_command(CLI::App& app) {
                 "user-defined MPI_Op) and compare every rank's bits");
   cmd->add_option("--timeout", o->timeout, "seconds before a hung MPI job is killed (default 120)")
       ->check(number_in(0.1, 86400.0));
+  cmd->footer(
+      "Examples:\n"
+      "  fplab collective --algorithm nccl-ring --ranks 4 --file x.npy    NCCL's ring order\n"
+      "  fplab collective --algorithm ompi-recursive-doubling --ranks 4 --file x.npy --mpi\n"
+      "                                                  and on real Open MPI, bit for bit");
   cmd->callback([o] { run_collective(*o); });
 
   auto w = std::make_shared<MpiWorkerArgs>();

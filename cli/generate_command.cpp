@@ -181,32 +181,37 @@ std::string read_text(const std::filesystem::path& path) {
 
 void add_generate_command(CLI::App& app) {
   auto o = std::make_shared<GenerateOptions>();
-  auto* cmd =
-      app.add_subcommand("generate", "Continue a prompt with the bundled model (seeded sampling)");
-  auto* prompt_text = cmd->add_option("prompt", o->prompt,
-                                      "The text to continue (characters of the model's vocabulary)")
-                          ->capture_default_str();
+  auto* cmd = app.add_subcommand(
+      "generate",
+      "Continue a prompt with a model (seeded sampling): the bundled character model, or a "
+      "checkpoint with --model");
+  auto* prompt_text =
+      cmd->add_option("prompt", o->prompt,
+                      "The text to continue (on the bundled model: characters of its vocabulary)")
+          ->capture_default_str();
   auto* prompt_ids =
       cmd->add_option("--prompt-ids", o->prompt_ids,
                       "Start from these token ids instead of a text: 1,2,3 or [1,2,3] (as "
                       "fplab tokenize prints them; each below the model's vocabulary size)")
           ->excludes(prompt_text);
-  cmd->add_option("-n,--steps", o->steps,
-                  "Characters to generate (default: up to 200, as the context allows)");
+  auto* steps_option =
+      cmd->add_option("-n,--steps", o->steps,
+                      "Tokens to generate, 1 or more (characters on the bundled model; default: "
+                      "up to 200, as the context allows)");
   cmd->add_option("-t,--temperature", o->temperature, "Temperature; 0 or less: greedy (argmax)")
       ->capture_default_str();
-  cmd->add_option("-k,--top-k", o->top_k, "Keep the k most likely characters (0: off)")
+  cmd->add_option("-k,--top-k", o->top_k, "Keep the k most likely tokens (0: off)")
       ->capture_default_str();
   cmd->add_option("-p,--top-p", o->top_p,
                   "Keep the smallest set holding this much probability (1: off)")
       ->capture_default_str();
   cmd->add_option("--presence-penalty", o->presence,
-                  "Subtracted once from every character generated so far")
+                  "Subtracted once from every token generated so far")
       ->capture_default_str();
   cmd->add_option("--frequency-penalty", o->frequency, "Subtracted once per occurrence so far")
       ->capture_default_str();
   cmd->add_option("--repetition-penalty", o->repetition,
-                  "CTRL penalty on characters generated so far (1: off)")
+                  "CTRL penalty on tokens generated so far (1: off)")
       ->capture_default_str();
   cmd->add_option("--order", o->order,
                   "Stage order: a permutation of penalties,temperature,top-k,top-p")
@@ -251,7 +256,7 @@ void add_generate_command(CLI::App& app) {
   cmd->add_flag("--tp-in-process", o->tp_in_process,
                 "Compute every shard in this process (the order model's prediction; no mpirun)");
   cmd->add_option("--logits", o->logits,
-                  "Write the (steps x vocabulary) float32 logits that chose each character "
+                  "Write the (steps x vocabulary) float32 logits that chose each token "
                   "(.npy, C order; needs --samples 1)");
   cmd->add_option("--dump", o->dump,
                   "Write every op's output for the first sample, pass after pass, to this "
@@ -268,8 +273,24 @@ void add_generate_command(CLI::App& app) {
                   "Internal: this process is a rank of the mpirun job --tp starts");
   cmd->add_option("--tp-fail-rank", o->tp_fail_rank,
                   "Fault injection for tests: this rank exits mid-run (status 3)");
-  cmd->callback([o, prompt_ids] {
+  cmd->footer(
+      "Examples:\n"
+      "  fplab generate -t 0 -n 40                     greedy, 40 characters of the bundled model\n"
+      "  fplab generate -t 0 --precision bf16 --policy split-k --batch 8\n"
+      "                                                row 0 of 8 copies (the headline)\n"
+      "  fplab generate --model HuggingFaceTB/SmolLM2-135M -t 0 -n 20 'The capital of France is'\n"
+      "                                                20 tokens of a checkpoint\n"
+      "  fplab generate -t 0 -n 8 --logits /tmp/l.npy  and the logits that chose each token");
+  cmd->callback([o, prompt_ids, steps_option] {
     o->from_ids = prompt_ids->count() > 0;
+    if (steps_option->count() > 0 && o->steps == 0) {
+      throw std::invalid_argument(
+          "--steps 0: nothing to generate (leave -n out for as many as the context allows, up "
+          "to 200)");
+    }
+    // Output paths are checked before any work (io/atomic_file.hpp).
+    if (!o->logits.empty()) check_writable_file(o->logits);
+    if (!o->dump.empty()) check_writable_file(o->dump);
     sampling::SamplingConfig c;
     c.temperature = o->temperature;
     c.top_k = o->top_k;
@@ -293,9 +314,12 @@ void add_generate_command(CLI::App& app) {
     if (prompt.empty()) throw std::invalid_argument("the prompt is empty");
     if (o->from_ids) o->prompt = m.tokenizer().decode(prompt);  // printed before the answer
     // Held to the context before any sum: prompt + steps cannot wrap around.
+    // A checkpoint counts tokens, the bundled model characters.
+    const std::string_view unit = m.tokenizer().vocab().empty() ? "tokens" : "characters";
     if (o->steps > m.config().context) {
-      throw std::invalid_argument(fmt::format("--steps {}: over the context of {} characters",
-                                              o->steps, m.config().context));
+      throw std::invalid_argument(fmt::format("--steps {}: over the context of {} {} of {}",
+                                              o->steps, m.config().context, unit,
+                                              m.path().string()));
     }
     std::size_t steps = o->steps;
     if (steps == 0) {
@@ -303,8 +327,8 @@ void add_generate_command(CLI::App& app) {
           200, m.config().context + 1 - std::min(prompt.size(), m.config().context + 1));
     }
     if (steps == 0) {
-      throw std::invalid_argument(
-          fmt::format("the prompt fills the context of {} characters", m.config().context));
+      throw std::invalid_argument(fmt::format("the prompt fills the context of {} {} of {}",
+                                              m.config().context, unit, m.path().string()));
     }
     const std::size_t rows = o->batch == 0 ? o->samples : o->batch;
     if (rows < o->samples) {

@@ -77,6 +77,11 @@ void add_list_command(CLI::App& app) {
   cmd->add_flag("--narrow", *narrow_flag,
                 "Fit 80 columns, descriptions wrapped (the default on a terminal narrower than "
                 "100 columns)");
+  cmd->footer(
+      "Examples:\n"
+      "  fplab list                    experiments and strategies, briefly\n"
+      "  fplab list experiments        every experiment with its parameters\n"
+      "  fplab list strategies         the summation strategies");
   cmd->callback([what, narrow_flag] {
     const bool narrow = narrow_output(*narrow_flag);
     if (*what == "strategies") {

@@ -8,22 +8,16 @@
 #include "cli/commands.hpp"
 #include "cli/negative_values.hpp"
 #include "cli/numeric_options.hpp"
+#include "cli/wait_policy.hpp"
 
 namespace {
 
 int run_fplab(int argc, char** argv) {
   CLI::App app{"fplab: the same numbers added in a different order give a different float"};
-  app.set_version_flag("--version", std::string("fplab ") + fplab::build::kVersion);
+  app.set_version_flag("--version",
+                       std::string("fplab ") + fplab::build::kVersion +
+                           "\nOpenMP threads wait: " + fplab::cli::wait_policy_description());
   app.require_subcommand(1);
-  app.footer(
-      "Examples:\n"
-      "  fplab sum 0.1 1e20 -1e20         every strategy on three numbers: exact bits, errors\n"
-      "  fplab sum --show-tree 1 2 3 4    how each strategy parenthesises the sum\n"
-      "  fplab sum -inf 1 -.5             negative numbers are values (no -- needed)\n"
-      "  fplab sum data.npy               a .npy, .safetensors or text file\n"
-      "  fplab round 16.07 --format bf16  neighbours, spacing and error in bfloat16\n"
-      "  fplab list                       strategies and experiments\n"
-      "Run 'fplab COMMAND --help' for a command's options.");
   fplab::cli::add_sum_command(app);
   fplab::cli::add_list_command(app);
   fplab::cli::add_round_command(app);
@@ -45,6 +39,17 @@ int run_fplab(int argc, char** argv) {
   fplab::cli::add_inspect_command(app);
   fplab::cli::add_bisect_command(app);
 #endif
+  // After the subcommands: a subcommand takes the footer its app has when it
+  // is added, and has its own examples.
+  app.footer(
+      "Examples:\n"
+      "  fplab sum 0.1 1e20 -1e20         every strategy on three numbers: exact bits, errors\n"
+      "  fplab sum --show-tree 1 2 3 4    how each strategy parenthesises the sum\n"
+      "  fplab sum -inf 1 -.5             negative numbers are values (no -- needed)\n"
+      "  fplab sum data.npy               a .npy, .safetensors or text file\n"
+      "  fplab round 16.07 --format bf16  neighbours, spacing and error in bfloat16\n"
+      "  fplab list                       strategies and experiments\n"
+      "Run 'fplab COMMAND --help' for a command's options.");
   fplab::cli::check_numeric_options(app);  // after every command: each numeric option range-checked
   try {
     // `fplab sum -inf 1 -.5`, `fplab round -0.1`: negative numbers reach
@@ -74,6 +79,7 @@ int run_fplab(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  fplab::cli::use_passive_wait_policy(argv);  // first: it may start the program again
   try {
     return run_fplab(argc, argv);
   } catch (...) {  // CLI11's set-up, or anything that is not a std::exception

@@ -72,6 +72,12 @@ void add_ops_command(CLI::App& app) {
   cmd->add_option("--tp", o->tp, "Tensor-parallel degree: lists each row-parallel op's all-reduce")
       ->capture_default_str()
       ->check(integer_in(1, 64));
+  cmd->footer(
+      "Examples:\n"
+      "  fplab ops                                         the bundled model's ops\n"
+      "  fplab ops --policy library,layers.*.mlp.*=split-k  each op's order under a policy\n"
+      "  fplab ops --model HuggingFaceTB/SmolLM2-135M --tp 3\n"
+      "                                                    a checkpoint's ops, split over 3 ranks");
   cmd->callback([o] {
     const model::Policy policy = model::parse_policy(o->policy, o->precision);
     const model::Model m = model::Model::load(o->model);

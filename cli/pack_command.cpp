@@ -81,6 +81,10 @@ void add_pack_command(CLI::App& app) {
   cmd->add_option("-e,--experiment", opts->experiment, "Experiment id in the results file");
   cmd->add_option("--dtype", opts->dtype, "Type text numbers are rounded to")
       ->check(CLI::IsMember({"float32", "float64"}));
+  cmd->footer(
+      "Examples:\n"
+      "  fplab pack out.json -e mine logits=run1.npy       one array as a results.json\n"
+      "  fplab pack b.json -e mine logits=run2.npy && fplab diff out.json b.json");
   cmd->callback([opts] {
     if (opts->experiment.empty() || opts->experiment.find('/') != std::string::npos) {
       throw InputError("--experiment '" + opts->experiment + "' must be non-empty, without '/'");

@@ -21,6 +21,10 @@ void add_report_command(CLI::App& app) {
       "report", "Render report.md, report.html, CSV and plots from a results.json");
   cmd->add_option("results", opts->results, "A results.json written by 'fplab run'")->required();
   cmd->add_option("-o,--out", opts->out, "Output folder (default: the folder of results.json)");
+  cmd->footer(
+      "Examples:\n"
+      "  fplab report report/results.json              the report again, beside it\n"
+      "  fplab report a/results.json -o /tmp/a-report  into another folder");
   cmd->callback([opts] {
     const Results r = read_results_json(opts->results);
     std::filesystem::path out = opts->out;

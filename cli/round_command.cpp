@@ -260,6 +260,12 @@ void add_round_command(CLI::App& app) {
                 "Fit 80 columns: each field's hex and notes on a line of their own (the default "
                 "on a terminal narrower than the wide layout's 112 columns)");
   cmd->add_flag("--limits", opts->limits, "Print the formats' parameters and limits instead");
+  cmd->footer(
+      "Examples:\n"
+      "  fplab round 16.07 --format bf16       neighbours, spacing and error in bfloat16\n"
+      "  fplab round 0x1.8p-3 -F fp16 -F e4m3  in two formats\n"
+      "  fplab round 1.3 -F bf16 -m sr --seed 7   stochastic rounding, seeded\n"
+      "  fplab round --limits -F fp8-e5m2      a format's parameters and limits");
   cmd->callback([opts] { run(*opts); });
 }
 

@@ -6,8 +6,10 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,7 +17,10 @@
 #include "cli/commands.hpp"
 #include "cli/numeric_options.hpp"
 #include "cli/run_workers.hpp"
+#include "cli/stop_signals.hpp"
+#include "io/atomic_file.hpp"
 #include "lab/experiment.hpp"
+#include "lab/progress_pace.hpp"
 #include "lab/stop_request.hpp"
 #include "reports/context.hpp"
 #include "reports/report.hpp"
@@ -57,10 +62,6 @@ Progress& progress_state() {
   return p;
 }
 
-const char* signal_name(int signal) {
-  return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "a signal";
-}
-
 std::string stop_message(int signal, const std::string& during) {
   auto& p = progress_state();
   const std::lock_guard<std::mutex> lock(p.mutex);
@@ -92,27 +93,26 @@ std::string stop_message(int signal, const std::string& during) {
   std::_Exit(128 + signal);
 }
 
-extern "C" void record_stop_signal(int signal) {
-  stop_signal_received.store(signal, std::memory_order_relaxed);
+// The folders writing a report in `out` would create (`out` and any missing
+// parent, csv/, figures/), deepest first: removed again when a stop leaves
+// the report unwritten, so that `out` is left exactly as it was.
+std::vector<std::filesystem::path> missing_report_dirs(const std::filesystem::path& out) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> missing;
+  for (const char* sub : {"csv", "figures"})
+    if (!fs::exists(out / sub)) missing.push_back(out / sub);
+  for (fs::path p = out; !p.empty() && !fs::exists(p); p = p.parent_path()) {
+    missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  return missing;
 }
 
-// SIGINT and SIGTERM ask for a stop at the next progress point; a second
-// one kills at once (SA_RESETHAND). A SIGINT ignored by the parent (a
-// background job) stays ignored. SIGXFSZ ignored: a file size limit is a
-// write error like a full disk.
-void install_stop_handlers() {
-  stop_action.store(&stop_during_experiment);
-  struct sigaction action {};
-  action.sa_handler = record_stop_signal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESETHAND | SA_RESTART;
-  for (const int signal : {SIGINT, SIGTERM}) {
-    struct sigaction old {};
-    sigaction(signal, nullptr, &old);
-    if (signal == SIGINT && old.sa_handler == SIG_IGN) continue;
-    sigaction(signal, &action, nullptr);
+void remove_empty_dirs(const std::vector<std::filesystem::path>& dirs) {
+  for (const auto& d : dirs) {
+    std::error_code ignored;  // a folder that holds something stays
+    std::filesystem::remove(d, ignored);
   }
-  std::signal(SIGXFSZ, SIG_IGN);
 }
 
 }  // namespace
@@ -137,54 +137,71 @@ void add_run_command(CLI::App& app) {
                   "Override a parameter: name=value (every chosen experiment that has it) or "
                   "experiment.name=value (repeatable; see 'fplab list')")
       ->allow_extra_args(false);
+  cmd->footer(
+      "Examples:\n"
+      "  fplab run batch-answers --out /tmp/b6          the headline experiment, its report\n"
+      "  fplab run all --quick --out report            every experiment at small sizes\n"
+      "  fplab run batch-variance --quick --set model=HuggingFaceTB/SmolLM2-135M\n"
+      "                                                a model experiment on a checkpoint\n"
+      "  fplab list experiments                        the ids and their parameters");
   cmd->callback([opts] {
-    // Validate everything before any experiment starts.
-    const auto plan = plan_runs(opts->ids, opts->quick, opts->settings);
-    ensure_writable_dir(opts->out);
-    const bool tty = isatty(STDERR_FILENO) != 0;
+    // A stop request is honoured from here on, planning included (a plan
+    // can load a model); the folder is checked, not created, before any
+    // experiment starts, and created only when the report is written.
+    install_stop_handlers(&stop_during_experiment);
     auto& state = progress_state();
     state.out = opts->out;
-    state.planned = plan.size();
-    install_stop_handlers();
-
+    state.current = "the plan";
     Results results;
-    std::map<std::string, std::uint64_t> seeds;
-    const auto start = std::chrono::steady_clock::now();
-    state.plan = &plan;
-    WorkerHooks hooks;
-    hooks.started = [&plan, tty](std::size_t i) {
-      if (!tty) return;
-      const auto& info = plan[i].experiment->info;
-      std::fprintf(stderr, "fplab: [%zu/%zu] %s: %s\n", i + 1, plan.size(), info.id.c_str(),
-                   info.title.c_str());
-    };
-    hooks.finished = [&state](std::size_t, const ExperimentRecord& rec) {
-      std::string verdicts;
-      for (const auto& v : rec.verdicts)
-        verdicts += fmt::format(", {} {}", v.claim, name(v.status));
-      fmt::print("{:<14} {:>7.2f} s  {} tables{}\n", rec.id, rec.wall_seconds, rec.tables.size(),
-                 verdicts);
-      std::fflush(stdout);
-      const std::lock_guard<std::mutex> lock(state.mutex);
-      state.finished.push_back(rec.id);
-    };
-    results.experiments = run_in_workers(plan, opts->quick, tty, opts->jobs, hooks);
-    state.plan = nullptr;
-    for (const auto& rec : results.experiments) seeds[rec.id] = rec.seed;
-    results.total_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    results.context = collect_context(command_line(*opts), opts->quick, seeds);
-    state.current = "the report";
-    stop_if_requested();
+    {
+      const StopWatcher watcher;  // lab/stop_request.hpp: stops between progress points
+      const auto plan = plan_runs(opts->ids, opts->quick, opts->settings);
+      check_writable_folder(opts->out);
+      const bool tty = isatty(STDERR_FILENO) != 0;
+      state.planned = plan.size();
+      state.current.clear();
+      std::map<std::string, std::uint64_t> seeds;
+      const auto start = std::chrono::steady_clock::now();
+      state.plan = &plan;
+      WorkerHooks hooks;
+      hooks.started = [&plan, tty](std::size_t i) {
+        if (!tty && !progress_line_due()) return;  // lab/progress_pace.hpp
+        const auto& info = plan[i].experiment->info;
+        std::fprintf(stderr, "fplab: [%zu/%zu] %s: %s\n", i + 1, plan.size(), info.id.c_str(),
+                     info.title.c_str());
+      };
+      hooks.finished = [&state](std::size_t, const ExperimentRecord& rec) {
+        std::string verdicts;
+        for (const auto& v : rec.verdicts)
+          verdicts += fmt::format(", {} {}", v.claim, name(v.status));
+        fmt::print("{:<14} {:>7.2f} s  {} tables{}\n", rec.id, rec.wall_seconds, rec.tables.size(),
+                   verdicts);
+        std::fflush(stdout);
+        const std::lock_guard<std::mutex> lock(state.mutex);
+        state.finished.push_back(rec.id);
+      };
+      results.experiments = run_in_workers(plan, opts->quick, tty, opts->jobs, hooks);
+      state.plan = nullptr;
+      for (const auto& rec : results.experiments) seeds[rec.id] = rec.seed;
+      results.total_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      results.context = collect_context(command_line(*opts), opts->quick, seeds);
+      state.current = "the report";
+      stop_if_requested();
+    }
     // Everything is written under temporary names first; a stop requested
-    // meanwhile removes them (the StagedReport's destructor) and renames nothing.
-    StagedReport staged = stage_report(results, opts->out);
+    // meanwhile removes them (the StagedReport's destructor), renames
+    // nothing and removes the folders the report created.
+    const auto created = missing_report_dirs(opts->out);
+    std::optional<StagedReport> staged = stage_report(results, opts->out);
     if (const int signal = stop_signal_received.load(); signal != 0) {
+      staged.reset();
+      remove_empty_dirs(created);
       std::fputs(stop_message(signal, "the report").c_str(), stderr);
       throw ExitStatus{128 + signal};
     }
-    const std::size_t files = staged.files.final_paths().size();
-    staged.files.commit();
+    const std::size_t files = staged->files.final_paths().size();
+    staged->files.commit();
     fmt::print(
         "\n{}\nfingerprint {}\nwrote {}/results.json, report.md, report.html, {} files in all "
         "({:.1f} s)\n",

@@ -35,6 +35,9 @@ void add_summary_command(CLI::App& app) {
   cmd->add_option("results", *path, "A results.json written by fplab run")
       ->required()
       ->check(CLI::ExistingFile);
+  cmd->footer(
+      "Examples:\n"
+      "  fplab summary report/results.json    fingerprint, compiler, flags, verdicts on one line");
   cmd->callback([path] { fmt::print("{}\n", summary_line(read_results_json(*path))); });
 }
 

@@ -157,4 +157,41 @@ void write_file_atomically(const fs::path& path, std::string_view bytes) {
   files.commit();
 }
 
+namespace {
+
+// The reason a file cannot be made in the folder `dir`, or "" when one can
+// (a probe file made and removed at once).
+std::string probe_folder(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return dir.string() + " is not a folder";
+  const fs::path probe = dir / (".fplab-probe-" + std::to_string(::getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return std::strerror(errno);
+  ::close(fd);
+  fs::remove(probe, ec);
+  return {};
+}
+
+}  // namespace
+
+void check_writable_file(const fs::path& path) {
+  const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::error_code ec;
+  std::string why = fs::is_directory(path, ec) ? std::string("it is a folder")
+                    : !fs::exists(folder, ec)  ? "no folder " + folder.string()
+                                               : probe_folder(folder);
+  if (!why.empty()) throw InputError(path.string() + ": cannot write: " + why);
+}
+
+void check_writable_folder(const fs::path& dir) {
+  std::error_code ec;
+  fs::path existing = dir.empty() ? fs::path(".") : dir;
+  while (!fs::exists(existing, ec) && existing.has_parent_path() &&
+         existing != existing.parent_path())
+    existing = existing.parent_path();
+  if (!fs::exists(existing, ec)) existing = ".";  // relative, no part of it exists
+  const std::string why = probe_folder(existing);
+  if (!why.empty()) throw InputError("cannot write to " + dir.string() + ": " + why);
+}
+
 }  // namespace fplab

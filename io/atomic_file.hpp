@@ -68,4 +68,16 @@ class StagedFiles {
 // Writes one file through a temporary and a rename (a StagedFiles of one).
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
 
+// Checks, changing nothing, that a file could be written at `path`, before
+// the work that fills it starts: its folder exists, a file can be made in
+// it (a probe, made and removed at once) and `path` is not a folder.
+// Throws InputError "PATH: cannot write: REASON" (one line) otherwise.
+void check_writable_file(const std::filesystem::path& path);
+
+// The same for a folder `dir` that is created when written to: `dir` is a
+// folder a file can be made in, or does not exist and its nearest existing
+// ancestor is one (nothing is created). Throws InputError "cannot write to
+// DIR: REASON" (one line) otherwise.
+void check_writable_folder(const std::filesystem::path& dir);
+
 }  // namespace fplab

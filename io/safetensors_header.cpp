@@ -4,6 +4,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "io/file_kind.hpp"
+
 namespace fplab {
 
 namespace {
@@ -94,9 +96,12 @@ SafetensorsHeader read_safetensors_header(std::istream& in, std::uint64_t file_s
   std::uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | len_bytes[i];
   if (header_len > file_size - 8) {
+    // Not a safetensors file, most likely: say what it is when its first
+    // bytes tell (io/file_kind.hpp).
+    const std::string kind = file_kind(len_bytes);
     fail_input(path, "header length " + std::to_string(header_len) +
                          " runs past the end of the file (" + std::to_string(file_size) +
-                         " bytes)");
+                         " bytes)" + (kind.empty() ? "" : ": not a safetensors file but " + kind));
   }
   if (header_len > kMaxHeader) {
     fail_input(path, "header length " + std::to_string(header_len) + " is too large");

@@ -14,8 +14,10 @@ class RunContext {
       : id_(std::move(id)), quick_(quick), seed_(seed), show_progress_(show_progress) {}
   [[nodiscard]] bool quick() const { return quick_; }
   [[nodiscard]] std::uint64_t seed() const { return seed_; }
-  // Reports progress on stderr, only when it is a terminal; cheap to call
-  // often (prints only when the whole percentage changes). Every long loop
+  // Reports progress on stderr: on a terminal (show_progress) one line
+  // redrawn when the whole percentage changes; otherwise a line
+  // "fplab: ID: WHAT P%" when the percentage changed and a line is due
+  // (lab/progress_pace.hpp: every 10 s at most). Cheap to call often. Every long loop
   // of every experiment passes through here, and a stop request is
   // honoured here (and, between progress calls, by the driver's
   // StopWatcher: lab/stop_request.hpp).

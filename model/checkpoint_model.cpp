@@ -7,6 +7,7 @@
 // float).
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <set>
 #include <string>
@@ -75,6 +76,51 @@ std::string hf_matrix_name(const Op& op, const ModelConfig& config) {
   return "model." + op.name + ".weight";  // layers.N.self_attn.q_proj, ...
 }
 
+// The first element of `n` stored values of type U (at `data`) whose
+// exponent bits (`exponent`) are all ones, or n. A branch-free pass first
+// (it vectorises: the whole checkpoint is read once at load), the index
+// only when one is there.
+template <typename U>
+std::size_t first_non_finite(const std::byte* data, std::size_t n, U exponent) {
+  unsigned any = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    U u = 0;
+    std::memcpy(&u, data + sizeof(U) * i, sizeof(U));
+    any |= static_cast<unsigned>((u & exponent) == exponent);
+  }
+  if (any == 0) return n;
+  for (std::size_t i = 0; i < n; ++i) {
+    U u = 0;
+    std::memcpy(&u, data + sizeof(U) * i, sizeof(U));
+    if ((u & exponent) == exponent) return i;
+  }
+  return n;
+}
+
+// Throws InputError naming the first tensor (in name order) that holds a
+// NaN or an infinity, and where: such a weight would surface only as a NaN
+// logit many ops later. Reads the stored bits (exponent all ones), so a
+// 16-bit checkpoint is not widened for it.
+void require_finite_weights(const checkpoints::Checkpoint& ck, const std::string& where) {
+  for (const auto& [tensor, view] : ck.tensors()) {
+    const std::size_t n = view.elements();
+    const bool f32 = view.dtype == checkpoints::StoredType::f32;
+    const bool bf16 = view.dtype == checkpoints::StoredType::bf16;
+    const std::uint32_t exponent = f32 ? 0x7f800000U : bf16 ? 0x7f80U : 0x7c00U;
+    const std::size_t i =
+        f32 ? first_non_finite<std::uint32_t>(view.data, n, exponent)
+            : first_non_finite<std::uint16_t>(view.data, n, static_cast<std::uint16_t>(exponent));
+    if (i == n) continue;
+    std::uint32_t u = 0;
+    std::memcpy(&u, view.data + (f32 ? 4 : 2) * i, f32 ? 4 : 2);  // little-endian host
+    const std::uint32_t sign = f32 ? 0x80000000U : 0x8000U;
+    const bool nan = (u & ~(exponent | sign)) != 0;
+    throw InputError(where + ": the weight " + tensor + " holds " +
+                     (nan ? "a NaN" : "an infinity") + " (element " + std::to_string(i) + " of " +
+                     std::to_string(n) + ")");
+  }
+}
+
 }  // namespace
 
 Model Model::load(const std::filesystem::path& path) {
@@ -93,6 +139,7 @@ Model Model::from_checkpoint(const std::string& model) {
   checkpoints::Checkpoint ck = checkpoints::Checkpoint::open(where);
   const std::string name = where.path.string();
   const ModelConfig config = model_config(ck.config(), name);
+  require_finite_weights(ck, name);
   auto bpe =
       std::make_shared<const BpeSubword>(checkpoints::BpeTokenizer::for_model(where.path.string()));
   // A tokenizer of another model (its ids past the embedding's rows) would

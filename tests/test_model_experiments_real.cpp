@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -550,31 +551,30 @@ TEST_CASE("real experiments: tensor-parallel refuses when no degree splits the m
 TEST_CASE("real experiments: a stop request ends a model experiment between progress points",
           "[model][real][experiments]") {
   // precision-flips decodes all 12 prompts for 190 steps in fp32 before its
-  // first progress call (seconds on this fixture, minutes on a 0.5B model);
-  // SIGTERM after 3 s (timeout) stops it there with the driver's usual
-  // status and message (lab/stop_request.hpp's StopWatcher), nothing
-  // written. SIGTERM rather than SIGINT: a SIGINT the test's parent
-  // ignores stays ignored (cli/run_command.cpp).
+  // first progress call (seconds on this fixture, minutes on a 0.5B model).
+  // SIGTERM once the run says the experiment started (a progress line, at
+  // every point with FPLAB_PROGRESS_SECONDS=0), not after a time a loaded
+  // machine may not keep: the StopWatcher (lab/stop_request.hpp) stops it
+  // there with the driver's usual status and message, nothing written and
+  // --out not created.
   const auto out = std::filesystem::temp_directory_path() / "fplab-test-real-stop";
   std::filesystem::remove_all(out);
-  const std::string command = "timeout --preserve-status -s TERM 3 " + std::string(FPLAB_BINARY) +
-                              " run precision-flips --quick --set steps=190 --set prompts=12 "
-                              "--set model=" +
-                              (kFixtures / "qwen2-f16").string() + " --out " + out.string() +
-                              " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  std::array<char, 4096> buffer{};
-  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) output += buffer.data();
-  const int status = pclose(pipe);
+  const auto log = std::filesystem::temp_directory_path() / "fplab-test-real-stop.log";
+  const pid_t pid = fplab::test::spawn_fplab(
+      {"run", "precision-flips", "--quick", "--set", "steps=190", "--set", "prompts=12", "--set",
+       "model=" + (kFixtures / "qwen2-f16").string(), "--out", out.string()},
+      log, {"FPLAB_PROGRESS_SECONDS=0"});
+  REQUIRE(fplab::test::wait_for_output(pid, log, "fplab: [1/1] precision-flips: "));
+  REQUIRE(kill(pid, SIGTERM) == 0);
+  const int status = fplab::test::wait_status(pid, 120.0);
+  std::ifstream in(log);
+  const std::string output{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   INFO(output);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
-  CHECK(output ==
-        "fplab: stopped by SIGTERM during precision-flips: 0 of 1 experiments "
-        "finished; nothing written, " +
-            out.string() + " left as it was\n");
-  CHECK(!std::filesystem::exists(out / "results.json"));
-  std::filesystem::remove_all(out);
+  CHECK(output.find("fplab: stopped by SIGTERM during precision-flips: 0 of 1 experiments "
+                    "finished; nothing written, " +
+                    out.string() + " left as it was\n") != std::string::npos);
+  CHECK(!std::filesystem::exists(out));
+  std::filesystem::remove(log);
 }

@@ -30,6 +30,8 @@
 
 namespace fs = std::filesystem;
 using fplab::test::run_fplab;
+using fplab::test::spawn_fplab;
+using fplab::test::wait_status;
 
 using fplab::test::slurp;
 
@@ -67,49 +69,6 @@ std::string earlier_report(const fs::path& dir) {
   const auto r = run_fplab("run associativity --quick --out " + dir.string());
   REQUIRE(r.exit_code == 0);
   return slurp(dir / "results.json");
-}
-
-// Starts fplab with `args`, output into `log`, SIGINT and SIGTERM at their
-// default dispositions whatever ctest's are.
-pid_t spawn_fplab(const std::vector<std::string>& args, const fs::path& log) {
-  std::vector<std::string> storage{FPLAB_BINARY};
-  storage.insert(storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& s : storage) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  REQUIRE(rc == 0);
-  return pid;
-}
-
-// Waits up to `seconds` for `pid`; kills it and returns -1 if it is still running.
-int wait_status(pid_t pid, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return status;
 }
 
 }  // namespace

@@ -158,7 +158,7 @@ TEST_CASE("fplab generate: bad parameters give one-line errors", "[sampling][cli
   CHECK(r.output.rfind("fplab: error: ", 0) == 0);
   r = run("-n 40");  // more steps than the context
   CHECK(r.exit_code == 2);
-  CHECK(r.output == "fplab: error: --steps 40: over the context of 32 characters\n");
+  CHECK(r.output.rfind("fplab: error: --steps 40: over the context of 32 characters of ", 0) == 0);
   r = run("-n 31");  // 3 + 31 positions: one past the context + 1
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("exceeds the context of 32") != std::string::npos);
