@@ -19,7 +19,10 @@
 //   (Qwen3: layers.L.self_attn.k_norm before k_rope, q_norm before q_rope,
 //    RMSNorm of each head; Qwen2: q, k, v_proj with biases; tied
 //    embeddings: lm_head reads embed_tokens)
-//   layers.L.self_attn.attention          softmax(q K^T / sqrt(hd)) V, fused as flash
+//   layers.L.self_attn.attention          softmax(q K^T / sqrt(hd)) V over the keys
+//                                         visible_keys gives (all earlier ones, or
+//                                         the last Op::window: Mistral, Qwen2/3's
+//                                         use_sliding_window), fused as flash
 //                                         attention runs it, its three reductions
 //                                         named (Op::reductions):
 //     layers.L.self_attn.scores             q . k_j, dots of length hd

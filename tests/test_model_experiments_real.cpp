@@ -46,7 +46,7 @@ struct Fixture {
   std::vector<std::string> files;  // read, in order
 };
 
-const std::array<Fixture, 3> kUsed = {{
+const std::array<Fixture, 4> kUsed = {{
     {"llama3-f32-sharded",
      "LlamaForCausalLM",
      "F32",
@@ -64,6 +64,12 @@ const std::array<Fixture, 3> kUsed = {{
      151936,
      {"config.json", "model.safetensors.index.json", "model-00001-of-00002.safetensors",
       "model-00002-of-00002.safetensors", "tokenizer.json"}},
+    // Sliding-window attention (a window of 3 on both layers).
+    {"mistral-bf16",
+     "MistralForCausalLM",
+     "BF16",
+     128256,
+     {"config.json", "model.safetensors", "tokenizer.json"}},
 }};
 
 // Settings beyond --quick that keep a large-vocabulary run to seconds.
