@@ -363,6 +363,8 @@ const std::set<std::string, std::less<>>& known_arch_keys() {
       "rope.dimension_count",
       "attention.key_length",
       "attention.value_length",
+      "attention.sliding_window",
+      "attention.sliding_window_pattern",
       "vocab_size",
   };
   return keys;
@@ -419,6 +421,23 @@ ArchitectureConfig config_from_gguf(const GgufFile& g, const std::string& file) 
       g.has(arch + ".rope.freq_base") ? g.real_at(arch + ".rope.freq_base", file) : 10000.0;
   c.qk_norm = c.architecture == Architecture::qwen3;
   c.qkv_bias = c.architecture == Architecture::qwen2;
+  if (g.has(arch + ".attention.sliding_window")) {
+    // llama.cpp's window, on the layers its pattern marks (all without one).
+    c.attention_window.assign(c.num_layers, u("attention.sliding_window"));
+    if (g.has(arch + ".attention.sliding_window_pattern")) {
+      const GgufValue& pattern = g.at(arch + ".attention.sliding_window_pattern", file);
+      if (pattern.type != GgufType::boolean || !pattern.is_array ||
+          pattern.integers.size() != c.num_layers) {
+        throw InputError(file + ": " + arch +
+                         ".attention.sliding_window_pattern is not one boolean per layer");
+      }
+      for (std::size_t l = 0; l < c.num_layers; ++l)
+        if (pattern.integers[l] == 0) c.attention_window[l] = 0;
+    }
+  } else if (g.has(arch + ".attention.sliding_window_pattern")) {
+    throw InputError(file + ": " + arch +
+                     ".attention.sliding_window_pattern without attention.sliding_window");
+  }
   for (const auto& t : g.tensors) {
     if (c.architecture != Architecture::qwen2 && t.name == "blk.0.attn_q.bias") c.qkv_bias = true;
     if (t.name == "blk.0.attn_output.bias") c.o_proj_bias = true;

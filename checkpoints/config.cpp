@@ -1,5 +1,6 @@
 #include "checkpoints/config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -152,12 +153,69 @@ RopeScaling parse_rope_scaling(const json& rs, std::string_view field, const std
   return r;
 }
 
+// Each layer's sliding window (ArchitectureConfig::attention_window; the
+// header says how each architecture's fields give it). Empty: none.
+std::vector<std::size_t> attention_windows(const json& j, const ArchitectureConfig& c,
+                                           const std::string& source) {
+  const auto size_or_null = [&](std::string_view key, std::size_t absent) -> std::size_t {
+    const auto it = j.find(key);
+    if (it == j.end()) return absent;
+    return it->is_null() ? 0 : positive_size(j, key, source);
+  };
+  std::size_t window = 0;
+  std::vector<bool> sliding(c.num_layers, true);
+  switch (c.architecture) {
+    case Architecture::llama:
+      require_if_present(j, "use_sliding_window", false, source, "not a Llama field");
+      if (size_or_null("sliding_window", 0) != 0)
+        fail_input(source, "sliding_window is not supported for LlamaForCausalLM");
+      break;
+    case Architecture::mistral:
+      require_if_present(j, "use_sliding_window", false, source, "not a Mistral field");
+      window = size_or_null("sliding_window", 4096);  // MistralConfig's default
+      break;
+    case Architecture::qwen2:
+    case Architecture::qwen3:
+      // Qwen2Config / Qwen3Config: the window only with use_sliding_window,
+      // on the layers from max_window_layers on.
+      window = flag(j, "use_sliding_window", source) ? size_or_null("sliding_window", 4096) : 0;
+      if (window > 0) {
+        std::uint64_t full = 28;  // the first max_window_layers layers see every key
+        if (const auto it = j.find("max_window_layers"); it != j.end()) {
+          if (!it->is_number_unsigned())
+            fail_input(source, "max_window_layers is not a non-negative integer");
+          full = it->get<std::uint64_t>();
+        }
+        for (std::size_t l = 0; l < c.num_layers; ++l) sliding[l] = l >= full;
+      }
+      break;
+  }
+  if (const auto lt = j.find("layer_types"); lt != j.end() && !lt->is_null()) {
+    if (!lt->is_array() || lt->size() != c.num_layers)
+      fail_input(source, "layer_types is not a list of num_hidden_layers entries");
+    for (std::size_t l = 0; l < c.num_layers; ++l) {
+      const json& t = (*lt)[l];
+      if (t != "full_attention" && t != "sliding_attention") {
+        fail_input(source, "layer_types entry " + t.dump() +
+                               " is not supported (full_attention, sliding_attention)");
+      }
+      sliding[l] = t == "sliding_attention";
+    }
+  }
+  if (window == 0) return {};
+  std::vector<std::size_t> windows(c.num_layers, 0);
+  for (std::size_t l = 0; l < c.num_layers; ++l) windows[l] = sliding[l] ? window : 0;
+  return windows;
+}
+
 }  // namespace
 
 std::string_view name(Architecture a) {
   switch (a) {
     case Architecture::llama:
       return "LlamaForCausalLM";
+    case Architecture::mistral:
+      return "MistralForCausalLM";
     case Architecture::qwen2:
       return "Qwen2ForCausalLM";
     case Architecture::qwen3:
@@ -181,6 +239,9 @@ ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string
   if (name == "LlamaForCausalLM") {
     c.architecture = Architecture::llama;
     model_type = "llama";
+  } else if (name == "MistralForCausalLM") {
+    c.architecture = Architecture::mistral;
+    model_type = "mistral";
   } else if (name == "Qwen2ForCausalLM") {
     c.architecture = Architecture::qwen2;
     model_type = "qwen2";
@@ -190,7 +251,8 @@ ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string
   } else {
     fail_input(source,
                "architectures '" + name +
-                   "' is not supported (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)");
+                   "' is not supported (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
+                   "Qwen3ForCausalLM)");
   }
   require_if_present(j, "model_type", model_type, source, "architectures says " + name);
 
@@ -227,20 +289,7 @@ ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string
   require_if_present(j, "pretraining_tp", 1, source, "only 1");
   require_if_present(j, "rope_interleaved", false, source, "rotate-half rotary only");
   require_if_present(j, "partial_rotary_factor", 1.0, source, "rotary over the whole head only");
-  require_if_present(j, "use_sliding_window", false, source, "no sliding-window attention");
-  if (c.architecture == Architecture::llama && j.contains("sliding_window") &&
-      !j["sliding_window"].is_null()) {
-    fail_input(source, "sliding_window is not supported for LlamaForCausalLM");
-  }
-  if (const auto lt = j.find("layer_types"); lt != j.end() && !lt->is_null()) {
-    if (!lt->is_array()) fail_input(source, "layer_types is not a list");
-    for (const auto& t : *lt) {
-      if (t != "full_attention") {
-        fail_input(source,
-                   "layer_types entry " + t.dump() + " is not supported (full_attention only)");
-      }
-    }
-  }
+  c.attention_window = attention_windows(j, c, source);
 
   if (j.contains("rope_parameters") && !j["rope_parameters"].is_null()) {
     // transformers 5's spelling: rope_theta and the scaling in one object.
@@ -261,6 +310,9 @@ ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string
 
   c.tie_word_embeddings = flag(j, "tie_word_embeddings", source);
   const bool attention_bias = flag(j, "attention_bias", source);
+  if (c.architecture == Architecture::mistral && j.contains("attention_bias")) {
+    fail_input(source, "attention_bias is not a Mistral field (it has no biases)");
+  }
   if (c.architecture == Architecture::qwen2) {
     if (j.contains("attention_bias"))
       fail_input(source, "attention_bias is not a Qwen2 field (its q, k, v biases are fixed)");
@@ -392,6 +444,13 @@ std::string describe(const ArchitectureConfig& c) {
   if (c.qk_norm) s += ", q/k norm";
   if (c.rope_scaling.kind == RopeScaling::Kind::llama3) s += ", llama3 rope scaling";
   if (c.rope_scaling.kind == RopeScaling::Kind::frequency_factors) s += ", rope frequency factors";
+  const auto windowed = static_cast<std::size_t>(std::count_if(
+      c.attention_window.begin(), c.attention_window.end(), [](std::size_t w) { return w > 0; }));
+  if (windowed > 0) {
+    s += ", sliding window " +
+         std::to_string(*std::max_element(c.attention_window.begin(), c.attention_window.end())) +
+         " on " + std::to_string(windowed) + " of " + std::to_string(c.num_layers) + " layers";
+  }
   return s;
 }
 

@@ -1,5 +1,5 @@
 // The architecture of a real checkpoint: what the forward pass needs to know
-// about a Llama, Qwen2 or Qwen3 model, read from a Hugging Face config.json
+// about a Llama, Mistral, Qwen2 or Qwen3 model, read from a Hugging Face config.json
 // (parse_hf_config) or from GGUF metadata (checkpoints/gguf.hpp's
 // config_from_gguf).
 //
@@ -21,11 +21,26 @@
 //   - rotary: HF's rotate-half convention over the whole head_dim; the
 //     inverse frequencies are rope_inverse_frequencies(config).
 //
+//   - sliding-window attention (attention_window), as transformers reads it:
+//     MistralForCausalLM (Llama's layer, no attention_bias field): every
+//     layer sees the last sliding_window keys, itself included, when
+//     sliding_window is not null (Mistral-7B-v0.1: 4096); null: all.
+//     Qwen2 and Qwen3: sliding_window counts only when use_sliding_window
+//     is true (default 4096 when absent, null: none), and then on the
+//     layers layer_types calls "sliding_attention", by default those from
+//     max_window_layers on (default 28). The mask is transformers'
+//     sliding_window_overlay, kv_idx > q_idx - sliding_window: the key at
+//     distance exactly sliding_window is not seen. GGUF:
+//     <arch>.attention.sliding_window (llama.cpp's key; Mistral is arch
+//     llama), on the layers <arch>.attention.sliding_window_pattern marks
+//     true, all when it is absent.
+//
 // Refusals (InputError, one line naming the field): another architecture;
 // rope_scaling of a type other than llama3 (or "default"); a sliding window
-// in use; hidden_act other than silu; mlp_bias, pretraining_tp != 1,
+// on Llama; hidden_act other than silu; mlp_bias, pretraining_tp != 1,
 // rope_interleaved, partial_rotary_factor != 1, a layer type other than
-// full_attention; and any field this reader does not know. The fields known
+// full_attention and sliding_attention; and any field this reader does not
+// know. The fields known
 // to leave the logits alone are accepted and listed in
 // docs/real-models.md (metadata such as transformers_version, training-only
 // ones such as attention_dropout and initializer_range).
@@ -40,9 +55,9 @@
 
 namespace fplab::checkpoints {
 
-enum class Architecture { llama, qwen2, qwen3 };
+enum class Architecture { llama, mistral, qwen2, qwen3 };
 
-// "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM".
+// "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM".
 std::string_view name(Architecture a);
 
 struct RopeScaling {
@@ -80,6 +95,9 @@ struct ArchitectureConfig {
   bool qkv_bias = false;
   bool o_proj_bias = false;
   bool qk_norm = false;
+  // Sliding-window attention, per layer: the keys a query sees, itself
+  // included (0: all earlier keys); empty: no layer has a window.
+  std::vector<std::size_t> attention_window;
   // Recorded, not used by the computation.
   std::vector<std::int64_t> bos_token_ids;
   std::vector<std::int64_t> eos_token_ids;

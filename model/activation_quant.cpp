@@ -68,21 +68,21 @@ ActivationQuantizer::ActivationQuantizer(const Model& model, PrecisionPolicy pre
     throw std::invalid_argument("mx-block32 needs d_model and ffn_dim to be multiples of 32");
   }
   const Weights& w = model.weights(precision);
-  for (const auto& layer : w.layers) {
-    for (const auto* t :
-         {&layer.q, &layer.k, &layer.v, &layer.o, &layer.gate, &layer.up, &layer.down}) {
-      const std::size_t in = t == &layer.down ? c.ffn_dim : c.d_model;
-      const std::size_t out = t->size() / in;
-      Fp8Weight f;
-      f.values.resize(t->size());
-      f.scale.resize(out);
-      for (std::size_t o = 0; o < out; ++o) {
-        const float* row = t->data() + o * in;
-        f.scale[o] = scale_for(amax_of(row, in));
-        quantize(row, in, f.scale[o], f.values.data() + o * in);
-      }
-      linears_.emplace(t->data(), std::move(f));
+  // Every decoder linear's weight (lm_head is not quantized).
+  for (const Op& op : model.ops()) {
+    if (op.kind != OpKind::linear || op.layer == kNoLayer) continue;
+    const std::vector<float>& t = op_weight(w, op);
+    const std::size_t in = op.in_features;
+    const std::size_t out = op.out_features;
+    Fp8Weight f;
+    f.values.resize(t.size());
+    f.scale.resize(out);
+    for (std::size_t o = 0; o < out; ++o) {
+      const float* row = t.data() + o * in;
+      f.scale[o] = scale_for(amax_of(row, in));
+      quantize(row, in, f.scale[o], f.values.data() + o * in);
     }
+    linears_.emplace(t.data(), std::move(f));
   }
 }
 

@@ -47,6 +47,7 @@ ModelConfig model_config(const checkpoints::ArchitectureConfig& a, const std::st
   c.qk_norm = a.qk_norm;
   c.tied_embeddings = a.tie_word_embeddings;
   c.rope_inv_freq = checkpoints::rope_inverse_frequencies(a);
+  c.attention_window = a.attention_window;
   c.validate();
   return c;
 }
@@ -66,15 +67,6 @@ class BpeSubword final : public SubwordTokenizer {
  private:
   checkpoints::BpeTokenizer bpe_;
 };
-
-// The Hugging Face name of an embed or linear op's matrix.
-std::string hf_matrix_name(const Op& op, const ModelConfig& config) {
-  if (op.kind == OpKind::embed || (op.name == "lm_head" && config.tied_embeddings)) {
-    return "model.embed_tokens.weight";
-  }
-  if (op.name == "lm_head") return "lm_head.weight";
-  return "model." + op.name + ".weight";  // layers.N.self_attn.q_proj, ...
-}
 
 // The first element of `n` stored values of type U (at `data`) whose
 // exponent bits (`exponent`) are all ones, or n. A branch-free pass first
@@ -168,51 +160,34 @@ Model Model::from_checkpoint(const std::string& model) {
     m.files_.push_back(where.path / "tokenizer.json");
   m.ops_ = describe_forward(config);
 
-  const auto get = [&ck](const std::string& n) { return checkpoints::to_float32(ck.tensor(n)); };
   // A 16-bit checkpoint keeps its matrices (each embed and linear op's) as
   // stored, mapped (or GGUF's owned Q/K rows): only the norms and biases
   // are made float here. All of them in one 16-bit format, else (f32, a
   // mix, GGUF's dequantized Q8_0) all float32.
   std::vector<HalfMatrix> halves(m.ops_.size());
+  std::vector<bool> matrices;  // per tensor: an embed or linear op's weight
   const checkpoints::StoredType stored = ck.tensor("model.embed_tokens.weight").dtype;
   bool keep = stored != checkpoints::StoredType::f32;
-  for (std::size_t i = 0; i < m.ops_.size() && keep; ++i) {
+  for (std::size_t i = 0; i < m.ops_.size(); ++i) {
     const Op& op = m.ops_[i];
     if (op.kind != OpKind::embed && op.kind != OpKind::linear) continue;
-    const checkpoints::TensorView& t = ck.tensor(hf_matrix_name(op, config));
-    keep = t.dtype == stored;
+    const OpWeight& matrix = op.weights[0];
+    if (matrices.size() <= matrix.tensor) matrices.resize(matrix.tensor + 1);
+    matrices[matrix.tensor] = true;
+    const checkpoints::TensorView& t = ck.tensor(matrix.hf_name);
+    keep = keep && t.dtype == stored;
     halves[i] = {
         reinterpret_cast<const std::uint16_t*>(t.data),
         stored == checkpoints::StoredType::bf16 ? kernels::Half::bf16 : kernels::Half::f16};
   }
-  const auto matrix = [&](const std::string& n) { return keep ? std::vector<float>() : get(n); };
-  Weights w;
-  w.embed = matrix("model.embed_tokens.weight");
-  for (std::size_t i = 0; i < config.n_layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".";
-    LayerWeights l;
-    l.input_norm = get(p + "input_layernorm.weight");
-    l.q = matrix(p + "self_attn.q_proj.weight");
-    l.k = matrix(p + "self_attn.k_proj.weight");
-    l.v = matrix(p + "self_attn.v_proj.weight");
-    l.o = matrix(p + "self_attn.o_proj.weight");
-    l.post_norm = get(p + "post_attention_layernorm.weight");
-    l.gate = matrix(p + "mlp.gate_proj.weight");
-    l.up = matrix(p + "mlp.up_proj.weight");
-    l.down = matrix(p + "mlp.down_proj.weight");
-    if (config.qkv_bias) {
-      l.q_bias = get(p + "self_attn.q_proj.bias");
-      l.k_bias = get(p + "self_attn.k_proj.bias");
-      l.v_bias = get(p + "self_attn.v_proj.bias");
+  Weights w = load_weights(m.ops_, [&](const OpWeight& t) {
+    const checkpoints::TensorView& view = ck.tensor(t.hf_name);
+    if (view.shape != t.shape) {
+      throw InputError(name + ": tensor '" + t.hf_name + "' is not of the shape its op reads");
     }
-    if (config.qk_norm) {
-      l.q_norm = get(p + "self_attn.q_norm.weight");
-      l.k_norm = get(p + "self_attn.k_norm.weight");
-    }
-    w.layers.push_back(std::move(l));
-  }
-  w.norm = get("model.norm.weight");
-  if (!config.tied_embeddings) w.lm_head = matrix("lm_head.weight");
+    const bool matrix = t.tensor < matrices.size() && matrices[t.tensor];
+    return keep && matrix ? std::vector<float>() : checkpoints::to_float32(view);
+  });
   if (!keep) {
     m.set_weights(std::move(w));
     return m;

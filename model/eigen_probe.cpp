@@ -48,7 +48,8 @@ std::vector<EigenProbe> probe_eigen_batch_variance(const Model& model,
     // Inputs: embedding rows of tokens 0, 1, 2, ... repeated to `in` columns.
     std::vector<float> x(max_batch * m.in);
     for (std::size_t r = 0; r < max_batch; ++r) {
-      const float* e = w.embed.data() + ((r * 5 + 1) % c.vocab_size) * c.d_model;
+      const float* e =
+          op_weight(w, model.ops().front()).data() + ((r * 5 + 1) % c.vocab_size) * c.d_model;
       for (std::size_t i = 0; i < m.in; ++i) x[r * m.in + i] = e[i % c.d_model];
     }
     std::vector<float> alone(m.out);

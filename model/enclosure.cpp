@@ -214,11 +214,15 @@ void EnclosedSequence::rope(Bounded& x) const {
 }
 
 // The new position's attention output, every head (see the header).
-void EnclosedSequence::attention(std::size_t layer, const Bounded& q, Bounded& out) const {
+void EnclosedSequence::attention(const Op& op, const Bounded& q, Bounded& out) const {
   const auto& c = model_->config();
+  const std::size_t layer = op.layer;
+  // The keys the new position sees: K[first + j], j < kv.
+  const KeyRange seen = visible_keys(op, length_);
+  const std::size_t first = seen.begin;
   const std::size_t d = c.d_model;
   const std::size_t hd = c.head_dim();
-  const std::size_t kv = length_ + 1;
+  const std::size_t kv = seen.size();
   const float scale_f = static_cast<float>(std::sqrt(static_cast<double>(hd)));
   const double scale = scale_f;
   const auto& K = k_[layer];
@@ -238,9 +242,9 @@ void EnclosedSequence::attention(std::size_t layer, const Bounded& q, Bounded& o
     const double nq = norm2f(qr, hd);
     // Scores: the reference's, and each member's distance from it.
     for (std::size_t j = 0; j < kv; ++j) {
-      const float* kr = K[j].ref.data() + off;
-      const double* ke = K[j].e.data() + off;
-      const double rk = rk_[layer][j][h];
+      const float* kr = K[first + j].ref.data() + off;
+      const double* ke = K[first + j].e.data() + off;
+      const double rk = rk_[layer][first + j][h];
       s_ref[j] = ref_dot(qr, kr, hd) / scale_f;
       double comp = 0, mag = 0;
       for (std::size_t i = 0; i < hd; ++i) {
@@ -291,15 +295,15 @@ void EnclosedSequence::attention(std::size_t layer, const Bounded& q, Bounded& o
     std::vector<double> rounding(hd);
     double spread_norm = 0, avg_norm = 0;
     for (std::size_t j = 0; j < kv; ++j) {
-      spread_norm += (p_hi[j] - p_lo[j]) * norm2f(V[j].ref.data() + off, hd);
-      avg_norm += p_hi[j] * rv_[layer][j][h];
+      spread_norm += (p_hi[j] - p_lo[j]) * norm2f(V[first + j].ref.data() + off, hd);
+      avg_norm += p_hi[j] * rv_[layer][first + j][h];
     }
     for (std::size_t i = 0; i < hd; ++i) {
       float o_ref = 0;
       double spread = 0, avg = 0, mag = 0;
       for (std::size_t j = 0; j < kv; ++j) {
-        const float vr = V[j].ref[off + i];
-        const double ve = V[j].e[off + i];
+        const float vr = V[first + j].ref[off + i];
+        const double ve = V[first + j].e[off + i];
         o_ref = o_ref + e_ref[j] * vr;
         const double av = std::abs(static_cast<double>(vr));
         spread += (p_hi[j] - p_lo[j]) * av;
@@ -412,7 +416,7 @@ const std::vector<Interval>& EnclosedSequence::push(Token token) {
         rope(y);
         break;
       case OpKind::attention:
-        attention(op.layer, *x, y);
+        attention(op, *x, y);
         break;
       case OpKind::add:
         add(*x, out[op.in[1]], y);

@@ -123,7 +123,7 @@ class EnclosedSequence {
   void rope(Bounded& x) const;
   void add(const Bounded& x, const Bounded& a, Bounded& y) const;
   void silu_mul(const Bounded& g, const Bounded& up, Bounded& p) const;
-  void attention(std::size_t layer, const Bounded& q, Bounded& out) const;
+  void attention(const Op& op, const Bounded& q, Bounded& out) const;
 
   const Model* model_;
   double u_;    // fp32's unit roundoff, or 0 for the negative control

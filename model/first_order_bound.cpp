@@ -95,7 +95,7 @@ const std::vector<DenseOp>& dense_model(const Model& model, PrecisionPolicy p) {
       const Op& op = model.ops()[i];
       if (op.kind == OpKind::linear) {
         m[i].linear = dense(op_weight(w, op), op.out_features, op.in_features);
-        if (op.bias != nullptr) m[i].bias = vec(w.layers[op.layer].*op.bias);
+        if (op.has_bias()) m[i].bias = vec(op_bias(w, op));
       } else if (op.kind == OpKind::rmsnorm) {
         m[i].norm = vec(op_weight(w, op));
       } else if (op.kind == OpKind::embed) {
@@ -302,6 +302,9 @@ struct FirstOrderSequence::State {
           break;
         case OpKind::attention: {
           const std::size_t l = op.layer;
+          const KeyRange seen = visible_keys(op, length);
+          const auto first = static_cast<Eigen::Index>(seen.begin);
+          const auto kv = static_cast<Eigen::Index>(seen.size());
           t.out.resize(static_cast<Eigen::Index>(c.q_width()));
           t.s.assign(c.n_heads, {});
           t.p.assign(c.n_heads, {});
@@ -309,10 +312,10 @@ struct FirstOrderSequence::State {
             const auto off = static_cast<Eigen::Index>(h * hd);
             const auto kv_off = static_cast<Eigen::Index>(kv_head(h) * hd);
             const auto n = static_cast<Eigen::Index>(hd);
-            t.s[h] = kc[l].block(0, kv_off, p + 1, n) * x->segment(off, n) / attn_scale;
+            t.s[h] = kc[l].block(first, kv_off, kv, n) * x->segment(off, n) / attn_scale;
             const Vec e = (t.s[h].array() - t.s[h].maxCoeff()).exp().matrix();
             t.p[h] = e / e.sum();
-            t.out.segment(off, n) = vc[l].block(0, kv_off, p + 1, n).transpose() * t.p[h];
+            t.out.segment(off, n) = vc[l].block(first, kv_off, kv, n).transpose() * t.p[h];
           }
           break;
         }
@@ -337,23 +340,25 @@ struct FirstOrderSequence::State {
   }
 
   // Attention's backward at position `pos`'s query: d o -> d qr, and into
-  // the adjoints of every K_l[j], V_l[j], j <= pos.
+  // the adjoints of every K_l[j], V_l[j] it sees (visible_keys).
   Mat attention_back(Accumulator& acc, std::size_t op, std::size_t pos, const Mat& a_o) {
     const auto& c = model->config();
     const std::size_t hd = c.head_dim();
     const std::size_t l = model->ops()[op].layer;
     const OpTape& t = tapes[pos][op];
     const Vec& qr = tapes[pos][model->ops()[op].in[0]].out;
-    const auto kv = static_cast<Eigen::Index>(pos) + 1;
+    const KeyRange seen = visible_keys(model->ops()[op], pos);
+    const auto first = static_cast<Eigen::Index>(seen.begin);
+    const auto kv = static_cast<Eigen::Index>(seen.size());
     const auto n = static_cast<Eigen::Index>(hd);
-    const double g_kv = gamma(pos + 3);
+    const double g_kv = gamma(seen.size() + 2);
     Mat a_qr = Mat::Zero(a_o.rows(), a_o.cols());
     for (std::size_t h = 0; h < c.n_heads; ++h) {
       const auto off = static_cast<Eigen::Index>(h * hd);
       const auto kv_off = static_cast<Eigen::Index>(kv_head(h) * hd);
       const Mat ao = a_o.middleCols(off, n);
-      const auto K = kc[l].block(0, kv_off, kv, n);
-      const auto V = vc[l].block(0, kv_off, kv, n);
+      const auto K = kc[l].block(first, kv_off, kv, n);
+      const auto V = vc[l].block(first, kv_off, kv, n);
       const Vec& P = t.p[h];
       const Vec& s = t.s[h];
       const Vec o = t.out.segment(off, n);
@@ -372,7 +377,7 @@ struct FirstOrderSequence::State {
       a_qr.middleCols(off, n) = a_s * K / attn_scale;
       const Vec qs = q / attn_scale;
       for (Eigen::Index j = 0; j < kv; ++j) {
-        const auto ju = static_cast<std::size_t>(j);
+        const auto ju = seen.begin + static_cast<std::size_t>(j);
         ak[ju][l].middleCols(kv_off, n).noalias() += a_s.col(j) * qs.transpose();
         av[ju][l].middleCols(kv_off, n) += P(j) * ao;
       }

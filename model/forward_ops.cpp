@@ -1,11 +1,46 @@
 #include "model/forward_ops.hpp"
 
+#include <map>
 #include <stdexcept>
+
+#include "io/input_error.hpp"
 
 #include "model/transformer.hpp"
 #include "model/weights.hpp"
 
 namespace fplab::model {
+
+namespace {
+
+// The Hugging Face and GGUF names of a tensor of layer `l` (`hf`: its name
+// after "model.layers.L.", `gguf` after "blk.L."), or of the model (kNoLayer:
+// the names whole).
+OpWeight named(std::size_t l, const std::string& hf, const std::string& gguf,
+               std::vector<std::size_t> shape) {
+  if (l == kNoLayer) return {hf, gguf, std::move(shape)};
+  const std::string n = std::to_string(l);
+  return {"model.layers." + n + "." + hf, "blk." + n + "." + gguf, std::move(shape)};
+}
+
+// A linear op's weight and, when `bias`, its bias: HF's "<module>.weight" /
+// ".bias", GGUF's "<gguf>.weight" / ".bias".
+std::vector<OpWeight> matrix(std::size_t l, const std::string& module, const std::string& gguf,
+                             std::size_t out, std::size_t in, bool bias) {
+  std::vector<OpWeight> w{named(l, module + ".weight", gguf + ".weight", {out, in})};
+  if (bias) w.push_back(named(l, module + ".bias", gguf + ".bias", {out}));
+  return w;
+}
+
+// Numbers the distinct tensors of `ops` (by Hugging Face name) in the order
+// first named.
+void number_tensors(std::vector<Op>& ops) {
+  std::map<std::string, std::size_t, std::less<>> index;
+  for (Op& op : ops) {
+    for (OpWeight& w : op.weights) w.tensor = index.emplace(w.hf_name, index.size()).first->second;
+  }
+}
+
+}  // namespace
 
 std::vector<Op> describe_forward(const ModelConfig& c) {
   const std::size_t d = c.d_model, f = c.ffn_dim, V = c.vocab_size, hd = c.head_dim();
@@ -16,117 +51,129 @@ std::vector<Op> describe_forward(const ModelConfig& c) {
     ops.push_back(std::move(op));
     return ops.size() - 1;
   };
-  const auto rmsnorm = [&](std::string name, std::size_t layer, std::size_t in, Slot slot,
-                           std::vector<float> LayerWeights::*lw, std::vector<float> Weights::*mw,
-                           std::size_t width, std::size_t group) {
-    Op op{std::move(name), OpKind::rmsnorm, layer, {in, kNoInput}, slot, lw, mw,
-          nullptr,         width,           group};
-    return add(std::move(op));
+  // An op of `kind` reading op `in` (and `in2`), writing `slot`.
+  const auto op = [](std::string name, OpKind kind, std::size_t layer, std::size_t in, Slot slot,
+                     std::size_t out, std::size_t k, std::size_t in2 = kNoInput) {
+    Op o;
+    o.name = std::move(name);
+    o.kind = kind;
+    o.layer = layer;
+    o.in[0] = in;
+    o.in[1] = in2;
+    o.slot = slot;
+    o.out_features = out;
+    o.in_features = k;
+    return o;
   };
-  const auto linear = [&](std::string name, std::size_t layer, std::size_t in, Slot slot,
-                          std::vector<float> LayerWeights::*lw, std::size_t out, std::size_t k,
-                          Parallel parallel, std::vector<float> LayerWeights::*bias,
-                          Cache cache = Cache::none) {
-    Op op{std::move(name),
-          OpKind::linear,
-          layer,
-          {in, kNoInput},
-          slot,
-          lw,
-          nullptr,
-          c.qkv_bias ? bias : nullptr,
-          out,
-          k,
-          parallel,
-          cache};
-    return add(std::move(op));
+  const auto rmsnorm = [&](std::string name, std::size_t layer, std::size_t in, Slot slot,
+                           OpWeight weight, std::size_t width, std::size_t group) {
+    Op o = op(std::move(name), OpKind::rmsnorm, layer, in, slot, width, group);
+    o.weights = {std::move(weight)};
+    return add(std::move(o));
+  };
+  // A linear op of layer `layer`: HF module "<p>.<module>", GGUF "<gguf>".
+  const auto linear = [&](const std::string& p, const std::string& module, const std::string& gguf,
+                          std::size_t layer, std::size_t in, Slot slot, std::size_t out,
+                          std::size_t k, Parallel parallel, bool bias, Cache cache = Cache::none) {
+    Op o = op(p + module, OpKind::linear, layer, in, slot, out, k);
+    o.weights = matrix(layer, module, gguf, out, k, bias);
+    o.parallel = parallel;
+    o.cache = cache;
+    return add(std::move(o));
   };
   // RoPE of q or k (a qk-norm before it when the model has one).
   const auto rotate = [&](const std::string& p, char which, std::size_t layer, std::size_t in,
                           Slot slot, std::size_t width, Cache cache) {
+    const std::string w(1, which);
     if (c.qk_norm) {
-      in =
-          rmsnorm(p + "self_attn." + which + "_norm", layer, in, slot,
-                  which == 'q' ? &LayerWeights::q_norm : &LayerWeights::k_norm, nullptr, width, hd);
+      in = rmsnorm(
+          p + "self_attn." + w + "_norm", layer, in, slot,
+          named(layer, "self_attn." + w + "_norm.weight", "attn_" + w + "_norm.weight", {hd}),
+          width, hd);
     }
-    return add(Op{p + "self_attn." + which + "_rope",
-                  OpKind::rope,
-                  layer,
-                  {in, kNoInput},
-                  slot,
-                  nullptr,
-                  nullptr,
-                  nullptr,
-                  width,
-                  width,
-                  Parallel::replicated,
-                  cache});
+    Op o = op(p + "self_attn." + w + "_rope", OpKind::rope, layer, in, slot, width, width);
+    o.cache = cache;
+    return add(std::move(o));
   };
-  std::size_t x = add(Op{"embed",
-                         OpKind::embed,
-                         kNoLayer,
-                         {kNoInput, kNoInput},
-                         Slot::x,
-                         nullptr,
-                         &Weights::embed,
-                         nullptr,
-                         d,
-                         d});
+  Op embed = op("embed", OpKind::embed, kNoLayer, kNoInput, Slot::x, d, d);
+  embed.weights = {named(kNoLayer, "model.embed_tokens.weight", "token_embd.weight", {V, d})};
+  std::size_t x = add(embed);
   for (std::size_t l = 0; l < c.n_layers; ++l) {
     const std::string p = "layers." + std::to_string(l) + ".";
     const std::size_t n1 =
-        rmsnorm(p + "input_layernorm", l, x, Slot::a, &LayerWeights::input_norm, nullptr, d, d);
-    linear(p + "self_attn.v_proj", l, n1, Slot::v, &LayerWeights::v, kvw, d, Parallel::column,
-           &LayerWeights::v_bias, Cache::v);
-    const std::size_t k = linear(p + "self_attn.k_proj", l, n1, Slot::k, &LayerWeights::k, kvw, d,
-                                 Parallel::column, &LayerWeights::k_bias);
+        rmsnorm(p + "input_layernorm", l, x, Slot::a,
+                named(l, "input_layernorm.weight", "attn_norm.weight", {d}), d, d);
+    linear(p, "self_attn.v_proj", "attn_v", l, n1, Slot::v, kvw, d, Parallel::column, c.qkv_bias,
+           Cache::v);
+    const std::size_t k = linear(p, "self_attn.k_proj", "attn_k", l, n1, Slot::k, kvw, d,
+                                 Parallel::column, c.qkv_bias);
     rotate(p, 'k', l, k, Slot::k, kvw, Cache::k);
-    const std::size_t q = linear(p + "self_attn.q_proj", l, n1, Slot::q, &LayerWeights::q, qw, d,
-                                 Parallel::column, &LayerWeights::q_bias);
+    const std::size_t q = linear(p, "self_attn.q_proj", "attn_q", l, n1, Slot::q, qw, d,
+                                 Parallel::column, c.qkv_bias);
     const std::size_t qr = rotate(p, 'q', l, q, Slot::q, qw, Cache::none);
-    const std::size_t att =
-        add(Op{p + "self_attn.attention",
-               OpKind::attention,
-               l,
-               {qr, kNoInput},
-               Slot::att,
-               nullptr,
-               nullptr,
-               nullptr,
-               qw,
-               hd,
-               Parallel::replicated,
-               Cache::none,
-               {p + "self_attn.scores", p + "self_attn.softmax", p + "self_attn.pv"}});
-    const std::size_t o = linear(p + "self_attn.o_proj", l, att, Slot::a, &LayerWeights::o, d, qw,
-                                 Parallel::row, nullptr);
-    const std::size_t h = add(
-        Op{p + "attn_residual", OpKind::add, l, {x, o}, Slot::h, nullptr, nullptr, nullptr, d, d});
-    const std::size_t n2 = rmsnorm(p + "post_attention_layernorm", l, h, Slot::a,
-                                   &LayerWeights::post_norm, nullptr, d, d);
-    const std::size_t up = linear(p + "mlp.up_proj", l, n2, Slot::u, &LayerWeights::up, f, d,
-                                  Parallel::column, nullptr);
-    const std::size_t gate = linear(p + "mlp.gate_proj", l, n2, Slot::g, &LayerWeights::gate, f, d,
-                                    Parallel::column, nullptr);
-    const std::size_t act = add(Op{
-        p + "mlp.act", OpKind::silu_mul, l, {gate, up}, Slot::g, nullptr, nullptr, nullptr, f, f});
-    const std::size_t down = linear(p + "mlp.down_proj", l, act, Slot::a, &LayerWeights::down, d, f,
-                                    Parallel::row, nullptr);
-    x = add(Op{
-        p + "mlp_residual", OpKind::add, l, {h, down}, Slot::x, nullptr, nullptr, nullptr, d, d});
+    Op attention = op(p + "self_attn.attention", OpKind::attention, l, qr, Slot::att, qw, hd);
+    attention.reductions = {p + "self_attn.scores", p + "self_attn.softmax", p + "self_attn.pv"};
+    attention.window = c.window(l);
+    const std::size_t att = add(std::move(attention));
+    const std::size_t o =
+        linear(p, "self_attn.o_proj", "attn_output", l, att, Slot::a, d, qw, Parallel::row, false);
+    const std::size_t h = add(op(p + "attn_residual", OpKind::add, l, x, Slot::h, d, d, o));
+    const std::size_t n2 =
+        rmsnorm(p + "post_attention_layernorm", l, h, Slot::a,
+                named(l, "post_attention_layernorm.weight", "ffn_norm.weight", {d}), d, d);
+    const std::size_t up =
+        linear(p, "mlp.up_proj", "ffn_up", l, n2, Slot::u, f, d, Parallel::column, false);
+    const std::size_t gate =
+        linear(p, "mlp.gate_proj", "ffn_gate", l, n2, Slot::g, f, d, Parallel::column, false);
+    const std::size_t act = add(op(p + "mlp.act", OpKind::silu_mul, l, gate, Slot::g, f, f, up));
+    const std::size_t down =
+        linear(p, "mlp.down_proj", "ffn_down", l, act, Slot::a, d, f, Parallel::row, false);
+    x = add(op(p + "mlp_residual", OpKind::add, l, h, Slot::x, d, d, down));
   }
-  const std::size_t n = rmsnorm("norm", kNoLayer, x, Slot::a, nullptr, &Weights::norm, d, d);
-  add(Op{"lm_head",
-         OpKind::linear,
-         kNoLayer,
-         {n, kNoInput},
-         Slot::logits,
-         nullptr,
-         c.tied_embeddings ? &Weights::embed : &Weights::lm_head,
-         nullptr,
-         V,
-         d});
+  const std::size_t n =
+      rmsnorm("norm", kNoLayer, x, Slot::a,
+              named(kNoLayer, "model.norm.weight", "output_norm.weight", {d}), d, d);
+  Op head = op("lm_head", OpKind::linear, kNoLayer, n, Slot::logits, V, d);
+  head.weights = {c.tied_embeddings ? embed.weights[0]
+                                    : named(kNoLayer, "lm_head.weight", "output.weight", {V, d})};
+  add(std::move(head));
+  number_tensors(ops);
   return ops;
+}
+
+KeyRange visible_keys(const Op& op, std::size_t pos) {
+  const std::size_t end = pos + 1;
+  return {op.window == 0 || op.window >= end ? 0 : end - op.window, end};
+}
+
+std::size_t OpWeight::count() const {
+  std::size_t n = 1;
+  for (const std::size_t s : shape) n *= s;
+  return n;
+}
+
+std::vector<const OpWeight*> model_tensors(const std::vector<Op>& ops) {
+  std::vector<const OpWeight*> tensors;
+  for (const Op& op : ops) {
+    for (const OpWeight& w : op.weights) {
+      if (w.tensor == tensors.size()) tensors.push_back(&w);
+    }
+  }
+  return tensors;
+}
+
+Weights load_weights(const std::vector<Op>& ops,
+                     const std::function<std::vector<float>(const OpWeight&)>& read) {
+  Weights w;
+  for (const OpWeight* t : model_tensors(ops)) {
+    std::vector<float> values = read(*t);
+    if (!values.empty() && values.size() != t->count()) {
+      throw InputError("tensor '" + t->hf_name + "' has " + std::to_string(values.size()) +
+                       " values, its op expects " + std::to_string(t->count()));
+    }
+    w.tensors.push_back(std::move(values));
+  }
+  return w;
 }
 
 std::string all_reduce_name(const Op& op) { return op.name + ".all_reduce"; }
@@ -139,11 +186,17 @@ std::vector<std::string> addressable_names(const Op& op, std::size_t tp_degree) 
 }
 
 const std::vector<float>& op_weight(const Weights& w, const Op& op) {
-  if (op.model_weight != nullptr) return w.*op.model_weight;
-  if (op.layer_weight != nullptr && op.layer < w.layers.size()) {
-    return w.layers[op.layer].*op.layer_weight;
+  if (op.weights.empty() || op.weights[0].tensor >= w.tensors.size()) {
+    throw std::logic_error("op '" + op.name + "' has no weight");
   }
-  throw std::logic_error("op '" + op.name + "' has no weight");
+  return w.tensors[op.weights[0].tensor];
+}
+
+const std::vector<float>& op_bias(const Weights& w, const Op& op) {
+  if (!op.has_bias() || op.weights[1].tensor >= w.tensors.size()) {
+    throw std::logic_error("op '" + op.name + "' has no bias");
+  }
+  return w.tensors[op.weights[1].tensor];
 }
 
 std::string_view name(OpKind k) {

@@ -19,7 +19,10 @@
 //   (Qwen3: layers.L.self_attn.k_norm before k_rope, q_norm before q_rope,
 //    RMSNorm of each head; Qwen2: q, k, v_proj with biases; tied
 //    embeddings: lm_head reads embed_tokens)
-//   layers.L.self_attn.attention          softmax(q K^T / sqrt(hd)) V, fused as flash
+//   layers.L.self_attn.attention          softmax(q K^T / sqrt(hd)) V over the keys
+//                                         visible_keys gives (all earlier ones, or
+//                                         the last Op::window: Mistral, Qwen2/3's
+//                                         use_sliding_window), fused as flash
 //                                         attention runs it, its three reductions
 //                                         named (Op::reductions):
 //     layers.L.self_attn.scores             q . k_j, dots of length hd
@@ -48,6 +51,13 @@
 //   norm                                  n = rmsnorm(x)
 //   lm_head                               logits = n W_lm^T       dot of length d
 //
+// Each op names the tensors it reads (Op::weights: Hugging Face name, shape,
+// llama.cpp's GGUF name), and an attention op the keys it sees (Op::window,
+// visible_keys). The loader (load_weights) fills every op's tensors from
+// whatever reads a tensor by its Hugging Face name (the bundled model's
+// safetensors file, a checkpoint's safetensors or GGUF); rounding, widening
+// and the checkpoint's shape checks walk the same list.
+//
 // Why v, k before q and up before gate: ops that read the same input are
 // independent, so any order gives the float pass the same bits; this one
 // makes the reverse sweep (the list walked backwards) add the first-order
@@ -55,6 +65,7 @@
 // their bits.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,7 +73,6 @@
 namespace fplab::model {
 
 struct ModelConfig;
-struct LayerWeights;
 struct Weights;
 
 enum class OpKind { embed, rmsnorm, linear, rope, attention, add, silu_mul };
@@ -81,6 +91,22 @@ enum class Slot { x, a, q, k, v, att, h, g, u, logits };
 inline constexpr std::size_t kNoLayer = static_cast<std::size_t>(-1);
 inline constexpr std::size_t kNoInput = static_cast<std::size_t>(-1);
 
+// A tensor an op reads. Two ops may read one tensor (a tied lm_head reads
+// the embedding): they name it alike and share its index.
+struct OpWeight {
+  std::string hf_name;                      // "model.layers.3.self_attn.q_proj.weight"
+  std::string gguf_name;                    // llama.cpp's: "blk.3.attn_q.weight"
+  std::vector<std::size_t> shape;           // row-major, as stored: [out, in] for a matrix
+  std::size_t tensor = 0;                   // its index in Weights::tensors
+  [[nodiscard]] std::size_t count() const;  // elements: the product of shape
+};
+
+// The keys a query sees: positions [begin, end) of its sequence.
+struct KeyRange {
+  std::size_t begin = 0, end = 0;
+  [[nodiscard]] std::size_t size() const { return end - begin; }
+};
+
 struct Op {
   std::string name;  // e.g. "layers.3.self_attn.q_proj"
   OpKind kind = OpKind::embed;
@@ -89,14 +115,10 @@ struct Op {
   // when unused). attention reads its q from in[0] and the layer's caches.
   std::size_t in[2] = {kNoInput, kNoInput};
   Slot slot = Slot::x;
-  // embed, rmsnorm and linear: the weight, a member of the layer's
-  // LayerWeights, or of Weights for the model-level ones (embed, norm,
-  // lm_head). op_weight() finds it.
-  std::vector<float> LayerWeights::*layer_weight = nullptr;
-  std::vector<float> Weights::*model_weight = nullptr;
-  // linear: a bias added to the product before its rounding (Qwen2's q, k,
-  // v), a member of the layer's LayerWeights; null: none.
-  std::vector<float> LayerWeights::*bias = nullptr;
+  // The tensors it reads: embed, rmsnorm and linear their weight first
+  // (op_weight), a linear with a bias (Qwen2's q, k, v) the bias second
+  // (op_bias: added to the product before its rounding); none for the others.
+  std::vector<OpWeight> weights = {};
   // linear: out_features x in_features; rmsnorm: a row of out_features
   // values normalised in groups of in_features (one group but for Qwen3's
   // q_norm and k_norm, one per head); add, rope: width x width; embed: d;
@@ -109,6 +131,9 @@ struct Op {
   // one order: attention's scores, softmax and pv. (A row-parallel op's
   // all-reduce is named by all_reduce_name(), present under TP only.)
   std::vector<std::string> reductions = {};
+  // attention: the keys a query sees, itself included (sliding-window
+  // attention); 0: every earlier key (causal). visible_keys() applies it.
+  std::size_t window = 0;
   // The op's output width (elements per row).
   [[nodiscard]] std::size_t width() const { return out_features; }
   // Whether the op adds terms whose order a policy chooses (rmsnorm,
@@ -116,7 +141,15 @@ struct Op {
   [[nodiscard]] bool reduces() const {
     return kind == OpKind::rmsnorm || kind == OpKind::linear || kind == OpKind::attention;
   }
+  [[nodiscard]] bool has_bias() const { return kind == OpKind::linear && weights.size() > 1; }
 };
+
+// The keys the query at position `pos` of attention op `op` sees: [0, pos]
+// (causal), or with a window W the last W of them, [pos + 1 - W, pos] (as
+// transformers' sliding_window_overlay, kv_idx > q_idx - W, and llama.cpp's
+// LLAMA_SWA_TYPE_STANDARD, pos_q - pos_k < W: the key at distance exactly
+// W is not seen). Every interpretation asks this function and no other.
+KeyRange visible_keys(const Op& op, std::size_t pos);
 
 // The name of a row-parallel op's all-reduce: "<op>.all_reduce".
 std::string all_reduce_name(const Op& op);
@@ -129,9 +162,22 @@ std::vector<std::string> addressable_names(const Op& op, std::size_t tp_degree);
 // The ops of a model with config `c`, in execution order.
 std::vector<Op> describe_forward(const ModelConfig& c);
 
+// The model's distinct tensors, each once, in the order the ops first name
+// them (their `tensor` indices 0, 1, ...).
+std::vector<const OpWeight*> model_tensors(const std::vector<Op>& ops);
+
+// Every op's tensors, read by `read` (given each distinct tensor once, in
+// model_tensors' order; it may return an empty vector for a tensor the
+// caller keeps elsewhere, a 16-bit checkpoint's stored matrices). Throws
+// InputError when a tensor read has another element count than its shape.
+Weights load_weights(const std::vector<Op>& ops,
+                     const std::function<std::vector<float>(const OpWeight&)>& read);
+
 // The weight of an embed, rmsnorm or linear op in `w` (throws
 // std::logic_error for another kind).
 const std::vector<float>& op_weight(const Weights& w, const Op& op);
+// A linear op's bias in `w` (throws std::logic_error when it has none).
+const std::vector<float>& op_bias(const Weights& w, const Op& op);
 
 // "embed", "rmsnorm", "linear", "rope", "attention", "add", "silu_mul".
 std::string_view name(OpKind k);

@@ -72,6 +72,9 @@ ModelConfig ModelConfig::from_json(std::string_view json) {
       *flag = it->get<bool>();
     }
   }
+  // A sliding window on every layer (a test model's "sliding_window").
+  if (j.contains("sliding_window"))
+    c.attention_window.assign(c.n_layers, get_size(j, "sliding_window"));
   c.validate();
   return c;
 }
@@ -126,38 +129,8 @@ Model Model::load_bundled(const std::filesystem::path& file) {
   m.metadata_ = st.metadata();
   m.ops_ = describe_forward(config);
 
-  const std::size_t d = config.d_model;
-  const std::size_t f = config.ffn_dim;
-  const std::size_t V = config.vocab_size;
-  const std::size_t qw = config.q_width(), kvw = config.kv_width(), hd = config.head_dim();
-  Weights w;
-  w.embed = st.f32("model.embed_tokens.weight", {V, d});
-  for (std::size_t i = 0; i < config.n_layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".";
-    LayerWeights l;
-    l.input_norm = st.f32(p + "input_layernorm.weight", {d});
-    l.q = st.f32(p + "self_attn.q_proj.weight", {qw, d});
-    l.k = st.f32(p + "self_attn.k_proj.weight", {kvw, d});
-    l.v = st.f32(p + "self_attn.v_proj.weight", {kvw, d});
-    l.o = st.f32(p + "self_attn.o_proj.weight", {d, qw});
-    l.post_norm = st.f32(p + "post_attention_layernorm.weight", {d});
-    l.gate = st.f32(p + "mlp.gate_proj.weight", {f, d});
-    l.up = st.f32(p + "mlp.up_proj.weight", {f, d});
-    l.down = st.f32(p + "mlp.down_proj.weight", {d, f});
-    if (config.qkv_bias) {
-      l.q_bias = st.f32(p + "self_attn.q_proj.bias", {qw});
-      l.k_bias = st.f32(p + "self_attn.k_proj.bias", {kvw});
-      l.v_bias = st.f32(p + "self_attn.v_proj.bias", {kvw});
-    }
-    if (config.qk_norm) {
-      l.q_norm = st.f32(p + "self_attn.q_norm.weight", {hd});
-      l.k_norm = st.f32(p + "self_attn.k_norm.weight", {hd});
-    }
-    w.layers.push_back(std::move(l));
-  }
-  w.norm = st.f32("model.norm.weight", {d});
-  if (!config.tied_embeddings) w.lm_head = st.f32("lm_head.weight", {V, d});
-  m.set_weights(std::move(w));
+  m.set_weights(
+      load_weights(m.ops_, [&st](const OpWeight& t) { return st.f32(t.hf_name, t.shape); }));
   return m;
 }
 
@@ -210,15 +183,7 @@ namespace {
 
 // Every weight of `w` rounded to `p`'s format.
 void round_weights(PrecisionPolicy p, Weights& w) {
-  round_all(p, w.embed);
-  for (auto& l : w.layers) {
-    for (auto* t : {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate, &l.up, &l.down,
-                    &l.q_bias, &l.k_bias, &l.v_bias, &l.q_norm, &l.k_norm}) {
-      round_all(p, *t);
-    }
-  }
-  round_all(p, w.norm);
-  round_all(p, w.lm_head);
+  for (auto& t : w.tensors) round_all(p, t);
 }
 
 // The stored format's own precision policy.
@@ -241,12 +206,10 @@ const Weights& Model::weights(PrecisionPolicy p) const {
       r = weights_->vectors_fp32;
       for (std::size_t op = 0; op < ops_.size(); ++op) {
         if (stored_[op].data == nullptr) continue;
-        const Op& o = ops_[op];
-        std::vector<float>& t =
-            o.model_weight != nullptr ? r.*o.model_weight : r.layers[o.layer].*o.layer_weight;
+        const OpWeight& matrix = ops_[op].weights[0];
+        std::vector<float>& t = r.tensors[matrix.tensor];
         if (!t.empty()) continue;  // tied lm_head: the embedding, done
-        const std::size_t count = o.kind == OpKind::embed ? config_.vocab_size * config_.d_model
-                                                          : o.out_features * o.in_features;
+        const std::size_t count = matrix.count();
         t.resize(count);
         kernels::widen(stored_[op].data, stored_[op].format, count, t.data());
       }
@@ -540,9 +503,9 @@ void Batch::linear(const Op& op, ReductionPolicy order, PrecisionPolicy prec, co
       return;
     }
   }
-  if (op.bias != nullptr) {
+  if (op.has_bias()) {
     // y + b in float, as a GEMM's epilogue adds it before the output's rounding.
-    const float* b = (model_->vector_weights(prec).layers[op.layer].*op.bias).data();
+    const float* b = op_bias(model_->vector_weights(prec), op).data();
     for (std::size_t r = 0; r < rows; ++r) {
       for (std::size_t n = 0; n < N; ++n) y[r * N + n] = y[r * N + n] + b[n];
     }
@@ -641,7 +604,7 @@ void Batch::run(const Op& op, ReductionPolicy order, PrecisionPolicy prec,
       rope(out, M, op.width(), prec);
       break;
     case OpKind::attention:
-      attention(op.layer, M, order, prec);
+      attention(op, M, order, prec);
       round_all(prec, std::span<float>(out, n));
       break;
     case OpKind::add: {
@@ -734,21 +697,22 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
   return logits_;
 }
 
-void Batch::attention(std::size_t layer, std::size_t rows, ReductionPolicy order,
-                      PrecisionPolicy prec) {
+void Batch::attention(const Op& op, std::size_t rows, ReductionPolicy order, PrecisionPolicy prec) {
   if (rows == 0) return;
   if (order == ReductionPolicy::library || order == ReductionPolicy::blas) {
-    attention_library(layer, prec, order == ReductionPolicy::blas);
+    attention_library(op, prec, order == ReductionPolicy::blas);
   } else {
-    attention_split(layer, rows, order, prec);
+    attention_split(op, rows, order, prec);
   }
 }
 
-// Per (sequence, head): S = Q K^T / sqrt(hd) over the whole cache, causal
-// mask, E = exp(S - rowmax), l = rowsum(E), O = round(E) V / l; the two
-// products by Eigen, or by OpenBLAS under blas (kernels::gemm_blas).
-void Batch::attention_library(std::size_t layer, PrecisionPolicy prec, bool blas_products) {
+// Per (sequence, head): S = Q K^T / sqrt(hd) over the whole cache, the keys
+// a row does not see (visible_keys: causal, and a sliding window's start)
+// masked to -inf, E = exp(S - rowmax), l = rowsum(E), O = round(E) V / l;
+// the two products by Eigen, or by OpenBLAS under blas (kernels::gemm_blas).
+void Batch::attention_library(const Op& op, PrecisionPolicy prec, bool blas_products) {
   const auto& c = model_->config();
+  const std::size_t layer = op.layer;
   const std::size_t d = c.q_width(), kvd = c.kv_width();
   const std::size_t hd = c.head_dim();
   const std::size_t group = c.n_heads / c.kv_heads();  // q heads per kv head
@@ -785,8 +749,9 @@ void Batch::attention_library(std::size_t layer, PrecisionPolicy prec, bool blas
       S /= scale;
       constexpr float kMasked = -std::numeric_limits<float>::infinity();
       for (Eigen::Index i = 0; i < ni; ++i) {
-        const auto visible = static_cast<Eigen::Index>(past) + i + 1;
-        S.row(i).tail(kv - visible).setConstant(kMasked);
+        const KeyRange seen = visible_keys(op, past + static_cast<std::size_t>(i));
+        S.row(i).head(static_cast<Eigen::Index>(seen.begin)).setConstant(kMasked);
+        S.row(i).tail(kv - static_cast<Eigen::Index>(seen.end)).setConstant(kMasked);
       }
       const Eigen::VectorXf m = S.rowwise().maxCoeff();
       // E = exp(S - m) element by element with std::exp, as Eigen evaluates
@@ -794,10 +759,13 @@ void Batch::attention_library(std::size_t layer, PrecisionPolicy prec, bool blas
       // masked entry is exp(-inf - m_i), one value per row, taken once.
       RowMatrix E(ni, kv);
       for (Eigen::Index i = 0; i < ni; ++i) {
-        const auto visible = static_cast<Eigen::Index>(past) + i + 1;
+        const KeyRange seen = visible_keys(op, past + static_cast<std::size_t>(i));
+        const auto begin = static_cast<Eigen::Index>(seen.begin);
+        const auto end = static_cast<Eigen::Index>(seen.end);
         const float mi = m(i);
-        for (Eigen::Index j = 0; j < visible; ++j) E(i, j) = std::exp(S(i, j) - mi);
-        E.row(i).tail(kv - visible).setConstant(std::exp(kMasked - mi));
+        E.row(i).head(begin).setConstant(std::exp(kMasked - mi));
+        for (Eigen::Index j = begin; j < end; ++j) E(i, j) = std::exp(S(i, j) - mi);
+        E.row(i).tail(kv - end).setConstant(std::exp(kMasked - mi));
       }
       const Eigen::VectorXf l = E.rowwise().sum();
       round_all(prec, std::span<float>(E.data(), static_cast<std::size_t>(E.size())));
@@ -820,9 +788,10 @@ void Batch::attention_library(std::size_t layer, PrecisionPolicy prec, bool blas
 // l_c = sum e_j and o_c = sum round(e_j) v_j, both left to right from 0;
 // then, left to right over the parts from 0, l = sum l_c exp(m_c - m) and
 // o = sum o_c exp(m_c - m) with m the largest m_c; the output is o / l.
-void Batch::attention_split(std::size_t layer, std::size_t rows, ReductionPolicy order,
+void Batch::attention_split(const Op& op, std::size_t rows, ReductionPolicy order,
                             PrecisionPolicy prec) {
   const auto& c = model_->config();
+  const std::size_t layer = op.layer;
   const std::size_t d = c.q_width(), kvd = c.kv_width();
   const std::size_t hd = c.head_dim();
   const std::size_t group = c.n_heads / c.kv_heads();  // q heads per kv head
@@ -837,7 +806,7 @@ void Batch::attention_split(std::size_t layer, std::size_t rows, ReductionPolicy
   const auto items = static_cast<long>(rows * heads);
   // Multiply-adds of the scores and values, to decide on threads.
   [[maybe_unused]] std::size_t work = 0;
-  for (std::size_t r = 0; r < rows; ++r) work += (row_pos_[r] + 1) * 2 * d;
+  for (std::size_t r = 0; r < rows; ++r) work += visible_keys(op, row_pos_[r]).size() * 2 * d;
 #pragma omp parallel if (work >= kernels::kParallelWork)
   {
     std::vector<float> s(c.context);
@@ -848,12 +817,14 @@ void Batch::attention_split(std::size_t layer, std::size_t rows, ReductionPolicy
       const std::size_t r = static_cast<std::size_t>(it) / heads;
       const std::size_t h = head_begin_ + static_cast<std::size_t>(it) % heads;
       const std::size_t b = row_seq_[r];
-      const std::size_t kv = row_pos_[r] + 1;
+      const KeyRange seen = visible_keys(op, row_pos_[r]);
+      const std::size_t kv = seen.size();
       const KvPartition parts = fixed_size ? fixed_size_partition(kv, kKvSplitSize)
                                            : fixed_count_partition(kv, split_k_kv_parts(units, kv));
       const float* q = q_.data() + r * d + h * hd;
-      const float* K = cache_k(b, layer) + (h / group) * hd;
-      const float* Vc = cache_v(b, layer) + (h / group) * hd;
+      // The visible keys and values, from the first one seen.
+      const float* K = cache_k(b, layer) + seen.begin * kvd + (h / group) * hd;
+      const float* Vc = cache_v(b, layer) + seen.begin * kvd + (h / group) * hd;
       kernels::dots(q, K, kvd, kv, hd, s.data());
       for (std::size_t j = 0; j < kv; ++j) s[j] = s[j] / scale;
       part_max.assign(parts.parts, 0.0f);

@@ -38,8 +38,9 @@ namespace fplab::model {
 
 class ActivationQuantizer;
 
-// A decoder-only transformer's shape (HF Llama, Qwen2 and Qwen3 are all
-// of this form; the bundled model uses none of the optional features).
+// A decoder-only transformer's shape (HF Llama, Mistral, Qwen2 and Qwen3
+// are all of this form; the bundled model uses none of the optional
+// features).
 struct ModelConfig {
   std::size_t vocab_size = 0;
   std::size_t d_model = 0;
@@ -60,13 +61,22 @@ struct ModelConfig {
   // 3 scaling included: checkpoints/config.hpp); empty: 1 / theta^(2i/hd)
   // computed in float32, as the bundled model was trained.
   std::vector<double> rope_inv_freq;
+  // Sliding-window attention: per layer, the keys a query sees, itself
+  // included (Op::window); 0, or a layer past the list's end: all earlier
+  // keys. Empty: every layer causal over the whole sequence.
+  std::vector<std::size_t> attention_window;
+
+  [[nodiscard]] std::size_t window(std::size_t layer) const {
+    return layer < attention_window.size() ? attention_window[layer] : 0;
+  }
 
   [[nodiscard]] std::size_t head_dim() const { return head_size ? head_size : d_model / n_heads; }
   [[nodiscard]] std::size_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
   // Widths of q (and the attention output) and of k and v.
   [[nodiscard]] std::size_t q_width() const { return n_heads * head_dim(); }
   [[nodiscard]] std::size_t kv_width() const { return kv_heads() * head_dim(); }
-  // Whether any optional feature is on (the bounds handle none of them).
+  // Whether any optional feature is on that the bounds do not handle (they
+  // handle a sliding window, through visible_keys).
   [[nodiscard]] bool plain() const {
     return kv_heads() == n_heads && q_width() == d_model && !qkv_bias && !qk_norm &&
            !tied_embeddings && rope_inv_freq.empty();
@@ -309,10 +319,10 @@ class Batch {
   // The whole of a stored matrix widened (tp-invariant's tile tree).
   const float* widen_all(const HalfMatrix& w, std::size_t count);
   void rope(float* x, std::size_t rows, std::size_t d, PrecisionPolicy prec);
-  void attention(std::size_t layer, std::size_t rows, ReductionPolicy order, PrecisionPolicy prec);
-  void attention_library(std::size_t layer, PrecisionPolicy prec, bool blas_products);
-  void attention_split(std::size_t layer, std::size_t rows, ReductionPolicy order,
-                       PrecisionPolicy prec);
+  // Attention op `op` (its layer's caches, its visible_keys).
+  void attention(const Op& op, std::size_t rows, ReductionPolicy order, PrecisionPolicy prec);
+  void attention_library(const Op& op, PrecisionPolicy prec, bool blas_products);
+  void attention_split(const Op& op, std::size_t rows, ReductionPolicy order, PrecisionPolicy prec);
   float* cache_k(std::size_t seq, std::size_t layer);
   float* cache_v(std::size_t seq, std::size_t layer);
 

@@ -1,7 +1,7 @@
 // A model's weights as the forward pass reads them: row-major float arrays
 // ([out, in] as PyTorch stores a Linear weight), rounded to one precision
-// policy's format. The ops of model/forward_ops.hpp name their weight by
-// its member here.
+// policy's format. The ops of model/forward_ops.hpp name the tensors they
+// read (Op::weights); this holds their values.
 //
 // A 16-bit checkpoint's matrices (the embedding, every linear, lm_head) are
 // also kept as it stores them (HalfMatrix, memory-mapped): the forward pass
@@ -16,20 +16,11 @@
 
 namespace fplab::model {
 
-// One decoder layer's weights; the optional ones are empty when the config
-// does not have them.
-struct LayerWeights {
-  std::vector<float> input_norm, q, k, v, o, post_norm, gate, up, down;
-  std::vector<float> q_bias, k_bias, v_bias;  // ModelConfig::qkv_bias
-  std::vector<float> q_norm, k_norm;          // ModelConfig::qk_norm: [head_dim]
-};
-
-// All weights.
+// All weights: one float array per distinct tensor of the forward pass,
+// indexed by OpWeight::tensor (model/forward_ops.hpp says which op reads
+// which, with its name and shape; op_weight and op_bias find them).
 struct Weights {
-  std::vector<float> embed;  // [vocab, d]
-  std::vector<LayerWeights> layers;
-  std::vector<float> norm;     // [d]
-  std::vector<float> lm_head;  // [vocab, d]; empty when tied to embed
+  std::vector<std::vector<float>> tensors;
 };
 
 // A row-major matrix of 16-bit values as a checkpoint stores them (bf16 or

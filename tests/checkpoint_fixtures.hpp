@@ -29,8 +29,9 @@ inline std::string input_error_message(const std::function<void()>& f) {
 inline std::filesystem::path checkpoint_fixtures() { return FPLAB_CHECKPOINT_FIXTURES; }
 
 inline const std::vector<std::string>& fixture_names() {
-  static const std::vector<std::string> names = {"llama3-bf16", "llama3-f32-sharded", "qwen2-f16",
-                                                 "qwen2-f32",   "qwen3-bf16-sharded", "qwen3-f16"};
+  static const std::vector<std::string> names = {"llama3-bf16",  "llama3-f32-sharded", "qwen2-f16",
+                                                 "qwen2-f32",    "qwen3-bf16-sharded", "qwen3-f16",
+                                                 "mistral-bf16", "qwen2-sliding-f32"};
   return names;
 }
 

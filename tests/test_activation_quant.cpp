@@ -13,12 +13,14 @@
 #include "model/precision_policy.hpp"
 #include "model/transformer.hpp"
 #include "test_support.hpp"
+#include "tests/first_order_probes.hpp"
 #include "tests/model_fixture.hpp"
 
 using namespace fplab;
 using namespace fplab::model;
 
 using fplab::test::copy;
+using fplab::test::op_index;
 using fplab::test::same_bits;
 
 namespace {
@@ -85,7 +87,9 @@ TEST_CASE("fp8: E4M3 rounding saturates at 448 and ties to even", "[model][fp8]"
 
 TEST_CASE("fp8: each rule's input scales", "[model][fp8]") {
   const Model& m = bundled_model();
-  const float* weight = m.weights(PrecisionPolicy::fp32).layers[0].q.data();
+  const float* weight =
+      op_weight(m.weights(PrecisionPolicy::fp32), m.ops()[op_index(m, "layers.0.self_attn.q_proj")])
+          .data();
   const std::size_t in = m.config().d_model;  // 128: four MX blocks per row
   // Row 0: all 1 except 1.9 at 0 (block 0) and 100 at 40 (block 1);
   // row 1: all 0.5.
@@ -136,8 +140,8 @@ TEST_CASE("fp8: each rule's input scales", "[model][fp8]") {
   }
   SECTION("lm_head is not quantized; the other rules are not calibrated") {
     ActivationQuantizer aq(m, PrecisionPolicy::fp32, ActivationScale::per_token);
-    CHECK(aq.quantize_input(m.weights(PrecisionPolicy::fp32).lm_head.data(), x.data(), 2, in, q,
-                            s) == nullptr);
+    CHECK(aq.quantize_input(op_weight(m.weights(PrecisionPolicy::fp32), m.ops().back()).data(),
+                            x.data(), 2, in, q, s) == nullptr);
     CHECK_THROWS_AS(aq.calibrate(ReductionPolicy::batch_invariant, m.tokenizer().encode("A")),
                     std::invalid_argument);
     Batch bf(m, Policy{ReductionPolicy::batch_invariant, PrecisionPolicy::bf16}, 1);

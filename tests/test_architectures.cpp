@@ -2,6 +2,7 @@
 // attention, q/k/v biases, q/k norms, tied embeddings, an explicit
 // head_dim), each against a model that computes the same thing another
 // way, bit for bit, with a negative control where a feature must move bits.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
@@ -86,11 +87,12 @@ TEST_CASE("architectures: grouped-query attention is multi-head attention with s
     // Negative control: the original model (two different heads) differs.
     CHECK_FALSE(test::same_bits(a, logits("mha.safetensors", test::tiny_model(), r)));
   }
-  // A k_proj of the wrong shape for the config is a one-line error.
+  // A k_proj or v_proj of the wrong shape for the config is a one-line error
+  // naming the first the ops read (v_proj: model/forward_ops.hpp's order).
   test::TinyModel bad = test::tiny_model();
   configure(bad, R"("n_kv_heads":1)");
   CHECK_THROWS_WITH(Model::load(test::write_tiny_model("gqa-bad.safetensors", bad)),
-                    Catch::Contains("k_proj.weight"));
+                    Catch::Contains("v_proj.weight") && Catch::Contains("[8,16]"));
   test::TinyModel odd = test::tiny_model();
   configure(odd, R"("n_kv_heads":3)");
   CHECK_THROWS_WITH(Model::load(test::write_tiny_model("gqa-odd.safetensors", odd)),
@@ -138,8 +140,9 @@ TEST_CASE("architectures: q/k/v biases are added to the product before its round
   }
   test::TinyModel missing = test::tiny_model();
   configure(missing, R"("qkv_bias":true)");
+  // The missing biases: the first the ops read named (v_proj's).
   CHECK_THROWS_WITH(Model::load(test::write_tiny_model("bias-missing.safetensors", missing)),
-                    Catch::Contains("q_proj.bias"));
+                    Catch::Contains("no tensor 'model.layers.0.self_attn.v_proj.bias'"));
 }
 
 TEST_CASE("architectures: q/k norms are RMSNorm of each head before RoPE", "[model][arch]") {
@@ -192,4 +195,75 @@ TEST_CASE("architectures: an explicit head_dim equal to d_model / n_heads change
   CHECK(test::same_bits(
       logits("hd.safetensors", explicit_hd, ReductionPolicy::library),
       logits("hd-default.safetensors", test::tiny_model(), ReductionPolicy::library)));
+}
+
+TEST_CASE(
+    "architectures: a sliding window hides the keys W or more positions back, in every "
+    "order and in both bounds",
+    "[model][arch]") {
+  // logits(): the last rows of a 5-token prefill (position 4) and two steps
+  // (5, 6). A window of 7 hides nothing there; one of 5 hides nothing at
+  // position 4 (it sees 0..4) and key 0 from position 5 on (as transformers'
+  // kv_idx > q_idx - W).
+  const auto windowed = [](const std::string& w) {
+    test::TinyModel t = test::tiny_model();
+    configure(t, R"("sliding_window":)" + w);
+    return t;
+  };
+  const std::size_t V = 10;
+  for (auto r : {ReductionPolicy::library, ReductionPolicy::split_k,
+                 ReductionPolicy::batch_invariant, ReductionPolicy::blas}) {
+    INFO(name(r));
+    const auto full = logits("sw-none.safetensors", test::tiny_model(), r);
+    CHECK(test::same_bits(full, logits("sw-7.safetensors", windowed("7"), r)));
+    const auto w5 = logits("sw-5.safetensors", windowed("5"), r);
+    REQUIRE(w5.size() == 3 * V);
+    CHECK(test::same_bits(std::vector<float>(full.begin(), full.begin() + V),
+                          std::vector<float>(w5.begin(), w5.begin() + V)));
+    CHECK_FALSE(test::same_bits(std::vector<float>(full.begin() + V, full.end()),
+                                std::vector<float>(w5.begin() + V, w5.end())));
+  }
+  // The enclosure and the first-order bound see the window through the same
+  // visible_keys: the fp32 pass's logits of a window-3 model lie in both at
+  // every position; both are the window-less model's below position 3 and
+  // differ from it from there on (the window-less logits lie outside the
+  // first-order bound; the tiny model's enclosure is too wide to exclude
+  // them).
+  const Model m = Model::load(test::write_tiny_model("sw-3.safetensors", windowed("3")));
+  const Model plain = Model::load(test::write_tiny_model("sw-off.safetensors", test::tiny_model()));
+  REQUIRE(m.ops()[7].kind == OpKind::attention);
+  CHECK(m.ops()[7].window == 3);
+  const std::vector<Token> prompt = {2, 3, 4, 1, 5, 6};
+  const auto pass = [&](const Model& model) {
+    Batch b(model, Policy(ReductionPolicy::library), 1);
+    const auto all = b.forward(std::vector<std::vector<Token>>{prompt}).all();
+    return std::vector<float>(all.begin(), all.end());
+  };
+  const auto got = pass(m);
+  const auto without = pass(plain);
+  EnclosedSequence enclosure(m), plain_enclosure(plain);
+  FirstOrderSequence bound(m), plain_bound(plain);
+  bool bound_excludes = false;
+  for (std::size_t p = 0; p < prompt.size(); ++p) {
+    INFO("position " << p);
+    const auto box = enclosure.push(prompt[p]);
+    const auto plain_box = plain_enclosure.push(prompt[p]);
+    const FirstOrderStep step = bound.push(prompt[p]);
+    const FirstOrderStep plain_step = plain_bound.push(prompt[p]);
+    bool box_same = true;
+    for (std::size_t v = 0; v < V; ++v) {
+      CHECK(box[v].contains(got[p * V + v]));
+      CHECK(std::abs(got[p * V + v] - step.centre[v]) <= step.logit_bound[v]);
+      bound_excludes =
+          bound_excludes || std::abs(without[p * V + v] - step.centre[v]) > step.logit_bound[v];
+      box_same = box_same && box[v].lo == plain_box[v].lo && box[v].hi == plain_box[v].hi;
+    }
+    // Below the window's length nothing is hidden yet; from it on, all three
+    // see fewer keys.
+    CHECK(box_same == (p < 3));
+    CHECK((step.centre == plain_step.centre) == (p < 3));
+    CHECK(std::equal(got.begin() + p * V, got.begin() + (p + 1) * V, without.begin() + p * V) ==
+          (p < 3));
+  }
+  CHECK(bound_excludes);
 }

@@ -93,7 +93,10 @@ TEST_CASE(
     }
     const auto& a = st.config();
     const auto& b = gg.config();
-    CHECK(a.architecture == b.architecture);
+    // Mistral's GGUF is llama.cpp's arch llama, with the window.
+    CHECK((a.architecture == b.architecture || (a.architecture == ck::Architecture::mistral &&
+                                                b.architecture == ck::Architecture::llama)));
+    CHECK(a.attention_window == b.attention_window);
     CHECK(a.vocab_size == b.vocab_size);
     CHECK(a.hidden_size == b.hidden_size);
     CHECK(a.intermediate_size == b.intermediate_size);
@@ -120,6 +123,44 @@ TEST_CASE(
       CHECK(gg.owned_bytes() > 0);  // the un-permuted Q and K rows
     }
   }
+}
+
+TEST_CASE("checkpoints: sliding windows as transformers' configs give them, per layer",
+          "[checkpoints]") {
+  // Mistral: sliding_window on every layer (MistralConfig's default 4096
+  // when absent), null: none.
+  auto mistral =
+      fplab::test::read_json_file(checkpoint_fixtures() / "mistral-bf16" / "config.json");
+  const auto windows = [](const nlohmann::json& j) {
+    return ck::parse_hf_config(j.dump(), "config.json").attention_window;
+  };
+  using W = std::vector<std::size_t>;
+  CHECK(windows(mistral) == W{3, 3});
+  CHECK(ck::parse_hf_config(mistral.dump(), "c").architecture == ck::Architecture::mistral);
+  mistral["sliding_window"] = nullptr;
+  CHECK(windows(mistral).empty());
+  mistral.erase("sliding_window");
+  CHECK(windows(mistral) == W{4096, 4096});
+  // Qwen2: only with use_sliding_window; the layers from max_window_layers
+  // on (layer_types, when given, says which); sliding_window null: none.
+  auto qwen2 = fplab::test::read_json_file(checkpoint_fixtures() / "qwen2-f16" / "config.json");
+  CHECK(windows(qwen2).empty());  // sliding_window 512, use_sliding_window false
+  qwen2["use_sliding_window"] = true;
+  qwen2["max_window_layers"] = 1;
+  CHECK(windows(qwen2) == W{0, 512});
+  qwen2["max_window_layers"] = 0;
+  CHECK(windows(qwen2) == W{512, 512});
+  qwen2["layer_types"] = {"sliding_attention", "full_attention"};
+  CHECK(windows(qwen2) == W{512, 0});
+  CHECK(ck::describe(ck::parse_hf_config(qwen2.dump(), "c"))
+            .ends_with(", sliding window 512 on 1 of 2 layers"));
+  qwen2["sliding_window"] = nullptr;
+  CHECK(windows(qwen2).empty());
+  qwen2["sliding_window"] = 0;
+  CHECK(fplab::test::input_error_message([&] { (void)windows(qwen2); }) ==
+        "config.json: sliding_window is not a positive integer");
+  // GGUF's llama.cpp key and pattern give the same windows: the GGUF test
+  // above, on the mistral-bf16 and qwen2-sliding-f32 fixtures.
 }
 
 TEST_CASE("checkpoints: llama.cpp's Q/K row permutation is really there and really undone",
@@ -203,7 +244,8 @@ TEST_CASE(
     std::string names;
   };
   const std::vector<Bad> bad = {
-      {[](auto& j) { j["architectures"] = {"MistralForCausalLM"}; }, "MistralForCausalLM"},
+      {[](auto& j) { j["architectures"] = {"MixtralForCausalLM"}; }, "MixtralForCausalLM"},
+      {[](auto& j) { j["sliding_window"] = 4096; }, "sliding_window"},
       {[](auto& j) { j["rope_scaling"]["rope_type"] = "yarn"; }, "rope_scaling type 'yarn'"},
       {[](auto& j) { j["use_sliding_window"] = true; }, "use_sliding_window"},
       {[](auto& j) { j["hidden_act"] = "gelu"; }, "hidden_act"},
@@ -216,7 +258,7 @@ TEST_CASE(
       {[](auto& j) { j["hidden_size"] = -4; }, "hidden_size"},
       {[](auto& j) { j["rope_scaling"].erase("factor"); }, "factor"},
       {[](auto& j) {
-         j["layer_types"] = {"sliding_attention", "full_attention"};
+         j["layer_types"] = {"chunked_attention", "full_attention"};
        },
        "layer_types"},
       {[](auto& j) { j["model_type"] = "qwen2"; }, "model_type"},

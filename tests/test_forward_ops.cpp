@@ -1,9 +1,11 @@
 // The forward pass as one list of named ops (model/forward_ops.hpp): its
 // names, per-op policies, and observation points that change no bit.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/bundled.hpp"
@@ -74,6 +76,42 @@ TEST_CASE("forward ops: every op of the bundled model once, by its Hugging Face 
     }
   }
   CHECK_THROWS_AS(op_weight(w, ops[4]), std::logic_error);  // k_rope has no weight
+}
+
+TEST_CASE("forward ops: each op names its tensors, every tensor of the file once; visible_keys",
+          "[model][ops]") {
+  const Model& m = bundled_model();
+  const auto& ops = m.ops();
+  const auto& c = m.config();
+  const Op& q = *std::find_if(ops.begin(), ops.end(),
+                              [](const Op& op) { return op.name == "layers.1.self_attn.q_proj"; });
+  REQUIRE(q.weights.size() == 1);  // no bias
+  CHECK(q.weights[0].hf_name == "model.layers.1.self_attn.q_proj.weight");
+  CHECK(q.weights[0].gguf_name == "blk.1.attn_q.weight");
+  CHECK(q.weights[0].shape == std::vector<std::size_t>{c.q_width(), c.d_model});
+  CHECK(ops.back().weights.at(0).gguf_name == "output.weight");  // untied
+  CHECK(ops.front().weights.at(0).gguf_name == "token_embd.weight");
+  // The ops' tensors are the bundled file's, each once.
+  std::vector<std::string> named;
+  for (const OpWeight* t : model_tensors(ops)) named.push_back(t->hf_name);
+  std::sort(named.begin(), named.end());
+  CHECK(named == SafeTensors::read(m.path()).names());
+  // The keys a query sees: causal, or the last W (the key W back not seen).
+  Op causal;
+  causal.kind = OpKind::attention;
+  Op sliding = causal;
+  sliding.window = 3;
+  const auto range = [](const Op& op, std::size_t pos) {
+    const KeyRange r = visible_keys(op, pos);
+    return std::pair{r.begin, r.end};
+  };
+  CHECK(range(causal, 0) == std::pair<std::size_t, std::size_t>{0, 1});
+  CHECK(range(causal, 9) == std::pair<std::size_t, std::size_t>{0, 10});
+  CHECK(range(sliding, 0) == std::pair<std::size_t, std::size_t>{0, 1});
+  CHECK(range(sliding, 2) == std::pair<std::size_t, std::size_t>{0, 3});
+  CHECK(range(sliding, 3) == std::pair<std::size_t, std::size_t>{1, 4});
+  CHECK(range(sliding, 9) == std::pair<std::size_t, std::size_t>{7, 10});
+  for (const Op& op : ops) CHECK(op.window == 0);  // the bundled model has none
 }
 
 TEST_CASE("policy specs: parse and print are inverse; bad ones are refused", "[model][ops]") {

@@ -31,11 +31,9 @@ using fplab::test::same_bits;
 namespace {
 namespace blas_test {
 
-// The linear op's weight (its member of the layer's or the model's weights).
+// The linear op's weight.
 const std::vector<float>& weight_of(const Model& m, const Op& op) {
-  const Weights& w = m.weights(PrecisionPolicy::fp32);
-  if (op.layer_weight != nullptr) return w.layers[op.layer].*op.layer_weight;
-  return w.*op.model_weight;
+  return op_weight(m.weights(PrecisionPolicy::fp32), op);
 }
 
 using fplab::test::op_index;

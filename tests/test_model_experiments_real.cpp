@@ -67,6 +67,15 @@ const std::array<Fixture, 3> kUsed = {{
       "model-00002-of-00002.safetensors", "tokenizer.json"}},
 }};
 
+// Sliding-window attention (a window of 3 on both layers): a few of the
+// experiments (every one passes on it; run all four fixtures' worth only
+// where the time is there).
+const Fixture kWindowed = {"mistral-bf16",
+                           "MistralForCausalLM",
+                           "BF16",
+                           128256,
+                           {"config.json", "model.safetensors", "tokenizer.json"}};
+
 // Settings beyond --quick that keep a large-vocabulary run to seconds.
 const std::map<std::string, std::string> kSmaller = {
     {"batch-variance", "--set repeats=2 --set batches=2,4"},
@@ -218,6 +227,19 @@ TEST_CASE("real experiments: batch-variance", "[model][real][experiments]") {
                       " tokens)") != std::string::npos);
     CHECK(reason.find("63") == std::string::npos);
   });
+}
+
+TEST_CASE("real experiments: a sliding-window model (Mistral) through the float pass and the bound",
+          "[model][real][experiments]") {
+  const auto root = std::filesystem::temp_directory_path() / "fplab-test-real-windowed";
+  for (const char* experiment : {"batch-variance", "certified-tokens", "gated-determinism"}) {
+    INFO(experiment);
+    const auto j = run_on(experiment, kWindowed, root / experiment);
+    const auto& e = j["experiments"][0];
+    check_model_record(e["models"][0], kWindowed);
+    CHECK(!e["tables"].empty());
+  }
+  std::filesystem::remove_all(root);
 }
 
 TEST_CASE("real experiments: batch-answers", "[model][real][experiments]") {

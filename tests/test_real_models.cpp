@@ -22,10 +22,13 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "checkpoint_fixtures.hpp"
+#include "checkpoints/gguf.hpp"
+#include "checkpoints/mapped_file.hpp"
 #include "cli_runner.hpp"
 #include "io/array.hpp"
 #include "model/transformer.hpp"
@@ -92,14 +95,11 @@ std::vector<float> logits(const Model& m, const std::vector<Token>& ids, Reducti
   return {all.begin(), all.end()};
 }
 
-const char* const kNames[] = {"llama3-bf16", "llama3-f32-sharded", "qwen2-f16",
-                              "qwen2-f32",   "qwen3-bf16-sharded", "qwen3-f16"};
-
 }  // namespace
 
 TEST_CASE("real models: fp32 logits within the stated bound of the float64 HF reference",
           "[model][real]") {
-  for (const char* fixture : kNames) {
+  for (const auto& fixture : test::fixture_names()) {
     const auto dir = kFixtures / fixture;
     INFO(fixture);
     const Model m = Model::load(dir);
@@ -155,7 +155,7 @@ TEST_CASE("real models: fp32 logits within the stated bound of the float64 HF re
 
 TEST_CASE("real models: the same weights as safetensors and as GGUF give the same logits",
           "[model][real]") {
-  for (const char* fixture : kNames) {
+  for (const auto& fixture : test::fixture_names()) {
     const auto dir = kFixtures / fixture;
     INFO(fixture);
     const Model st = Model::load(dir);
@@ -172,6 +172,22 @@ TEST_CASE("real models: the same weights as safetensors and as GGUF give the sam
       const Model q8 = Model::load(dir / "model-q8_0.gguf");
       CHECK_FALSE(test::same_bits(a, logits(q8, ids, ReductionPolicy::batch_invariant)));
     }
+  }
+}
+
+TEST_CASE("real models: every op's GGUF names are the fixture GGUF's tensors", "[model][real]") {
+  for (const auto& fixture : test::fixture_names()) {
+    INFO(fixture);
+    const auto path = kFixtures / fixture / "model.gguf";
+    const auto map = checkpoints::MappedFile::open(path);
+    const auto gguf = checkpoints::read_gguf(map->bytes(), path.string());
+    std::set<std::string> in_file;
+    for (const auto& t : gguf.tensors) in_file.insert(t.name);
+    in_file.erase("rope_freqs.weight");  // llama3 scaling: the config's, no op's
+    const Model m = Model::load(kFixtures / fixture);
+    std::set<std::string> named;
+    for (const OpWeight* t : model_tensors(m.ops())) named.insert(t->gguf_name);
+    CHECK(named == in_file);
   }
 }
 
@@ -200,17 +216,22 @@ TEST_CASE("real models: batch invariance and its negative control on a real arch
 TEST_CASE("real models: negative controls, a reference with a mistake is outside the bound",
           "[model][real]") {
   struct Control {
-    const char* fixture;
+    std::string fixture;
     const char* mistake;
   };
   // Every fixture gets the swapped rotary convention; the Qwen2 ones the
-  // dropped q/k/v biases, the Qwen3 ones the skipped q_norm.
+  // dropped q/k/v biases, the Qwen3 ones the skipped q_norm; those with a
+  // sliding window the window ignored, and one key wider (the key at
+  // distance exactly sliding_window seen: transformers does not see it).
   std::vector<Control> controls;
-  for (const char* fixture : kNames) {
-    controls.push_back({fixture, "rope_interleaved"});
-    const std::string f = fixture;
-    if (f.starts_with("qwen2")) controls.push_back({fixture, "no_qkv_bias"});
-    if (f.starts_with("qwen3")) controls.push_back({fixture, "no_q_norm"});
+  for (const auto& f : test::fixture_names()) {
+    controls.push_back({f, "rope_interleaved"});
+    if (f.starts_with("qwen2")) controls.push_back({f, "no_qkv_bias"});
+    if (f.starts_with("qwen3")) controls.push_back({f, "no_q_norm"});
+    if (f == "mistral-bf16" || f == "qwen2-sliding-f32") {
+      controls.push_back({f, "no_window"});
+      controls.push_back({f, "window_wide"});
+    }
   }
   for (const auto& [fixture, mistake] : controls) {
     const auto dir = kFixtures / fixture;

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Small random-weight checkpoints in each supported architecture, the same
 weights as GGUF, and float64 reference logits from the Hugging Face modeling
-equations (transformers' modeling_llama / modeling_qwen2 / modeling_qwen3).
+equations (transformers' modeling_llama / modeling_mistral / modeling_qwen2 /
+modeling_qwen3, with masking_utils' sliding-window mask).
 
 Run with Debian's /usr/bin/python3 (python3-numpy, python3-torch; torch only
 for bf16 rounding, which numpy lacks). Nothing here imports fplab.
@@ -25,7 +26,8 @@ For every fixture NAME it writes DIR/NAME/:
                                     float64 forward pass below, on the stored (rounded) weights
   wrong_logits_<i>_<mistake>.npy    the same forward pass with one mistake, for the negative
                                     controls: rope_interleaved (every fixture), no_qkv_bias
-                                    (Qwen2), no_q_norm (Qwen3)
+                                    (Qwen2), no_q_norm (Qwen3), no_window and window_wide
+                                    (a sliding window: ignored; one key wider)
 
 The safetensors and GGUF writers are written here by hand from the formats'
 specifications (safetensors is not packaged in Debian).
@@ -84,6 +86,21 @@ def fixtures():
         "eos_token_id": 151645, "torch_dtype": "bfloat16", "attention_dropout": 0.0,
         "initializer_range": 0.02, "use_cache": True,
     }
+    # Mistral: Llama's layer with a sliding window on every layer; a window of
+    # 3 keys, so that the 8-token prompts reach past it.
+    mistral = {
+        "architectures": ["MistralForCausalLM"], "model_type": "mistral",
+        "vocab_size": 128256, "hidden_size": 32, "intermediate_size": 48,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "head_dim": 8, "hidden_act": "silu", "max_position_embeddings": 256,
+        "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "sliding_window": 3,
+        "tie_word_embeddings": False, "bos_token_id": 128000, "eos_token_id": 128001,
+        "torch_dtype": "bfloat16", "attention_dropout": 0.0, "initializer_range": 0.02,
+        "use_cache": True,
+    }
+    # Qwen2 with use_sliding_window: layer 0 (below max_window_layers) full,
+    # layer 1 a window of 3.
+    qwen2_sliding = dict(qwen2, use_sliding_window=True, sliding_window=3, max_window_layers=1)
     return [
         ("llama3-bf16", llama, "BF16", 1, "tokenizer-llama3", 1),
         ("llama3-f32-sharded", llama, "F32", 3, "tokenizer-llama3", 1),
@@ -91,6 +108,8 @@ def fixtures():
         ("qwen2-f32", qwen2, "F32", 1, "tokenizer-qwen3", 2),
         ("qwen3-bf16-sharded", qwen3, "BF16", 2, "tokenizer-qwen3", 3),
         ("qwen3-f16", qwen3, "F16", 1, "tokenizer-qwen3", 3),
+        ("mistral-bf16", mistral, "BF16", 1, "tokenizer-llama3", 4),
+        ("qwen2-sliding-f32", qwen2_sliding, "F32", 1, "tokenizer-qwen3", 5),
     ]
 
 
@@ -273,7 +292,8 @@ def write_hf_checkpoint(directory, tensors, shards):
 
 GGUF_UINT32, GGUF_INT32, GGUF_FLOAT32, GGUF_BOOL, GGUF_STRING, GGUF_ARRAY, GGUF_UINT64 = 4, 5, 6, 7, 8, 9, 10
 GGML_TYPES = {"F32": 0, "F16": 1, "Q8_0": 8, "BF16": 30}
-GGUF_ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3"}
+GGUF_ARCH = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2",
+             "Qwen3ForCausalLM": "qwen3"}
 GGUF_PRE = {"tokenizer-llama3": "llama-bpe", "tokenizer-qwen3": "qwen2"}
 
 
@@ -408,6 +428,12 @@ def write_gguf(path, cfg, stored, dtype, tokenizer_json, pre, quantize_q8=False)
           gguf_kv(f"{arch}.rope.freq_base", GGUF_FLOAT32, float(cfg["rope_theta"])),
           gguf_kv(f"{arch}.attention.layer_norm_rms_epsilon", GGUF_FLOAT32, cfg["rms_norm_eps"]),
           gguf_kv(f"{arch}.vocab_size", GGUF_UINT32, cfg["vocab_size"])]
+    windows = layer_windows(cfg)
+    if any(windows):
+        # llama.cpp's window key, and which layers use it (true: sliding).
+        kv += [gguf_kv(f"{arch}.attention.sliding_window", GGUF_UINT32, max(windows)),
+               gguf_kv(f"{arch}.attention.sliding_window_pattern", GGUF_ARRAY,
+                       [w > 0 for w in windows], elem=GGUF_BOOL)]
     if tokenizer_json is not None:
         kv += tokenizer_metadata(tokenizer_json, cfg["vocab_size"], pre)
     entries = []  # (gguf name, ggml type, HF-order shape, raw)
@@ -447,7 +473,8 @@ def write_gguf(path, cfg, stored, dtype, tokenizer_json, pre, quantize_q8=False)
 
 # --------------------------------------------------------------------------
 # The float64 forward pass, from transformers' modeling_llama.py,
-# modeling_qwen2.py and modeling_qwen3.py (eager attention, no cache).
+# modeling_mistral.py, modeling_qwen2.py and modeling_qwen3.py (eager
+# attention, no cache; masking_utils.py's causal and sliding-window masks).
 
 
 def rope_inv_freq(cfg):
@@ -492,21 +519,58 @@ def rotate_interleaved(x, cos, sin):
     return out
 
 
+def layer_windows(cfg):
+    """Each layer's sliding window (0: none), as transformers reads the
+    config: MistralConfig's sliding_window (None: none) on every layer;
+    Qwen2Config / Qwen3Config's only with use_sliding_window, on the layers
+    layer_types calls "sliding_attention", by default those from
+    max_window_layers on."""
+    arch, n = cfg["architectures"][0], cfg["num_hidden_layers"]
+    if arch == "MistralForCausalLM":
+        return [cfg.get("sliding_window", 4096) or 0] * n
+    if arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM") and cfg.get("use_sliding_window"):
+        window = cfg.get("sliding_window", 4096) or 0
+        types = cfg.get("layer_types") or [
+            "sliding_attention" if i >= cfg.get("max_window_layers", 28) else "full_attention"
+            for i in range(n)]
+        return [window if t == "sliding_attention" else 0 for t in types]
+    return [0] * n
+
+
+def attention_mask(T, window):
+    """transformers' masking_utils: causal_mask_function (kv_idx <= q_idx)
+    and, with a window, sliding_window_overlay (kv_idx > q_idx - window): a
+    query sees itself and the window - 1 keys before it. 0 where seen, -inf
+    elsewhere."""
+    q = np.arange(T)[:, None]
+    kv = np.arange(T)[None, :]
+    seen = kv <= q
+    if window:
+        seen &= kv > q - window
+    return np.where(seen, 0.0, -np.inf)
+
+
 # Negative controls: the forward pass with one thing wrong, that fplab's
 # logits must NOT match (tests/test_real_models.cpp). name -> (applies to
-# the architecture?, keyword arguments of forward()).
+# the config?, keyword arguments of forward()).
 PERTURBATIONS = {
-    "rope_interleaved": (lambda arch: True, {"rope": "interleaved"}),
-    "no_qkv_bias": (lambda arch: arch == "Qwen2ForCausalLM", {"qkv_bias": False}),
-    "no_q_norm": (lambda arch: arch == "Qwen3ForCausalLM", {"q_norm": False}),
+    "rope_interleaved": (lambda cfg: True, {"rope": "interleaved"}),
+    "no_qkv_bias": (lambda cfg: cfg["architectures"][0] == "Qwen2ForCausalLM", {"qkv_bias": False}),
+    "no_q_norm": (lambda cfg: cfg["architectures"][0] == "Qwen3ForCausalLM", {"q_norm": False}),
+    "no_window": (lambda cfg: any(layer_windows(cfg)), {"window": False}),
+    # The window's edge: the key at distance exactly sliding_window seen too.
+    "window_wide": (lambda cfg: any(layer_windows(cfg)), {"window": "wide"}),
 }
 
 
-def forward(cfg, w, ids, rope="half", qkv_bias=True, q_norm=True):
+def forward(cfg, w, ids, rope="half", qkv_bias=True, q_norm=True, window=True):
     """Logits (len(ids) x vocab), float64, for one sequence from position 0.
     The defaults are the Hugging Face equations; rope="interleaved",
     qkv_bias=False (q, k and v biases dropped) and q_norm=False (Qwen3's
-    q_norm skipped, k_norm kept) are the negative controls' mistakes."""
+    q_norm skipped, k_norm kept) and window=False (the sliding window
+    ignored: causal over every key) and window="wide" (one key more: the
+    key at distance exactly sliding_window seen) are the negative
+    controls' mistakes."""
     arch = cfg["architectures"][0]
     nh, nkv, hd, eps = cfg["num_attention_heads"], cfg["num_key_value_heads"], head_dim(cfg), cfg["rms_norm_eps"]
     T = len(ids)
@@ -514,8 +578,10 @@ def forward(cfg, w, ids, rope="half", qkv_bias=True, q_norm=True):
     freqs = np.outer(np.arange(T, dtype=np.float64), rope_inv_freq(cfg))
     emb = np.concatenate([freqs, freqs], axis=-1)
     cos, sin = np.cos(emb)[:, None, :], np.sin(emb)[:, None, :]
-    mask = np.triu(np.full((T, T), -np.inf), k=1)
+    windows = layer_windows(cfg)
     for l in range(cfg["num_hidden_layers"]):
+        seen = windows[l] + 1 if window == "wide" and windows[l] else windows[l]
+        mask = attention_mask(T, seen if window else 0)
         p = f"model.layers.{l}."
         h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
 
@@ -614,7 +680,7 @@ def make_fixture(out, name, cfg, dtype, shards, tok_pkg, seed, tokenizers_dir, g
     for i, pr in enumerate(prompts):
         write_npy(os.path.join(d, f"reference_logits_{i}.npy"), forward(cfg, w64, pr["ids"]))
         for wrong, (applies, kwargs) in PERTURBATIONS.items():
-            if applies(cfg["architectures"][0]):
+            if applies(cfg):
                 write_npy(os.path.join(d, f"wrong_logits_{i}_{wrong}.npy"), forward(cfg, w64, pr["ids"], **kwargs))
 
 
