@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "io/array.hpp"
+#include "io/float_bits.hpp"
 #include "model/bundled.hpp"
 #include "model/decode.hpp"
 #include "model/op_trace.hpp"
@@ -201,34 +202,6 @@ Decoded decode(const Request& r, const Setting& s, const model::Policy& policy, 
   return out;
 }
 
-namespace {
-
-// The float16 bit pattern of a float16 value held as a float.
-std::uint64_t half_bits(float x) {
-  const std::uint64_t sign = std::signbit(x) ? 0x8000u : 0u;
-  const double v = std::abs(static_cast<double>(x));
-  if (std::isinf(x)) return sign | 0x7c00u;
-  if (std::isnan(x)) return sign | 0x7e00u;
-  if (v < 0x1p-14) return sign | static_cast<std::uint64_t>(v * 0x1p24);  // subnormal or zero
-  int e = 0;
-  const double m = std::frexp(v, &e);  // v = m 2^e, m in [0.5, 1)
-  return sign | static_cast<std::uint64_t>(e - 1 + 15) << 10 |
-         static_cast<std::uint64_t>((m * 2.0 - 1.0) * 1024.0);
-}
-
-std::uint64_t format_bits(float x, ElementType t) {
-  switch (t) {
-    case ElementType::bfloat16:
-      return float_bits(x) >> 16;
-    case ElementType::float16:
-      return half_bits(x);
-    default:
-      return float_bits(x);
-  }
-}
-
-}  // namespace
-
 bool representable(float x, ElementType t) {
   if (std::isnan(x) || std::isinf(x)) return true;
   switch (t) {
@@ -243,10 +216,6 @@ bool representable(float x, ElementType t) {
     default:
       return true;
   }
-}
-
-std::uint64_t ulp_distance(float a, float b, ElementType t) {
-  return nulp_count(t, format_bits(a, t), format_bits(b, t));
 }
 
 ElementType ulp_format(const Request& r, const Setting& a, const Setting& b) {

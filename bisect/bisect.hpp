@@ -100,10 +100,6 @@ Decoded decode(const Request& r, const Setting& s, const model::Policy& policy, 
 // Whether `x` is exactly a value of format `t` (float16, bfloat16 or
 // float32; NaN and infinities are).
 bool representable(float x, ElementType t);
-// Exact ulp distance of two values of format `t` held as floats (numpy's
-// nulp_diff counted on t's grid: +0 and -0 are 0 apart; not for NaNs;
-// both must be representable in t).
-std::uint64_t ulp_distance(float a, float b, ElementType t = ElementType::float32);
 
 struct Divergence {
   std::string op;

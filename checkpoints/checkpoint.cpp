@@ -1,6 +1,5 @@
 #include "checkpoints/checkpoint.hpp"
 
-#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -10,6 +9,7 @@
 
 #include "checkpoints/gguf.hpp"
 #include "checkpoints/mapped_file.hpp"
+#include "io/float_bits.hpp"
 #include "io/input_error.hpp"
 #include "io/safetensors_header.hpp"
 
@@ -461,31 +461,6 @@ ArchitectureConfig config_from_gguf(const GgufFile& g, const std::string& file) 
   return c;
 }
 
-// f16 -> f32, exact (every half is a float).
-float half_to_float(std::uint16_t h) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  std::uint32_t exp = (h >> 10) & 0x1fu;
-  std::uint32_t mant = h & 0x3ffu;
-  std::uint32_t bits = 0;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: normalise
-      int e = -1;
-      do {
-        mant <<= 1;
-        ++e;
-      } while ((mant & 0x400u) == 0);
-      bits = sign | (static_cast<std::uint32_t>(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
-    }
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  return std::bit_cast<float>(bits);
-}
-
 void load_gguf(CheckpointBuilder& b, const std::filesystem::path& path) {
   const auto map = MappedFile::open(path);
   b.maps().push_back(map);
@@ -526,7 +501,7 @@ void load_gguf(CheckpointBuilder& b, const std::filesystem::path& path) {
           const std::byte* block = src + blk * 34;
           std::uint16_t d_bits = 0;
           std::memcpy(&d_bits, block, 2);
-          const float d = half_to_float(d_bits);
+          const float d = binary16_to_float(d_bits);
           for (int i = 0; i < 32; ++i) {
             // |q| <= 128 and the scale has 11 significant bits: the product is exact.
             const float x = d * static_cast<float>(static_cast<std::int8_t>(block[2 + i]));
@@ -594,14 +569,13 @@ std::vector<float> to_float32(const TensorView& t) {
       case StoredType::bf16: {
         std::uint16_t h = 0;
         std::memcpy(&h, p + 2 * i, 2);
-        const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
-        std::memcpy(&out[i], &bits, 4);
+        out[i] = bfloat16_to_float(h);
         break;
       }
       case StoredType::f16: {
         std::uint16_t h = 0;
         std::memcpy(&h, p + 2 * i, 2);
-        out[i] = half_to_float(h);
+        out[i] = binary16_to_float(h);
         break;
       }
     }

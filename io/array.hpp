@@ -20,26 +20,10 @@
 #include <string_view>
 #include <vector>
 
+#include "io/float_bits.hpp"  // ElementType and its bits
 #include "io/input_error.hpp"
 
 namespace fplab {
-
-enum class ElementType { float16, bfloat16, float32, float64 };
-
-std::string_view name(ElementType t);     // "float16", "bfloat16", ...
-std::size_t element_bits(ElementType t);  // 16, 16, 32, 64
-
-// The element's value, exactly (every one of the four formats widens to
-// double without rounding; NaN payloads are not preserved).
-double element_to_double(ElementType t, std::uint64_t bits);
-
-// numpy.testing's integer_repr: the bits read as sign-magnitude and mapped
-// onto one line of integers, so -0 and +0 are both 0 and adjacent floats
-// differ by 1 (numpy/testing/_private/utils.py, _integer_repr).
-std::int64_t element_integer_repr(ElementType t, std::uint64_t bits);
-
-bool element_is_nan(ElementType t, std::uint64_t bits);
-bool element_is_inf(ElementType t, std::uint64_t bits);
 
 struct Array {
   std::string name;  // tensor or column name; "" for a lone .npy array

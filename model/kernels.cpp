@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "io/float_bits.hpp"
 #include "reductions/pairwise.hpp"
 #include "reductions/parallel.hpp"
 #include "reductions/terms.hpp"
@@ -331,30 +332,10 @@ void linear_eigen(const float* x, const float* w, float* y, std::size_t M, std::
 
 void widen(const std::uint16_t* in, Half format, std::size_t n, float* out) {
   if (format == Half::bf16) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint32_t bits = static_cast<std::uint32_t>(in[i]) << 16;
-      std::memcpy(out + i, &bits, sizeof bits);
-    }
+    for (std::size_t i = 0; i < n; ++i) out[i] = bfloat16_to_float(in[i]);
     return;
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint32_t h = in[i];
-    const std::uint32_t sign = (h & 0x8000u) << 16;
-    const std::uint32_t exponent = (h >> 10) & 0x1fu;
-    const std::uint32_t mantissa = h & 0x3ffu;
-    std::uint32_t bits = 0;
-    if (exponent == 0x1f) {
-      bits = sign | 0x7f800000u | (mantissa << 13);  // inf, NaN (payload kept)
-    } else if (exponent != 0) {
-      bits = sign | ((exponent + 112) << 23) | (mantissa << 13);  // bias 15 -> 127
-    } else {
-      // Zero or subnormal: mantissa * 2^-24, exact in float.
-      const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
-      std::memcpy(&bits, &magnitude, sizeof bits);
-      bits |= sign;
-    }
-    std::memcpy(out + i, &bits, sizeof bits);
-  }
+  for (std::size_t i = 0; i < n; ++i) out[i] = binary16_to_float(in[i]);
 }
 
 void linear_half(const float* x, const std::uint16_t* w, Half format, float* y, std::size_t M,

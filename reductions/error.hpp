@@ -12,27 +12,10 @@
 #include <span>
 #include <string_view>
 
+#include "io/float_bits.hpp"  // ulp_distance
 #include "reductions/exact.hpp"
 
 namespace fplab {
-
-// Number of representable T values from a to b (0 when equal, and between
-// +0 and -0); the largest uint64 when either is NaN.
-template <class T>
-std::uint64_t ulp_distance(T a, T b) {
-  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<std::uint64_t>::max();
-  // Map the sign-magnitude encoding onto a line of integers.
-  const auto line = [](T v) -> std::int64_t {
-    const auto bits = std::bit_cast<Bits>(v);
-    constexpr Bits sign = Bits{1} << (sizeof(T) * 8 - 1);
-    const auto magnitude = static_cast<std::int64_t>(bits & ~sign);
-    return (bits & sign) != 0 ? -magnitude : magnitude;
-  };
-  const std::int64_t da = line(a);
-  const std::int64_t db = line(b);
-  return da > db ? static_cast<std::uint64_t>(da - db) : static_cast<std::uint64_t>(db - da);
-}
 
 struct Accuracy {
   double abs_error;    // |sum(x) - computed|, the exact residual rounded to double

@@ -239,14 +239,6 @@ TensorDiff compare_arrays(const ArrayView& a, const ArrayView& b, const ArrayTol
   return t;
 }
 
-std::uint64_t nulp_count(ElementType t, std::uint64_t a_bits, std::uint64_t b_bits) {
-  const std::int64_t rx = element_integer_repr(t, a_bits);
-  const std::int64_t ry = element_integer_repr(t, b_bits);
-  // Unsigned arithmetic: the difference of two float64 positions needs 64 bits.
-  return rx >= ry ? static_cast<std::uint64_t>(rx) - static_cast<std::uint64_t>(ry)
-                  : static_cast<std::uint64_t>(ry) - static_cast<std::uint64_t>(rx);
-}
-
 std::size_t ArrayDiffReport::elements() const {
   std::size_t n = 0;
   for (const auto& t : tensors) n += t.elements;

@@ -140,9 +140,6 @@ struct ArrayDiffReport {
   [[nodiscard]] int exit_code() const { return beyond_tolerance() == 0 ? 0 : 1; }
 };
 
-// The ulps count above for one pair of elements of type t (not for NaNs).
-std::uint64_t nulp_count(ElementType t, std::uint64_t a_bits, std::uint64_t b_bits);
-
 // "0", "1", "2-3", "4-7", ... for histogram bucket k.
 std::string ulps_bucket_label(std::size_t k);
 

@@ -84,7 +84,7 @@ TEST_CASE("bisect: a planted per-op override is the op found first, and ddmin fi
   CHECK(d->inputs_matched);
   CHECK(d->moved > 0);
   CHECK(d->max_ulps > 0);
-  CHECK(d->max_ulps == fplab::bisect::ulp_distance(d->a, d->b));
+  CHECK(d->max_ulps == fplab::ulp_distance(d->a, d->b));
 
   const auto candidates = fplab::bisect::candidate_ops(r, a, b);
   CHECK(candidates ==
@@ -270,7 +270,7 @@ TEST_CASE("fplab bisect: JSON, and bad input is one line with exit 2", "[bisect]
 TEST_CASE("bisect: ulps are counted on the grid of the format every output is rounded to",
           "[bisect]") {
   using fplab::ElementType;
-  using fplab::bisect::ulp_distance;
+  using fplab::ulp_distance;
   CHECK(ulp_distance(1.0f, 2.0f) == (1u << 23));
   CHECK(ulp_distance(1.0f, 2.0f, ElementType::bfloat16) == 128);
   CHECK(ulp_distance(1.0f, 2.0f, ElementType::float16) == 1024);
