@@ -4,10 +4,10 @@
 // `strategies` prints the strategies only.
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <cstddef>
 
 #include "cli/commands.hpp"
 #include "cli/narrow_text.hpp"

@@ -264,8 +264,8 @@ TEST_CASE("verdicts: too little data below the claim's size, a verdict at it",
                        std::int64_t invariant) {
     std::vector<BatchChange> out;
     for (const auto& [policy, n] : {std::pair{ReductionPolicy::library, std::int64_t{0}},
-                                   std::pair{ReductionPolicy::split_k, split_k},
-                                   std::pair{ReductionPolicy::batch_invariant, invariant}}) {
+                                    std::pair{ReductionPolicy::split_k, split_k},
+                                    std::pair{ReductionPolicy::batch_invariant, invariant}}) {
       for (const auto b : batches) {
         BatchChange c{policy, b, {}, 0};
         c.change.differing = n;
