@@ -139,7 +139,7 @@ TEST_CASE(
                         "directory, not its config.json)") != std::string::npos);
     CHECK(lines(r.output) == 1);
   }
-  // Two .npy arrays given to bisect --dumps (which reads .safetensors dumps).
+  // A .npy array given where a model goes (bisect --dumps reads .npy dumps now).
   const fs::path dir = fresh("npy-dumps");
   fs::create_directories(dir);
   std::string npy = "\x93NUMPY\x01";
@@ -150,9 +150,8 @@ TEST_CASE(
   npy += static_cast<char>(header.size());
   npy += '\0';
   npy += header + std::string(4, '\0');
-  for (const char* name : {"a.npy", "b.npy"}) std::ofstream(dir / name, std::ios::binary) << npy;
-  const auto r =
-      run_fplab("bisect --dumps " + (dir / "a.npy").string() + " " + (dir / "b.npy").string());
+  std::ofstream(dir / "a.npy", std::ios::binary) << npy;
+  const auto r = run_fplab("generate -t 0 -n 1 --model " + (dir / "a.npy").string());
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("not a safetensors file but a .npy array") != std::string::npos);

@@ -136,7 +136,7 @@ TEST_CASE("fplab generate: steps, batch, samples, tp and top-k served or refused
   const std::string base = "generate 'And ' -t 0 ";
   for (const auto& n : kExtremes) {
     const bool small = n == "0" || n == "1";
-    check_served_or_refused(base + "--steps " + n, small);  // 0: as long as the context allows
+    check_served_or_refused(base + "--steps " + n, n == "1");  // 0: refused (nothing to generate)
     check_served_or_refused(base + "-n 1 --batch " + n, n == "1");
     check_served_or_refused(base + "-n 1 --samples " + n, n == "1");
     check_served_or_refused(base + "-n 1 --tp-in-process --tp " + n, n == "1");

@@ -51,7 +51,7 @@ case="a planted bug"
 check FPLAB_EXAMPLE_DRIFT=bug
 expect 1 "DRIFT  logits.npy" "❌ drift" "| \`logits.npy\` | DRIFT |" "worst first"
 # shellcheck disable=SC2016  # backquotes are Markdown's
-grep -qE '\| `\(array\)` \| \[[0-9]+, [0-9]+\] \|' <<<"$comment" ||
+grep -qE '\| `logits\.npy` \| \[[0-9]+, [0-9]+\] \|' <<<"$comment" ||
   fail "no drifted element with its index in the comment"
 
 case="a dump that is no longer written"

@@ -57,7 +57,7 @@ def test_version_is_the_programs():
     assert re.fullmatch(r"\d+\.\d+\.\d+", fplab.__version__)
     if binary:
         out = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout
-        assert out.strip() == f"fplab {fplab.__version__}"
+        assert out.splitlines()[0] == f"fplab {fplab.__version__}"
 
 
 def test_regression_fixture_writes_then_compares(tmp_path):
