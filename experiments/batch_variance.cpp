@@ -225,9 +225,11 @@ void record_batching(const std::vector<BatchChange>& rows, const std::string& pr
   out.add_figure(std::move(largest));
   b2_verdict(policy_shares(rows, vocab), m, out);
   double bi_max = 0;
-  for (const auto& r : rows)
-    if (r.policy == ReductionPolicy::batch_invariant)
+  for (const auto& r : rows) {
+    if (r.policy == ReductionPolicy::batch_invariant) {
       bi_max = std::max(bi_max, r.change.max_change);
+    }
+  }
   out.add_note(
       fmt::format("batch-invariant largest change over all batches: {}", to_prose(bi_max)));
 }

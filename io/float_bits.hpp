@@ -165,9 +165,10 @@ constexpr bool element_is_inf(ElementType t, std::uint64_t bits) {
 inline double element_to_double(ElementType t, std::uint64_t bits) {
   switch (t) {
     case ElementType::float16:
-      if (element_is_nan(t, bits))
+      if (element_is_nan(t, bits)) {
         return std::copysign(std::numeric_limits<double>::quiet_NaN(),
                              (bits & 0x8000u) != 0 ? -1.0 : 1.0);
+      }
       return binary16_to_float(static_cast<std::uint16_t>(bits));
     case ElementType::bfloat16:
       return bfloat16_to_float(static_cast<std::uint16_t>(bits));
