@@ -26,9 +26,16 @@ struct CommandResult {
 };
 
 // `env`: words for env(1) before the program ("-u NAME", "NAME=VALUE").
+// Progress lines reach a non-terminal stderr every 10 s (lab/progress_pace.hpp),
+// so a command that a slow build (ASan) or a loaded machine keeps past that
+// would add lines to the output a test reads: unless `env` names
+// FPLAB_PROGRESS_SECONDS, they are paced out of any test's reach.
 inline CommandResult run_fplab(const std::string& args, const std::string& env = "") {
+  const std::string words = env.find("FPLAB_PROGRESS_SECONDS") != std::string::npos
+                                ? env
+                                : env + " FPLAB_PROGRESS_SECONDS=86400";  // after any -u
   const std::string command =
-      (env.empty() ? "" : "env " + env + " ") + std::string(FPLAB_BINARY) + " " + args + " 2>&1";
+      "env " + words + " " + std::string(FPLAB_BINARY) + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return {-1, "popen failed"};
   std::string output;
