@@ -35,7 +35,7 @@ inline CommandResult run_fplab(const std::string& args, const std::string& env =
                                 ? env
                                 : env + " FPLAB_PROGRESS_SECONDS=86400";  // after any -u
   const std::string command =
-      "env " + words + " " + std::string(FPLAB_BINARY) + " " + args + " 2>&1";
+      "/usr/bin/env " + words + " " + std::string(FPLAB_BINARY) + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return {-1, "popen failed"};
   std::string output;
