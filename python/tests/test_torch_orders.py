@@ -24,7 +24,7 @@ torch = pytest.importorskip("torch")
 import fplab  # noqa: E402
 
 if not fplab._core.has_model:
-    pytest.skip("this fplab was built without the model library (lite)", allow_module_level=True)
+    pytest.skip(f"this fplab was built without the model library (lite): {fplab._core.__file__}", allow_module_level=True)
 
 import fplab.torch as ft  # noqa: E402
 from torch import nn  # noqa: E402
@@ -70,10 +70,17 @@ def torch_logits(llama, order=None, overrides=None, precisions=None):
     return out
 
 
+_FPLAB = {}
+
+
 def fplab_logits(llama, reduction, precision="fp32", split_k=0):
+    """fplab's own logits (computed once per setting: the negative control reuses them)."""
     _, path, cfg, _ = llama
-    prefill, step = prompts(cfg["vocab_size"])
-    return ft.forward_logits(path, [prefill, step], reduction, precision, split_k)
+    key = (reduction, precision, split_k)
+    if key not in _FPLAB:
+        prefill, step = prompts(cfg["vocab_size"])
+        _FPLAB[key] = ft.forward_logits(path, [prefill, step], reduction, precision, split_k)
+    return _FPLAB[key]
 
 
 def same_bits(a, b):
