@@ -6,9 +6,11 @@
 //   TP<t>_PP<p>_Rank<r>_pid<pid>   SGLang's --debug-tensor-dump-output-folder
 //                                  (srt/debug_utils/tensor_dump_forward_hook.py;
 //                                  vLLM's flag of that name, PR 52558, is
-//                                  reported to write the same PassN.pt per
-//                                  rank: not checked against vLLM's code)
-//   rank<t> or rank_<t>            any other program's per-rank folders
+//                                  described as writing PassN.pt per rank:
+//                                  its code was not available to check)
+//   rank<t> or rank_<t>            TensorRT-LLM's (rank<mpi rank>), any other
+//                                  program's per-rank folders
+// (docs/bisect.md lists what each engine's code writes.)
 // with the same files in each (Pass00000.pt, Pass00001.pt, ...: one
 // torch.save dict per forward pass, module name -> output, in the order the
 // hooks fired; or any file io/array.hpp reads). A DIR with no rank folders
