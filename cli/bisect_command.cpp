@@ -150,6 +150,7 @@ void add_bisect_command(CLI::App& app) {
     found().json = o->json;
     install_stop_handlers(&stop_with_what_was_found);
     const StopWatcher watcher;  // lab/stop_request.hpp
+    stop_if_requested();        // one that came before: acted on before the model loads
     if (!o->dumps.empty()) {
       if (!o->prompt.empty() || !o->a.empty() || !o->b.empty())
         throw std::invalid_argument("--dumps takes no --prompt, --a or --b");

@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -36,8 +37,11 @@
 
 #include "cli/commands.hpp"
 #include "cli/numeric_options.hpp"
+#include "cli/stop_signals.hpp"
 #include "collectives/npy_matrix.hpp"
 #include "io/atomic_file.hpp"
+#include "lab/progress_pace.hpp"
+#include "lab/stop_request.hpp"
 #include "model/bundled.hpp"
 #include "model/gated_decode.hpp"
 #include "model/op_trace.hpp"
@@ -57,6 +61,24 @@ namespace {
 // The prompt of the headline's lead example (batch-answers' prompt 3).
 constexpr std::string_view kDefaultPrompt = model::kPrompts[2];
 constexpr std::size_t kMaxBatch = 1024;
+
+// SIGINT / SIGTERM (cli/stop_signals.hpp): nothing is written before the
+// answer is complete (--logits and --dump are renamed into place at the
+// end), so a stop says so and exits 130 / 143.
+[[noreturn]] void stop_generating(int signal) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "fplab: generate stopped by %s: nothing written\n", signal_name(signal));
+  std::fflush(stderr);
+  std::_Exit(128 + signal);
+}
+
+// The gated decode's progress line, at the steady pace (lab/progress_pace.hpp).
+void print_gated_progress(std::size_t committed, std::size_t total) {
+  if (progress_line_due()) {
+    std::fprintf(stderr, "fplab: generate: %zu of %zu gated tokens\n", committed, total);
+    std::fflush(stderr);
+  }
+}
 
 // One line of JSON. A subword model's token may decode to part of a UTF-8
 // character: "text" shows it as U+FFFD (the ids are exact).
@@ -282,6 +304,16 @@ void add_generate_command(CLI::App& app) {
       "                                                20 tokens of a checkpoint\n"
       "  fplab generate -t 0 -n 8 --logits /tmp/l.npy  and the logits that chose each token");
   cmd->callback([o, prompt_ids, steps_option] {
+    // A rank of an mpirun job dies of mpirun's signals; the command itself
+    // honours a stop request from here on, a model's loading included.
+    std::optional<StopWatcher> watcher;
+    if (o->tp_rank_out.empty()) {
+      install_stop_handlers(&stop_generating);
+      watcher.emplace();
+      stop_if_requested();
+    } else {
+      default_stop_signals();
+    }
     o->from_ids = prompt_ids->count() > 0;
     if (steps_option->count() > 0 && o->steps == 0) {
       throw std::invalid_argument(
@@ -435,7 +467,8 @@ void add_generate_command(CLI::App& app) {
         bounds = std::make_unique<model::StepBounds>(m, policy.precision);
       }
       const std::vector<std::vector<model::Token>> copies(rows, prompt);
-      const auto r = model::gated_decode(m, policy, copies, steps, gate, bounds.get());
+      const auto r = model::gated_decode(m, policy, copies, steps, gate, bounds.get(),
+                                         static_cast<std::size_t>(-1), print_gated_progress);
       const auto& t = r.total;
       const nlohmann::json counts = {{"gate", model::gate_spec(gate)},
                                      {"batch", rows},

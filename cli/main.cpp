@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/negative_values.hpp"
 #include "cli/numeric_options.hpp"
+#include "cli/stop_signals.hpp"
 #include "cli/wait_policy.hpp"
 
 namespace {
@@ -51,6 +52,14 @@ int run_fplab(int argc, char** argv) {
       "  fplab list                       strategies and experiments\n"
       "Run 'fplab COMMAND --help' for a command's options.");
   fplab::cli::check_numeric_options(app);  // after every command: each numeric option range-checked
+  // Commands without a stop action die of SIGINT / SIGTERM as before, from
+  // the moment CLI11 picks them (cli/stop_signals.hpp).
+  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
+    const std::string& name = command->get_name();
+    if (name != "run" && name != "bisect" && name != "generate") {
+      command->preparse_callback([](std::size_t) { fplab::cli::default_stop_signals(); });
+    }
+  }
   try {
     // `fplab sum -inf 1 -.5`, `fplab round -0.1`: negative numbers reach
     // sum and round as values.
@@ -79,9 +88,15 @@ int run_fplab(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  fplab::cli::use_passive_wait_policy(argv);  // first: it may start the program again
+  // A stop request is kept from the first instant (cli/stop_signals.hpp):
+  // held through the re-exec below, recorded from then on.
+  fplab::cli::hold_stop_signals();
+  fplab::cli::use_passive_wait_policy(argv);  // it may start the program again
+  fplab::cli::record_stop_requests();
   try {
-    return run_fplab(argc, argv);
+    const int status = run_fplab(argc, argv);
+    fplab::cli::raise_unhandled_stop();  // --help, a usage error: no command acted on it
+    return status;
   } catch (...) {  // CLI11's set-up, or anything that is not a std::exception
     std::fprintf(stderr, "fplab: error: unexpected internal error\n");
     return 2;

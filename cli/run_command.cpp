@@ -155,6 +155,7 @@ void add_run_command(CLI::App& app) {
     Results results;
     {
       const StopWatcher watcher;  // lab/stop_request.hpp: stops between progress points
+      stop_if_requested();        // one that came before: acted on before a plan loads a model
       const auto plan = plan_runs(opts->ids, opts->quick, opts->settings);
       check_writable_folder(opts->out);
       const bool tty = isatty(STDERR_FILENO) != 0;

@@ -12,7 +12,9 @@
 #include <array>
 #include <cmath>
 #include <exception>
+#include <functional>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -42,7 +44,8 @@ std::vector<std::vector<Token>> encode_slice(const Model& m, std::size_t first, 
 }  // namespace
 
 CertifiedPath measure_certified_path(const Model& m, std::size_t prompts, std::size_t steps,
-                                     EnclosureOptions options, std::size_t first) {
+                                     EnclosureOptions options, std::size_t first,
+                                     const std::function<void()>& step_done) {
   const OneThread one;
   const auto encoded = encode_slice(m, first, prompts);
   const auto greedy = greedy_decode(
@@ -85,6 +88,7 @@ CertifiedPath measure_certified_path(const Model& m, std::size_t prompts, std::s
         widths.push_back(iv.width());
         r.widest = std::max(r.widest, iv.width());
       }
+      if (step_done) step_done();
     }
   }
   if (r.certified_steps == 0) r.smallest_certified_gap = 0;
@@ -94,7 +98,8 @@ CertifiedPath measure_certified_path(const Model& m, std::size_t prompts, std::s
 }
 
 FirstOrderPath measure_first_order_path(const Model& m, std::size_t prompts, std::size_t steps,
-                                        FirstOrderOptions options, std::size_t first) {
+                                        FirstOrderOptions options, std::size_t first,
+                                        const std::function<void()>& step_done) {
   const OneThread one;
   const auto encoded = encode_slice(m, first, prompts);
   const auto greedy =
@@ -129,6 +134,7 @@ FirstOrderPath measure_first_order_path(const Model& m, std::size_t prompts, std
         logits.push_back(b.logit_bound[j]);
         if (static_cast<Token>(j) != b.lead) gaps.push_back(b.gap_bound[j]);
       }
+      if (step_done) step_done();
     }
   }
   if (r.certified_steps == 0) r.smallest_certified_gap = 0;
@@ -374,7 +380,7 @@ std::vector<std::size_t> sizes(const Params& p, const char* key) {
   return v;
 }
 
-void run(const Params& p, RunContext&, ExperimentRecord& out) {
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const Model& m = experiment_model(p, out);
   // The rigorous enclosure covers the bundled model's kind only (model/
   // enclosure.hpp); on a checkpoint it is left out, said so.
@@ -410,6 +416,15 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
   }
   CertifiedPath path;
   FirstOrderPath fp32, bf16;
+  // Progress (lab/run_context.hpp): each step's bound on each path, from
+  // the sections' threads one at a time.
+  std::mutex progress_mutex;
+  std::uint64_t bounded = 0;
+  const std::uint64_t bounds_total = prompts * steps * (rigorous ? 3 : 2);
+  const std::function<void()> step_done = [&] {
+    const std::lock_guard<std::mutex> lock(progress_mutex);
+    ctx.progress(++bounded, bounds_total, "bounds");
+  };
   // Independent measurements, on the machine's cores; an exception may not
   // leave a section, so each is kept and rethrown after.
   std::exception_ptr failed[3];
@@ -423,15 +438,16 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
 #pragma omp parallel sections num_threads(2)
   {
 #pragma omp section
-    keep(0, [&] { fp32 = measure_first_order_path(m, prompts, steps, {}, first); });
+    keep(0, [&] { fp32 = measure_first_order_path(m, prompts, steps, {}, first, step_done); });
 #pragma omp section
     keep(1, [&] {
       bf16 = measure_first_order_path(m, prompts, steps,
-                                      FirstOrderOptions{.precision = PrecisionPolicy::bf16}, first);
+                                      FirstOrderOptions{.precision = PrecisionPolicy::bf16}, first,
+                                      step_done);
     });
 #pragma omp section
     keep(2, [&] {
-      if (rigorous) path = measure_certified_path(m, prompts, steps, {}, first);
+      if (rigorous) path = measure_certified_path(m, prompts, steps, {}, first, step_done);
     });
   }
   for (const auto& e : failed) {

@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -54,8 +55,11 @@ struct CertifiedPath {
   // stream's relative 2-norm bound after it (EnclosedSequence::layer_growth).
   std::vector<double> growth_min, growth_max;
 };
+// `step_done`, when set, is called after each step's bound (a progress
+// point: it may run on another thread than the caller's).
 CertifiedPath measure_certified_path(const Model& m, std::size_t prompts, std::size_t steps,
-                                     EnclosureOptions options = {}, std::size_t first = 0);
+                                     EnclosureOptions options = {}, std::size_t first = 0,
+                                     const std::function<void()>& step_done = {});
 
 struct FirstOrderPath {
   PrecisionPolicy precision = PrecisionPolicy::fp32;
@@ -75,8 +79,10 @@ struct FirstOrderPath {
   double largest_uncertified_gap = 0;  // largest such gap at an uncertified step
 };
 // `precision`: fp32 or bf16 (the path then the bf16 batch-invariant decode).
+// `step_done`: as measure_certified_path's.
 FirstOrderPath measure_first_order_path(const Model& m, std::size_t prompts, std::size_t steps,
-                                        FirstOrderOptions options = {}, std::size_t first = 0);
+                                        FirstOrderOptions options = {}, std::size_t first = 0,
+                                        const std::function<void()>& step_done = {});
 
 // The negative control's factor on the first-order bound.
 inline constexpr double kControlScale = 0x1p-20;

@@ -74,7 +74,7 @@ bool is_margin(const Gate& g) { return g.kind == GateKind::margin; }
 
 }  // namespace
 
-void run(const Params& p, RunContext&, ExperimentRecord& out) {
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const Model& m = experiment_model(p, out);
   const auto first = static_cast<std::size_t>(p.integer("first"));
   const auto n_prompts = static_cast<std::size_t>(p.integer("prompts"));
@@ -129,6 +129,14 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
   times.add_column("wall_with_bound", "with the bound's verdicts (measured mean each)", ".3f");
 
   const OneThread one;
+  // Progress (lab/run_context.hpp): each reference decode, each prompt's
+  // bound verdicts, each gated run.
+  const bool wants_bound = std::any_of(gates.begin(), gates.end(),
+                                       [](const Gate& g) { return g.kind == GateKind::bound; });
+  const std::uint64_t units_per_precision =
+      prompts.size() * (wants_bound ? 2 : 1) + batches.size() * prompts.size() * gates.size();
+  const std::uint64_t total = precisions.size() * units_per_precision;
+  std::uint64_t done = 0;
   std::int64_t bound_violations = 0;
   double flip_rate_bf16 = -1, flip_rate_fp32 = -1;
   std::vector<Row> all_rows;
@@ -138,10 +146,9 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
     for (const auto& pr : prompts) {
       const std::vector<std::vector<Token>> alone{pr};
       reference.push_back(greedy_decode(m, invariant, alone, steps).tokens[0]);
+      ctx.progress(++done, total, "decode");
     }
     // The bound's verdicts along each reference path, timed.
-    const bool wants_bound = std::any_of(gates.begin(), gates.end(),
-                                         [](const Gate& g) { return g.kind == GateKind::bound; });
     std::optional<StepBounds> bounds;
     if (wants_bound) bounds.emplace(m, precision, rigorous);
     double verdict_seconds = 0;
@@ -153,6 +160,7 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
           (void)bounds->verdict(prefix);
           prefix.push_back(reference[i][s]);
         }
+        ctx.progress(++done, total, "bounds");
       }
       verdict_seconds =
           seconds_since(t0) / static_cast<double>(std::max<std::int64_t>(bounds->computed(), 1));
@@ -177,6 +185,7 @@ void run(const Params& p, RunContext&, ExperimentRecord& out) {
           s.fast_passes = r.total.fast_passes;
           s.invariant_passes = r.total.invariant_passes;
           rows[g].stats += s;
+          ctx.progress(++done, total, "gated decode");
           if (gates[g].kind == GateKind::bound) {
             // Every step of a bound run asks for a verdict; the ones off the
             // warmed paths were computed (and timed) inside the run.

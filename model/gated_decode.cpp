@@ -162,8 +162,10 @@ Policy invariant_twin(const Policy& fast) {
 class GatedDecoder {
  public:
   GatedDecoder(const Model& model, const Policy& fast, std::span<const std::vector<Token>> prompts,
-               std::size_t steps, const Gate& gate, StepBounds* bounds, std::size_t gated)
-      : prompts_(prompts),
+               std::size_t steps, const Gate& gate, StepBounds* bounds, std::size_t gated,
+               const GatedProgress& progress)
+      : progress_(progress),
+        prompts_(prompts),
         steps_(steps),
         gate_(gate),
         bounds_(bounds),
@@ -214,6 +216,11 @@ class GatedDecoder {
         }
       }
       if (!verify.empty()) replay(verify);
+      if (progress_) {
+        std::size_t committed = 0;
+        for (const auto& o : out_) committed += o.size();
+        progress_(committed, B * steps_);
+      }
     }
     GatedResult r;
     r.tokens = out_;
@@ -316,6 +323,7 @@ class GatedDecoder {
     }
   }
 
+  const GatedProgress& progress_;
   std::span<const std::vector<Token>> prompts_;
   std::size_t steps_;
   Gate gate_;
@@ -332,7 +340,8 @@ class GatedDecoder {
 
 GatedResult gated_decode(const Model& model, const Policy& fast,
                          std::span<const std::vector<Token>> prompts, std::size_t steps,
-                         const Gate& gate, StepBounds* bounds, std::size_t gated) {
+                         const Gate& gate, StepBounds* bounds, std::size_t gated,
+                         const GatedProgress& progress) {
   if (prompts.empty()) throw std::invalid_argument("gated decode: no prompts");
   for (const auto& p : prompts) {
     if (p.empty()) throw std::invalid_argument("gated decode: empty prompt");
@@ -361,7 +370,7 @@ GatedResult gated_decode(const Model& model, const Policy& fast,
     r.per_sequence.assign(prompts.size(), {});
     return r;
   }
-  return GatedDecoder(model, fast, prompts, steps, gate, bounds, gated).run();
+  return GatedDecoder(model, fast, prompts, steps, gate, bounds, gated, progress).run();
 }
 
 }  // namespace fplab::model

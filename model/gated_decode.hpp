@@ -41,6 +41,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <span>
@@ -126,16 +127,22 @@ struct GatedResult {
   GatedStats total;                        // all sequences; passes counted once per pass
 };
 
+// Told after each fast pass how many tokens are committed, of all the
+// sequences' `steps` (a progress line, a stop request's check).
+using GatedProgress = std::function<void(std::size_t committed, std::size_t total)>;
+
 // Decodes `steps` greedy tokens after each prompt (one Batch row each) under
 // `fast` (its per-op precisions are both batches'), gating the first
 // `gated` rows (all when `gated` exceeds the batch). The bound gate needs
 // `bounds` of the same precision, one for the whole pass. Throws
 // std::invalid_argument for an empty prompt, one that would outgrow the
 // context, a missing or mismatched `bounds`, or the bound gate under
-// per-op precisions.
+// per-op precisions. `progress`, when set, is called after every pass
+// (it changes no token).
 GatedResult gated_decode(const Model& model, const Policy& fast,
                          std::span<const std::vector<Token>> prompts, std::size_t steps,
                          const Gate& gate, StepBounds* bounds = nullptr,
-                         std::size_t gated = static_cast<std::size_t>(-1));
+                         std::size_t gated = static_cast<std::size_t>(-1),
+                         const GatedProgress& progress = {});
 
 }  // namespace fplab::model

@@ -49,8 +49,11 @@ inline CommandResult run_fplab(const std::string& args, const std::string& env =
 // /usr/bin/env, which execs it: the same pid), stdout and stderr into
 // `log`, SIGINT and SIGTERM at their default dispositions whatever ctest's
 // are. The test signals and reaps it (wait_status).
+// `held`: SIGINT and SIGTERM start blocked (the mask survives execve), so a
+// signal sent at once waits, pending, for fplab's main to take it: a stop
+// request from the command's first instant, whatever the machine's load.
 inline pid_t spawn_fplab(const std::vector<std::string>& args, const std::filesystem::path& log,
-                         const std::vector<std::string>& env = {}) {
+                         const std::vector<std::string>& env = {}, bool held = false) {
   std::vector<std::string> storage;
   if (!env.empty()) {
     storage.emplace_back("/usr/bin/env");
@@ -72,7 +75,14 @@ inline pid_t spawn_fplab(const std::vector<std::string>& args, const std::filesy
   sigaddset(&defaults, SIGINT);
   sigaddset(&defaults, SIGTERM);
   posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  sigset_t mask;
+  sigemptyset(&mask);
+  if (held) {
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+  }
+  posix_spawnattr_setsigmask(&attr, &mask);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);

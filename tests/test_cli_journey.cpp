@@ -285,3 +285,89 @@ TEST_CASE("cli journey: SIGINT on bisect prints what it found, marked partial, a
   CHECK(output.find("fplab: bisect stopped by SIGINT during ") != std::string::npos);
   fs::remove(log);
 }
+
+TEST_CASE("cli journey: a stop request from the first instant is acted on, not a death by signal",
+          "[cli][journey]") {
+  // SIGTERM sent the moment fplab is started, held pending until its main
+  // takes it (spawn_fplab's `held`: what a signal during start-up, the
+  // wait policy's re-exec or the parsing becomes): each command that keeps
+  // what it found says so and exits 143, before any model is loaded.
+  const fs::path out = fresh("first-instant-out");
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"run", "batch-variance", "--quick", "--out", out.string()},
+       "fplab: stopped by SIGTERM during the plan: 0 of 0 experiments finished; nothing written, " +
+           out.string() + " left as it was\n"},
+      {{"bisect", "--prompt", "In the beginning", "--b", "batch=4", "-n", "2"},
+       "fplab: bisect stopped by SIGTERM during loading the model; nothing found yet\n"},
+      {{"generate", "-t", "0", "-n", "4", "--gate", "bound"},
+       "fplab: generate stopped by SIGTERM: nothing written\n"}};
+  for (const auto& c : cases) {
+    INFO(c.args[0]);
+    const fs::path log = fresh("first-instant.log");
+    const pid_t pid = fplab::test::spawn_fplab(c.args, log, {}, true);
+    REQUIRE(kill(pid, SIGTERM) == 0);
+    const int status = fplab::test::wait_status(pid, 60.0);
+    const std::string output = read_all(log);
+    INFO(output);
+    REQUIRE(status != -1);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
+    CHECK(output == c.message);
+    CHECK(!fs::exists(out));
+  }
+  // Negative control: a command without a stop action still dies of the
+  // signal, held or not.
+  const fs::path log = fresh("first-instant-sum.log");
+  const pid_t pid = fplab::test::spawn_fplab({"sum", "1", "2"}, log, {}, true);
+  REQUIRE(kill(pid, SIGTERM) == 0);
+  const int status = fplab::test::wait_status(pid, 60.0);
+  INFO(read_all(log));
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGTERM);
+}
+
+TEST_CASE("cli journey: generate --gate bound paces progress lines and stops on SIGINT",
+          "[cli][journey]") {
+  // At every progress point (FPLAB_PROGRESS_SECONDS=0) on a pipe: a line per
+  // gated pass.
+  const auto paced = run_fplab("generate -t 0 -n 3 --gate bound", "FPLAB_PROGRESS_SECONDS=0");
+  INFO(paced.output);
+  CHECK(paced.exit_code == 0);
+  CHECK(paced.output.find("fplab: generate: 1 of 3 gated tokens\n") != std::string::npos);
+  CHECK(paced.output.find("fplab: generate: 3 of 3 gated tokens\n") != std::string::npos);
+  // Negative control: at the default pace a command of seconds prints none.
+  const auto quiet = run_fplab("generate -t 0 -n 3 --gate bound", "-u FPLAB_PROGRESS_SECONDS");
+  CHECK(quiet.output.find("gated tokens") == std::string::npos);
+  // SIGINT once a line says it is under way: exit 130, nothing written.
+  const fs::path log = fresh("gate-sigint.log");
+  const pid_t pid = fplab::test::spawn_fplab(
+      {"generate", "-t", "0", "-n", "200", "--gate", "bound", "--batch", "4"}, log,
+      {"FPLAB_PROGRESS_SECONDS=0"});
+  REQUIRE(fplab::test::wait_for_output(pid, log, "fplab: generate: 4 of 800 gated tokens"));
+  REQUIRE(kill(pid, SIGINT) == 0);
+  const int status = fplab::test::wait_status(pid, 60.0);
+  const std::string output = read_all(log);
+  INFO(output);
+  REQUIRE(status != -1);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(output.find("fplab: generate stopped by SIGINT: nothing written\n") != std::string::npos);
+}
+
+TEST_CASE("cli journey: the bound experiments print their bounds' progress on a pipe",
+          "[cli][journey][slow]") {
+  // slow: the two experiments' --quick runs, about 20 s each at load 20.
+  for (const std::string id : {"certified-tokens", "gated-determinism"}) {
+    const fs::path out = fresh("bounds-progress-" + id);
+    const auto run =
+        run_fplab("run " + id + " --quick --out " + out.string(), "FPLAB_PROGRESS_SECONDS=0");
+    INFO(run.output);
+    CHECK(run.exit_code == 0);
+    CHECK(run.output.find("fplab: " + id + ": bounds ") != std::string::npos);
+    fs::remove_all(out);
+  }
+}

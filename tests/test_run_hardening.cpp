@@ -176,17 +176,16 @@ TEST_CASE("fplab run: SIGINT and SIGTERM stop at the next progress point", "[har
       const auto dir = fresh_dir((signal == SIGINT ? "sigint-" : "sigterm-") + jobs);
       const std::string before = earlier_report(dir);
       const fs::path log = dir.parent_path() / (dir.filename().string() + ".log");
-      // groupings over 10,000 seeds takes many seconds; it calls progress after each.
+      // groupings over 10,000 seeds takes many seconds; it calls progress
+      // after each. Signalled once the output says associativity finished
+      // and groupings started (a progress line at every point), not after a
+      // time a loaded machine may not keep.
       const pid_t pid =
           spawn_fplab({"run", "associativity", "groupings", "--quick", "--set",
                        "groupings.seeds=10000", "--jobs", jobs, "--out", dir.string()},
-                      log);
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-      while (slurp(log).find("associativity ") == std::string::npos &&
-             std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // inside groupings
+                      log, {"FPLAB_PROGRESS_SECONDS=0"});
+      REQUIRE(fplab::test::wait_for_output(pid, log, "fplab: [2/2] groupings: "));
+      REQUIRE(fplab::test::wait_for_output(pid, log, "associativity "));
       REQUIRE(kill(pid, signal) == 0);
       const int status = wait_status(pid, 20.0);
       const std::string output = slurp(log);

@@ -11,6 +11,9 @@ for bf16 rounding, which numpy lacks). Nothing here imports fplab.
   /usr/bin/python3 tools/make_checkpoints.py --smollm2-shapes DIR   # 135M random weights, bf16
   /usr/bin/python3 tools/make_checkpoints.py --qwen25-shapes DIR [--tokenizer-json FILE]
                                     # Qwen2.5-0.5B's shapes (494M random weights, bf16)
+  /usr/bin/python3 tools/make_checkpoints.py --smollm2-shapes DIR --gguf-f32 --tokenizer-json FILE
+                                    # DIR/model-f32.gguf: float32, llama.cpp loads it
+                                    # (so does --qwen25-shapes DIR --gguf-f32)
   (--tokenizer-json FILE with either: FILE copied in as tokenizer.json, cut to the
   model's vocab_size when it holds more tokens: ids, merges and added tokens past it dropped)
 
@@ -163,12 +166,40 @@ def write_shapes_checkpoint(directory, cfg, seed, tokenizer_json):
     return count
 
 
-def copy_tokenizer(source, vocab_size, target):
-    """source's tokenizer.json, cut to ids below vocab_size when it has more:
-    the vocabulary, the merges whose parts and result survive, the added
-    tokens below it (a byte-level BPE of that size, for shape-only models)."""
-    with open(source, encoding="utf-8") as f:
-        tok = json.load(f)
+def write_shapes_gguf_f32(path, cfg, seed, tokenizer_json, pre):
+    """A GGUF of cfg's shapes with float32 random weights (made and written
+    one tensor at a time: a 0.5B model is 2 GB), in llama.cpp's names and
+    layout, the tokenizer (cut to the vocabulary) in its metadata so that
+    llama.cpp loads it: the one file tools/bench_vs_llama_cpp.py gives both
+    engines. The weights are random in the stored layout itself (no Hugging
+    Face checkpoint to permute from)."""
+    tok = None
+    if tokenizer_json:
+        with open(tokenizer_json, encoding="utf-8") as f:
+            tok = cut_tokenizer(json.load(f), cfg["vocab_size"])
+    shapes = hf_tensor_shapes(cfg)
+    entries = [(gguf_name(n), GGML_TYPES["F32"], shape, 4 * math.prod(shape)) for n, shape in shapes.items()]
+    rng = np.random.default_rng(seed)
+    with open(path, "wb") as f:
+        f.write(gguf_header(gguf_metadata(cfg, tok, pre), entries))
+        for name, shape in shapes.items():
+            if name.endswith("norm.weight"):
+                x = 1.0 + 0.1 * rng.standard_normal(shape, dtype=np.float32)
+            elif name.endswith(".bias"):
+                x = 0.1 * rng.standard_normal(shape, dtype=np.float32)
+            else:
+                x = rng.standard_normal(shape, dtype=np.float32) / np.float32(math.sqrt(shape[-1]))
+            raw = np.ascontiguousarray(x, dtype="<f4").tobytes()
+            f.write(raw)
+            f.write(b"\0" * ((-len(raw)) % 32))
+    return sum(math.prod(s) for s in shapes.values())
+
+
+def cut_tokenizer(tok, vocab_size):
+    """A tokenizer.json (parsed), cut to ids below vocab_size when it has
+    more: the vocabulary, the merges whose parts and result survive, the
+    added tokens below it (a byte-level BPE of that size, for shape-only
+    models)."""
     vocab = tok["model"]["vocab"]
     if max(vocab.values()) >= vocab_size or any(a["id"] >= vocab_size for a in tok["added_tokens"]):
         kept = {t: i for t, i in vocab.items() if i < vocab_size}
@@ -179,6 +210,13 @@ def copy_tokenizer(source, vocab_size, target):
                 merges.append(m)
         tok["model"]["vocab"], tok["model"]["merges"] = kept, merges
         tok["added_tokens"] = [a for a in tok["added_tokens"] if a["id"] < vocab_size]
+    return tok
+
+
+def copy_tokenizer(source, vocab_size, target):
+    """source's tokenizer.json, cut to vocab_size (cut_tokenizer), written to target."""
+    with open(source, encoding="utf-8") as f:
+        tok = cut_tokenizer(json.load(f), vocab_size)
     with open(target, "w", encoding="utf-8") as f:
         json.dump(tok, f, ensure_ascii=False)
 
@@ -409,8 +447,9 @@ def quantize_q8_0(x):
     return bytes(out), deq
 
 
-def write_gguf(path, cfg, stored, dtype, tokenizer_json, pre, quantize_q8=False):
-    """stored: HF name -> (raw bytes, float64 values) in HF layout."""
+def gguf_metadata(cfg, tokenizer_json, pre):
+    """The key-value pairs of cfg's GGUF (llama.cpp's keys), the tokenizer's
+    when one is given."""
     arch = GGUF_ARCH[cfg["architectures"][0]]
     nh, nkv, hd = cfg["num_attention_heads"], cfg["num_key_value_heads"], head_dim(cfg)
     kv = [gguf_kv("general.architecture", GGUF_STRING, arch),
@@ -436,6 +475,28 @@ def write_gguf(path, cfg, stored, dtype, tokenizer_json, pre, quantize_q8=False)
                        [w > 0 for w in windows], elem=GGUF_BOOL)]
     if tokenizer_json is not None:
         kv += tokenizer_metadata(tokenizer_json, cfg["vocab_size"], pre)
+    return kv
+
+
+def gguf_header(kv, entries):
+    """GGUF v3's header, tensor infos and the padding to the data section:
+    entries (gguf name, ggml type, HF-order shape, data bytes), each tensor's
+    data 32-aligned in that order."""
+    infos, offset = b"", 0
+    for gname, gtype, shape, size in entries:
+        dims = list(reversed(shape))  # ggml's ne[0] is the innermost (fastest) dimension
+        infos += gguf_string(gname) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
+        infos += struct.pack("<IQ", gtype, offset)
+        offset += size + (-size) % 32
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(entries), len(kv)) + b"".join(kv) + infos
+    return head + b"\0" * ((-len(head)) % 32)
+
+
+def write_gguf(path, cfg, stored, dtype, tokenizer_json, pre, quantize_q8=False):
+    """stored: HF name -> (raw bytes, float64 values) in HF layout."""
+    arch = GGUF_ARCH[cfg["architectures"][0]]
+    nh, nkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    kv = gguf_metadata(cfg, tokenizer_json, pre)
     entries = []  # (gguf name, ggml type, HF-order shape, raw)
     for name, (raw, values) in stored.items():
         gname = gguf_name(name)
@@ -456,16 +517,8 @@ def write_gguf(path, cfg, stored, dtype, tokenizer_json, pre, quantize_q8=False)
     if rs and rs.get("rope_type", rs.get("type")) == "llama3":
         factors = llama3_rope_factors(cfg)
         entries.append(("rope_freqs.weight", GGML_TYPES["F32"], factors.shape, factors.astype("<f4").tobytes()))
-    infos, offset = b"", 0
-    for gname, gtype, shape, raw in entries:
-        dims = list(reversed(shape))  # ggml's ne[0] is the innermost (fastest) dimension
-        infos += gguf_string(gname) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
-        infos += struct.pack("<IQ", gtype, offset)
-        offset += len(raw) + (-len(raw)) % 32
-    head = b"GGUF" + struct.pack("<IQQ", 3, len(entries), len(kv)) + b"".join(kv) + infos
     with open(path, "wb") as f:
-        f.write(head)
-        f.write(b"\0" * ((-len(head)) % 32))
+        f.write(gguf_header(kv, [(g, t, shape, len(raw)) for g, t, shape, raw in entries]))
         for _, _, _, raw in entries:
             f.write(raw)
             f.write(b"\0" * ((-len(raw)) % 32))
@@ -771,7 +824,21 @@ def main():
     ap.add_argument("--tokenizer-json", metavar="FILE",
                     help="with --smollm2-shapes or --qwen25-shapes: copy FILE in as tokenizer.json, "
                     "cut to the model's vocab_size")
+    ap.add_argument("--gguf-f32", action="store_true",
+                    help="with --smollm2-shapes or --qwen25-shapes: write DIR/model-f32.gguf only, "
+                    "float32 random weights and the --tokenizer-json tokenizer in its metadata "
+                    "(what llama.cpp needs to load it)")
     args = ap.parse_args()
+    if args.gguf_f32:
+        shapes = [(args.smollm2_shapes, smollm2_config(), 135, "llama-bpe"),
+                  (args.qwen25_shapes, qwen25_05b_config(), 25, "qwen2")]
+        for directory, cfg, seed, pre in shapes:
+            if directory:
+                os.makedirs(directory, exist_ok=True)
+                path = os.path.join(directory, "model-f32.gguf")
+                n = write_shapes_gguf_f32(path, cfg, seed, args.tokenizer_json, pre)
+                print(f"wrote {path} ({n} parameters, f32)")
+        return
     if args.qwen25_shapes:
         n = write_shapes_checkpoint(args.qwen25_shapes, qwen25_05b_config(), 25, args.tokenizer_json)
         print(f"wrote {args.qwen25_shapes} ({n} parameters, bf16)")
