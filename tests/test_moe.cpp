@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "checkpoint_fixtures.hpp"
+#include "checkpoints/config.hpp"
 #include "io/array.hpp"
 #include "model/transformer.hpp"
 #include "test_support.hpp"
@@ -410,4 +411,45 @@ TEST_CASE("moe: greedy ids equal llama.cpp's on the same GGUF where the gap deci
   }
   WARN("greedy steps compared with llama.cpp: " << compared << " of " << total);
   CHECK(compared >= total / 2);
+}
+
+TEST_CASE("moe: the experts' config fields as transformers reads them, defaults included",
+          "[checkpoints][moe]") {
+  namespace ck = fplab::checkpoints;
+  const auto base = test::read_json_file(kMoeFixtures / "qwen3moe-bf16" / "config.json");
+  const auto c = ck::parse_hf_config(base.dump(), "config.json");
+  CHECK(c.architecture == ck::Architecture::qwen3_moe);
+  CHECK(c.num_experts == 8);
+  CHECK(c.experts_per_token == 3);
+  CHECK(c.moe_intermediate_size == 16);
+  CHECK(c.norm_topk_prob);
+  CHECK(c.sparse_layers == std::vector<bool>{true, false, true});  // mlp_only_layers [1]
+  CHECK(ck::describe(c) ==
+        "Qwen3MoeForCausalLM: 3 layers, hidden 32, 4 heads (2 kv, head_dim 16), ffn 48, vocab "
+        "151936, tied, q/k norm, 3 of 8 experts (ffn 16) on 2 of 3 layers, top-k renormalised");
+  // Qwen3MoeConfig's defaults; decoder_sparse_step 2: layers 1, 3, ...
+  auto j = base;
+  for (const char* key : {"num_experts", "num_experts_per_tok", "moe_intermediate_size",
+                          "norm_topk_prob", "mlp_only_layers"})
+    j.erase(key);
+  j["decoder_sparse_step"] = 2;
+  const auto d = ck::parse_hf_config(j.dump(), "config.json");
+  CHECK(d.num_experts == 128);
+  CHECK(d.experts_per_token == 8);
+  CHECK(d.moe_intermediate_size == 768);
+  CHECK_FALSE(d.norm_topk_prob);
+  CHECK(d.sparse_layers == std::vector<bool>{false, true, false});
+  // Mixtral: every layer, always renormalised, the experts as wide as the MLP.
+  const auto m = ck::parse_hf_config(
+      test::read_json_file(kMoeFixtures / "mixtral-bf16" / "config.json").dump(), "config.json");
+  CHECK(m.architecture == ck::Architecture::mixtral);
+  CHECK(m.num_experts == 4);
+  CHECK(m.moe_intermediate_size == m.intermediate_size);
+  CHECK(m.norm_topk_prob);
+  CHECK(m.sparse_layers == std::vector<bool>{true, true});
+  // An mlp_only_layers entry past the layers: one line.
+  j = base;
+  j["mlp_only_layers"] = {5};
+  CHECK(test::input_error_message([&] { (void)ck::parse_hf_config(j.dump(), "config.json"); }) ==
+        "config.json: mlp_only_layers holds 5, not a layer index");
 }
