@@ -71,7 +71,7 @@ std::vector<std::string> file_names(const std::filesystem::path& dir) {
   std::vector<std::string> out;
   for (const auto& e : std::filesystem::directory_iterator(dir))
     if (e.is_regular_file()) out.push_back(e.path().filename().string());
-  std::sort(out.begin(), out.end());
+  std::sort(out.begin(), out.end(), dump_file_before);
   if (out.empty()) fail_input(dir, "no dump files");
   return out;
 }
@@ -178,7 +178,57 @@ Array same(const std::vector<Array>& shards, const std::string& name,
   return shards[0];
 }
 
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
 }  // namespace
+
+namespace {
+
+// Names compared with runs of digits as numbers. Every digit's byte lies
+// between the same two neighbours, so a number and a character compare
+// alike whatever the number: a total order.
+bool natural_before(std::string_view a, std::string_view b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (is_digit(a[i]) && is_digit(b[j])) {
+      std::size_t ei = i, ej = j;
+      while (ei < a.size() && is_digit(a[ei])) ++ei;
+      while (ej < b.size() && is_digit(b[ej])) ++ej;
+      // The numbers' values: without leading zeros, the shorter is smaller.
+      std::string_view na = a.substr(i, ei - i), nb = b.substr(j, ej - j);
+      na.remove_prefix(std::min(na.find_first_not_of('0'), na.size()));
+      nb.remove_prefix(std::min(nb.find_first_not_of('0'), nb.size()));
+      if (na.size() != nb.size()) return na.size() < nb.size();
+      if (na != nb) return na < nb;
+      i = ei;
+      j = ej;
+    } else if (a[i] != b[j]) {
+      return a[i] < b[j];
+    } else {
+      ++i;
+      ++j;
+    }
+  }
+  if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
+  return a < b;  // equal but for leading zeros: any fixed order
+}
+
+// "-input." marked with a byte below the digits' ('\x01'), so that a
+// module's inputs come before its children's "-<N>." files.
+std::string mark_inputs(std::string_view name) {
+  std::string out(name);
+  for (std::size_t at = out.find("-input."); at != std::string::npos;
+       at = out.find("-input.", at + 2)) {
+    out.insert(at + 1, 1, '\x01');
+  }
+  return out;
+}
+
+}  // namespace
+
+bool dump_file_before(std::string_view a, std::string_view b) {
+  return natural_before(mark_inputs(a), mark_inputs(b));
+}
 
 ShardRule parse_shard_rule(const std::string& text) {
   const auto eq = text.rfind('=');

@@ -6,14 +6,20 @@
 //   TP<t>_PP<p>_Rank<r>_pid<pid>   SGLang's --debug-tensor-dump-output-folder
 //                                  (srt/debug_utils/tensor_dump_forward_hook.py;
 //                                  vLLM's flag of that name, PR 52558, is
-//                                  reported to write the same PassN.pt per
-//                                  rank: not checked against vLLM's code)
-//   rank<t> or rank_<t>            any other program's per-rank folders
+//                                  described as writing PassN.pt per rank:
+//                                  its code was not available to check)
+//   rank<t> or rank_<t>            TensorRT-LLM's (rank<mpi rank>), any other
+//                                  program's per-rank folders
+// (docs/bisect.md lists what each engine's code writes.)
 // with the same files in each (Pass00000.pt, Pass00001.pt, ...: one
 // torch.save dict per forward pass, module name -> output, in the order the
 // hooks fired; or any file io/array.hpp reads). A DIR with no rank folders
-// is one rank: its own files. Files are taken in name order (the engines'
-// zero-padded pass numbers sort in pass order); a tensor is named
+// is one rank: its own files. Files are taken in execution order as their
+// names give it (dump_file_before): SGLang's zero-padded pass numbers, and
+// TensorRT-LLM's (PR 5182, tensorrt_llm/_torch/debug/debug_hook.py:
+// rank<mpi rank>/ folders of one file per module input and output,
+// "<n>.<Module>-<n>.<Module>-...-<input|output>.<arg>.pt", counters not
+// zero-padded); a tensor is named
 // "<file stem>/<name in the file>", e.g. "Pass00000/model.layers.0.mlp";
 // a file of one lone tensor (one file per op) by its stem alone, which the
 // rules then match.
@@ -42,6 +48,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/array.hpp"
@@ -56,6 +63,13 @@ struct ShardRule {
 };
 
 ShardRule parse_shard_rule(const std::string& text);
+
+// The order of a rank folder's files: by name, but runs of digits compared
+// as numbers ("2.X" before "10.X", "Pass00002" before "Pass00010"), and
+// "-input." before anything else at its place (a module's "-input." files
+// before its children's "-<N>." files, which come before its "-output."
+// files: TensorRT-LLM's pre- and post-forward dumps in execution order).
+bool dump_file_before(std::string_view a, std::string_view b);
 std::string_view name(ShardRule::Join j);  // "concat", "sum", "same"
 const std::vector<ShardRule>& default_shard_rules();
 

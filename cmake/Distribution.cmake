@@ -50,5 +50,5 @@ if(FPLAB_BUILD_TESTS)
   add_test(NAME ci_workflows
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/examples/ci/run_workflows.py
                    $<TARGET_FILE:fplab> ${Python3_EXECUTABLE})
-  set_tests_properties(ci_workflows PROPERTIES TIMEOUT 120)
+  set_tests_properties(ci_workflows PROPERTIES TIMEOUT 600)
 endif()

@@ -393,4 +393,18 @@ void sum_squares_eigen(const float* x, float* out, std::size_t M, std::size_t K)
   }
 }
 
+void sum_rows(const float* x, float* out, std::size_t M, std::size_t K, std::size_t splits) {
+  const std::vector<float> ones(K, 1.0f);
+  for (std::size_t m = 0; m < M; ++m) out[m] = dot(x + m * K, ones.data(), K, splits);
+}
+
+void sum_rows_eigen(const float* x, float* out, std::size_t M, std::size_t K) {
+  for (std::size_t m = 0; m < M; ++m) {
+    Eigen::Map<const Eigen::VectorXf> row(x + m * K, static_cast<Eigen::Index>(K));
+    // A product by 1 (exact) makes it an expression without direct access,
+    // which Eigen reduces from element 0, as it does squaredNorm's.
+    out[m] = (row.array() * 1.0f).sum();
+  }
+}
+
 }  // namespace fplab::model::kernels

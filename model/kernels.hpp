@@ -151,4 +151,13 @@ void sum_squares(const float* x, float* out, std::size_t M, std::size_t K, std::
 // Eigen's x.squaredNorm() of each row.
 void sum_squares_eigen(const float* x, float* out, std::size_t M, std::size_t K);
 
+// Sums of each of M rows of length K: out[m] = dot(row, ones, K, splits),
+// sum_squares' order on terms already squared (fplab.torch's sum and mean).
+void sum_rows(const float* x, float* out, std::size_t M, std::size_t K, std::size_t splits);
+
+// The same in Eigen's order: squaredNorm's packet-wise traversal (from
+// element 0 whatever the row's alignment) on terms already squared, so that
+// sum_rows_eigen of x*x is sum_squares_eigen of x.
+void sum_rows_eigen(const float* x, float* out, std::size_t M, std::size_t K);
+
 }  // namespace fplab::model::kernels

@@ -13,6 +13,7 @@
 #include "build_info.hpp"
 #include "io/npy.hpp"
 #include "model/activation_quant.hpp"
+#include "model/attention_kernels.hpp"
 #include "model/kernels.hpp"
 #include "model/precision_policy.hpp"
 #include "model/safetensors.hpp"
@@ -892,10 +893,13 @@ void Batch::attention_library(const Op& op, PrecisionPolicy prec, bool blas_prod
       StridedMap Q(q_.data() + seq_first_[bu] * d + hu * hd, ni, hdi, stride);
       StridedMap K(cache_k(bu, layer) + kvh * hd, kv, hdi, kv_stride);
       StridedMap Vm(cache_v(bu, layer) + kvh * hd, kv, hdi, kv_stride);
-      RowMatrix S = blas_products ? RowMatrix(ni, kv) : RowMatrix(Q * K.transpose());
+      RowMatrix S(ni, kv);
       if (blas_products) {
         kernels::gemm_blas(Q.data(), d, K.data(), kvd, true, S.data(), static_cast<std::size_t>(kv),
                            n, static_cast<std::size_t>(kv), hd);
+      } else {
+        attention_scores_library(Q.data(), d, K.data(), kvd, n, static_cast<std::size_t>(kv), hd,
+                                 S.data());
       }
       S /= scale;
       constexpr float kMasked = -std::numeric_limits<float>::infinity();
@@ -904,31 +908,8 @@ void Batch::attention_library(const Op& op, PrecisionPolicy prec, bool blas_prod
         S.row(i).head(static_cast<Eigen::Index>(seen.begin)).setConstant(kMasked);
         S.row(i).tail(kv - static_cast<Eigen::Index>(seen.end)).setConstant(kMasked);
       }
-      const Eigen::VectorXf m = S.rowwise().maxCoeff();
-      // E = exp(S - m) element by element with std::exp, as Eigen evaluates
-      // that expression here (no packet path for a colwise difference); a
-      // masked entry is exp(-inf - m_i), one value per row, taken once.
-      RowMatrix E(ni, kv);
-      for (Eigen::Index i = 0; i < ni; ++i) {
-        const KeyRange seen = visible_keys(op, past + static_cast<std::size_t>(i));
-        const auto begin = static_cast<Eigen::Index>(seen.begin);
-        const auto end = static_cast<Eigen::Index>(seen.end);
-        const float mi = m(i);
-        E.row(i).head(begin).setConstant(std::exp(kMasked - mi));
-        for (Eigen::Index j = begin; j < end; ++j) E(i, j) = std::exp(S(i, j) - mi);
-        E.row(i).tail(kv - end).setConstant(std::exp(kMasked - mi));
-      }
-      const Eigen::VectorXf l = E.rowwise().sum();
-      round_all(prec, std::span<float>(E.data(), static_cast<std::size_t>(E.size())));
-      RowMatrix O = blas_products ? RowMatrix(ni, hdi) : RowMatrix(E * Vm);
-      if (blas_products) {
-        kernels::gemm_blas(E.data(), static_cast<std::size_t>(kv), Vm.data(), kvd, false, O.data(),
-                           hd, n, hd, static_cast<std::size_t>(kv));
-      }
-      O.array().colwise() /= l.array();
-      Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>> out(att_.data() + seq_first_[bu] * d + hu * hd,
-                                                         ni, hdi, stride);
-      out = O;
+      attention_values_library(S.data(), n, static_cast<std::size_t>(kv), Vm.data(), kvd, hd, prec,
+                               blas_products, att_.data() + seq_first_[bu] * d + hu * hd, d);
     }
   }
 }
@@ -961,8 +942,7 @@ void Batch::attention_split(const Op& op, std::size_t rows, ReductionPolicy orde
 #pragma omp parallel if (work >= kernels::kParallelWork)
   {
     std::vector<float> s(c.context);
-    std::vector<float> o(hd), oc(hd);
-    std::vector<float> part_max;
+    SplitAttentionScratch scratch;
 #pragma omp for schedule(dynamic, 4)
     for (long it = 0; it < items; ++it) {
       const std::size_t r = static_cast<std::size_t>(it) / heads;
@@ -978,30 +958,8 @@ void Batch::attention_split(const Op& op, std::size_t rows, ReductionPolicy orde
       const float* Vc = cache_v(b, layer) + seen.begin * kvd + (h / group) * hd;
       kernels::dots(q, K, kvd, kv, hd, s.data());
       for (std::size_t j = 0; j < kv; ++j) s[j] = s[j] / scale;
-      part_max.assign(parts.parts, 0.0f);
-      float m = -std::numeric_limits<float>::infinity();
-      for (std::size_t p = 0; p < parts.parts; ++p) {
-        float mp = -std::numeric_limits<float>::infinity();
-        for (std::size_t j = parts.begin(p); j < parts.begin(p + 1); ++j) mp = std::max(mp, s[j]);
-        part_max[p] = mp;
-        m = std::max(m, mp);
-      }
-      float l = 0.0f;
-      std::fill(o.begin(), o.end(), 0.0f);
-      for (std::size_t p = 0; p < parts.parts; ++p) {
-        float lc = 0.0f;
-        std::fill(oc.begin(), oc.end(), 0.0f);
-        for (std::size_t j = parts.begin(p); j < parts.begin(p + 1); ++j) {
-          const float e = std::exp(s[j] - part_max[p]);
-          lc += e;
-          kernels::axpy(round_to(prec, e), Vc + j * kvd, oc.data(), hd);
-        }
-        const float corr = std::exp(part_max[p] - m);
-        l += lc * corr;
-        kernels::axpy(corr, oc.data(), o.data(), hd);
-      }
-      float* out = att_.data() + r * d + h * hd;
-      for (std::size_t i = 0; i < hd; ++i) out[i] = o[i] / l;
+      attention_values_split(s.data(), parts, Vc, kvd, hd, prec, scratch,
+                             att_.data() + r * d + h * hd);
     }
   }
 }

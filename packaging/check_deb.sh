@@ -63,5 +63,12 @@ assert fplab.exact_sum(x) == 0.1 and fplab.sum(x, 'sequential') == 0.0
 r = fplab.diff(np.array([0.25]), np.array([np.nextafter(0.25, 1)]))
 assert not r.passed and r.drifted[0].index == (0,) and r.drifted[0].ulps == 1
 print('check_deb: import fplab from', fplab.__file__)
+# The lite package has no model library: fplab.torch says so in one line.
+try:
+    import fplab.torch
+    raise SystemExit('check_deb: fplab.torch imported from a lite package')
+except ImportError as e:
+    assert str(e).startswith('fplab.torch:') and '\\n' not in str(e), str(e)
+    print('check_deb: import fplab.torch:', e)
 "
 echo "check_deb: PASS"

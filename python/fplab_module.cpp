@@ -30,6 +30,9 @@
 #include "reductions/strategy.hpp"
 #include "reports/array_diff.hpp"
 #include "reports/results.hpp"
+#ifdef FPLAB_PYTHON_MODEL
+#include "python/torch_kernels.hpp"
+#endif
 
 namespace py = pybind11;
 
@@ -348,4 +351,10 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("to_hex", [](double x) { return fplab::to_hex(x); });
   m.def("to_hex_f32", [](float x) { return fplab::to_hex(x); });
+#ifdef FPLAB_PYTHON_MODEL
+  bind_torch_kernels(m);
+  m.attr("has_model") = true;
+#else
+  m.attr("has_model") = false;
+#endif
 }

@@ -2,6 +2,7 @@
 // is the op found first, ddmin's set restores bit equality and is
 // 1-minimal (checked here through the --policy text it prints), and with
 // every op invariant nothing diverges (the negative controls).
+#include <algorithm>
 #include <bit>
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -419,4 +420,37 @@ TEST_CASE("bisect --dumps on rank folders: concat, sum and same join the shards 
   std::filesystem::rename(dir / "rank1", dir / "rank2");
   CHECK_THROWS_WITH(fplab::bisect::read_engine_dump(dir),
                     Catch::Contains("not ranks 0..1 once each (found rank 2)"));
+}
+
+TEST_CASE(
+    "engine dumps: files in execution order (numbers as numbers, TensorRT-LLM's inputs first)",
+    "[bisect]") {
+  using fplab::bisect::dump_file_before;
+  // TensorRT-LLM's names (tensorrt_llm/_torch/debug/debug_hook.py), as its
+  // hooks write them in one forward pass: the model's input, its 2nd and
+  // 10th children (counters not zero-padded), a child's input before its
+  // own children, outputs after them; then the next depth-0 call.
+  const std::vector<std::string> executed = {
+      "1.LlamaModel-input.input_ids.pt",
+      "1.LlamaModel-2.LlamaDecoderLayer-input.hidden_states.pt",
+      "1.LlamaModel-2.LlamaDecoderLayer-1.RMSNorm-output.0.pt",
+      "1.LlamaModel-2.LlamaDecoderLayer-2.LlamaAttention-output.0.pt",
+      "1.LlamaModel-2.LlamaDecoderLayer-output.0.pt",
+      "1.LlamaModel-10.RMSNorm-output.0.pt",
+      "1.LlamaModel-output.0.pt",
+      "2.Linear-output.0.pt",
+      "10.LlamaModel-output.0.pt"};
+  auto sorted = executed;
+  std::reverse(sorted.begin(), sorted.end());
+  std::sort(sorted.begin(), sorted.end(), dump_file_before);
+  CHECK(sorted == executed);
+  // Negative control: plain name order is not execution order here.
+  auto by_name = executed;
+  std::sort(by_name.begin(), by_name.end());
+  CHECK(by_name != executed);
+  // Zero-padded names keep their order (SGLang's passes, per-op numbers).
+  CHECK(dump_file_before("Pass00002.pt", "Pass00010.pt"));
+  CHECK(dump_file_before("0009_model.norm.pt", "0010_logits.pt"));
+  CHECK_FALSE(dump_file_before("Pass00010.pt", "Pass00002.pt"));
+  CHECK_FALSE(dump_file_before("a.pt", "a.pt"));
 }

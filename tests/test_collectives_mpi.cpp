@@ -293,7 +293,9 @@ TEST_CASE("collectives mpi: a hung rank is ended by the timeout", "[collectives]
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   MpiRunOptions options;
-  options.timeout_seconds = 4;
+  // Long enough for mpirun to start its ranks on a loaded machine (at load
+  // 20, 4 s ended the job before rank 0 had written its pid).
+  options.timeout_seconds = 10;
   options.hang_rank = 0;
   options.pid_file = dir / "rank0.pid";
   const auto x = seeded<double>(2, 10, 1);
@@ -304,7 +306,7 @@ TEST_CASE("collectives mpi: a hung rank is ended by the timeout", "[collectives]
   } catch (const MpiError& e) {
     message = e.what();
   }
-  CHECK(message == "MPI job timed out after 4 s (a rank hung?); mpirun and its ranks were killed");
+  CHECK(message == "MPI job timed out after 10 s (a rank hung?); mpirun and its ranks were killed");
   std::ifstream in(options.pid_file);
   pid_t pid = 0;
   REQUIRE(in >> pid);

@@ -258,3 +258,40 @@ TEST_CASE("SplitKOverride sets split_k_splits, then gives the rule back", "[mode
   CHECK(split_k_splits(1, 128, 128) == rule);
   CHECK_THROWS_AS(fplab::model::SplitKOverride(0), std::invalid_argument);
 }
+
+TEST_CASE("kernels::sum_rows and sum_rows_eigen of x*x are sum_squares and sum_squares_eigen",
+          "[model][kernels]") {
+  // fplab.torch's mean of x.pow(2) (RMSNorm written in PyTorch) must give
+  // the forward pass's sum of squares: the same order on terms already
+  // squared. Rows of odd length at odd offsets: every alignment Eigen peels.
+  constexpr std::size_t M = 5, K = 67;
+  const std::vector<float> whole = data(M * K + 3, 7);
+  for (std::size_t offset : {0u, 1u, 3u}) {
+    const float* x = whole.data() + offset;
+    std::vector<float> squares(M * K);
+    for (std::size_t i = 0; i < M * K; ++i) squares[i] = x[i] * x[i];
+    std::vector<float> want(M), got(M);
+    kernels::sum_squares_eigen(x, want.data(), M, K);
+    kernels::sum_rows_eigen(squares.data(), got.data(), M, K);
+    for (std::size_t m = 0; m < M; ++m) CHECK(bits(got[m]) == bits(want[m]));
+    for_each_isa([&] {
+      for (std::size_t splits : {1u, 4u}) {
+        kernels::sum_squares(x, want.data(), M, K, splits);
+        kernels::sum_rows(squares.data(), got.data(), M, K, splits);
+        for (std::size_t m = 0; m < M; ++m) CHECK(bits(got[m]) == bits(want[m]));
+      }
+    });
+  }
+  // Negative control: the orders are not one order on these rows.
+  std::vector<float> a(M), b(M), c(M);
+  kernels::sum_rows(whole.data(), a.data(), M, K, 1);
+  kernels::sum_rows(whole.data(), b.data(), M, K, 4);
+  kernels::sum_rows_eigen(whole.data(), c.data(), M, K);
+  bool split_differs = false, eigen_differs = false;
+  for (std::size_t m = 0; m < M; ++m) {
+    split_differs = split_differs || bits(a[m]) != bits(b[m]);
+    eigen_differs = eigen_differs || bits(a[m]) != bits(c[m]);
+  }
+  CHECK(split_differs);
+  CHECK(eigen_differs);
+}

@@ -340,7 +340,7 @@ TEST_CASE("moe: damaged expert configs and tensors are one-line errors", "[model
 }
 
 TEST_CASE("moe: the same weights as safetensors and as GGUF (stacked experts) give the same bits",
-          "[model][real][moe]") {
+          "[model][real][moe][slow]") {
   for (const auto& fixture : test::moe_fixture_names()) {
     const auto dir = kMoeFixtures / fixture;
     INFO(fixture);

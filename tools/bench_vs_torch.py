@@ -9,7 +9,7 @@ then torch's, at each thread count), best of `--rounds` rounds.
 
 fplab's side is fplab_bench's model_speed/* (bench/bench_model_speed.cpp)
 on $FPLAB_BENCH_MODEL = PATH (default: the bundled model). torch's is the
-Llama forward pass written below from the Hugging Face equations, its own
+Llama forward pass of tools/torch_llama.py (the Hugging Face equations), its own
 KV cache, torch.inference_mode, torch.set_num_threads(t) (Debian's
 python3-torch, which calls OpenBLAS for its products). Both compute every
 logit of every new token and take the argmax while decoding. Nothing here
@@ -17,126 +17,22 @@ imports fplab.
 """
 import argparse
 import json
-import math
 import os
-import struct
 import subprocess
 import sys
 import time
 
-import numpy as np
 import torch
-import torch.nn.functional as F
 
 PREFILL = 128
 DECODE_PROMPT = 16
 POLICIES = ["blas", "library", "batch-invariant"]
 
 
-# --------------------------------------------------------------------------
-# Weights: a safetensors reader (the format's header + raw little-endian data)
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    meta = header.pop("__metadata__", {})
-    out = {}
-    for name, t in header.items():
-        b, e = t["data_offsets"]
-        raw = bytearray(data[b:e])
-        dtype = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16}[t["dtype"]]
-        out[name] = torch.frombuffer(raw, dtype=dtype).reshape(t["shape"]).float()
-    return out, meta
-
-
-def load(path):
-    """(config dict in HF names, float32 tensors by HF name)."""
-    if os.path.isdir(path):
-        with open(os.path.join(path, "config.json")) as f:
-            cfg = json.load(f)
-        index = os.path.join(path, "model.safetensors.index.json")
-        files = (sorted(set(json.load(open(index))["weight_map"].values()))
-                 if os.path.exists(index) else ["model.safetensors"])
-        w = {}
-        for name in files:
-            w.update(read_safetensors(os.path.join(path, name))[0])
-        return cfg, w
-    w, meta = read_safetensors(path)
-    c = json.loads(meta["config"])
-    cfg = {"vocab_size": c["vocab_size"], "hidden_size": c["d_model"],
-           "num_hidden_layers": c["n_layers"], "num_attention_heads": c["n_heads"],
-           "num_key_value_heads": c["n_heads"], "intermediate_size": c["ffn_dim"],
-           "rope_theta": c["rope_theta"], "rms_norm_eps": c["norm_eps"],
-           "max_position_embeddings": c["context"], "tie_word_embeddings": False}
-    return cfg, w
-
-
-# --------------------------------------------------------------------------
-# The forward pass (HF LlamaForCausalLM's equations), eager, with a KV cache
-
-
-class TorchLlama:
-    def __init__(self, cfg, w, batch, context):
-        self.cfg, self.w = cfg, w
-        self.H = cfg["hidden_size"]
-        self.nh = cfg["num_attention_heads"]
-        self.nkv = cfg.get("num_key_value_heads") or self.nh
-        self.hd = cfg.get("head_dim") or self.H // self.nh
-        self.L = cfg["num_hidden_layers"]
-        self.eps = cfg["rms_norm_eps"]
-        self.lm_head = w["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else w["lm_head.weight"]
-        inv = 1.0 / (cfg["rope_theta"] ** (torch.arange(0, self.hd, 2, dtype=torch.float32) / self.hd))
-        ang = torch.outer(torch.arange(context, dtype=torch.float32), inv)
-        emb = torch.cat([ang, ang], dim=-1)
-        self.cos, self.sin = emb.cos(), emb.sin()
-        self.k = torch.zeros(self.L, batch, self.nkv, context, self.hd)
-        self.v = torch.zeros(self.L, batch, self.nkv, context, self.hd)
-        self.pos = 0
-
-    def rms(self, x, wt):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * wt
-
-    def rope(self, x, pos):
-        c, s = self.cos[pos], self.sin[pos]
-        half = self.hd // 2
-        rot = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
-        return x * c + rot * s
-
-    def forward(self, ids):
-        B, T = ids.shape
-        p0 = self.pos
-        pos = torch.arange(p0, p0 + T)
-        x = self.w["model.embed_tokens.weight"][ids]
-        mask = None
-        if T > 1:
-            mask = torch.full((T, p0 + T), float("-inf")).triu(p0 + 1)
-        for l in range(self.L):
-            p = f"model.layers.{l}."
-            n = self.rms(x, self.w[p + "input_layernorm.weight"])
-            q = F.linear(n, self.w[p + "self_attn.q_proj.weight"]).view(B, T, self.nh, self.hd).transpose(1, 2)
-            k = F.linear(n, self.w[p + "self_attn.k_proj.weight"]).view(B, T, self.nkv, self.hd).transpose(1, 2)
-            v = F.linear(n, self.w[p + "self_attn.v_proj.weight"]).view(B, T, self.nkv, self.hd).transpose(1, 2)
-            q, k = self.rope(q, pos), self.rope(k, pos)
-            self.k[l, :, :, p0:p0 + T] = k
-            self.v[l, :, :, p0:p0 + T] = v
-            K, V = self.k[l, :, :, :p0 + T], self.v[l, :, :, :p0 + T]
-            if self.nkv != self.nh:
-                K = K.repeat_interleave(self.nh // self.nkv, dim=1)
-                V = V.repeat_interleave(self.nh // self.nkv, dim=1)
-            s = q @ K.transpose(-1, -2) / math.sqrt(self.hd)
-            if mask is not None:
-                s = s + mask
-            a = (torch.softmax(s, dim=-1) @ V).transpose(1, 2).reshape(B, T, self.nh * self.hd)
-            x = x + F.linear(a, self.w[p + "self_attn.o_proj.weight"])
-            n = self.rms(x, self.w[p + "post_attention_layernorm.weight"])
-            g = F.linear(n, self.w[p + "mlp.gate_proj.weight"])
-            u = F.linear(n, self.w[p + "mlp.up_proj.weight"])
-            x = x + F.linear(F.silu(g) * u, self.w[p + "mlp.down_proj.weight"])
-        self.pos += T
-        return F.linear(self.rms(x, self.w["model.norm.weight"]), self.lm_head)
+# The weights' reader and the forward pass (HF LlamaForCausalLM's equations,
+# eager, with a KV cache): tools/torch_llama.py, which fplab.torch's test runs too.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_llama import TorchLlama, load  # noqa: E402
 
 
 def ids(n, seed, vocab):

@@ -15,9 +15,11 @@ tensor is layer 0's mlp.down_proj, and everything after it moves.
 Layouts (--layout):
   sglang   OUT/{a,b}/TP<t>_PP0_Rank<t>_pid<pid>/Pass<NNNNN>.pt, a dict of
            module name -> output per forward pass in hook order, as
-           SGLang's tensor_dump_forward_hook.py writes for
-           --debug-tensor-dump-output-folder (vLLM's flag of the same name
-           is reported to write the same; not checked against its code)
+           SGLang's python/sglang/srt/debug_utils/tensor_dump_forward_hook.py
+           writes for --debug-tensor-dump-output-folder: the leaf modules,
+           then model.forward_batch_info.{input_ids,seq_lens,positions};
+           `model` and `logits_processor` open the next pass's file
+           (sglang_files)
   per-op   OUT/{a,b}/rank<t>/<NNNN>_<module name>.pt, one tensor per op
            (the one-file-per-op shape of TensorRT-LLM's dumps; the naming
            is this script's)
@@ -117,18 +119,40 @@ def forward(w, ids, tp, tree_layer):
     return dumps
 
 
-def write(run_dir, dumps_per_pass, layout):
-    for rank in range(len(dumps_per_pass[0])):
+def sglang_files(passes, prompts):
+    """Per pass, per rank, the dict SGLang's tensor_dump_forward_hook.py saves as
+    Pass<NNNNN>.pt: its leaf modules' outputs; then, when the top-level `model`
+    finishes, model.forward_batch_info.{input_ids,seq_lens,positions}, and the
+    file is written before `model`'s own output and `logits_processor`'s are
+    added, so those two open the next pass's file (the last pass's are lost)."""
+    files, carry = [], None
+    for ids, dumps in zip(prompts, passes):
+        per_rank = []
+        for r, d in enumerate(dumps):
+            f = collections.OrderedDict(carry[r] if carry else [])
+            f.update((k, t) for k, t in d.items() if k != "logits")
+            f["model.forward_batch_info.input_ids"] = ids.clone()
+            f["model.forward_batch_info.seq_lens"] = torch.tensor([len(ids)])
+            f["model.forward_batch_info.positions"] = torch.arange(len(ids))
+            per_rank.append(f)
+        carry = [collections.OrderedDict([("model", d["model.norm"].clone()),
+                                          ("logits_processor", d["logits"])]) for d in dumps]
+        files.append(per_rank)
+    return files
+
+
+def write(run_dir, files, layout):
+    for rank in range(len(files[0])):
         if layout == "sglang":
             d = os.path.join(run_dir, f"TP{rank}_PP0_Rank{rank}_pid{4500 + rank}")
             os.makedirs(d, exist_ok=True)
-            for n, dumps in enumerate(dumps_per_pass):
+            for n, dumps in enumerate(files):
                 torch.save(dumps[rank], os.path.join(d, f"Pass{n:05d}.pt"))
         else:
             d = os.path.join(run_dir, f"rank{rank}")
             os.makedirs(d, exist_ok=True)
             op = 0
-            for dumps in dumps_per_pass:
+            for dumps in files:
                 for name, t in dumps[rank].items():
                     torch.save(t, os.path.join(d, f"{op:04d}_{name}.pt"))
                     op += 1
@@ -137,10 +161,10 @@ def write(run_dir, dumps_per_pass, layout):
 COLUMN_PARALLEL = ("qkv_proj", "gate_up_proj", "self_attn.attn")
 
 
-def joined(passes, layout):
+def joined(files, layout):
     """name -> whole tensor, in dump order, as fplab's default rules join them."""
     out, op = collections.OrderedDict(), 0
-    for n, dumps in enumerate(passes):
+    for n, dumps in enumerate(files):
         for name in dumps[0]:
             shards = [d[name] for d in dumps]
             whole = torch.cat(shards, dim=-1) if name.endswith(COLUMN_PARALLEL) else shards[0]
@@ -166,8 +190,9 @@ def main():
         if run == "b" and args.replicated_differ:
             norm = passes[0][1]["model.norm"]
             norm.view(torch.int32)[0, 0] += 1
-        write(os.path.join(args.out, run), passes, args.layout)
-        runs[run] = joined(passes, args.layout)
+        files = sglang_files(passes, prompts) if args.layout == "sglang" else passes
+        write(os.path.join(args.out, run), files, args.layout)
+        runs[run] = joined(files, args.layout)
     if args.joined:
         torch.save(runs["a"], args.joined)
     if args.expect:

@@ -17,6 +17,10 @@ array is never copied.
     fplab.load_arrays("Pass00000.pt")           # {name: array}, as fplab diff reads files
     fplab.mma("hopper:wgmma.m64n8k16.f32.bf16.bf16", a, b, c)  # D = A B + C on an H100
 
+    import fplab.torch                           # fplab's orders inside a PyTorch model
+    with fplab.torch.orders("split-k(8)", {"model.layers.*.mlp.*": "batch-invariant"}):
+        logits = model(ids)
+
 A pytest fixture, ``fplab_regression``, keeps arrays against baselines
 (``pytest_plugins = ["fplab.pytest_plugin"]`` in conftest.py; see
 fplab/pytest_plugin.py).
