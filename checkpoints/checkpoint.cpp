@@ -4,8 +4,10 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <set>
+#include <utility>
 
 #include "checkpoints/gguf.hpp"
 #include "checkpoints/mapped_file.hpp"
@@ -336,6 +338,11 @@ std::string hf_name_of(const std::string& g, const std::string& file) {
       {"ffn_gate.weight", "mlp.gate_proj.weight"},
       {"ffn_up.weight", "mlp.up_proj.weight"},
       {"ffn_down.weight", "mlp.down_proj.weight"},
+      {"ffn_gate_inp.weight", "mlp.gate.weight"},
+      {"ffn_gate_shexp.weight", "mlp.shared_expert.gate_proj.weight"},
+      {"ffn_up_shexp.weight", "mlp.shared_expert.up_proj.weight"},
+      {"ffn_down_shexp.weight", "mlp.shared_expert.down_proj.weight"},
+      {"ffn_gate_inp_shexp.weight", "mlp.shared_expert_gate.weight"},
   };
   if (const auto it = top.find(g); it != top.end()) return it->second;
   static const std::regex blk(R"(blk\.(0|[1-9][0-9]{0,5})\.(.+))");
@@ -366,8 +373,75 @@ const std::set<std::string, std::less<>>& known_arch_keys() {
       "attention.sliding_window",
       "attention.sliding_window_pattern",
       "vocab_size",
+      "expert_count",
+      "expert_used_count",
+      "expert_feed_forward_length",
+      "expert_shared_feed_forward_length",
+      "expert_weights_norm",
   };
   return keys;
+}
+
+// The experts' metadata (llama.cpp's keys): expert_count, expert_used_count,
+// expert_feed_forward_length (Mixtral: feed_forward_length),
+// expert_shared_feed_forward_length (qwen2moe). The top-k is renormalised
+// as llama.cpp's graph does it (qwen3moe and Mixtral yes, qwen2moe no)
+// unless expert_weights_norm says. The sparse layers are those with a
+// router tensor (blk.L.ffn_gate_inp.weight).
+void gguf_experts(const GgufFile& g, const std::string& arch, ArchitectureConfig& c,
+                  const std::string& file) {
+  const bool moe = c.architecture == Architecture::qwen3_moe ||
+                   c.architecture == Architecture::qwen2_moe ||
+                   c.architecture == Architecture::mixtral;
+  if (!moe) return;
+  const auto u = [&](const std::string& k) {
+    const auto v = g.unsigned_at(arch + "." + k, file);
+    if (v == 0 || v > (std::uint64_t{1} << 20))
+      throw InputError(file + ": " + arch + "." + k + " is 0 or too large");
+    return static_cast<std::size_t>(v);
+  };
+  c.num_experts = u("expert_count");
+  c.experts_per_token = u("expert_used_count");
+  if (c.experts_per_token > c.num_experts) {
+    throw InputError(file + ": " + arch + ".expert_used_count " +
+                     std::to_string(c.experts_per_token) + " is more than the " +
+                     std::to_string(c.num_experts) + " experts");
+  }
+  c.moe_intermediate_size = c.architecture == Architecture::mixtral
+                                ? c.intermediate_size
+                                : u("expert_feed_forward_length");
+  if (c.architecture == Architecture::qwen2_moe)
+    c.shared_expert_intermediate_size = u("expert_shared_feed_forward_length");
+  c.norm_topk_prob = c.architecture != Architecture::qwen2_moe;
+  if (g.has(arch + ".expert_weights_norm")) {
+    const GgufValue& v = g.at(arch + ".expert_weights_norm", file);
+    if (v.type != GgufType::boolean || v.is_array || v.integers.size() != 1)
+      throw InputError(file + ": " + arch + ".expert_weights_norm is not a boolean");
+    c.norm_topk_prob = v.integers[0] != 0;
+  }
+  c.sparse_layers.assign(c.num_layers, false);
+  static const std::regex router(R"(blk\.(0|[1-9][0-9]{0,5})\.ffn_gate_inp\.weight)");
+  for (const auto& t : g.tensors) {
+    std::smatch m;
+    if (!std::regex_match(t.name, m, router)) continue;
+    const auto l = std::stoull(m[1].str());
+    if (l >= c.num_layers) throw InputError(file + ": tensor '" + t.name + "' past the last layer");
+    c.sparse_layers[l] = true;
+  }
+}
+
+// A stacked expert tensor's HF names: "blk.L.ffn_{gate,up,down}_exps.weight"
+// holds every expert's matrix of layer L, expert e at [e]; none for another
+// name.
+std::optional<std::pair<std::size_t, ExpertTensor>> stacked_experts(const std::string& g) {
+  static const std::regex exps(R"(blk\.(0|[1-9][0-9]{0,5})\.ffn_(gate|up|down)_exps\.weight)");
+  std::smatch m;
+  if (!std::regex_match(g, m, exps)) return std::nullopt;
+  const std::string which = m[2].str();
+  return std::pair{static_cast<std::size_t>(std::stoull(m[1].str())),
+                   which == "gate" ? ExpertTensor::gate
+                   : which == "up" ? ExpertTensor::up
+                                   : ExpertTensor::down};
 }
 
 ArchitectureConfig config_from_gguf(const GgufFile& g, const std::string& file) {
@@ -379,10 +453,16 @@ ArchitectureConfig config_from_gguf(const GgufFile& g, const std::string& file) 
     c.architecture = Architecture::qwen2;
   } else if (arch == "qwen3") {
     c.architecture = Architecture::qwen3;
+  } else if (arch == "qwen3moe") {
+    c.architecture = Architecture::qwen3_moe;
+  } else if (arch == "qwen2moe") {
+    c.architecture = Architecture::qwen2_moe;
   } else {
     throw InputError(file + ": general.architecture '" + arch +
-                     "' is not supported (llama, qwen2, qwen3)");
+                     "' is not supported (llama, qwen2, qwen3, qwen3moe, qwen2moe)");
   }
+  // llama with experts: Mixtral as llama.cpp writes it.
+  if (arch == "llama" && g.has("llama.expert_count")) c.architecture = Architecture::mixtral;
   for (const auto& [key, value] : g.metadata) {
     if (key.starts_with("general.") || key.starts_with("tokenizer.") ||
         key.starts_with("quantize."))
@@ -419,8 +499,9 @@ ArchitectureConfig config_from_gguf(const GgufFile& g, const std::string& file) 
   c.rms_norm_eps = g.real_at(arch + ".attention.layer_norm_rms_epsilon", file);
   c.rope_theta =
       g.has(arch + ".rope.freq_base") ? g.real_at(arch + ".rope.freq_base", file) : 10000.0;
-  c.qk_norm = c.architecture == Architecture::qwen3;
-  c.qkv_bias = c.architecture == Architecture::qwen2;
+  c.qk_norm = c.architecture == Architecture::qwen3 || c.architecture == Architecture::qwen3_moe;
+  c.qkv_bias = c.architecture == Architecture::qwen2 || c.architecture == Architecture::qwen2_moe;
+  gguf_experts(g, arch, c, file);
   if (g.has(arch + ".attention.sliding_window")) {
     // llama.cpp's window, on the layers its pattern marks (all without one).
     c.attention_window.assign(c.num_layers, u("attention.sliding_window"));
@@ -461,6 +542,29 @@ ArchitectureConfig config_from_gguf(const GgufFile& g, const std::string& file) 
   return c;
 }
 
+// A stacked expert tensor ([experts, out, in] in HF's order) as one view
+// per expert (each its slice of the mapping, kept in the stored type), by
+// the HF names of model.layers.L.mlp.experts.E (Mixtral's
+// block_sparse_moe.experts.E.w1/w3/w2).
+void add_experts(CheckpointBuilder& b, std::pair<std::size_t, ExpertTensor> which,
+                 TensorView stacked, const std::string& gguf_name, const std::string& file) {
+  const auto& c = b.config();
+  if (stacked.shape.size() != 3 || stacked.shape[0] != c.num_experts || c.num_experts == 0) {
+    throw InputError(file + ": tensor '" + gguf_name + "' has shape " +
+                     safetensors_shape_text(stacked.shape) + ", not one matrix per each of the " +
+                     std::to_string(c.num_experts) + " experts");
+  }
+  const std::size_t per = stacked.bytes() / c.num_experts;
+  for (std::size_t e = 0; e < c.num_experts; ++e) {
+    TensorView v = stacked;
+    v.shape = {stacked.shape[1], stacked.shape[2]};
+    v.data = stacked.data + e * per;
+    b.add("model.layers." + std::to_string(which.first) + "." +
+              expert_tensor(c.architecture, which.second, e),
+          std::move(v), file);
+  }
+}
+
 void load_gguf(CheckpointBuilder& b, const std::filesystem::path& path) {
   const auto map = MappedFile::open(path);
   b.maps().push_back(map);
@@ -480,7 +584,14 @@ void load_gguf(CheckpointBuilder& b, const std::filesystem::path& path) {
       std::memcpy(c.rope_scaling.frequency_factors.data(), src, t.bytes);
       continue;
     }
-    const auto name = hf_name_of(t.name, file);
+    const auto stacked = stacked_experts(t.name);
+    auto name = stacked ? std::string() : hf_name_of(t.name, file);
+    if (c.architecture == Architecture::mixtral && name.ends_with(".mlp.gate.weight")) {
+      // Mixtral's router is block_sparse_moe.gate in Hugging Face's names.
+      name.replace(name.size() - std::string_view("mlp.gate.weight").size(),
+                   std::string_view("mlp.gate.weight").size(),
+                   expert_tensor(c.architecture, ExpertTensor::router, 0));
+    }
     TensorView v;
     v.shape.assign(t.dims.rbegin(), t.dims.rend());
     v.file_type = std::string(checkpoints::name(t.type));
@@ -513,9 +624,15 @@ void load_gguf(CheckpointBuilder& b, const std::filesystem::path& path) {
       }
     }
     v.data = src;
-    const bool permuted = c.architecture == Architecture::llama &&
-                          (name.find(".self_attn.q_proj.") != std::string::npos ||
-                           name.find(".self_attn.k_proj.") != std::string::npos);
+    if (stacked) {
+      add_experts(b, *stacked, std::move(v), t.name, file);
+      continue;
+    }
+    // (llama.cpp writes Mixtral as llama: its Q and K rows permuted too.)
+    const bool permuted =
+        (c.architecture == Architecture::llama || c.architecture == Architecture::mixtral) &&
+        (name.find(".self_attn.q_proj.") != std::string::npos ||
+         name.find(".self_attn.k_proj.") != std::string::npos);
     if (permuted) {
       // llama.cpp stores row h*hd + 2i + j of each head where HF has row
       // h*hd + j*hd/2 + i (i < hd/2, j < 2): copy the rows back.

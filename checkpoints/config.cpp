@@ -59,8 +59,34 @@ const std::set<std::string, std::less<>>& harmless_fields() {
       "sliding_window",
       "use_sliding_window",
       "layer_types",
+      // Training only: the load-balancing loss, the router's jitter noise
+      // (transformers adds it only when training).
+      "router_aux_loss_coef",
+      "output_router_logits",
+      "router_jitter_noise",
   };
   return fields;
+}
+
+// The Mixture-of-Experts fields (read by moe_fields below), refused on a
+// dense architecture.
+const std::set<std::string, std::less<>>& moe_field_names() {
+  static const std::set<std::string, std::less<>> fields = {
+      "num_experts",
+      "num_local_experts",
+      "num_experts_per_tok",
+      "moe_intermediate_size",
+      "shared_expert_intermediate_size",
+      "norm_topk_prob",
+      "decoder_sparse_step",
+      "mlp_only_layers",
+      "qkv_bias",
+  };
+  return fields;
+}
+
+bool is_moe(Architecture a) {
+  return a == Architecture::qwen3_moe || a == Architecture::qwen2_moe || a == Architecture::mixtral;
 }
 
 std::size_t positive_size(const json& j, std::string_view key, const std::string& source) {
@@ -174,6 +200,17 @@ std::vector<std::size_t> attention_windows(const json& j, const ArchitectureConf
       require_if_present(j, "use_sliding_window", false, source, "not a Mistral field");
       window = size_or_null("sliding_window", 4096);  // MistralConfig's default
       break;
+    case Architecture::mixtral:
+      require_if_present(j, "use_sliding_window", false, source, "not a Mixtral field");
+      window = size_or_null("sliding_window", 0);  // MixtralConfig's default: none
+      break;
+    case Architecture::qwen3_moe:
+    case Architecture::qwen2_moe:
+      require_if_present(j, "use_sliding_window", false, source,
+                         "a sliding window is not supported with experts");
+      require_if_present(j, "layer_types", json::array(), source,
+                         "layer types are not supported with experts");
+      break;
     case Architecture::qwen2:
     case Architecture::qwen3:
       // Qwen2Config / Qwen3Config: the window only with use_sliding_window,
@@ -208,6 +245,58 @@ std::vector<std::size_t> attention_windows(const json& j, const ArchitectureConf
   return windows;
 }
 
+// The experts' fields (config.hpp's semantics, the config classes'
+// defaults).
+void read_experts(const json& j, ArchitectureConfig& c, const std::string& source) {
+  if (!is_moe(c.architecture)) return;
+  const auto size_or = [&](std::string_view key, std::size_t absent) {
+    const auto it = j.find(key);
+    return it == j.end() || it->is_null() ? absent : positive_size(j, key, source);
+  };
+  const bool mixtral = c.architecture == Architecture::mixtral;
+  const bool qwen2 = c.architecture == Architecture::qwen2_moe;
+  if (mixtral) {
+    for (const char* key :
+         {"num_experts", "moe_intermediate_size", "norm_topk_prob", "decoder_sparse_step",
+          "mlp_only_layers", "shared_expert_intermediate_size", "qkv_bias"}) {
+      if (j.contains(key)) fail_input(source, std::string(key) + " is not a Mixtral field");
+    }
+    c.num_experts = size_or("num_local_experts", 8);
+    c.experts_per_token = size_or("num_experts_per_tok", 2);
+    c.moe_intermediate_size = c.intermediate_size;
+    c.norm_topk_prob = true;  // MixtralSparseMoeBlock always renormalises
+    c.sparse_layers.assign(c.num_layers, true);
+  } else {
+    if (j.contains("num_local_experts"))
+      fail_input(source, "num_local_experts is not a Qwen field");
+    if (!qwen2 && j.contains("shared_expert_intermediate_size"))
+      fail_input(source, "shared_expert_intermediate_size is not a Qwen3-MoE field");
+    if (!qwen2 && j.contains("qkv_bias")) fail_input(source, "qkv_bias is not a Qwen3-MoE field");
+    c.num_experts = size_or("num_experts", qwen2 ? 60 : 128);
+    c.experts_per_token = size_or("num_experts_per_tok", qwen2 ? 4 : 8);
+    c.moe_intermediate_size = size_or("moe_intermediate_size", qwen2 ? 1408 : 768);
+    if (qwen2) c.shared_expert_intermediate_size = size_or("shared_expert_intermediate_size", 5632);
+    c.norm_topk_prob = flag(j, "norm_topk_prob", source);
+    const std::size_t step = size_or("decoder_sparse_step", 1);
+    std::vector<bool> dense(c.num_layers, false);
+    if (const auto it = j.find("mlp_only_layers"); it != j.end() && !it->is_null()) {
+      if (!it->is_array()) fail_input(source, "mlp_only_layers is not a list of layer indices");
+      for (const auto& v : *it) {
+        if (!v.is_number_unsigned() || v.get<std::uint64_t>() >= c.num_layers)
+          fail_input(source, "mlp_only_layers holds " + v.dump() + ", not a layer index");
+        dense[v.get<std::size_t>()] = true;
+      }
+    }
+    c.sparse_layers.assign(c.num_layers, false);
+    for (std::size_t l = 0; l < c.num_layers; ++l)
+      c.sparse_layers[l] = !dense[l] && (l + 1) % step == 0;
+  }
+  if (c.experts_per_token > c.num_experts) {
+    fail_input(source, "num_experts_per_tok " + std::to_string(c.experts_per_token) +
+                           " is more than the " + std::to_string(c.num_experts) + " experts");
+  }
+}
+
 }  // namespace
 
 std::string_view name(Architecture a) {
@@ -220,6 +309,12 @@ std::string_view name(Architecture a) {
       return "Qwen2ForCausalLM";
     case Architecture::qwen3:
       return "Qwen3ForCausalLM";
+    case Architecture::qwen3_moe:
+      return "Qwen3MoeForCausalLM";
+    case Architecture::qwen2_moe:
+      return "Qwen2MoeForCausalLM";
+    case Architecture::mixtral:
+      return "MixtralForCausalLM";
   }
   return "?";
 }
@@ -248,16 +343,27 @@ ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string
   } else if (name == "Qwen3ForCausalLM") {
     c.architecture = Architecture::qwen3;
     model_type = "qwen3";
+  } else if (name == "Qwen3MoeForCausalLM") {
+    c.architecture = Architecture::qwen3_moe;
+    model_type = "qwen3_moe";
+  } else if (name == "Qwen2MoeForCausalLM") {
+    c.architecture = Architecture::qwen2_moe;
+    model_type = "qwen2_moe";
+  } else if (name == "MixtralForCausalLM") {
+    c.architecture = Architecture::mixtral;
+    model_type = "mixtral";
   } else {
     fail_input(source,
                "architectures '" + name +
                    "' is not supported (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-                   "Qwen3ForCausalLM)");
+                   "Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen2MoeForCausalLM, "
+                   "MixtralForCausalLM)");
   }
   require_if_present(j, "model_type", model_type, source, "architectures says " + name);
 
   for (const auto& [k, v] : j.items()) {
-    if (!harmless_fields().contains(k)) {
+    if (!harmless_fields().contains(k) &&
+        !(is_moe(c.architecture) && moe_field_names().contains(k))) {
       fail_input(source,
                  "field '" + k +
                      "' is not supported (fplab does not know whether it changes the computation)");
@@ -277,7 +383,9 @@ ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string
   if (j.contains("head_dim") && !j["head_dim"].is_null()) {
     c.head_dim = positive_size(j, "head_dim", source);
   } else {
-    c.head_dim = c.architecture == Architecture::qwen3 ? 128 : c.hidden_size / c.num_heads;
+    const bool qwen3 =
+        c.architecture == Architecture::qwen3 || c.architecture == Architecture::qwen3_moe;
+    c.head_dim = qwen3 ? 128 : c.hidden_size / c.num_heads;
   }
   if (j.contains("max_position_embeddings")) {
     c.max_position_embeddings = positive_size(j, "max_position_embeddings", source);
@@ -290,6 +398,7 @@ ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string
   require_if_present(j, "rope_interleaved", false, source, "rotate-half rotary only");
   require_if_present(j, "partial_rotary_factor", 1.0, source, "rotary over the whole head only");
   c.attention_window = attention_windows(j, c, source);
+  read_experts(j, c, source);
 
   if (j.contains("rope_parameters") && !j["rope_parameters"].is_null()) {
     // transformers 5's spelling: rope_theta and the scaling in one object.
@@ -310,19 +419,23 @@ ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string
 
   c.tie_word_embeddings = flag(j, "tie_word_embeddings", source);
   const bool attention_bias = flag(j, "attention_bias", source);
-  if (c.architecture == Architecture::mistral && j.contains("attention_bias")) {
-    fail_input(source, "attention_bias is not a Mistral field (it has no biases)");
+  if ((c.architecture == Architecture::mistral || c.architecture == Architecture::mixtral) &&
+      j.contains("attention_bias")) {
+    fail_input(source, "attention_bias is not a " + name + " field (it has no biases)");
   }
-  if (c.architecture == Architecture::qwen2) {
+  if (c.architecture == Architecture::qwen2 || c.architecture == Architecture::qwen2_moe) {
     if (j.contains("attention_bias"))
-      fail_input(source, "attention_bias is not a Qwen2 field (its q, k, v biases are fixed)");
-    c.qkv_bias = true;
+      fail_input(source,
+                 "attention_bias is not a " + name + " field (its q, k, v biases are fixed)");
+    // Qwen2MoeConfig's qkv_bias (default true); Qwen2's are always there.
+    c.qkv_bias = c.architecture == Architecture::qwen2 || !j.contains("qkv_bias") ||
+                 flag(j, "qkv_bias", source);
     c.o_proj_bias = false;
   } else {
     c.qkv_bias = attention_bias;
     c.o_proj_bias = attention_bias;
   }
-  c.qk_norm = c.architecture == Architecture::qwen3;
+  c.qk_norm = c.architecture == Architecture::qwen3 || c.architecture == Architecture::qwen3_moe;
   c.bos_token_ids = token_ids(j, "bos_token_id", source);
   c.eos_token_ids = token_ids(j, "eos_token_id", source);
   for (const char* key : {"torch_dtype", "dtype"}) {
@@ -349,6 +462,13 @@ void validate_config(const ArchitectureConfig& c, const std::string& source) {
   }
   if (c.head_dim % 2 != 0) fail_input(source, "head_dim " + std::to_string(c.head_dim) + " is odd");
   if (!(c.rms_norm_eps > 0)) fail_input(source, "rms_norm_eps is not positive");
+  if (c.num_experts > 0 &&
+      (c.experts_per_token == 0 || c.experts_per_token > c.num_experts ||
+       c.moe_intermediate_size == 0 || c.sparse_layers.size() != c.num_layers)) {
+    fail_input(source, "the experts' sizes do not make a model (" +
+                           std::to_string(c.experts_per_token) + " of " +
+                           std::to_string(c.num_experts) + " experts per token)");
+  }
   if (!(c.rope_theta > 1)) fail_input(source, "rope_theta is not above 1");
   const auto& rs = c.rope_scaling;
   if (rs.kind == RopeScaling::Kind::llama3 &&
@@ -423,13 +543,48 @@ std::map<std::string, std::vector<std::size_t>, std::less<>> expected_tensor_sha
       s[p + "self_attn.k_norm.weight"] = {c.head_dim};
     }
     s[p + "post_attention_layernorm.weight"] = {c.hidden_size};
-    s[p + "mlp.gate_proj.weight"] = {c.intermediate_size, c.hidden_size};
-    s[p + "mlp.up_proj.weight"] = {c.intermediate_size, c.hidden_size};
-    s[p + "mlp.down_proj.weight"] = {c.hidden_size, c.intermediate_size};
+    if (!c.sparse(l)) {
+      s[p + "mlp.gate_proj.weight"] = {c.intermediate_size, c.hidden_size};
+      s[p + "mlp.up_proj.weight"] = {c.intermediate_size, c.hidden_size};
+      s[p + "mlp.down_proj.weight"] = {c.hidden_size, c.intermediate_size};
+      continue;
+    }
+    const std::size_t f = c.moe_intermediate_size, d = c.hidden_size;
+    s[p + expert_tensor(c.architecture, ExpertTensor::router, 0)] = {c.num_experts, d};
+    for (std::size_t e = 0; e < c.num_experts; ++e) {
+      s[p + expert_tensor(c.architecture, ExpertTensor::gate, e)] = {f, d};
+      s[p + expert_tensor(c.architecture, ExpertTensor::up, e)] = {f, d};
+      s[p + expert_tensor(c.architecture, ExpertTensor::down, e)] = {d, f};
+    }
+    if (c.shared_expert_intermediate_size > 0) {
+      const std::size_t sf = c.shared_expert_intermediate_size;
+      s[p + "mlp.shared_expert.gate_proj.weight"] = {sf, d};
+      s[p + "mlp.shared_expert.up_proj.weight"] = {sf, d};
+      s[p + "mlp.shared_expert.down_proj.weight"] = {d, sf};
+      s[p + "mlp.shared_expert_gate.weight"] = {1, d};
+    }
   }
   s["model.norm.weight"] = {c.hidden_size};
   if (!c.tie_word_embeddings) s["lm_head.weight"] = {c.vocab_size, c.hidden_size};
   return s;
+}
+
+std::string expert_tensor(Architecture a, ExpertTensor t, std::size_t expert) {
+  const bool mixtral = a == Architecture::mixtral;
+  const std::string block = mixtral ? "block_sparse_moe." : "mlp.";
+  if (t == ExpertTensor::router) return block + "gate.weight";
+  const std::string e = block + "experts." + std::to_string(expert) + ".";
+  switch (t) {
+    case ExpertTensor::gate:
+      return e + (mixtral ? "w1" : "gate_proj") + ".weight";
+    case ExpertTensor::up:
+      return e + (mixtral ? "w3" : "up_proj") + ".weight";
+    case ExpertTensor::down:
+      return e + (mixtral ? "w2" : "down_proj") + ".weight";
+    case ExpertTensor::router:
+      break;
+  }
+  return block + "gate.weight";
 }
 
 std::string describe(const ArchitectureConfig& c) {
@@ -446,6 +601,16 @@ std::string describe(const ArchitectureConfig& c) {
   if (c.rope_scaling.kind == RopeScaling::Kind::frequency_factors) s += ", rope frequency factors";
   const auto windowed = static_cast<std::size_t>(std::count_if(
       c.attention_window.begin(), c.attention_window.end(), [](std::size_t w) { return w > 0; }));
+  if (c.num_experts > 0) {
+    const auto sparse =
+        static_cast<std::size_t>(std::count(c.sparse_layers.begin(), c.sparse_layers.end(), true));
+    s += ", " + std::to_string(c.experts_per_token) + " of " + std::to_string(c.num_experts) +
+         " experts (ffn " + std::to_string(c.moe_intermediate_size) + ") on " +
+         std::to_string(sparse) + " of " + std::to_string(c.num_layers) + " layers";
+    if (c.shared_expert_intermediate_size > 0)
+      s += ", shared expert " + std::to_string(c.shared_expert_intermediate_size);
+    if (c.norm_topk_prob) s += ", top-k renormalised";
+  }
   if (windowed > 0) {
     s += ", sliding window " +
          std::to_string(*std::max_element(c.attention_window.begin(), c.attention_window.end())) +

@@ -1,5 +1,6 @@
 // The architecture of a real checkpoint: what the forward pass needs to know
-// about a Llama, Mistral, Qwen2 or Qwen3 model, read from a Hugging Face config.json
+// about a Llama, Mistral, Qwen2 or Qwen3 model, or a Mixture-of-Experts one
+// (Qwen3-MoE, Qwen2-MoE, Mixtral), read from a Hugging Face config.json
 // (parse_hf_config) or from GGUF metadata (checkpoints/gguf.hpp's
 // config_from_gguf).
 //
@@ -35,6 +36,22 @@
 //     llama), on the layers <arch>.attention.sliding_window_pattern marks
 //     true, all when it is absent.
 //
+//   - Mixture of experts (num_experts > 0), as transformers'
+//     modeling_qwen3_moe.py / modeling_qwen2_moe.py / modeling_mixtral.py:
+//     on a sparse layer the MLP is replaced by a router (gate: num_experts x
+//     hidden, no bias), softmax over the experts in float32, the top
+//     num_experts_per_tok of them, their probabilities divided by their sum
+//     when norm_topk_prob (Mixtral: always), and the weighted sum of those
+//     experts' SwiGLU MLPs (moe_intermediate_size wide). Qwen3-MoE and
+//     Qwen2-MoE: layer l is sparse when l is not in mlp_only_layers and
+//     (l + 1) % decoder_sparse_step == 0 (the others keep a dense MLP of
+//     intermediate_size); Mixtral: every layer. Qwen2-MoE adds a shared
+//     expert (shared_expert_intermediate_size wide) on every token, scaled
+//     by sigmoid(shared_expert_gate(h)) (a 1 x hidden matrix). Defaults are
+//     the config classes': Qwen3MoeConfig 128 experts, 8 per token, 768
+//     wide, norm_topk_prob false; Qwen2MoeConfig 60, 4, 1408, shared 5632,
+//     false; MixtralConfig 8 local experts, 2 per token.
+//
 // Refusals (InputError, one line naming the field): another architecture;
 // rope_scaling of a type other than llama3 (or "default"); a sliding window
 // on Llama; hidden_act other than silu; mlp_bias, pretraining_tp != 1,
@@ -55,9 +72,10 @@
 
 namespace fplab::checkpoints {
 
-enum class Architecture { llama, mistral, qwen2, qwen3 };
+enum class Architecture { llama, mistral, qwen2, qwen3, qwen3_moe, qwen2_moe, mixtral };
 
-// "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM".
+// "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
+// "Qwen3MoeForCausalLM", "Qwen2MoeForCausalLM", "MixtralForCausalLM".
 std::string_view name(Architecture a);
 
 struct RopeScaling {
@@ -98,6 +116,16 @@ struct ArchitectureConfig {
   // Sliding-window attention, per layer: the keys a query sees, itself
   // included (0: all earlier keys); empty: no layer has a window.
   std::vector<std::size_t> attention_window;
+  // Mixture of experts (the header's semantics); num_experts 0: dense.
+  std::size_t num_experts = 0;
+  std::size_t experts_per_token = 0;                // num_experts_per_tok, <= num_experts
+  std::size_t moe_intermediate_size = 0;            // each expert's width
+  std::size_t shared_expert_intermediate_size = 0;  // Qwen2-MoE's shared expert; 0: none
+  bool norm_topk_prob = false;
+  std::vector<bool> sparse_layers;  // per layer: an MoE block (empty: none)
+  [[nodiscard]] bool sparse(std::size_t layer) const {
+    return layer < sparse_layers.size() && sparse_layers[layer];
+  }
   // Recorded, not used by the computation.
   std::vector<std::int64_t> bos_token_ids;
   std::vector<std::int64_t> eos_token_ids;
@@ -126,6 +154,13 @@ std::vector<double> rope_inverse_frequencies(const ArchitectureConfig& config);
 // [heads*head_dim, hidden], ..., lm_head.weight unless tied.
 std::map<std::string, std::vector<std::size_t>, std::less<>> expected_tensor_shapes(
     const ArchitectureConfig& config);
+
+// The Hugging Face name of a sparse layer's router or expert tensor, after
+// "model.layers.L.": "mlp.gate.weight", "mlp.experts.E.gate_proj.weight"
+// (up_proj, down_proj); Mixtral's "block_sparse_moe.gate.weight",
+// "block_sparse_moe.experts.E.w1.weight" (gate; w3 up, w2 down).
+enum class ExpertTensor { router, gate, up, down };
+std::string expert_tensor(Architecture a, ExpertTensor t, std::size_t expert);
 
 // A one-line summary: "Qwen3ForCausalLM: 28 layers, hidden 1024, 16 heads
 // (8 kv, head_dim 128), ffn 3072, vocab 151936, tied, q/k norm".

@@ -39,6 +39,10 @@ std::string reduction_text(const model::Op& op) {
       return fmt::format("sum of squares {}", op.in_features);
     case model::OpKind::attention:
       return "fused: the three below";
+    case model::OpKind::router:
+      return fmt::format("dot {}, then top-k", op.in_features);
+    case model::OpKind::combine:
+      return fmt::format("sum of {} experts", op.in_features);
     default:
       return "-";
   }

@@ -86,6 +86,18 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   for (const auto b : p.int_list("batches")) batches.push_back(static_cast<std::size_t>(b));
   std::vector<Gate> gates;
   for (const auto& g : p.text_list("gates")) gates.push_back(parse_gate(g));
+  // A Mixture-of-Experts model has neither bound (a router's top-k choice
+  // has no enclosure and no derivative): its bound gate is left out, said so.
+  if (m.config().n_experts > 0) {
+    const auto bound = std::remove_if(gates.begin(), gates.end(),
+                                      [](const Gate& g) { return g.kind == GateKind::bound; });
+    if (bound != gates.end()) {
+      gates.erase(bound, gates.end());
+      out.add_note(
+          "No bound gate: a Mixture-of-Experts model's router chooses its top-k experts, a step "
+          "that neither the rigorous enclosure nor the first-order bound models.");
+    }
+  }
   // The rigorous enclosure covers the bundled model's kind only (model/
   // enclosure.hpp): on another model the bound gate asks the first-order
   // bound alone (StepBounds), said so.

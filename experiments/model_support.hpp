@@ -57,16 +57,17 @@ inline ParamSpec model_param() {
 }
 
 // The parameters of a model of this shape: every weight the forward pass
-// reads (embeddings, norms, projections and their biases, q/k norms, the
-// head unless tied); equal to the sum over a checkpoint's tensors and the
+// reads (the tensors of describe_forward's ops: embeddings, norms,
+// projections and their biases, q/k norms, routers and experts, the head
+// unless tied); equal to the sum over a checkpoint's tensors and the
 // bundled file's (tests/test_model_experiments_real.cpp checks both).
 inline std::int64_t parameter_count(const ModelConfig& c) {
-  const std::size_t d = c.d_model, f = c.ffn_dim, qw = c.q_width(), kvw = c.kv_width();
-  std::size_t layer = 2 * d + qw * d + 2 * kvw * d + d * qw + 3 * f * d;
-  if (c.qkv_bias) layer += qw + 2 * kvw;
-  if (c.qk_norm) layer += 2 * c.head_dim();
-  const std::size_t head = c.tied_embeddings ? 0 : c.vocab_size * d;
-  return static_cast<std::int64_t>(c.vocab_size * d + c.n_layers * layer + d + head);
+  // The ops' own tensors, each once (a tied head shares the embedding's):
+  // every architecture feature's, the experts' included, with no list here.
+  std::size_t n = 0;
+  const std::vector<Op> ops = describe_forward(c);
+  for (const OpWeight* t : model_tensors(ops)) n += t->count();
+  return static_cast<std::int64_t>(n);
 }
 
 // Whether `m` was read from a checkpoint rather than being the bundled

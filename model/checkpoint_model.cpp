@@ -48,6 +48,13 @@ ModelConfig model_config(const checkpoints::ArchitectureConfig& a, const std::st
   c.tied_embeddings = a.tie_word_embeddings;
   c.rope_inv_freq = checkpoints::rope_inverse_frequencies(a);
   c.attention_window = a.attention_window;
+  c.n_experts = a.num_experts;
+  c.experts_per_token = a.experts_per_token;
+  c.expert_ffn = a.moe_intermediate_size;
+  c.shared_expert_ffn = a.shared_expert_intermediate_size;
+  c.norm_topk = a.norm_topk_prob;
+  c.mixtral_names = a.architecture == checkpoints::Architecture::mixtral;
+  c.sparse_layers = a.sparse_layers;
   c.validate();
   return c;
 }
@@ -160,7 +167,7 @@ Model Model::from_checkpoint(const std::string& model) {
     m.files_.push_back(where.path / "tokenizer.json");
   m.ops_ = describe_forward(config);
 
-  // A 16-bit checkpoint keeps its matrices (each embed and linear op's) as
+  // A 16-bit checkpoint keeps its matrices (each embed, linear and router op's) as
   // stored, mapped (or GGUF's owned Q/K rows): only the norms and biases
   // are made float here. All of them in one 16-bit format, else (f32, a
   // mix, GGUF's dequantized Q8_0) all float32.
@@ -170,7 +177,7 @@ Model Model::from_checkpoint(const std::string& model) {
   bool keep = stored != checkpoints::StoredType::f32;
   for (std::size_t i = 0; i < m.ops_.size(); ++i) {
     const Op& op = m.ops_[i];
-    if (op.kind != OpKind::embed && op.kind != OpKind::linear) continue;
+    if (op.kind != OpKind::embed && !op.product()) continue;
     const OpWeight& matrix = op.weights[0];
     if (matrices.size() <= matrix.tensor) matrices.resize(matrix.tensor + 1);
     matrices[matrix.tensor] = true;

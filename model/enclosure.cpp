@@ -96,7 +96,7 @@ EnclosedSequence::EnclosedSequence(const Model& model, EnclosureOptions options)
       norms_(&model_norms(model)) {
   if (!model.config().plain()) {
     throw std::invalid_argument(
-        "enclosure: only models without grouped-query attention, biases, q/k norms, tied "
+        "enclosure: only models without grouped-query attention, biases, q/k norms, experts, tied "
         "embeddings, their own head_dim or RoPE scaling (the bundled model's kind)");
   }
   const auto& c = model.config();
@@ -424,6 +424,9 @@ const std::vector<Interval>& EnclosedSequence::push(Token token) {
       case OpKind::silu_mul:
         silu_mul(*x, out[op.in[1]], y);
         break;
+      case OpKind::router:
+      case OpKind::combine:
+        throw std::logic_error("enclosure: an MoE op (refused at construction: plain())");
     }
     if (op.cache == Cache::k) {
       k_[op.layer].push_back(y);

@@ -328,6 +328,9 @@ struct FirstOrderSequence::State {
           t.out = t.silu.cwiseProduct(tape[op.in[1]].out);
           break;
         }
+        case OpKind::router:
+        case OpKind::combine:
+          throw std::logic_error("first-order bound: an MoE op (refused at construction)");
       }
       if (options.perturb) {
         options.perturb(length, i,
@@ -464,6 +467,9 @@ struct FirstOrderSequence::State {
           pass(op.in[1], std::move(a_up));
           break;
         }
+        case OpKind::router:
+        case OpKind::combine:
+          throw std::logic_error("first-order bound: an MoE op (refused at construction)");
       }
       adj[i].reset();
     }
@@ -608,6 +614,11 @@ FirstOrderSequence::FirstOrderSequence(const Model& model, FirstOrderOptions opt
                                 std::string(name(options.precision)));
   }
   const auto& c = model.config();
+  if (c.n_experts > 0) {
+    throw std::invalid_argument(
+        "first-order bound: not for a Mixture-of-Experts model (its top-k routing has no "
+        "derivative)");
+  }
   s_->model = &model;
   s_->options = options;
   s_->dm = &dense_model(model, options.precision);

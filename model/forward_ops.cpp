@@ -1,5 +1,6 @@
 #include "model/forward_ops.hpp"
 
+#include <array>
 #include <map>
 #include <stdexcept>
 
@@ -95,6 +96,73 @@ std::vector<Op> describe_forward(const ModelConfig& c) {
     o.cache = cache;
     return add(std::move(o));
   };
+  // The dense MLP of layer `layer` on op `n2`'s output; returns down_proj.
+  const auto dense_mlp = [&](std::size_t layer, std::size_t n2) {
+    const std::string p = "layers." + std::to_string(layer) + ".";
+    const std::size_t up =
+        linear(p, "mlp.up_proj", "ffn_up", layer, n2, Slot::u, f, d, Parallel::column, false);
+    const std::size_t gate =
+        linear(p, "mlp.gate_proj", "ffn_gate", layer, n2, Slot::g, f, d, Parallel::column, false);
+    const std::size_t act =
+        add(op(p + "mlp.act", OpKind::silu_mul, layer, gate, Slot::g, f, f, up));
+    return linear(p, "mlp.down_proj", "ffn_down", layer, act, Slot::a, d, f, Parallel::row, false);
+  };
+  // One SwiGLU MLP of width `width` named "<p>{up,gate,down}_proj", "<p>act"
+  // (HF's `hf`{gate,up,down} and GGUF's `gguf`: stacked for the experts),
+  // over expert `expert`'s rows (kNoExpert: every row); returns down_proj.
+  const auto swiglu = [&](std::size_t layer, const std::string& p, std::size_t n2,
+                          std::size_t width, std::size_t expert, Slot out,
+                          const std::array<std::string, 3>& hf, const std::string& gguf) {
+    const auto matrix_op = [&](const std::string& proj, const std::string& hf_name,
+                               const std::string& gguf_name, std::size_t in, Slot slot,
+                               std::size_t rows, std::size_t cols) {
+      Op o = op(p + proj, OpKind::linear, layer, in, slot, rows, cols);
+      o.weights = {named(layer, hf_name, gguf_name, {rows, cols})};
+      o.expert = expert;
+      return add(std::move(o));
+    };
+    const std::size_t up =
+        matrix_op("up_proj", hf[1], "ffn_up" + gguf + ".weight", n2, Slot::u, width, d);
+    const std::size_t gate =
+        matrix_op("gate_proj", hf[0], "ffn_gate" + gguf + ".weight", n2, Slot::g, width, d);
+    Op act = op(p + "act", OpKind::silu_mul, layer, gate, Slot::g, width, width, up);
+    act.expert = expert;
+    const std::size_t a = add(std::move(act));
+    return matrix_op("down_proj", hf[2], "ffn_down" + gguf + ".weight", a, out, d, width);
+  };
+  // A Mixture-of-Experts block of layer `layer` (the header's ops); returns
+  // its combine.
+  const auto experts = [&](std::size_t layer, std::size_t n2) {
+    const std::string p = "layers." + std::to_string(layer) + ".mlp.";
+    const std::string block = c.mixtral_names ? "block_sparse_moe." : "mlp.";
+    const std::size_t E = c.n_experts;
+    Op router = op(p + "router", OpKind::router, layer, n2, Slot::router, E, d);
+    router.weights = {named(layer, block + "gate.weight", "ffn_gate_inp.weight", {E, d})};
+    add(std::move(router));
+    for (std::size_t e = 0; e < E; ++e) {
+      const std::string hf = block + "experts." + std::to_string(e) + ".";
+      const std::array<std::string, 3> names =
+          c.mixtral_names
+              ? std::array<std::string, 3>{hf + "w1.weight", hf + "w3.weight", hf + "w2.weight"}
+              : std::array<std::string, 3>{hf + "gate_proj.weight", hf + "up_proj.weight",
+                                           hf + "down_proj.weight"};
+      swiglu(layer, p + "experts." + std::to_string(e) + ".", n2, c.expert_ffn, e, Slot::expert,
+             names, "_exps");
+    }
+    std::size_t shared = kNoInput, shared_gate = kNoInput;
+    if (c.shared_expert_ffn > 0) {
+      const std::string hf = "mlp.shared_expert.";
+      shared = swiglu(layer, p + "shared_expert.", n2, c.shared_expert_ffn, kNoExpert, Slot::shared,
+                      {hf + "gate_proj.weight", hf + "up_proj.weight", hf + "down_proj.weight"},
+                      "_shexp");
+      Op g = op(p + "shared_expert_gate", OpKind::linear, layer, n2, Slot::shared_gate, 1, d);
+      g.weights = {
+          named(layer, "mlp.shared_expert_gate.weight", "ffn_gate_inp_shexp.weight", {1, d})};
+      shared_gate = add(std::move(g));
+    }
+    return add(op(p + "combine", OpKind::combine, layer, shared, Slot::a, d, c.experts_per_token,
+                  shared_gate));
+  };
   Op embed = op("embed", OpKind::embed, kNoLayer, kNoInput, Slot::x, d, d);
   embed.weights = {named(kNoLayer, "model.embed_tokens.weight", "token_embd.weight", {V, d})};
   std::size_t x = add(embed);
@@ -121,14 +189,8 @@ std::vector<Op> describe_forward(const ModelConfig& c) {
     const std::size_t n2 =
         rmsnorm(p + "post_attention_layernorm", l, h, Slot::a,
                 named(l, "post_attention_layernorm.weight", "ffn_norm.weight", {d}), d, d);
-    const std::size_t up =
-        linear(p, "mlp.up_proj", "ffn_up", l, n2, Slot::u, f, d, Parallel::column, false);
-    const std::size_t gate =
-        linear(p, "mlp.gate_proj", "ffn_gate", l, n2, Slot::g, f, d, Parallel::column, false);
-    const std::size_t act = add(op(p + "mlp.act", OpKind::silu_mul, l, gate, Slot::g, f, f, up));
-    const std::size_t down =
-        linear(p, "mlp.down_proj", "ffn_down", l, act, Slot::a, d, f, Parallel::row, false);
-    x = add(op(p + "mlp_residual", OpKind::add, l, h, Slot::x, d, d, down));
+    const std::size_t mlp = c.sparse(l) ? experts(l, n2) : dense_mlp(l, n2);
+    x = add(op(p + "mlp_residual", OpKind::add, l, h, Slot::x, d, d, mlp));
   }
   const std::size_t n =
       rmsnorm("norm", kNoLayer, x, Slot::a,
@@ -215,6 +277,10 @@ std::string_view name(OpKind k) {
       return "add";
     case OpKind::silu_mul:
       return "silu_mul";
+    case OpKind::router:
+      return "router";
+    case OpKind::combine:
+      return "combine";
   }
   return "?";
 }

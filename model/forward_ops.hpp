@@ -48,6 +48,33 @@
 //   layers.L.mlp.down_proj                a = g W_down^T          row-parallel under TP
 //     layers.L.mlp.down_proj.all_reduce     as o_proj's
 //   layers.L.mlp_residual                 x = h + a
+//   (A Mixture-of-Experts layer, ModelConfig::sparse(L), replaces up_proj
+//    .. down_proj by:
+//   layers.L.mlp.router                   r = n W_gate^T          dot of length d, E
+//                                         logits; then (not an order) softmax over
+//                                         them in float32, the top k experts by
+//                                         probability (ties: the lower expert id),
+//                                         their probabilities divided by their sum
+//                                         when norm_topk, rounded: the row's route
+//   layers.L.mlp.experts.E.up_proj        u = n W_up^T            over the rows routed
+//   layers.L.mlp.experts.E.gate_proj      g = n W_gate^T          to expert E only,
+//   layers.L.mlp.experts.E.act            g = silu(g) * u         as one product of
+//   layers.L.mlp.experts.E.down_proj      y_E = g W_down^T        that group's rows
+//                                         (a grouped GEMM's shape); every other row 0
+//   (Qwen2-MoE: layers.L.mlp.shared_expert.up_proj, gate_proj, act, down_proj on
+//    every row, and layers.L.mlp.shared_expert_gate, s = n W_sg^T, one column)
+//   layers.L.mlp.combine                  a = sum over the row's k experts of
+//                                         round(w_E y_E) from 0, then + sigmoid(s) *
+//                                         shared; each step rounded. The order of
+//                                         the k terms is the op's: batch-invariant
+//                                         and tp-invariant ascending expert id
+//                                         (transformers' index_add_ loop over the
+//                                         experts hit); library and blas top-k rank
+//                                         (llama.cpp's k - 1 adds, vLLM's moe_sum);
+//                                         split-k arrival, as atomic adds give it:
+//                                         the expert with the smaller group first
+//                                         (its product finishes first), then the
+//                                         lower id: so it follows the batch mates)
 //   norm                                  n = rmsnorm(x)
 //   lm_head                               logits = n W_lm^T       dot of length d
 //
@@ -75,7 +102,7 @@ namespace fplab::model {
 struct ModelConfig;
 struct Weights;
 
-enum class OpKind { embed, rmsnorm, linear, rope, attention, add, silu_mul };
+enum class OpKind { embed, rmsnorm, linear, rope, attention, add, silu_mul, router, combine };
 
 // How a linear op is split under tensor parallelism
 // (model/tensor_parallel.hpp): replicated ops run whole on every shard.
@@ -86,10 +113,13 @@ enum class Cache { none, k, v };
 
 // The float pass's scratch buffers; each op writes one. In-place ops (rope,
 // silu_mul, the second residual) write the buffer they read.
-enum class Slot { x, a, q, k, v, att, h, g, u, logits };
+// router: the router's logits; expert: an expert's down_proj output;
+// shared, shared_gate: Qwen2-MoE's shared expert and its gate's logit.
+enum class Slot { x, a, q, k, v, att, h, g, u, logits, router, expert, shared, shared_gate };
 
 inline constexpr std::size_t kNoLayer = static_cast<std::size_t>(-1);
 inline constexpr std::size_t kNoInput = static_cast<std::size_t>(-1);
+inline constexpr std::size_t kNoExpert = static_cast<std::size_t>(-1);
 
 // A tensor an op reads. Two ops may read one tensor (a tied lm_head reads
 // the embedding): they name it alike and share its index.
@@ -134,13 +164,20 @@ struct Op {
   // attention: the keys a query sees, itself included (sliding-window
   // attention); 0: every earlier key (causal). visible_keys() applies it.
   std::size_t window = 0;
+  // An expert's op (up_proj, gate_proj, act, down_proj of expert `expert`):
+  // it runs over the rows its layer's router sent there, as one product of
+  // that many rows; kNoExpert: over every row.
+  std::size_t expert = kNoExpert;
   // The op's output width (elements per row).
   [[nodiscard]] std::size_t width() const { return out_features; }
   // Whether the op adds terms whose order a policy chooses (rmsnorm,
-  // linear, attention).
+  // linear, attention, the router's product, the experts' combine).
   [[nodiscard]] bool reduces() const {
-    return kind == OpKind::rmsnorm || kind == OpKind::linear || kind == OpKind::attention;
+    return kind == OpKind::rmsnorm || kind == OpKind::linear || kind == OpKind::attention ||
+           kind == OpKind::router || kind == OpKind::combine;
   }
+  // Whether the op is a matrix product (linear, the router's logits).
+  [[nodiscard]] bool product() const { return kind == OpKind::linear || kind == OpKind::router; }
   [[nodiscard]] bool has_bias() const { return kind == OpKind::linear && weights.size() > 1; }
 };
 
@@ -179,7 +216,8 @@ const std::vector<float>& op_weight(const Weights& w, const Op& op);
 // A linear op's bias in `w` (throws std::logic_error when it has none).
 const std::vector<float>& op_bias(const Weights& w, const Op& op);
 
-// "embed", "rmsnorm", "linear", "rope", "attention", "add", "silu_mul".
+// "embed", "rmsnorm", "linear", "rope", "attention", "add", "silu_mul",
+// "router", "combine".
 std::string_view name(OpKind k);
 
 }  // namespace fplab::model

@@ -72,7 +72,7 @@ std::size_t attention_work_units(std::size_t heads, std::size_t total_query_bloc
 
 std::size_t op_splits(ReductionPolicy order, const Op& op, std::size_t rows) {
   if (order == ReductionPolicy::library || order == ReductionPolicy::blas) return 0;
-  if (op.kind == OpKind::linear) return dot_splits(order, rows, op.out_features, op.in_features);
+  if (op.product()) return dot_splits(order, rows, op.out_features, op.in_features);
   if (op.kind == OpKind::rmsnorm) return dot_splits(order, rows, 1, op.in_features);
   return 0;
 }

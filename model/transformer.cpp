@@ -93,6 +93,12 @@ void ModelConfig::validate() const {
     throw InputError("model config: " + std::to_string(n_heads) + " heads do not divide into " +
                      std::to_string(kv_heads()) + " key-value heads");
   }
+  if (n_experts > 0 && (experts_per_token == 0 || experts_per_token > n_experts ||
+                        expert_ffn == 0 || sparse_layers.size() != n_layers)) {
+    throw InputError("model config: " + std::to_string(experts_per_token) + " of " +
+                     std::to_string(n_experts) +
+                     " experts per token, or no expert width, or no sparse-layer list");
+  }
   if (!(norm_eps > 0) || !(rope_theta > 0)) {
     throw InputError("model config: norm_eps and rope_theta must be positive");
   }
@@ -314,9 +320,14 @@ Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorPar
           std::string(name(policy_.reduction_of(op.name, all_reduce_name(op)))));
     }
     // blas orders the products (attention's too); its norms are library's.
-    const bool products = op.kind == OpKind::linear || op.kind == OpKind::attention;
+    const bool products = op.product() || op.kind == OpKind::attention;
     orders_.push_back(products ? r : non_product_order(r));
     precisions_.push_back(policy_.precision_of(op.name));
+  }
+  if (c.n_experts > 0 && tp.degree > 1) {
+    throw std::invalid_argument(
+        "tensor parallelism is not modelled for a Mixture-of-Experts model (its experts run "
+        "whole)");
   }
   // Every order in use must be able to split the model so.
   validate_tensor_parallel(c, policy_.reduction, tp_);
@@ -536,6 +547,14 @@ float* Batch::buffer(Slot s) {
       return u_.data();
     case Slot::logits:
       return logits_.values_.data();
+    case Slot::router:
+      return router_.data();
+    case Slot::expert:
+      return expert_.data();
+    case Slot::shared:
+      return shared_.data();
+    case Slot::shared_gate:
+      return shared_gate_.data();
   }
   throw std::logic_error("unknown Slot");
 }
@@ -599,7 +618,20 @@ void Batch::run(const Op& op, ReductionPolicy order, PrecisionPolicy prec,
       rmsnorm(input(0), weight(), out, M, op.width(), op.in_features, order, prec);
       break;
     case OpKind::linear:
+      if (op.expert != kNoExpert) {
+        expert_linear(op, order, prec, input(0), half != nullptr ? nullptr : weight().data(), half,
+                      out);
+      } else {
+        linear(op, order, prec, input(0), half != nullptr ? nullptr : weight().data(), half, out,
+               M);
+      }
+      break;
+    case OpKind::router:
       linear(op, order, prec, input(0), half != nullptr ? nullptr : weight().data(), half, out, M);
+      route(op, out, prec);
+      break;
+    case OpKind::combine:
+      combine(op, order, prec, out);
       break;
     case OpKind::rope:
       rope(out, M, op.width(), prec);
@@ -646,7 +678,7 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
                                 " token lists for a batch of " + std::to_string(size()));
   }
   const std::size_t d = c.d_model;
-  const std::size_t f = c.ffn_dim;
+  const std::size_t f = c.widest_ffn();
   const std::size_t V = c.vocab_size;
 
   row_seq_.clear();
@@ -683,6 +715,13 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
   h_.resize(M * d);
   g_.resize(M * f);
   u_.resize(M * f);
+  if (c.n_experts > 0) {
+    router_.resize(M * c.n_experts);
+    expert_.resize(M * d);
+    shared_.resize(M * d);
+    shared_gate_.resize(M);
+    expert_outs_.resize(M * c.experts_per_token * d);
+  }
   logits_.vocab_ = V;
   logits_.first_ = seq_first_;
   logits_.values_.resize(M * V);
@@ -696,6 +735,118 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
   }
   for (std::size_t b = 0; b < size(); ++b) lengths_[b] += new_tokens[b].size();
   return logits_;
+}
+
+void Batch::expert_linear(const Op& op, ReductionPolicy order, PrecisionPolicy prec, const float* x,
+                          const float* w, const HalfMatrix* half, float* y) {
+  const std::size_t in = op.in_features, out = op.out_features;
+  const auto& group = expert_rows_.at(op.expert);
+  std::fill_n(y, rows() * out, 0.0f);
+  if (group.empty()) return;
+  gather_in_.resize(group.size() * in);
+  gather_out_.resize(group.size() * out);
+  for (std::size_t i = 0; i < group.size(); ++i)
+    std::copy_n(x + group[i].first * in, in, gather_in_.data() + i * in);
+  linear(op, order, prec, gather_in_.data(), w, half, gather_out_.data(), group.size());
+  const std::size_t k = model_->config().experts_per_token;
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    const auto [row, rank] = group[i];
+    std::copy_n(gather_out_.data() + i * out, out, y + row * out);
+    if (op.slot == Slot::expert)
+      std::copy_n(gather_out_.data() + i * out, out, expert_outs_.data() + (row * k + rank) * out);
+  }
+}
+
+void Batch::route(const Op& op, const float* logits, PrecisionPolicy prec) {
+  const auto& c = model_->config();
+  const std::size_t E = op.out_features, k = c.experts_per_token, M = rows();
+  route_expert_.resize(M * k);
+  route_weight_.resize(M * k);
+  expert_rows_.assign(E, {});
+  std::vector<float> p(E);
+  std::vector<std::size_t> order(E);
+  for (std::size_t r = 0; r < M; ++r) {
+    // softmax in float32 (transformers: dtype=torch.float), left to right.
+    const float* l = logits + r * E;
+    const float m = *std::max_element(l, l + E);
+    float sum = 0.0f;
+    for (std::size_t e = 0; e < E; ++e) {
+      p[e] = std::exp(l[e] - m);
+      sum += p[e];
+    }
+    for (std::size_t e = 0; e < E; ++e) p[e] = p[e] / sum;
+    // The top k by probability, a tie to the lower expert id (a NaN last).
+    const auto key = [&p](std::size_t e) {
+      return std::isnan(p[e]) ? -std::numeric_limits<float>::infinity() : p[e];
+    };
+    for (std::size_t e = 0; e < E; ++e) order[e] = e;
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+                      [&key](std::size_t a, std::size_t b) {
+                        return key(a) > key(b) || (key(a) == key(b) && a < b);
+                      });
+    float top = 0.0f;
+    for (std::size_t i = 0; i < k; ++i) top += p[order[i]];
+    for (std::size_t i = 0; i < k; ++i) {
+      const std::size_t e = order[i];
+      route_expert_[r * k + i] = e;
+      route_weight_[r * k + i] = round_to(prec, c.norm_topk ? p[e] / top : p[e]);
+      expert_rows_[e].emplace_back(r, i);
+    }
+  }
+}
+
+void Batch::combine(const Op& op, ReductionPolicy order, PrecisionPolicy prec, float* out) {
+  const std::size_t d = op.width(), k = op.in_features, M = rows();
+  const float* shared = op.in[0] == kNoInput ? nullptr : buffer(ops()[op.in[0]].slot);
+  const float* gate = op.in[1] == kNoInput ? nullptr : buffer(ops()[op.in[1]].slot);
+  std::vector<std::size_t> ranks(k);
+  std::vector<float> term(d);
+  for (std::size_t r = 0; r < M; ++r) {
+    float* o = out + r * d;
+    std::fill_n(o, d, 0.0f);
+    for (std::size_t i = 0; i < k; ++i) ranks[i] = i;
+    const auto expert = [&](std::size_t i) { return route_expert_[r * k + i]; };
+    const auto group = [&](std::size_t i) { return expert_rows_[expert(i)].size(); };
+    if (order == ReductionPolicy::split_k) {
+      // Arrival: the smaller group's product finishes first (then the id).
+      std::sort(ranks.begin(), ranks.end(), [&](std::size_t a, std::size_t b) {
+        return group(a) < group(b) || (group(a) == group(b) && expert(a) < expert(b));
+      });
+    } else if (order == ReductionPolicy::batch_invariant ||
+               order == ReductionPolicy::tp_invariant) {
+      std::sort(ranks.begin(), ranks.end(),
+                [&](std::size_t a, std::size_t b) { return expert(a) < expert(b); });
+    }  // library, blas: top-k rank order
+    for (const std::size_t i : ranks) {
+      const float w = route_weight_[r * k + i];
+      const float* y = expert_outs_.data() + (r * k + i) * d;
+      for (std::size_t j = 0; j < d; ++j) term[j] = w * y[j];
+      round_all(prec, term);
+      for (std::size_t j = 0; j < d; ++j) o[j] = o[j] + term[j];
+      round_all(prec, std::span<float>(o, d));
+    }
+    if (shared != nullptr) {
+      // sigmoid(s) * shared, each rounded (transformers: F.sigmoid in the
+      // model's dtype, then the product).
+      const float s = round_to(prec, 1.0f / (1.0f + std::exp(-gate[r])));
+      for (std::size_t j = 0; j < d; ++j) term[j] = s * shared[r * d + j];
+      round_all(prec, term);
+      for (std::size_t j = 0; j < d; ++j) o[j] = o[j] + term[j];
+      round_all(prec, std::span<float>(o, d));
+    }
+  }
+}
+
+std::span<const std::size_t> Batch::route_experts(std::size_t r) const {
+  const std::size_t k = model_->config().experts_per_token;
+  if ((r + 1) * k > route_expert_.size()) throw std::out_of_range("no route for that row");
+  return std::span<const std::size_t>(route_expert_).subspan(r * k, k);
+}
+
+std::span<const float> Batch::route_weights(std::size_t r) const {
+  const std::size_t k = model_->config().experts_per_token;
+  if ((r + 1) * k > route_weight_.size()) throw std::out_of_range("no route for that row");
+  return std::span<const float>(route_weight_).subspan(r * k, k);
 }
 
 void Batch::attention(const Op& op, std::size_t rows, ReductionPolicy order, PrecisionPolicy prec) {

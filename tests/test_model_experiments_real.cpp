@@ -197,6 +197,31 @@ void on_every_architecture(const std::string& experiment, More more) {
 
 const auto kNothingMore = [](const nlohmann::json&, const Fixture&) {};
 
+// A Mixture-of-Experts checkpoint (qwen3moe-bf16: the top 3 of 8 experts on
+// two of its three layers): the model experiments of issue 42 that need no
+// tensor parallelism run on it; gated-determinism leaves its bound gate
+// out, said in a note (a router's top-k has no bound).
+TEST_CASE("real experiments: the model experiments on a Mixture-of-Experts checkpoint",
+          "[real][moe]") {
+  const Fixture moe = {"qwen3moe-bf16",
+                       "Qwen3MoeForCausalLM",
+                       "BF16",
+                       151936,
+                       {"config.json", "model.safetensors", "tokenizer.json"}};
+  const auto root = std::filesystem::temp_directory_path() / "fplab-test-real-moe";
+  for (const char* experiment :
+       {"batch-variance", "top2-gaps", "batch-answers", "precision-flips", "gated-determinism"}) {
+    INFO(experiment);
+    const auto j = run_on(experiment, moe, root / experiment);
+    REQUIRE(j["experiments"].size() == 1);
+    const auto& e = j["experiments"][0];
+    check_model_record(e["models"][0], moe);
+    CHECK(!e["tables"].empty());
+    if (std::string(experiment) == "gated-determinism") CHECK(has_note(e, "No bound gate"));
+  }
+  std::filesystem::remove_all(root);
+}
+
 const nlohmann::json& verdict(const nlohmann::json& e, const std::string& claim) {
   for (const auto& v : e["verdicts"])
     if (v["claim"] == claim) return v;

@@ -2,7 +2,8 @@
 """Small random-weight checkpoints in each supported architecture, the same
 weights as GGUF, and float64 reference logits from the Hugging Face modeling
 equations (transformers' modeling_llama / modeling_mistral / modeling_qwen2 /
-modeling_qwen3, with masking_utils' sliding-window mask).
+modeling_qwen3, with masking_utils' sliding-window mask; the Mixture-of-Experts
+blocks of modeling_qwen3_moe / modeling_qwen2_moe / modeling_mixtral).
 
 Run with Debian's /usr/bin/python3 (python3-numpy, python3-torch; torch only
 for bf16 rounding, which numpy lacks). Nothing here imports fplab.
@@ -20,7 +21,10 @@ for bf16 rounding, which numpy lacks). Nothing here imports fplab.
 For every fixture NAME it writes DIR/NAME/:
   config.json                       Hugging Face config
   model.safetensors, or model-0000k-of-0000n.safetensors + model.safetensors.index.json
-  model.gguf                        the same weights, llama.cpp's names and layout
+  router_gaps.json                  (MoE) the reference's smallest k-th vs (k+1)-th expert
+                                    probability gap, over every token and sparse layer
+  model.gguf                        the same weights, llama.cpp's names and layout (experts
+                                    stacked: blk.L.ffn_{gate,up,down}_exps, [experts, out, in])
                                     (Q and K rows permuted for llama), tokenizer in metadata
   tokenizer.json                    the real tokenizer file, when --tokenizers is given
   tensors.json                      {HF name: {dtype, shape, sha256 of the C-order stored bytes}}
@@ -30,7 +34,8 @@ For every fixture NAME it writes DIR/NAME/:
   wrong_logits_<i>_<mistake>.npy    the same forward pass with one mistake, for the negative
                                     controls: rope_interleaved (every fixture), no_qkv_bias
                                     (Qwen2), no_q_norm (Qwen3), no_window and window_wide
-                                    (a sliding window: ignored; one key wider)
+                                    (a sliding window: ignored; one key wider), all_experts
+                                    (MoE: no top-k), no_topk_norm, no_shared_gate
 
 The safetensors and GGUF writers are written here by hand from the formats'
 specifications (safetensors is not packaged in Debian).
@@ -104,6 +109,33 @@ def fixtures():
     # Qwen2 with use_sliding_window: layer 0 (below max_window_layers) full,
     # layer 1 a window of 3.
     qwen2_sliding = dict(qwen2, use_sliding_window=True, sliding_window=3, max_window_layers=1)
+    # Mixture of experts (transformers' modeling_qwen3_moe.py,
+    # modeling_qwen2_moe.py, modeling_mixtral.py): few narrow experts, so the
+    # 8-token prompts route to most of them. Qwen3-MoE: layer 1 dense
+    # (mlp_only_layers), the top 3 of 8 renormalised (three terms, so the
+    # combine's order shows); Qwen2-MoE: a shared expert and its sigmoid
+    # gate, q/k/v biases, the top 2 of 6 as the softmax gives them; Mixtral:
+    # the top 2 of 4, always renormalised.
+    qwen3_moe = dict(qwen3, architectures=["Qwen3MoeForCausalLM"], model_type="qwen3_moe",
+                     num_hidden_layers=3, num_experts=8, num_experts_per_tok=3,
+                     moe_intermediate_size=16, norm_topk_prob=True, decoder_sparse_step=1,
+                     mlp_only_layers=[1], router_aux_loss_coef=0.001, output_router_logits=False)
+    qwen2_moe = dict(qwen2, architectures=["Qwen2MoeForCausalLM"], model_type="qwen2_moe",
+                     num_experts=6, num_experts_per_tok=2, moe_intermediate_size=16,
+                     shared_expert_intermediate_size=24, norm_topk_prob=False,
+                     decoder_sparse_step=1, mlp_only_layers=[], tie_word_embeddings=False)
+    mixtral = {
+        "architectures": ["MixtralForCausalLM"], "model_type": "mixtral",
+        "vocab_size": 128256, "hidden_size": 32, "intermediate_size": 24,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "head_dim": 8, "hidden_act": "silu", "max_position_embeddings": 256,
+        "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "sliding_window": None,
+        "num_local_experts": 4, "num_experts_per_tok": 2, "router_jitter_noise": 0.0,
+        "router_aux_loss_coef": 0.02, "output_router_logits": False,
+        "tie_word_embeddings": False, "bos_token_id": 128000, "eos_token_id": 128001,
+        "torch_dtype": "bfloat16", "attention_dropout": 0.0, "initializer_range": 0.02,
+        "use_cache": True,
+    }
     return [
         ("llama3-bf16", llama, "BF16", 1, "tokenizer-llama3", 1),
         ("llama3-f32-sharded", llama, "F32", 3, "tokenizer-llama3", 1),
@@ -113,7 +145,49 @@ def fixtures():
         ("qwen3-f16", qwen3, "F16", 1, "tokenizer-qwen3", 3),
         ("mistral-bf16", mistral, "BF16", 1, "tokenizer-llama3", 4),
         ("qwen2-sliding-f32", qwen2_sliding, "F32", 1, "tokenizer-qwen3", 5),
+        ("qwen3moe-bf16", qwen3_moe, "BF16", 1, "tokenizer-qwen3", 6),
+        ("qwen2moe-f32", qwen2_moe, "F32", 2, "tokenizer-qwen3", 7),
+        ("mixtral-bf16", mixtral, "BF16", 1, "tokenizer-llama3", 8),
     ]
+
+
+MOE_ARCHS = ("Qwen3MoeForCausalLM", "Qwen2MoeForCausalLM", "MixtralForCausalLM")
+
+
+def moe_shape(cfg):
+    """(experts, per token, expert width, shared width, renormalise, sparse
+    layers), as the config classes read them (their defaults), or None."""
+    arch = cfg["architectures"][0]
+    if arch not in MOE_ARCHS:
+        return None
+    n = cfg["num_hidden_layers"]
+    if arch == "MixtralForCausalLM":
+        return (cfg.get("num_local_experts", 8), cfg.get("num_experts_per_tok", 2),
+                cfg["intermediate_size"], 0, True, [True] * n)
+    qwen2 = arch == "Qwen2MoeForCausalLM"
+    E = cfg.get("num_experts", 60 if qwen2 else 128)
+    step = cfg.get("decoder_sparse_step", 1)
+    only = cfg.get("mlp_only_layers") or []
+    # Qwen3MoeDecoderLayer / Qwen2MoeDecoderLayer's condition
+    sparse = [l not in only and E > 0 and (l + 1) % step == 0 for l in range(n)]
+    return (E, cfg.get("num_experts_per_tok", 4 if qwen2 else 8),
+            cfg.get("moe_intermediate_size", 1408 if qwen2 else 768),
+            cfg.get("shared_expert_intermediate_size", 5632) if qwen2 else 0,
+            cfg.get("norm_topk_prob", False), sparse)
+
+
+def expert_names(cfg, l, e):
+    """HF names of expert e's gate, up, down matrices on layer l."""
+    if cfg["architectures"][0] == "MixtralForCausalLM":
+        p = f"model.layers.{l}.block_sparse_moe.experts.{e}."
+        return p + "w1.weight", p + "w3.weight", p + "w2.weight"
+    p = f"model.layers.{l}.mlp.experts.{e}."
+    return p + "gate_proj.weight", p + "up_proj.weight", p + "down_proj.weight"
+
+
+def router_name(cfg, l):
+    block = "block_sparse_moe" if cfg["architectures"][0] == "MixtralForCausalLM" else "mlp"
+    return f"model.layers.{l}.{block}.gate.weight"
 
 
 def smollm2_config():
@@ -230,8 +304,10 @@ def hf_tensor_shapes(cfg):
     H, I, V = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
     nh, nkv, hd = cfg["num_attention_heads"], cfg["num_key_value_heads"], head_dim(cfg)
     arch = cfg["architectures"][0]
-    qkv_bias = arch == "Qwen2ForCausalLM" or cfg.get("attention_bias", False)
-    o_bias = arch != "Qwen2ForCausalLM" and cfg.get("attention_bias", False)
+    qwen2 = arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM")
+    qkv_bias = qwen2 or cfg.get("attention_bias", False)
+    o_bias = not qwen2 and cfg.get("attention_bias", False)
+    moe = moe_shape(cfg)
     shapes = {"model.embed_tokens.weight": (V, H)}
     for l in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{l}."
@@ -246,10 +322,22 @@ def hf_tensor_shapes(cfg):
         shapes[p + "self_attn.o_proj.weight"] = (H, nh * hd)
         if o_bias:
             shapes[p + "self_attn.o_proj.bias"] = (H,)
-        if arch == "Qwen3ForCausalLM":
+        if arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM"):
             shapes[p + "self_attn.q_norm.weight"] = (hd,)
             shapes[p + "self_attn.k_norm.weight"] = (hd,)
         shapes[p + "post_attention_layernorm.weight"] = (H,)
+        if moe and moe[5][l]:
+            E, _, F, S = moe[0], moe[1], moe[2], moe[3]
+            shapes[router_name(cfg, l)] = (E, H)
+            for e in range(E):
+                g, u, d = expert_names(cfg, l, e)
+                shapes[g], shapes[u], shapes[d] = (F, H), (F, H), (H, F)
+            if S:
+                shapes[p + "mlp.shared_expert.gate_proj.weight"] = (S, H)
+                shapes[p + "mlp.shared_expert.up_proj.weight"] = (S, H)
+                shapes[p + "mlp.shared_expert.down_proj.weight"] = (H, S)
+                shapes[p + "mlp.shared_expert_gate.weight"] = (1, H)
+            continue
         shapes[p + "mlp.gate_proj.weight"] = (I, H)
         shapes[p + "mlp.up_proj.weight"] = (I, H)
         shapes[p + "mlp.down_proj.weight"] = (H, I)
@@ -331,7 +419,8 @@ def write_hf_checkpoint(directory, tensors, shards):
 GGUF_UINT32, GGUF_INT32, GGUF_FLOAT32, GGUF_BOOL, GGUF_STRING, GGUF_ARRAY, GGUF_UINT64 = 4, 5, 6, 7, 8, 9, 10
 GGML_TYPES = {"F32": 0, "F16": 1, "Q8_0": 8, "BF16": 30}
 GGUF_ARCH = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2",
-             "Qwen3ForCausalLM": "qwen3"}
+             "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3moe",
+             "Qwen2MoeForCausalLM": "qwen2moe", "MixtralForCausalLM": "llama"}
 GGUF_PRE = {"tokenizer-llama3": "llama-bpe", "tokenizer-qwen3": "qwen2"}
 
 
@@ -385,7 +474,13 @@ def gguf_name(hf):
            "self_attn.v_proj.bias": "attn_v.bias", "self_attn.o_proj.bias": "attn_output.bias",
            "self_attn.q_norm.weight": "attn_q_norm.weight", "self_attn.k_norm.weight": "attn_k_norm.weight",
            "mlp.gate_proj.weight": "ffn_gate.weight", "mlp.up_proj.weight": "ffn_up.weight",
-           "mlp.down_proj.weight": "ffn_down.weight"}[rest]
+           "mlp.down_proj.weight": "ffn_down.weight",
+           # llama.cpp's MoE names (llama-arch.cpp): the router, the shared expert
+           "mlp.gate.weight": "ffn_gate_inp.weight", "block_sparse_moe.gate.weight": "ffn_gate_inp.weight",
+           "mlp.shared_expert.gate_proj.weight": "ffn_gate_shexp.weight",
+           "mlp.shared_expert.up_proj.weight": "ffn_up_shexp.weight",
+           "mlp.shared_expert.down_proj.weight": "ffn_down_shexp.weight",
+           "mlp.shared_expert_gate.weight": "ffn_gate_inp_shexp.weight"}[rest]
     return f"blk.{layer}.{sub}"
 
 
@@ -467,6 +562,16 @@ def gguf_metadata(cfg, tokenizer_json, pre):
           gguf_kv(f"{arch}.rope.freq_base", GGUF_FLOAT32, float(cfg["rope_theta"])),
           gguf_kv(f"{arch}.attention.layer_norm_rms_epsilon", GGUF_FLOAT32, cfg["rms_norm_eps"]),
           gguf_kv(f"{arch}.vocab_size", GGUF_UINT32, cfg["vocab_size"])]
+    moe = moe_shape(cfg)
+    if moe:
+        E, k, F, S = moe[0], moe[1], moe[2], moe[3]
+        kv += [gguf_kv(f"{arch}.expert_count", GGUF_UINT32, E),
+               gguf_kv(f"{arch}.expert_used_count", GGUF_UINT32, k)]
+        if arch != "llama":
+            kv.append(gguf_kv(f"{arch}.expert_feed_forward_length", GGUF_UINT32, F))
+        if S:
+            kv.append(gguf_kv(f"{arch}.expert_shared_feed_forward_length", GGUF_UINT32, S))
+        kv.append(gguf_kv(f"{arch}.expert_weights_norm", GGUF_BOOL, bool(moe[4])))
     windows = layer_windows(cfg)
     if any(windows):
         # llama.cpp's window key, and which layers use it (true: sliding).
@@ -498,13 +603,32 @@ def write_gguf(path, cfg, stored, dtype, tokenizer_json, pre, quantize_q8=False)
     nh, nkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     kv = gguf_metadata(cfg, tokenizer_json, pre)
     entries = []  # (gguf name, ggml type, HF-order shape, raw)
+    expert_parts = {}  # HF name of an expert's matrix -> (layer, gate|up|down, expert)
+    if moe:
+        for l in range(cfg["num_hidden_layers"]):
+            for e in range(moe[0] if moe[5][l] else 0):
+                for which, hf in zip(("gate", "up", "down"), expert_names(cfg, l, e)):
+                    expert_parts[hf] = (l, which, e)
     for name, (raw, values) in stored.items():
+        if name in expert_parts:
+            # llama.cpp's stacked blk.L.ffn_{gate,up,down}_exps: [experts, out, in]
+            l, which, e = expert_parts[name]
+            if e == 0:
+                names = [expert_names(cfg, l, j)[("gate", "up", "down").index(which)] for j in range(moe[0])]
+                entries.append((f"blk.{l}.ffn_{which}_exps.weight", GGML_TYPES[dtype],
+                                (moe[0],) + values.shape, b"".join(stored[n][0] for n in names)))
+            continue
         gname = gguf_name(name)
         if arch == "llama" and (".q_proj." in name or ".k_proj." in name):
             heads = nh if ".q_proj." in name else nkv
             esize = {"F32": 4, "F16": 2, "BF16": 2}[dtype]
             rows = np.frombuffer(raw, dtype=f"<u{esize}").reshape(values.shape)
             raw = llama_permute(rows, heads).tobytes()
+        if moe and values.ndim == 1 and dtype != "F32":
+            # convert_hf_to_gguf.py's norms: F32 (llama.cpp's CPU ops refuse
+            # a bf16 norm weight); exact, so the logits keep their bits.
+            entries.append((gname, GGML_TYPES["F32"], values.shape, values.astype("<f4").tobytes()))
+            continue
         if quantize_q8 and values.ndim == 2 and values.shape[1] % 32 == 0:
             src = values
             if arch == "llama" and (".q_proj." in name or ".k_proj." in name):
@@ -613,10 +737,55 @@ PERTURBATIONS = {
     "no_window": (lambda cfg: any(layer_windows(cfg)), {"window": False}),
     # The window's edge: the key at distance exactly sliding_window seen too.
     "window_wide": (lambda cfg: any(layer_windows(cfg)), {"window": "wide"}),
+    # Experts: every expert weighted by its softmax probability (no top-k);
+    # the top-k not renormalised where the config says to; Qwen2-MoE's
+    # shared expert added without its sigmoid gate.
+    "all_experts": (lambda cfg: moe_shape(cfg) is not None, {"moe": "all"}),
+    "no_topk_norm": (lambda cfg: moe_shape(cfg) is not None and moe_shape(cfg)[4], {"moe": "no_norm"}),
+    "no_shared_gate": (lambda cfg: moe_shape(cfg) is not None and moe_shape(cfg)[3] > 0,
+                       {"moe": "no_shared_gate"}),
 }
 
 
-def forward(cfg, w, ids, rope="half", qkv_bias=True, q_norm=True, window=True):
+def swiglu(w, gate, up, down, h):
+    g = h @ w[gate].T
+    return ((g / (1.0 + np.exp(-g))) * (h @ w[up].T)) @ w[down].T
+
+
+def moe_block(cfg, w, l, h, mistake=None, gaps=None):
+    """The sparse MoE block (Qwen3MoeSparseMoeBlock, Qwen2MoeSparseMoeBlock,
+    MixtralSparseMoeBlock) in float64: router logits, softmax over the
+    experts, the top k (descending probability; a tie goes to the lower
+    expert id: a stable sort), renormalised when norm_topk_prob (Mixtral:
+    always), the weighted sum of the chosen experts' SwiGLU MLPs; Qwen2-MoE
+    adds sigmoid(shared_expert_gate(h)) * shared_expert(h). `gaps` collects
+    each token's k-th minus (k+1)-th probability."""
+    E, k, _, S, renorm, _ = moe_shape(cfg)
+    logits = h @ w[router_name(cfg, l)].T
+    z = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    prob = z / z.sum(axis=-1, keepdims=True)
+    order = np.argsort(-prob, axis=-1, kind="stable")
+    out = np.zeros_like(h)
+    for t in range(h.shape[0]):
+        chosen = list(range(E)) if mistake == "all" else list(order[t, :k])
+        if gaps is not None and k < E:
+            gaps.append(prob[t, order[t, k - 1]] - prob[t, order[t, k]])
+        wts = prob[t, chosen]
+        if renorm and mistake not in ("all", "no_norm"):
+            wts = wts / wts.sum()
+        for e, wt in zip(chosen, wts):
+            out[t] += wt * swiglu(w, *expert_names(cfg, l, e), h[t:t + 1])[0]
+    if S:
+        p = f"model.layers.{l}.mlp."
+        shared = swiglu(w, p + "shared_expert.gate_proj.weight", p + "shared_expert.up_proj.weight",
+                        p + "shared_expert.down_proj.weight", h)
+        if mistake != "no_shared_gate":
+            shared = shared / (1.0 + np.exp(-(h @ w[p + "shared_expert_gate.weight"].T)))
+        out = out + shared
+    return out
+
+
+def forward(cfg, w, ids, rope="half", qkv_bias=True, q_norm=True, window=True, moe=None, gaps=None):
     """Logits (len(ids) x vocab), float64, for one sequence from position 0.
     The defaults are the Hugging Face equations; rope="interleaved",
     qkv_bias=False (q, k and v biases dropped) and q_norm=False (Qwen3's
@@ -648,7 +817,7 @@ def forward(cfg, w, ids, rope="half", qkv_bias=True, q_norm=True, window=True):
         q = proj("self_attn.q_proj", h).reshape(T, nh, hd)
         k = proj("self_attn.k_proj", h).reshape(T, nkv, hd)
         v = proj("self_attn.v_proj", h).reshape(T, nkv, hd)
-        if arch == "Qwen3ForCausalLM":  # q_norm / k_norm over head_dim, before rotary
+        if arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM"):  # q_norm / k_norm, before rotary
             if q_norm:
                 q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
             k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
@@ -669,6 +838,9 @@ def forward(cfg, w, ids, rope="half", qkv_bias=True, q_norm=True, window=True):
             out[:, head, :] = prob @ vh
         x = x + proj("self_attn.o_proj", out.reshape(T, nh * hd))
         h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+        if moe_shape(cfg) and moe_shape(cfg)[5][l]:
+            x = x + moe_block(cfg, w, l, h, moe, gaps)
+            continue
         gate = proj("mlp.gate_proj", h)
         up = proj("mlp.up_proj", h)
         x = x + proj("mlp.down_proj", (gate / (1.0 + np.exp(-gate))) * up)
@@ -705,8 +877,9 @@ def make_fixture(out, name, cfg, dtype, shards, tok_pkg, seed, tokenizers_dir, g
         shutil.copyfile(src, os.path.join(d, "tokenizer.json"))
         with open(src, encoding="utf-8") as f:
             tok_json = json.load(f)
+    moe = moe_shape(cfg) is not None
     write_gguf(os.path.join(d, "model.gguf"), cfg, stored, dtype, tok_json, GGUF_PRE[tok_pkg])
-    if dtype == "F32":
+    if dtype == "F32" and not moe:
         # Q8_0 of the same weights: the loader dequantizes, the test compares
         # with the script's own dequantization (tensors_q8_0.json).
         write_gguf(os.path.join(d, "model-q8_0.gguf"), cfg, stored, dtype, tok_json, GGUF_PRE[tok_pkg], quantize_q8=True)
@@ -730,11 +903,18 @@ def make_fixture(out, name, cfg, dtype, shards, tok_pkg, seed, tokenizers_dir, g
     with open(os.path.join(d, "prompts.json"), "w") as f:
         json.dump(prompts, f)
     w64 = {hf: v for hf, (_, v) in stored.items()}
+    gaps = []
     for i, pr in enumerate(prompts):
-        write_npy(os.path.join(d, f"reference_logits_{i}.npy"), forward(cfg, w64, pr["ids"]))
+        write_npy(os.path.join(d, f"reference_logits_{i}.npy"), forward(cfg, w64, pr["ids"], gaps=gaps))
         for wrong, (applies, kwargs) in PERTURBATIONS.items():
             if applies(cfg):
                 write_npy(os.path.join(d, f"wrong_logits_{i}_{wrong}.npy"), forward(cfg, w64, pr["ids"], **kwargs))
+    if moe:
+        # The reference's smallest router gap (k-th minus (k+1)-th expert
+        # probability over every token and sparse layer): a float32 pass
+        # routes as the reference does when its error stays below it.
+        with open(os.path.join(d, "router_gaps.json"), "w") as f:
+            json.dump({"min_gap": float(min(gaps)), "count": len(gaps)}, f)
 
 
 def bytes_to_unicode():
@@ -794,6 +974,25 @@ def write_fuzz_seeds(root):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         write_gguf(path, cfg, stored, "BF16" if name != "qwen2" else "F16", tok,
                    {"llama": "llama-bpe", "qwen2": "qwen2", "qwen3": "qwen2"}[name])
+        with open(path, "rb") as f:
+            whole = f.read()
+        put("gguf", name + "-truncated", whole[: len(whole) * 2 // 3])
+    # Mixture of experts: Qwen3-MoE (a dense layer, mlp_only_layers),
+    # Qwen2-MoE (a shared expert), Mixtral (llama arch with experts).
+    by_name = {f[0]: f for f in fixtures()}
+    for name, fixture, dtype, pre in [("qwen3moe", "qwen3moe-bf16", "BF16", "qwen2"),
+                                      ("qwen2moe", "qwen2moe-f32", "F16", "qwen2"),
+                                      ("mixtral", "mixtral-bf16", "BF16", "llama-bpe")]:
+        cfg = dict(by_name[fixture][1], vocab_size=len(tok["model"]["vocab"]) + 2, hidden_size=8,
+                   num_attention_heads=2, num_key_value_heads=1, head_dim=4, intermediate_size=8)
+        if "moe_intermediate_size" in cfg:
+            cfg["moe_intermediate_size"] = 4
+        if "shared_expert_intermediate_size" in cfg:
+            cfg["shared_expert_intermediate_size"] = 4
+        put("hf_config", name, json.dumps(cfg, indent=1))
+        stored = {hf: stored_bytes(x, dtype) for hf, x in random_weights(cfg, 7).items()}
+        path = os.path.join(root, "gguf", name)
+        write_gguf(path, cfg, stored, dtype, tok, pre)
         with open(path, "rb") as f:
             whole = f.read()
         put("gguf", name + "-truncated", whole[: len(whole) * 2 // 3])

@@ -1,0 +1,455 @@
+// Mixture-of-Experts checkpoints through the one forward pass: random-weight
+// Qwen3-MoE (a dense layer among sparse ones, the top 3 of 8 renormalised),
+// Qwen2-MoE (a shared expert and its sigmoid gate, q/k/v biases, top 2 of 6
+// not renormalised, sharded f32) and Mixtral (block_sparse_moe, w1/w3/w2, top
+// 2 of 4) from tools/make_checkpoints.py, against its float64 forward pass
+// written from transformers' modeling_qwen3_moe.py, modeling_qwen2_moe.py and
+// modeling_mixtral.py (reference_logits_<i>.npy), which shares no code with
+// fplab.
+//
+// The bound is test_real_models' (2^-12 (1 + max |reference|): the
+// fixtures' dot products are at most 64 long), and holds only if fplab routes
+// every token as the reference does: router_gaps.json holds the reference's
+// smallest gap between the k-th and (k+1)-th expert probability, which must
+// exceed the float32 pass's error on a probability by far (checked below).
+// The negative controls (a reference with every expert weighted, with the
+// top-k not renormalised, with the shared expert's gate dropped) must fall
+// outside the bound.
+#include <algorithm>
+#include <bit>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "checkpoint_fixtures.hpp"
+#include "checkpoints/config.hpp"
+#include "io/array.hpp"
+#include "model/transformer.hpp"
+#include "test_support.hpp"
+
+using namespace fplab;
+using namespace fplab::model;
+
+namespace {
+
+constexpr double kMoeBound = 0x1p-12;
+const std::filesystem::path kMoeFixtures = FPLAB_CHECKPOINT_FIXTURES;
+
+std::vector<std::vector<Token>> moe_prompts(const std::filesystem::path& dir) {
+  std::ifstream in(dir / "prompts.json");
+  std::vector<std::vector<Token>> out;
+  for (const auto& p : nlohmann::json::parse(in)) out.push_back(p["ids"].get<std::vector<Token>>());
+  return out;
+}
+
+std::vector<double> moe_npy(const std::filesystem::path& path) {
+  const auto arrays = read_arrays(path);
+  std::vector<double> out;
+  for (auto b : arrays.at(0).bits) out.push_back(std::bit_cast<double>(b));
+  return out;
+}
+
+std::vector<float> moe_logits(const Model& m, const std::vector<Token>& ids, const Policy& p) {
+  Batch b(m, p, 1);
+  const std::vector<std::vector<Token>> feed = {ids};
+  const auto all = b.forward(feed).all();
+  return {all.begin(), all.end()};
+}
+
+// max |got - ref| and max |ref|.
+std::pair<double, double> moe_distance(const std::vector<float>& got,
+                                       const std::vector<double>& ref) {
+  double worst = 0, scale = 0;
+  for (std::size_t v = 0; v < ref.size(); ++v) {
+    worst = std::max(worst, std::abs(static_cast<double>(got[v]) - ref[v]));
+    scale = std::max(scale, std::abs(ref[v]));
+  }
+  return {worst, scale};
+}
+
+}  // namespace
+
+TEST_CASE("moe: fp32 logits within the stated bound of the float64 HF reference",
+          "[model][real][moe][slow]") {
+  for (const auto& fixture : test::moe_fixture_names()) {
+    const auto dir = kMoeFixtures / fixture;
+    INFO(fixture);
+    const Model m = Model::load(dir);
+    REQUIRE(m.config().n_experts > 0);
+    // The reference routes every token with a margin: its smallest k-th vs
+    // (k+1)-th probability gap is far above float32's error on a
+    // probability (a few 2^-24 relative).
+    const auto gaps = test::read_json_file(dir / "router_gaps.json");
+    CHECK(gaps.at("min_gap").get<double>() > 0x1p-14);
+    const auto ps = moe_prompts(dir);
+    REQUIRE(!ps.empty());
+    const std::size_t V = m.config().vocab_size;
+    for (std::size_t i = 0; i < ps.size(); ++i) {
+      const auto ref = moe_npy(dir / ("reference_logits_" + std::to_string(i) + ".npy"));
+      REQUIRE(ref.size() == ps[i].size() * V);
+      for (auto r :
+           {ReductionPolicy::batch_invariant, ReductionPolicy::library, ReductionPolicy::split_k}) {
+        const auto got = moe_logits(m, ps[i], Policy(r));
+        const auto [worst, scale] = moe_distance(got, ref);
+        WARN(fixture << " prompt " << i << " " << name(r) << ": max |fplab - reference| = " << worst
+                     << " (max |reference| " << scale << ")");
+        CHECK(worst <= kMoeBound * (1 + scale));
+        // Greedy ids equal where the reference's top-2 gap exceeds twice
+        // the bound.
+        std::size_t decided = 0, agree = 0;
+        for (std::size_t row = 0; row < ps[i].size(); ++row) {
+          const double* x = ref.data() + row * V;
+          const float* y = got.data() + row * V;
+          std::vector<std::size_t> idx(V);
+          for (std::size_t v = 0; v < V; ++v) idx[v] = v;
+          std::partial_sort(idx.begin(), idx.begin() + 2, idx.end(),
+                            [x](std::size_t a, std::size_t b) { return x[a] > x[b]; });
+          const auto mine = static_cast<std::size_t>(std::max_element(y, y + V) - y);
+          if (x[idx[0]] - x[idx[1]] > 2 * kMoeBound * (1 + scale)) {
+            ++decided;
+            agree += mine == idx[0] ? 1 : 0;
+          }
+        }
+        CHECK(agree == decided);
+        CHECK(decided > 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("moe: negative controls, a reference with an MoE mistake is outside the bound",
+          "[model][real][moe][slow]") {
+  struct Control {
+    const char* fixture;
+    const char* mistake;
+  };
+  const std::vector<Control> controls = {
+      {"qwen3moe-bf16", "all_experts"},    {"qwen3moe-bf16", "no_topk_norm"},
+      {"qwen2moe-f32", "all_experts"},     {"qwen2moe-f32", "no_shared_gate"},
+      {"mixtral-bf16", "all_experts"},     {"mixtral-bf16", "no_topk_norm"},
+      {"mixtral-bf16", "rope_interleaved"}};
+  std::map<std::string, std::vector<std::vector<float>>> logits;  // per fixture, per prompt
+  for (const auto& [fixture, mistake] : controls) {
+    const auto dir = kMoeFixtures / fixture;
+    INFO(fixture << ", " << mistake);
+    const auto ps = moe_prompts(dir);
+    if (!logits.contains(fixture)) {
+      const Model m = Model::load(dir);
+      for (const auto& ids : ps)
+        logits[fixture].push_back(moe_logits(m, ids, Policy(ReductionPolicy::batch_invariant)));
+    }
+    for (std::size_t i = 0; i < ps.size(); ++i) {
+      const auto& got = logits[fixture][i];
+      const auto wrong =
+          moe_npy(dir / ("wrong_logits_" + std::to_string(i) + "_" + mistake + ".npy"));
+      const auto right = moe_npy(dir / ("reference_logits_" + std::to_string(i) + ".npy"));
+      const auto [bad, bad_scale] = moe_distance(got, wrong);
+      const auto [good, good_scale] = moe_distance(got, right);
+      WARN(fixture << " prompt " << i << " " << mistake << ": max |fplab - wrong| = " << bad
+                   << " (the right reference: " << good << ")");
+      CHECK(good <= kMoeBound * (1 + good_scale));
+      CHECK_FALSE(bad <= kMoeBound * (1 + bad_scale));
+    }
+  }
+}
+
+TEST_CASE("moe: router, experts and combine are named ops that policies address",
+          "[model][real][moe]") {
+  const Model m = Model::load(kMoeFixtures / "qwen3moe-bf16");
+  std::set<std::string> names;
+  for (const Op& op : m.ops()) names.insert(op.name);
+  // Layers 0 and 2 sparse, layer 1 dense (mlp_only_layers).
+  for (const char* n :
+       {"layers.0.mlp.router", "layers.0.mlp.experts.0.gate_proj", "layers.0.mlp.experts.7.up_proj",
+        "layers.2.mlp.experts.3.down_proj", "layers.0.mlp.experts.5.act", "layers.2.mlp.combine",
+        "layers.1.mlp.down_proj"}) {
+    INFO(n);
+    CHECK(names.contains(n));
+  }
+  CHECK_FALSE(names.contains("layers.1.mlp.router"));
+  CHECK_FALSE(names.contains("layers.0.mlp.down_proj"));
+  const auto ids = moe_prompts(kMoeFixtures / "qwen3moe-bf16").at(0);
+  const auto base = moe_logits(m, ids, Policy(ReductionPolicy::batch_invariant));
+  // A glob over the experts only moves bits (split-k's two K splits of
+  // d = 32 for a group of up to 32 rows); over the router only too.
+  const auto experts =
+      moe_logits(m, ids, parse_reduction_spec("batch-invariant,layers.*.mlp.experts.*=split-k"));
+  const auto router =
+      moe_logits(m, ids, parse_reduction_spec("batch-invariant,layers.*.mlp.router=split-k"));
+  CHECK_FALSE(test::same_bits(base, experts));
+  CHECK_FALSE(test::same_bits(base, router));
+  // A precision glob on the experts: bf16 experts in an fp32 pass.
+  const auto bf16 =
+      moe_logits(m, ids, parse_policy("batch-invariant", "fp32,layers.*.mlp.experts.*=bf16"));
+  CHECK_FALSE(test::same_bits(base, bf16));
+  CHECK_THROWS_AS(Batch(m, parse_reduction_spec("batch-invariant,layers.1.mlp.router=split-k"), 1),
+                  std::invalid_argument);
+}
+
+// An observer that records, for one op, which rows it wrote non-zero.
+class RowsWritten final : public OpObserver {
+ public:
+  explicit RowsWritten(std::string op) : op_(std::move(op)) {}
+  void observe(std::size_t op, std::span<const float> out, const Batch& batch) override {
+    const Op& o = batch.ops()[op];
+    if (o.name == "layers.0.mlp.router") {
+      routed_.clear();
+      for (std::size_t r = 0; r < batch.rows(); ++r) {
+        const auto e = batch.route_experts(r);
+        routed_.push_back(std::find(e.begin(), e.end(), 3) != e.end());
+      }
+    }
+    if (o.name != op_) return;
+    written_.clear();
+    for (std::size_t r = 0; r < batch.rows(); ++r) {
+      const auto row = out.subspan(r * o.width(), o.width());
+      written_.push_back(std::any_of(row.begin(), row.end(), [](float v) { return v != 0; }));
+    }
+  }
+  std::vector<bool> routed_, written_;
+
+ private:
+  std::string op_;
+};
+
+TEST_CASE("moe: an expert's op writes exactly the rows routed to it", "[model][real][moe]") {
+  const Model m = Model::load(kMoeFixtures / "qwen3moe-bf16");
+  Batch b(m, Policy(ReductionPolicy::batch_invariant), 1);
+  RowsWritten seen("layers.0.mlp.experts.3.down_proj");
+  b.observe(&seen);
+  const std::vector<std::vector<Token>> feed = {moe_prompts(kMoeFixtures / "qwen3moe-bf16").at(0)};
+  b.forward(feed);
+  REQUIRE(seen.routed_.size() == feed[0].size());
+  CHECK(seen.written_ == seen.routed_);
+  // Each row has k = 3 distinct experts in rank order, weights renormalised
+  // to sum 1 (within float32's rounding of three terms).
+  for (std::size_t r = 0; r < b.rows(); ++r) {
+    const auto e = b.route_experts(r);
+    const auto w = b.route_weights(r);
+    REQUIRE(e.size() == 3);
+    CHECK((e[0] != e[1] && e[1] != e[2] && e[0] != e[2]));
+    CHECK((w[0] >= w[1] && w[1] >= w[2]));
+    CHECK(std::abs(w[0] + w[1] + w[2] - 1.0f) < 1e-6f);
+  }
+}
+
+// Item 4 of issue 42: the grouped GEMM. Under split-k an expert's product
+// runs over the group of rows routed to it, and its K splits follow that
+// group's size: a request's bits change with what its batch mates route to
+// the same experts. Only the experts run split-k here (every other op is
+// batch-invariant), so the change comes from the experts' groups alone; the
+// negative control, every op batch-invariant, gives the request the same
+// bits in any batch.
+TEST_CASE(
+    "moe: under split-k a request's bits follow its batch mates' routing, not under "
+    "batch-invariant",
+    "[model][real][moe]") {
+  const Model m = Model::load(kMoeFixtures / "qwen3moe-bf16");
+  const auto ps = moe_prompts(kMoeFixtures / "qwen3moe-bf16");
+  const auto request_logits = [&](const Policy& p, std::size_t mates) {
+    Batch b(m, p, 1 + mates);
+    std::vector<std::vector<Token>> feed(1 + mates);
+    feed[0] = ps.at(0);
+    for (std::size_t s = 1; s <= mates; ++s) feed[s] = ps.at(s % ps.size());
+    const auto& logits = b.forward(feed);
+    std::vector<float> out;
+    for (std::size_t i = 0; i < logits.count(0); ++i) {
+      const auto row = logits.row(0, i);
+      out.insert(out.end(), row.begin(), row.end());
+    }
+    return out;
+  };
+  // 24 mates of 8 tokens: most experts' groups pass 32 rows, where split-k
+  // stops splitting d = 32 in two.
+  const Policy grouped = parse_reduction_spec("batch-invariant,layers.*.mlp.experts.*=split-k");
+  CHECK_FALSE(test::same_bits(request_logits(grouped, 0), request_logits(grouped, 24)));
+  // The combine alone in arrival order (the smaller group's expert first):
+  // the order of a token's three terms follows the mates' groups too.
+  const Policy arrival = parse_reduction_spec("batch-invariant,layers.*.mlp.combine=split-k");
+  CHECK_FALSE(test::same_bits(request_logits(arrival, 0), request_logits(arrival, 24)));
+  const Policy invariant(ReductionPolicy::batch_invariant);
+  CHECK(test::same_bits(request_logits(invariant, 0), request_logits(invariant, 24)));
+  // Top-k rank order (library's) is another order of the same terms.
+  const Policy rank = parse_reduction_spec("batch-invariant,layers.*.mlp.combine=library");
+  CHECK(test::same_bits(request_logits(rank, 0), request_logits(rank, 24)));
+  CHECK_FALSE(test::same_bits(request_logits(rank, 0), request_logits(invariant, 0)));
+}
+
+TEST_CASE("moe: what the forward pass cannot model is refused in one line", "[model][real][moe]") {
+  const Model m = Model::load(kMoeFixtures / "qwen3moe-bf16");
+  TensorParallel tp;
+  tp.degree = 2;
+  CHECK_THROWS_AS(Batch(m, Policy(ReductionPolicy::batch_invariant), 1, tp), std::invalid_argument);
+  CHECK_FALSE(m.config().plain());  // no enclosure, no first-order bound
+}
+
+// Damaged MoE checkpoints: one line naming the field or tensor, exit 2.
+TEST_CASE("moe: damaged expert configs and tensors are one-line errors", "[model][real][moe]") {
+  const auto source = kMoeFixtures / "qwen3moe-bf16";
+  const auto damaged = [&](const std::string& name) {
+    const auto dir = test::scratch_dir("moe-" + name);
+    for (const char* f : {"config.json", "model.safetensors", "tokenizer.json"})
+      std::filesystem::copy_file(source / f, dir / f);
+    return dir;
+  };
+  const auto edit_config = [](const std::filesystem::path& dir, const char* key,
+                              const nlohmann::json& value) {
+    auto cfg = test::read_json_file(dir / "config.json");
+    cfg[key] = value;
+    test::write_bytes(dir / "config.json", cfg.dump());
+  };
+  {
+    const auto dir = damaged("k");
+    edit_config(dir, "num_experts_per_tok", 9);
+    CHECK(test::input_error_message([&] { (void)Model::load(dir); }) ==
+          (dir / "config.json").string() + ": num_experts_per_tok 9 is more than the 8 experts");
+  }
+  {
+    const auto dir = damaged("width");
+    edit_config(dir, "moe_intermediate_size", 8);
+    CHECK(test::input_error_message([&] { (void)Model::load(dir); }) ==
+          dir.string() +
+              ": tensor 'model.layers.0.mlp.experts.0.down_proj.weight' has shape [32,16], the "
+              "config implies [32,8]");
+  }
+  {
+    // An expert's tensor renamed (same length: the header stays valid).
+    const auto dir = damaged("missing");
+    auto bytes = test::read_bytes(dir / "model.safetensors");
+    const std::string from = "model.layers.2.mlp.experts.5.up_proj.weight";
+    const auto at = bytes.find(from);
+    REQUIRE(at != std::string::npos);
+    bytes.replace(at, from.size(), "model.layers.2.mlp.experts.5.up_prox.weight");
+    test::write_bytes(dir / "model.safetensors", bytes);
+    CHECK(test::input_error_message([&] { (void)Model::load(dir); }) ==
+          dir.string() + ": tensor '" + from + "' is missing");
+  }
+  {
+    const auto dir = damaged("field");
+    edit_config(dir, "num_local_experts", 8);
+    CHECK(test::input_error_message([&] { (void)Model::load(dir); }) ==
+          (dir / "config.json").string() + ": num_local_experts is not a Qwen field");
+  }
+}
+
+TEST_CASE("moe: the same weights as safetensors and as GGUF (stacked experts) give the same bits",
+          "[model][real][moe][slow]") {
+  for (const auto& fixture : test::moe_fixture_names()) {
+    const auto dir = kMoeFixtures / fixture;
+    INFO(fixture);
+    const Model st = Model::load(dir);
+    const Model gg = Model::load(dir / "model.gguf");
+    CHECK(gg.config().n_experts == st.config().n_experts);
+    CHECK(gg.config().sparse_layers == st.config().sparse_layers);
+    CHECK(gg.config().norm_topk == st.config().norm_topk);
+    // Every op names the GGUF tensor it reads (an expert's: its stack).
+    std::set<std::string> named;
+    for (const OpWeight* t : model_tensors(gg.ops())) named.insert(t->gguf_name);
+    CHECK(named.contains("blk.0.ffn_gate_exps.weight"));
+    CHECK(named.contains("blk.0.ffn_gate_inp.weight"));
+    const auto ids = moe_prompts(dir).at(1);
+    for (auto r : {ReductionPolicy::batch_invariant, ReductionPolicy::split_k}) {
+      CHECK(test::same_bits(moe_logits(st, ids, Policy(r)), moe_logits(gg, ids, Policy(r))));
+    }
+  }
+}
+
+TEST_CASE("moe: a truncated stacked expert tensor is a one-line error", "[model][real][moe]") {
+  const auto source = kMoeFixtures / "qwen3moe-bf16" / "model.gguf";
+  const auto bytes = test::read_bytes(source);
+  const auto dir = test::scratch_dir("moe-truncated");
+  // The file cut inside its last tensor (a layer's stacked experts or the
+  // data after them): the reader refuses it before mapping any expert.
+  test::write_bytes(dir / "model.gguf", std::string_view(bytes).substr(0, bytes.size() - 4096));
+  const auto message = test::input_error_message([&] { (void)Model::load(dir / "model.gguf"); });
+  INFO(message);
+  CHECK(message.starts_with((dir / "model.gguf").string() + ": "));
+  CHECK(message.find('\n') == std::string::npos);
+}
+
+// llama.cpp as an independent engine (tests/data/llama_cpp_moe_greedy.json,
+// tools/llama_cpp_greedy.mjs: node-llama-cpp's CPU build on the fixtures'
+// GGUF files): fplab's greedy ids from the same GGUF equal llama.cpp's at
+// every step until the first whose top-2 gap (fplab's, fp32) is below
+// kDecided. llama.cpp rounds the activations of a bf16 product to bf16
+// (ggml's vec_dot_type for BF16), an error of order 2^-8 of a logit of
+// about 1, so a gap below 0.02 may flip there and not in fplab.
+TEST_CASE("moe: greedy ids equal llama.cpp's on the same GGUF where the gap decides",
+          "[model][real][moe]") {
+  constexpr float kDecided = 0.02f;
+  const auto golden = test::read_json_file(std::filesystem::path(FPLAB_SOURCE_DIR) / "tests" /
+                                           "data" / "llama_cpp_moe_greedy.json");
+  std::size_t compared = 0, total = 0;
+  for (const auto& [fixture, cases] : golden.at("fixtures").items()) {
+    const Model m = Model::load(kMoeFixtures / fixture / "model.gguf");
+    for (const auto& c : cases) {
+      INFO(fixture << " prompt " << c.at("prompt").dump());
+      auto ids = c.at("prompt").get<std::vector<Token>>();
+      const auto theirs = c.at("ids").get<std::vector<Token>>();
+      Batch b(m, Policy(ReductionPolicy::batch_invariant), 1);
+      std::vector<std::vector<Token>> feed = {ids};
+      for (const Token expected : theirs) {
+        ++total;
+        const auto row = b.forward(feed).last(0);
+        std::vector<float> top(row.begin(), row.end());
+        std::partial_sort(top.begin(), top.begin() + 2, top.end(), std::greater<>());
+        const auto mine =
+            static_cast<Token>(std::max_element(row.begin(), row.end()) - row.begin());
+        if (top[0] - top[1] < kDecided) break;  // undecided: the rest may follow another path
+        ++compared;
+        CHECK(mine == expected);
+        feed = {{mine}};
+      }
+    }
+  }
+  WARN("greedy steps compared with llama.cpp: " << compared << " of " << total);
+  CHECK(compared >= total / 2);
+}
+
+TEST_CASE("moe: the experts' config fields as transformers reads them, defaults included",
+          "[checkpoints][moe]") {
+  namespace ck = fplab::checkpoints;
+  const auto base = test::read_json_file(kMoeFixtures / "qwen3moe-bf16" / "config.json");
+  const auto c = ck::parse_hf_config(base.dump(), "config.json");
+  CHECK(c.architecture == ck::Architecture::qwen3_moe);
+  CHECK(c.num_experts == 8);
+  CHECK(c.experts_per_token == 3);
+  CHECK(c.moe_intermediate_size == 16);
+  CHECK(c.norm_topk_prob);
+  CHECK(c.sparse_layers == std::vector<bool>{true, false, true});  // mlp_only_layers [1]
+  CHECK(ck::describe(c) ==
+        "Qwen3MoeForCausalLM: 3 layers, hidden 32, 4 heads (2 kv, head_dim 16), ffn 48, vocab "
+        "151936, tied, q/k norm, 3 of 8 experts (ffn 16) on 2 of 3 layers, top-k renormalised");
+  // Qwen3MoeConfig's defaults; decoder_sparse_step 2: layers 1, 3, ...
+  auto j = base;
+  for (const char* key : {"num_experts", "num_experts_per_tok", "moe_intermediate_size",
+                          "norm_topk_prob", "mlp_only_layers"})
+    j.erase(key);
+  j["decoder_sparse_step"] = 2;
+  const auto d = ck::parse_hf_config(j.dump(), "config.json");
+  CHECK(d.num_experts == 128);
+  CHECK(d.experts_per_token == 8);
+  CHECK(d.moe_intermediate_size == 768);
+  CHECK_FALSE(d.norm_topk_prob);
+  CHECK(d.sparse_layers == std::vector<bool>{false, true, false});
+  // Mixtral: every layer, always renormalised, the experts as wide as the MLP.
+  const auto m = ck::parse_hf_config(
+      test::read_json_file(kMoeFixtures / "mixtral-bf16" / "config.json").dump(), "config.json");
+  CHECK(m.architecture == ck::Architecture::mixtral);
+  CHECK(m.num_experts == 4);
+  CHECK(m.moe_intermediate_size == m.intermediate_size);
+  CHECK(m.norm_topk_prob);
+  CHECK(m.sparse_layers == std::vector<bool>{true, true});
+  // An mlp_only_layers entry past the layers: one line.
+  j = base;
+  j["mlp_only_layers"] = {5};
+  CHECK(test::input_error_message([&] { (void)ck::parse_hf_config(j.dump(), "config.json"); }) ==
+        "config.json: mlp_only_layers holds 5, not a layer index");
+}
