@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <charconv>
+#include <cstdint>
 #include <stdexcept>
 
 #include "precision/rounding.hpp"
@@ -156,6 +158,9 @@ GpuDot::GpuDot(const GpuKernelOrder& o)
 
 double GpuDot::input_value(float v) const {
   if (truncates_to_tf32(spec_.a)) return truncated_to_tf32(v);
+  // A bf16 value already (the forward pass at bf16 precision): kept as is,
+  // without the general rounding engine.
+  if (spec_.a == MmaType::bf16 && (std::bit_cast<std::uint32_t>(v) & 0xFFFFU) == 0) return v;
   Format f = value_format(spec_.a);
   if (!f.has_infinity() || spec_.a == MmaType::e5m2) f.overflow = Overflow::saturate;
   return round(double{v}, RoundingOptions{f, Rounding::nearest_even});
