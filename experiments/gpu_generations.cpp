@@ -320,7 +320,7 @@ Experiment make() {
                .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2", 1,
                                              12)
                               .quick_when_large("1"),
-                          ParamSpec::integer("steps", "greedy steps per prompt", "60", "6", 1, 190)
+                          ParamSpec::integer("steps", "greedy steps per prompt", "60", "3", 1, 190)
                               .quick_when_large("2"),
                           ParamSpec::integer("fp8_trials", "fp8 dot products of K = 4096", "64",
                                              "8", 1, 10000),

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdint>
 #include <stdexcept>
+#include <vector>
 
 #include "precision/rounding.hpp"
 
@@ -166,26 +167,45 @@ double GpuDot::input_value(float v) const {
   return round(double{v}, RoundingOptions{f, Rounding::nearest_even});
 }
 
+void GpuDot::convert(std::span<const float> in, std::span<double> out) const {
+  for (std::size_t i = 0; i < in.size(); ++i) out[i] = input_value(in[i]);
+}
+
 float GpuDot::dot(std::span<const float> x, std::span<const float> y) const {
+  if (x.size() != y.size()) refuse_order("gpu dot: vectors of different lengths");
+  std::vector<double> a(x.size()), b(y.size());
+  convert(x, a);
+  convert(y, b);
+  return dot_converted(a, b);
+}
+
+float GpuDot::dot_converted(std::span<const double> x, std::span<const double> y) const {
   if (x.size() != y.size()) refuse_order("gpu dot: vectors of different lengths");
   const auto k = static_cast<std::size_t>(spec_.k);
   const std::size_t blocks = std::max<std::size_t>(1, (x.size() + k - 1) / k);
   const std::size_t parts = std::min(blocks, static_cast<std::size_t>(order_.split_k));
   const auto promote_blocks = static_cast<std::size_t>(order_.promote) / k;  // 0: never
-  std::array<double, 64> a{}, b{};  // k <= 32 for every kernel instruction
+  std::array<double, 64> a{}, b{};  // the padded last block (k <= 32)
   float total = 0.0f;
   for (std::size_t s = 0; s < parts; ++s) {
     double acc = 0.0;
     float promoted = 0.0f;
     const std::size_t first = part_start(blocks, parts, s), end = part_start(blocks, parts, s + 1);
     for (std::size_t blk = first; blk < end; ++blk) {
-      for (std::size_t i = 0; i < k; ++i) {
-        const std::size_t at = blk * k + i;
-        a[i] = at < x.size() ? input_value(x[at]) : 0.0;
-        b[i] = at < x.size() ? input_value(y[at]) : 0.0;
+      std::span<const double> xa = x.subspan(std::min(x.size(), blk * k));
+      std::span<const double> yb = y.subspan(std::min(y.size(), blk * k));
+      if (xa.size() >= k) {
+        xa = xa.first(k);
+        yb = yb.first(k);
+      } else {  // zeros past K
+        std::fill(std::copy(xa.begin(), xa.end(), a.begin()), a.begin() + static_cast<long>(k),
+                  0.0);
+        std::fill(std::copy(yb.begin(), yb.end(), b.begin()), b.begin() + static_cast<long>(k),
+                  0.0);
+        xa = std::span<const double>(a.data(), k);
+        yb = std::span<const double>(b.data(), k);
       }
-      acc = dot_add(rule_, std::span<const double>(a.data(), k),
-                    std::span<const double>(b.data(), k), acc);
+      acc = dot_add(rule_, xa, yb, acc);
       if (promote_blocks != 0 && (blk - first + 1) % promote_blocks == 0) {
         promoted = promoted + static_cast<float>(acc);
         acc = 0.0;

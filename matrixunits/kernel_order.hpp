@@ -85,6 +85,11 @@ class GpuDot {
   [[nodiscard]] float dot(std::span<const float> x, std::span<const float> y) const;
   // The kernel's input conversion of one value (step 2), exact as a double.
   [[nodiscard]] double input_value(float v) const;
+  // out[i] = input_value(in[i]) (same length).
+  void convert(std::span<const float> in, std::span<double> out) const;
+  // dot() of inputs already converted (steps 3-5): a product converts each
+  // row and column once, not once per output.
+  [[nodiscard]] float dot_converted(std::span<const double> x, std::span<const double> y) const;
 
  private:
   GpuKernelOrder order_;

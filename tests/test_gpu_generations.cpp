@@ -1,5 +1,8 @@
 // gpu-generations (claims G1-G4) on the bundled model: its measuring
-// structs directly, and the --quick run's tables and verdicts.
+// structs directly, and the --quick run's tables and verdicts ([slow]: the
+// quick run takes 40 CPU-seconds, 12 arithmetics' greedy decoding on the
+// matrix-unit model, whose fp8 and f16 input conversions run the general
+// rounding engine).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
@@ -33,7 +36,7 @@ TEST_CASE("gpu-generations: fp8 accumulation, with and without promotion",
 }
 
 TEST_CASE("gpu-generations --quick: generations differ, each is repeatable",
-          "[model][experiments][G2][G4]") {
+          "[model][experiments][G2][G4][slow]") {
   const auto r = fplab::test::run_quick("gpu-generations");
   const auto orders = gpu_generation_orders();
   const auto* pairs = r.table("pairs");
