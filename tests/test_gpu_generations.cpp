@@ -46,8 +46,10 @@ TEST_CASE("gpu-generations --quick: generations differ, each is repeatable",
   std::size_t verdicts = 0;
   for (const auto& v : r.verdicts) {
     INFO(v.claim << ": " << v.ours);
-    if (v.claim == "G2" || v.claim == "G4" || v.claim == "G1")
-      CHECK(v.status == fplab::Status::reproduced);
+    if (v.claim == "G4") {
+      CHECK(v.status != fplab::Status::differs);  // answers may agree over 3 steps
+    }
+    if (v.claim == "G2" || v.claim == "G1") CHECK(v.status == fplab::Status::reproduced);
     ++verdicts;
   }
   CHECK(verdicts == 4);
