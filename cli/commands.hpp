@@ -24,6 +24,7 @@ void add_tokenize_command(CLI::App& app);    // cli/checkpoint_commands.cpp
 void add_inspect_command(CLI::App& app);     // cli/checkpoint_commands.cpp
 void add_bisect_command(CLI::App& app);      // cli/bisect_command.cpp
 void add_mma_command(CLI::App& app);         // cli/mma_command.cpp
+void add_dot_command(CLI::App& app);         // cli/dot_command.cpp
 
 // Token ids as a user types them after FLAG (fplab tokenize --decode,
 // fplab generate --prompt-ids): "1,2,3" or a JSON array "[1,2,3]"; each id

@@ -23,6 +23,7 @@ int run_fplab(int argc, char** argv) {
   fplab::cli::add_list_command(app);
   fplab::cli::add_round_command(app);
   fplab::cli::add_mma_command(app);
+  fplab::cli::add_dot_command(app);
 #ifndef FPLAB_LITE  // the lab's commands (cli/CMakeLists.txt)
   fplab::cli::add_run_command(app);
 #endif

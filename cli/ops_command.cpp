@@ -91,7 +91,12 @@ void add_ops_command(CLI::App& app) {
                "precision", "order");
     for (std::size_t i = 0; i < m.ops().size(); ++i) {
       const model::Op& op = m.ops()[i];
-      std::string order = op.reduces() ? std::string(model::name(batch.order(i))) : "-";
+      // A gpu order is spelt with its kernel order (a fused op's: its first part's).
+      const std::string& first = op.reductions.empty() ? op.name : op.reductions.front();
+      std::string order =
+          op.reduces()
+              ? model::order_spec(batch.order(i), batch.policy().gpu_order_of(op.name, first))
+              : "-";
       if (const std::size_t s = model::op_splits(batch.order(i), op, o->rows);
           op.reduces() && s > 1)
         order += fmt::format(" ({} splits)", s);

@@ -202,6 +202,32 @@ constexpr Claim kClaims[] = {
      "arXiv 2506.09501 (\"Give Me FP32 or Give Me Death?\"), vLLM 0.8.2, 12 configurations",
      "LayerCast removes most bf16 variability; bf16 up to 9 % accuracy and 9,000 tokens of "
      "length"},
+    // ---- GPU matrix units
+    {"G1",
+     "NVIDIA tensor cores compute the products exactly, align them to the largest exponent and "
+     "truncate (no guard digits), add without normalising in between and round the result toward "
+     "zero",
+     "Fasi, Higham, Mikaitis and Pranesh, \"Numerical behavior of NVIDIA tensor cores\", PeerJ "
+     "Computer Science 7:e330, 2021, https://doi.org/10.7717/peerj-cs.330",
+     "exact products; truncation in alignment; round toward zero"},
+    {"G2",
+     "the fused dot-add differs between GPU architectures (fractional bits of the aligned "
+     "products, Ampere's and Ada's split of k, AMD's pairwise and round-down orders), bit for bit "
+     "as validated against the hardware",
+     "MMA-Sim, arXiv 2511.10909, https://arxiv.org/abs/2511.10909 (microsoft/MMA-Sim, "
+     "https://github.com/microsoft/MMA-Sim)",
+     "per-architecture arithmetic differs"},
+    {"G3",
+     "H800 FP8 GEMM accumulation keeps about 14 bits: up to nearly 2 % relative error at K = "
+     "4096; promoting partial sums to FP32 every N_C = 128 elements fixes it",
+     "DeepSeek-AI, \"DeepSeek-V3 Technical Report\", arXiv 2412.19437, section 3.3.2, "
+     "https://arxiv.org/abs/2412.19437",
+     "nearly 2 % relative error at K = 4096; fixed by promotion every 128"},
+    {"G4",
+     "inference is deterministic on one GPU but not invariant across GPU models: the same server "
+     "gives other tokens on the next GPU",
+     "arXiv 2606.00279, https://arxiv.org/abs/2606.00279",
+     "deterministic but not invariant across GPUs"},
     // ---- platforms and compilers
     {"P1",
      "GCC contracts a*b + c into a fused multiply-add by default (-ffp-contract=fast unless an "

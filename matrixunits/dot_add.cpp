@@ -1,7 +1,9 @@
 #include "matrixunits/dot_add.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -54,7 +56,26 @@ double special_result(std::span<const double> a, std::span<const double> b, doub
   return huge_pos ? kInf : -kInf;
 }
 
+// v (|v| < 2^128) truncated toward zero to a value of binary32's exponent
+// range with `fraction_bits` fractional bits: the double's low bits cleared
+// for a normal, a multiple of 2^(-126 - fraction_bits) below 2^-126 (what
+// the rounding engine gives for fp32 and e8m13 toward zero, by bit
+// operations: this runs once per instruction of every GPU kernel).
+double truncated_toward_zero(double v, int fraction_bits) {
+  if (std::fabs(v) < 0x1p-126) {
+    return std::ldexp(std::trunc(std::ldexp(v, 126 + fraction_bits)), -126 - fraction_bits);
+  }
+  const std::uint64_t low = (std::uint64_t{1} << (52 - fraction_bits)) - 1;
+  return std::bit_cast<double>(std::bit_cast<std::uint64_t>(v) & ~low);
+}
+
 double round_result(double v, ResultRounding r) {
+  if (r == ResultRounding::f32_toward_zero || r == ResultRounding::f32_e8m13_toward_zero) {
+    // MMA-Sim converts a truncated value >= 2^128 to fp32 as infinity.
+    if (std::fabs(v) >= 0x1p128) return v > 0 ? kInf : -kInf;
+    const double t = truncated_toward_zero(v, r == ResultRounding::f32_toward_zero ? 23 : 13);
+    return t == 0.0 ? 0.0 : t;  // MMA-Sim's integer rounding loses the sign of zero
+  }
   RoundingOptions o;
   switch (r) {
     case ResultRounding::f32_nearest_even:

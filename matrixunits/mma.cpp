@@ -19,10 +19,6 @@ namespace {
   throw std::invalid_argument(message);
 }
 
-float truncated_to_tf32(float x) {
-  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(x) & 0xFFFFE000U);
-}
-
 // The operand's values as the unit sees them, checked against its type.
 std::vector<double> operand(std::span<const float> x, MmaType t, const char* what) {
   const bool truncates = truncates_to_tf32(t);

@@ -25,6 +25,8 @@
 // rounding and the exponent floors of the types.
 #pragma once
 
+#include <bit>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +49,10 @@ std::string_view name(MmaType t);  // as the ISA spells it: f16, ..., fp8, bf8
 Format value_format(MmaType t);
 bool has_infinity(MmaType t);
 bool truncates_to_tf32(MmaType t);  // tf32, xf32: the float32's low 13 bits dropped
+// What such a unit keeps of a float32: x with its low 13 bits zero.
+inline float truncated_to_tf32(float x) {
+  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(x) & 0xFFFFE000U);
+}
 
 struct MmaSpec {
   MatrixArchitecture architecture = MatrixArchitecture::hopper;

@@ -25,6 +25,10 @@
 #include <functional>
 #include <vector>
 
+namespace fplab {
+class GpuDot;  // matrixunits/kernel_order.hpp
+}
+
 namespace fplab::model::kernels {
 
 // Multiply-adds worth one fork/join of the OpenMP team (about 20-40 us of
@@ -62,6 +66,14 @@ void dots(const float* q, const float* k, std::size_t stride, std::size_t count,
 // (a PyTorch Linear weight), y is [M, N], all row-major.
 void linear(const float* x, const float* w, float* y, std::size_t M, std::size_t N, std::size_t K,
             std::size_t splits);
+
+// The gpu policy's products (model/gpu_kernels.cpp): y[m*N + n] =
+// kernel.dot(x row m, w row n), each output one GPU kernel order's dot
+// product (matrixunits/kernel_order.hpp); OpenMP over blocks of outputs
+// when the work is over kParallelWork (each output whole on one thread:
+// the bits do not depend on the thread count).
+void linear_gpu(const float* x, const float* w, float* y, std::size_t M, std::size_t N,
+                std::size_t K, const GpuDot& kernel);
 
 // y[i] = y[i] + a * x[i] (the product rounded, then the sum).
 void axpy(float a, const float* x, float* y, std::size_t n);

@@ -2,6 +2,7 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -21,6 +22,8 @@ std::string_view name(ReductionPolicy p) {
       return "tp-invariant";
     case ReductionPolicy::blas:
       return "blas";
+    case ReductionPolicy::gpu:
+      return "gpu";
   }
   throw std::logic_error("unknown ReductionPolicy");
 }
@@ -43,9 +46,10 @@ ReductionPolicy parse_reduction_policy(std::string_view text) {
   for (auto p : kAllReductionPolicies) {
     if (name(p) == text) return p;
   }
-  throw std::invalid_argument(
-      "unknown reduction policy '" + std::string(text) +
-      "' (expected library, split-k, batch-invariant, tp-invariant or blas)");
+  if (text == name(ReductionPolicy::gpu)) return ReductionPolicy::gpu;
+  throw std::invalid_argument("unknown reduction policy '" + std::string(text) +
+                              "' (expected library, split-k, batch-invariant, tp-invariant, blas "
+                              "or gpu(ARCH[,TYPE][,split-k=S][,promote=N]))");
 }
 
 PrecisionPolicy parse_precision_policy(std::string_view text) {
@@ -69,44 +73,78 @@ struct SpecParts {
   std::vector<std::pair<std::string, std::string>> overrides;
 };
 
-// Splits "BASE,G=V,..." or "BASE(G=V,...)" (`what`: "policy" or
-// "precision", for the messages).
-SpecParts split_spec(std::string_view text, std::string_view what) {
-  // "P(G=Q,...)", the spelling list parameters keep whole, is "P,G=Q,...".
-  std::string flat(text);
-  const std::string w(what);
-  if (const std::size_t open = flat.find('('); open != std::string::npos) {
-    if (flat.back() != ')' || flat.find('(', open + 1) != std::string::npos) {
-      const std::string upper = w == "policy" ? "POLICY" : "PRECISION";
-      throw std::invalid_argument(w + " '" + flat + "' is not " + upper + "(GLOB=" + upper +
-                                  ",...)");
-    }
-    flat = flat.substr(0, open) + "," + flat.substr(open + 1, flat.size() - open - 2);
+[[noreturn]] void refuse_list_spelling(std::string_view text, const std::string& what) {
+  const std::string upper = what == "policy" ? "POLICY" : "PRECISION";
+  throw std::invalid_argument(what + " '" + std::string(text) + "' is not " + upper +
+                              "(GLOB=" + upper + ",...)");
+}
+
+// Where a spec's leading name ends: a kernel order gpu(...) at its ')'.
+std::size_t name_end(std::string_view text) {
+  if (text.starts_with("gpu(")) {
+    const std::size_t close = text.find(')');
+    return close == std::string_view::npos ? text.size() : close + 1;
   }
-  std::string_view rest = flat;
-  SpecParts parts;
-  bool first = true;
-  while (true) {
-    const std::size_t comma = rest.find(',');
-    const std::string_view part = rest.substr(0, comma);
-    if (first) {
-      parts.base = std::string(part);
-      first = false;
-    } else {
-      const std::size_t eq = part.find('=');
-      if (eq == std::string_view::npos || eq == 0) {
-        throw std::invalid_argument(w + " override '" + std::string(part) +
-                                    (w == "policy"
-                                         ? "' is not GLOB=POLICY (e.g. layers.*.mlp.*=split-k)"
-                                         : "' is not GLOB=PRECISION (e.g. lm_head=fp32)"));
-      }
-      parts.overrides.emplace_back(std::string(part.substr(0, eq)),
-                                   std::string(part.substr(eq + 1)));
+  return std::min({text.find('('), text.find(','), text.size()});
+}
+
+// The items of "G=V,G=V,..." split at the commas outside parentheses.
+std::vector<std::string_view> top_level_items(std::string_view text) {
+  std::vector<std::string_view> items;
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || (text[i] == ',' && depth == 0)) {
+      items.push_back(text.substr(start, i - start));
+      start = i + 1;
+    } else if (text[i] == '(') {
+      ++depth;
+    } else if (text[i] == ')') {
+      --depth;
     }
-    if (comma == std::string_view::npos) break;
-    rest.remove_prefix(comma + 1);
+  }
+  return items;
+}
+
+// Splits "BASE,G=V,..." or "BASE(G=V,...)" (`what`: "policy" or
+// "precision", for the messages); BASE and V may be kernel orders gpu(...).
+SpecParts split_spec(std::string_view text, std::string_view what) {
+  const std::string w(what);
+  SpecParts parts;
+  const std::size_t end = name_end(text);
+  parts.base = std::string(text.substr(0, end));
+  std::string_view rest = text.substr(end);
+  if (rest.empty()) return parts;
+  if (rest.front() == '(') {
+    // "P(G=Q,...)", the spelling list parameters keep whole, is "P,G=Q,...".
+    if (rest.back() != ')') refuse_list_spelling(text, w);
+    rest = rest.substr(1, rest.size() - 2);
+  } else if (rest.front() == ',') {
+    rest.remove_prefix(1);
+  } else {
+    refuse_list_spelling(text, w);
+  }
+  for (const std::string_view part : top_level_items(rest)) {
+    const std::size_t eq = part.find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+      throw std::invalid_argument(w + " override '" + std::string(part) +
+                                  (w == "policy"
+                                       ? "' is not GLOB=POLICY (e.g. layers.*.mlp.*=split-k)"
+                                       : "' is not GLOB=PRECISION (e.g. lm_head=fp32)"));
+    }
+    parts.overrides.emplace_back(std::string(part.substr(0, eq)), std::string(part.substr(eq + 1)));
   }
   return parts;
+}
+
+// One order of a reduction spec: a policy name or a kernel order gpu(...).
+std::pair<ReductionPolicy, GpuKernelOrder> parse_order(std::string_view text) {
+  if (text.starts_with("gpu(")) return {ReductionPolicy::gpu, parse_gpu_kernel_order(text)};
+  if (text == name(ReductionPolicy::gpu)) {
+    throw std::invalid_argument(
+        "gpu needs its kernel order: gpu(ARCH[,TYPE][,split-k=S][,promote=N]), e.g. gpu(hopper)");
+  }
+  return {parse_reduction_policy(text), GpuKernelOrder{}};
 }
 
 }  // namespace
@@ -129,6 +167,24 @@ ReductionPolicy Policy::reduction_of(std::string_view op, std::string_view part)
   return r;
 }
 
+GpuKernelOrder Policy::gpu_order_of(std::string_view op) const {
+  GpuKernelOrder g = gpu;
+  const std::string name(op);
+  for (const auto& o : overrides) {
+    if (matches(o.pattern, name)) g = o.gpu;
+  }
+  return g;
+}
+
+GpuKernelOrder Policy::gpu_order_of(std::string_view op, std::string_view part) const {
+  GpuKernelOrder g = gpu;
+  const std::string a(op), b(part);
+  for (const auto& o : overrides) {
+    if (matches(o.pattern, a) || matches(o.pattern, b)) g = o.gpu;
+  }
+  return g;
+}
+
 PrecisionPolicy Policy::precision_of(std::string_view op) const {
   PrecisionPolicy p = precision;
   const std::string name(op);
@@ -140,15 +196,23 @@ PrecisionPolicy Policy::precision_of(std::string_view op) const {
 
 Policy parse_reduction_spec(std::string_view text, PrecisionPolicy precision) {
   const SpecParts parts = split_spec(text, "policy");
-  Policy p(parse_reduction_policy(parts.base), precision);
-  for (const auto& [glob, value] : parts.overrides)
-    p.overrides.push_back({glob, parse_reduction_policy(value)});
+  const auto [base, base_gpu] = parse_order(parts.base);
+  Policy p(base, precision);
+  p.gpu = base_gpu;
+  for (const auto& [glob, value] : parts.overrides) {
+    const auto [order, gpu] = parse_order(value);
+    p.overrides.push_back({glob, order, gpu});
+  }
   return p;
 }
 
+std::string order_spec(ReductionPolicy r, const GpuKernelOrder& gpu) {
+  return r == ReductionPolicy::gpu ? name(gpu) : std::string(name(r));
+}
+
 std::string reduction_spec(const Policy& p) {
-  std::string s(name(p.reduction));
-  for (const auto& o : p.overrides) s += "," + o.pattern + "=" + std::string(name(o.reduction));
+  std::string s = order_spec(p.reduction, p.gpu);
+  for (const auto& o : p.overrides) s += "," + o.pattern + "=" + order_spec(o.reduction, o.gpu);
   return s;
 }
 

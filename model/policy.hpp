@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "matrixunits/kernel_order.hpp"
+
 namespace fplab::model {
 
 enum class ReductionPolicy {
@@ -60,6 +62,20 @@ enum class ReductionPolicy {
   // CPU's kernel and on OpenBLAS's version; tests/test_model_blas.cpp
   // measures the rest.
   blas,
+  // "gpu(ARCH[,TYPE][,split-k=S][,promote=N])": a GPU kernel on the matrix
+  // units of an architecture (matrixunits/kernel_order.hpp: each dot
+  // product of a linear op a chain of the architecture's MMA instruction
+  // over K, optional split-K and fp32 promotion), the parameters in
+  // Policy::gpu / OpOverride::gpu. Attention's two products the same way, as
+  // FlashAttention runs them on the matrix units: the scores q . k_j (K =
+  // head_dim) and, per output feature, P V over the visible keys (K = the
+  // keys seen; P, the unnormalised exp(s - max), rounded to the op's
+  // precision, then converted by the kernel to its input type), over all
+  // the keys at once (no KV split); the softmax's max, exp and sum (left to
+  // right from 0) and the division in IEEE fp32, as on the CUDA cores.
+  // RMSNorm's sum of squares runs batch-invariant's lanes(8) in fp32.
+  // Runs without tensor parallelism.
+  gpu,
 };
 
 enum class PrecisionPolicy {
@@ -85,15 +101,18 @@ enum class PrecisionPolicy {
 // where tensor parallelism is (tensor-parallel experiment).
 inline constexpr std::array kReductionPolicies = {
     ReductionPolicy::library, ReductionPolicy::split_k, ReductionPolicy::batch_invariant};
-// Every policy: what the parser accepts.
-// (blas is measured on request: --policy blas, an experiment's `policies`.)
+// Every unparametrised policy (what parse_reduction_policy accepts besides
+// "gpu", whose kernel orders parse_reduction_spec reads; blas is measured
+// on request: --policy blas, an experiment's `policies`).
 inline constexpr std::array kAllReductionPolicies = {
     ReductionPolicy::library, ReductionPolicy::split_k, ReductionPolicy::batch_invariant,
     ReductionPolicy::tp_invariant, ReductionPolicy::blas};
 
 // The order of RMSNorm's sum of squares (no product) under `p`: library's
-// under blas, else p's own.
+// under blas, batch-invariant's under gpu (fp32 on the CUDA cores), else
+// p's own.
 constexpr ReductionPolicy non_product_order(ReductionPolicy p) {
+  if (p == ReductionPolicy::gpu) return ReductionPolicy::batch_invariant;
   return p == ReductionPolicy::blas ? ReductionPolicy::library : p;
 }
 // In enum order (Model indexes its weight sets by it).
@@ -101,7 +120,8 @@ inline constexpr std::array kPrecisionPolicies = {PrecisionPolicy::fp32, Precisi
                                                   PrecisionPolicy::fp16,
                                                   PrecisionPolicy::layercast};
 
-// "library", "split-k", "batch-invariant", "tp-invariant", "blas"; "fp32", "bf16",
+// "library", "split-k", "batch-invariant", "tp-invariant", "blas", "gpu"
+// (the family; a spec spells its kernel order, gpu(hopper)); "fp32", "bf16",
 // "fp16", "layercast".
 std::string_view name(ReductionPolicy p);
 std::string_view name(PrecisionPolicy p);
@@ -117,6 +137,7 @@ PrecisionPolicy parse_precision_policy(std::string_view text);
 struct OpOverride {
   std::string pattern;
   ReductionPolicy reduction = ReductionPolicy::batch_invariant;
+  GpuKernelOrder gpu = {};  // reduction == gpu: the kernel order; else the default
   friend bool operator==(const OpOverride&, const OpOverride&) = default;
 };
 
@@ -136,6 +157,7 @@ struct PrecisionOverride {
 // (precision_policy.hpp); the next op reads that output as it is.
 struct Policy {
   ReductionPolicy reduction = ReductionPolicy::batch_invariant;
+  GpuKernelOrder gpu = {};  // reduction == gpu: the kernel order; else the default
   PrecisionPolicy precision = PrecisionPolicy::fp32;
   std::vector<OpOverride> overrides;
   std::vector<PrecisionOverride> precision_overrides;
@@ -151,6 +173,10 @@ struct Policy {
   // scores, a row-parallel op's all-reduce): the last override that
   // matches either name, so an override of the op covers its parts.
   [[nodiscard]] ReductionPolicy reduction_of(std::string_view op, std::string_view part) const;
+  // The kernel order of op `op` (of its part `part`) when its reduction_of
+  // is gpu: the gpu of the same override (or the base) reduction_of took.
+  [[nodiscard]] GpuKernelOrder gpu_order_of(std::string_view op) const;
+  [[nodiscard]] GpuKernelOrder gpu_order_of(std::string_view op, std::string_view part) const;
   // The precision of the op named `op`.
   [[nodiscard]] PrecisionPolicy precision_of(std::string_view op) const;
   // Whether every op runs under `precision` (no precision overrides): what
@@ -161,13 +187,19 @@ struct Policy {
 
 // A reduction spec: a policy name, then `,GLOB=POLICY` overrides, e.g.
 // "library,layers.*.mlp.*=split-k", also spelt "library(layers.*.mlp.*=split-k)"
-// (one item of a comma-separated list parameter). parse_reduction_spec throws
-// std::invalid_argument (one line) for an unknown name, an empty glob or a
-// part without '='; reduction_spec is its inverse (the comma spelling).
-// The result has `precision` and no precision overrides.
+// (one item of a comma-separated list parameter). A gpu policy is spelt as
+// its kernel order, anywhere a name may stand:
+// "gpu(hopper),lm_head=gpu(hopper,split-k=4)" (list spelling:
+// "gpu(hopper)(lm_head=gpu(hopper,split-k=4))"); a bare "gpu" is refused. parse_reduction_spec
+// throws std::invalid_argument (one line) for an unknown name, an empty glob or a part without '=';
+// reduction_spec is its inverse (the comma spelling). The result has `precision` and no precision
+// overrides.
 Policy parse_reduction_spec(std::string_view text,
                             PrecisionPolicy precision = PrecisionPolicy::fp32);
 std::string reduction_spec(const Policy& p);
+
+// The spelling of one order in a spec: name(r), or name(gpu) when r is gpu.
+std::string order_spec(ReductionPolicy r, const GpuKernelOrder& gpu);
 
 // A precision spec, the same grammar over precisions: "bf16,lm_head=fp32",
 // also spelt "bf16(lm_head=fp32)". parse_precision_spec returns `base` with

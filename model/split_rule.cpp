@@ -39,10 +39,11 @@ std::size_t dot_splits(ReductionPolicy policy, std::size_t rows, std::size_t out
       return 1;
     case ReductionPolicy::library:
     case ReductionPolicy::blas:
+    case ReductionPolicy::gpu:
       break;
   }
   throw std::invalid_argument("the " + std::string(name(policy)) +
-                              " policy leaves the order of its products to its library");
+                              " policy leaves the order of its products to its library or kernel");
 }
 
 Strategy dot_strategy(std::size_t splits) {
@@ -71,7 +72,10 @@ std::size_t attention_work_units(std::size_t heads, std::size_t total_query_bloc
 }
 
 std::size_t op_splits(ReductionPolicy order, const Op& op, std::size_t rows) {
-  if (order == ReductionPolicy::library || order == ReductionPolicy::blas) return 0;
+  if (order == ReductionPolicy::library || order == ReductionPolicy::blas ||
+      order == ReductionPolicy::gpu) {
+    return 0;
+  }
   if (op.product()) return dot_splits(order, rows, op.out_features, op.in_features);
   if (op.kind == OpKind::rmsnorm) return dot_splits(order, rows, 1, op.in_features);
   return 0;

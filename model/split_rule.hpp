@@ -105,8 +105,8 @@ std::size_t split_k_kv_parts(std::size_t work_units, std::size_t kv_len);
 
 // The K splits of a linear or rmsnorm op (model/forward_ops.hpp) under
 // `order` in a pass of `rows` rows; 0 when the order has no split count of
-// its own (library: Eigen's blocking; blas: OpenBLAS's) or the op is not a
-// dot product.
+// its own (library: Eigen's blocking; blas: OpenBLAS's; gpu: its kernel
+// order's split-k) or the op is not a dot product.
 std::size_t op_splits(ReductionPolicy order, const Op& op, std::size_t rows);
 
 // Work units of a forward call: heads * sum over sequences of

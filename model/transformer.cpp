@@ -296,32 +296,42 @@ Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorPar
   for (const auto& o : policy_.precision_overrides) check_used(o.pattern, false);
   orders_.reserve(model.ops().size());
   precisions_.reserve(model.ops().size());
+  // An order as a spec spells it: a gpu kernel order with its parameters.
+  const auto spelt = [this](const Op& op, const std::string& part) {
+    return order_spec(policy_.reduction_of(op.name, part), policy_.gpu_order_of(op.name, part));
+  };
   for (const Op& op : model.ops()) {
     ReductionPolicy r = policy_.reduction_of(op.name);
+    GpuKernelOrder gpu = policy_.gpu_order_of(op.name);
     // A fused op runs its reductions under one order: theirs, when they agree.
     if (!op.reductions.empty()) {
       r = policy_.reduction_of(op.name, op.reductions.front());
+      gpu = policy_.gpu_order_of(op.name, op.reductions.front());
       for (const std::string& part : op.reductions) {
-        if (policy_.reduction_of(op.name, part) != r) {
+        if (spelt(op, part) != spelt(op, op.reductions.front())) {
           std::string parts;
           for (const std::string& p : op.reductions) parts += (parts.empty() ? "" : ", ") + p;
           throw std::invalid_argument(op.name + " runs fused: " + parts +
                                       " take one order (softmax and pv share one KV partition), "
                                       "not " +
-                                      std::string(name(r)) + " and " +
-                                      std::string(name(policy_.reduction_of(op.name, part))));
+                                      spelt(op, op.reductions.front()) + " and " + spelt(op, part));
         }
       }
     }
     if (op.parallel == Parallel::row && tp.degree > 1 &&
-        policy_.reduction_of(op.name, all_reduce_name(op)) != r) {
-      throw std::invalid_argument(
-          all_reduce_name(op) + " adds in its op's order (" + std::string(name(r)) + "), not " +
-          std::string(name(policy_.reduction_of(op.name, all_reduce_name(op)))));
+        spelt(op, all_reduce_name(op)) != order_spec(r, gpu)) {
+      throw std::invalid_argument(all_reduce_name(op) + " adds in its op's order (" +
+                                  order_spec(r, gpu) + "), not " + spelt(op, all_reduce_name(op)));
+    }
+    if (r == ReductionPolicy::gpu && tp.degree > 1) {
+      throw std::invalid_argument(op.name + ": " + name(gpu) +
+                                  " runs without tensor parallelism (degree 1)");
     }
     // blas orders the products (attention's too); its norms are library's.
     const bool products = op.product() || op.kind == OpKind::attention;
     orders_.push_back(products ? r : non_product_order(r));
+    gpu_kernels_.push_back(orders_.back() == ReductionPolicy::gpu ? std::optional<GpuDot>(gpu)
+                                                                  : std::nullopt);
     precisions_.push_back(policy_.precision_of(op.name));
   }
   if (c.n_experts > 0 && tp.degree > 1) {
@@ -424,6 +434,8 @@ void Batch::product(const float* x, const float* w, float* y, std::size_t rows,
     kernels::linear_eigen(x, w, y, rows, out_features, in_features);
   } else if (order == ReductionPolicy::blas) {
     kernels::linear_blas(x, w, y, rows, out_features, in_features);
+  } else if (order == ReductionPolicy::gpu) {
+    kernels::linear_gpu(x, w, y, rows, out_features, in_features, *gpu_kernel_);
   } else {
     kernels::linear(x, w, y, rows, out_features, in_features,
                     dot_splits(order, rows, out_features, in_features));
@@ -453,6 +465,11 @@ void Batch::product(const float* x, const HalfMatrix& w, float* y, std::size_t r
     // OpenBLAS's own blocks, not linear_half's: its bits follow the shape.
     kernels::linear_blas_half(x, w.data, w.format, y, rows, out_features, in_features, widened_);
     return;
+  } else if (order == ReductionPolicy::gpu) {
+    block = [kernel = gpu_kernel_](const float* xs, const float* ws, float* ys, std::size_t m,
+                                   std::size_t n, std::size_t k) {
+      kernels::linear_gpu(xs, ws, ys, m, n, k, *kernel);
+    };
   } else {
     // The split rule's choice for the whole shape, in every block.
     const std::size_t splits = dot_splits(order, rows, out_features, in_features);
@@ -728,6 +745,7 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
 
   const auto& ops = model_->ops();
   for (std::size_t i = 0; i < ops.size(); ++i) {
+    gpu_kernel_ = gpu_kernels_[i] ? &*gpu_kernels_[i] : nullptr;
     run(ops[i], orders_[i], precisions_[i], new_tokens);
     if (observer_ != nullptr) {
       observer_->observe(i, std::span<const float>(buffer(ops[i].slot), M * ops[i].width()), *this);
@@ -853,6 +871,8 @@ void Batch::attention(const Op& op, std::size_t rows, ReductionPolicy order, Pre
   if (rows == 0) return;
   if (order == ReductionPolicy::library || order == ReductionPolicy::blas) {
     attention_library(op, prec, order == ReductionPolicy::blas);
+  } else if (order == ReductionPolicy::gpu) {
+    attention_gpu(op, rows, prec);
   } else {
     attention_split(op, rows, order, prec);
   }
@@ -960,6 +980,56 @@ void Batch::attention_split(const Op& op, std::size_t rows, ReductionPolicy orde
       for (std::size_t j = 0; j < kv; ++j) s[j] = s[j] / scale;
       attention_values_split(s.data(), parts, Vc, kvd, hd, prec, scratch,
                              att_.data() + r * d + h * hd);
+    }
+  }
+}
+
+// Per (row, head), on the matrix units (the gpu policy, FlashAttention's
+// products): s_j = kernel(q, k_j) / sqrt(hd) over the visible keys; m = max
+// s_j, e_j = exp(s_j - m), l = sum e_j left to right from 0 (fp32); then
+// o_i = kernel(round(e), V[:, i]) over the keys, for each feature i; the
+// output is o_i / l. One KV block: no split, no online rescaling.
+void Batch::attention_gpu(const Op& op, std::size_t rows, PrecisionPolicy prec) {
+  const auto& c = model_->config();
+  const std::size_t d = c.q_width(), kvd = c.kv_width(), hd = c.head_dim();
+  const std::size_t group = c.n_heads / c.kv_heads();
+  const std::size_t heads = head_end_ - head_begin_;
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
+  const GpuDot& kernel = *gpu_kernel_;
+  const auto items = static_cast<long>(rows * heads);
+  [[maybe_unused]] std::size_t work = 0;
+  for (std::size_t r = 0; r < rows; ++r) work += visible_keys(op, row_pos_[r]).size() * 2 * d;
+#pragma omp parallel if (work * 20 >= kernels::kParallelWork)
+  {
+    std::vector<float> s(c.context), p(c.context), column(c.context);
+#pragma omp for schedule(dynamic, 4)
+    for (long it = 0; it < items; ++it) {
+      const std::size_t r = static_cast<std::size_t>(it) / heads;
+      const std::size_t h = head_begin_ + static_cast<std::size_t>(it) % heads;
+      const std::size_t b = row_seq_[r];
+      const KeyRange seen = visible_keys(op, row_pos_[r]);
+      const std::size_t kv = seen.size();
+      const std::span<const float> q(q_.data() + r * d + h * hd, hd);
+      const float* K = cache_k(b, op.layer) + seen.begin * kvd + (h / group) * hd;
+      const float* Vc = cache_v(b, op.layer) + seen.begin * kvd + (h / group) * hd;
+      float m = -std::numeric_limits<float>::infinity();
+      for (std::size_t j = 0; j < kv; ++j) {
+        s[j] = kernel.dot(q, std::span<const float>(K + j * kvd, hd)) / scale;
+        m = std::max(m, s[j]);
+      }
+      float l = 0.0f;
+      for (std::size_t j = 0; j < kv; ++j) {
+        const float e = std::exp(s[j] - m);
+        l += e;
+        p[j] = round_to(prec, e);
+      }
+      float* out = att_.data() + r * d + h * hd;
+      for (std::size_t i = 0; i < hd; ++i) {
+        for (std::size_t j = 0; j < kv; ++j) column[j] = Vc[j * kvd + i];
+        out[i] = kernel.dot(std::span<const float>(p.data(), kv),
+                            std::span<const float>(column.data(), kv)) /
+                 l;
+      }
     }
   }
 }

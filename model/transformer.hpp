@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -359,13 +360,16 @@ class Batch {
   void attention(const Op& op, std::size_t rows, ReductionPolicy order, PrecisionPolicy prec);
   void attention_library(const Op& op, PrecisionPolicy prec, bool blas_products);
   void attention_split(const Op& op, std::size_t rows, ReductionPolicy order, PrecisionPolicy prec);
+  void attention_gpu(const Op& op, std::size_t rows, PrecisionPolicy prec);
   float* cache_k(std::size_t seq, std::size_t layer);
   float* cache_v(std::size_t seq, std::size_t layer);
 
   const Model* model_;
   Policy policy_;
-  std::vector<ReductionPolicy> orders_;      // per op
-  std::vector<PrecisionPolicy> precisions_;  // per op
+  std::vector<ReductionPolicy> orders_;             // per op
+  std::vector<PrecisionPolicy> precisions_;         // per op
+  std::vector<std::optional<GpuDot>> gpu_kernels_;  // per op: its kernel under gpu
+  const GpuDot* gpu_kernel_ = nullptr;              // the running op's
   OpObserver* observer_ = nullptr;
   ActivationQuantizer* quantizer_ = nullptr;
   TensorParallel tp_;

@@ -6,6 +6,12 @@ adversarial tiles, one per instruction below, computed by MMA-Sim itself
 Regenerate (Debian's python3 with python3-torch and numpy; about a minute):
     /usr/bin/python3 tools/make_mma_golden.py > tests/data/mma_golden.txt
 
+With --kernel-orders it writes tests/data/gpu_kernel_golden.txt instead: GPU
+kernel orders (matrixunits/kernel_order.hpp) run as chains of MMA-Sim's own
+instructions, the next instruction's C the last one's D (see
+kernel_order_golden below; a few minutes):
+    /usr/bin/python3 tools/make_mma_golden.py --kernel-orders > tests/data/gpu_kernel_golden.txt
+
 Format, per instruction (tests/test_matrixunits.cpp reads it):
     spec ARCH:INSTRUCTION M N K
     a HEX ...   A row-major, each element in its operand's storage:
@@ -258,8 +264,92 @@ def golden_scaled(spec, sim, rng):
                       "sb " + " ".join(storage_hex("f32", x) for row in sb for x in row)])
 
 
+# GPU kernel orders: fplab's name, the instruction its kernel runs (fplab's
+# kernel_instruction() must agree), the inputs' type, K, split-k, promote.
+KERNEL_ORDERS = [
+    ("gpu(volta,f16)", "volta:mma.m8n8k4.f32.f16.f16.f32", "f16", 40, 1, 0),
+    ("gpu(turing,f16)", "turing:mma.m16n8k8.f32.f16.f16.f32", "f16", 60, 1, 0),
+    ("gpu(ampere)", "ampere:mma.m16n8k16.f32.bf16.bf16.f32", "bf16", 80, 1, 0),
+    ("gpu(ampere,tf32,split-k=3)", "ampere:mma.m16n8k8.f32.tf32.tf32.f32", "tf32", 70, 3, 0),
+    ("gpu(ada,e4m3,promote=64)", "ada:mma.m16n8k32.f32.e4m3.e4m3.f32", "e4m3", 256, 1, 64),
+    ("gpu(hopper)", "hopper:wgmma.m64n8k16.f32.bf16.bf16", "bf16", 96, 1, 0),
+    ("gpu(hopper,split-k=4)", "hopper:wgmma.m64n8k16.f32.bf16.bf16", "bf16", 100, 4, 0),
+    ("gpu(hopper,e4m3)", "hopper:wgmma.m64n8k32.f32.e4m3.e4m3", "e4m3", 512, 1, 0),
+    ("gpu(hopper,e4m3,promote=128)", "hopper:wgmma.m64n8k32.f32.e4m3.e4m3", "e4m3", 512, 1, 128),
+    ("gpu(blackwell,f16,split-k=2)", "blackwell:tcgen05.m64n8k16.f32.f16.f16", "f16", 64, 2, 0),
+    ("gpu(rtx-blackwell,e5m2)", "rtx-blackwell:mma.m16n8k32.f32.e5m2.e5m2.f32", "e5m2", 96, 1, 0),
+    ("gpu(cdna1)", "cdna1:mfma.f32_16x16x8bf16", "bf16", 40, 1, 0),
+    ("gpu(cdna2,f16,split-k=2)", "cdna2:mfma.f32_16x16x16f16", "f16", 72, 2, 0),
+    ("gpu(cdna3)", "cdna3:mfma.f32_16x16x16_bf16", "bf16", 64, 1, 0),
+    ("gpu(cdna3,e4m3,promote=64)", "cdna3:mfma.f32_16x16x32_fp8_fp8", "fp8", 160, 1, 64),
+]
+
+CHAIN_PATTERNS = ["random", "wide", "positive", "cancel"]
+
+
+def chain_vector(rng, t, pattern, k):
+    if pattern == "wide":  # exponents far apart: alignment across blocks
+        return [with_low_bits(rng, t, value(rng, t, -20, 6)) for _ in range(k)]
+    if pattern == "positive":  # a growing sum: the accumulator's bits decide
+        return [abs(with_low_bits(rng, t, value(rng, t, -2, 3))) for _ in range(k)]
+    if pattern == "cancel":
+        v = [with_low_bits(rng, t, value(rng, t, 0, 5)) for _ in range(k // 2)]
+        return [x for pair in zip(v, [-x * 1.0 for x in v]) for x in pair][:k] + \
+            [value(rng, t, -12, -8)] * (k - 2 * (k // 2))
+    return [with_low_bits(rng, t, value(rng, t)) for _ in range(k)]
+
+
+def kernel_order_golden(order, spec, t, K, split_k, promote, rng):
+    """The kernel of matrixunits/kernel_order.hpp with MMA-Sim's instruction:
+    K padded with zeros to whole blocks of k, the blocks cut as
+    np.array_split cuts them into min(split_k, blocks) parts, each part a
+    chain from C = +0 (every promote elements its D added to a float32 p
+    and the chain restarted from +0; the part's result p + D), the parts'
+    results added in float32 left to right. R x C of the tile's dot
+    products are recorded (the other rows and columns zero)."""
+    sim = mmasim_shim.instruction(spec)
+    m, n, k = sim.m, sim.n, sim.k
+    r, c = min(m, 4), min(n, 4)
+    xs = [[f32(v) for v in chain_vector(rng, t, CHAIN_PATTERNS[i % 4], K)] for i in range(r)]
+    ys = [[f32(v) for v in chain_vector(rng, t, CHAIN_PATTERNS[(j + 1) % 4], K)]
+          for j in range(c)]
+    blocks = -(-K // k)
+    padded_x = np.zeros((m, blocks * k), dtype=np.float32)
+    padded_y = np.zeros((blocks * k, n), dtype=np.float32)
+    padded_x[:r, :K] = np.array(xs, dtype=np.float32)
+    padded_y[:K, :c] = np.array(ys, dtype=np.float32).T
+    parts = min(blocks, split_k)
+    starts = [len(p) for p in np.array_split(np.arange(blocks), parts)]
+    starts = [sum(starts[:s]) for s in range(parts + 1)]
+    zero = torch.zeros((m, n), dtype=torch.float32)
+    total = None
+    for s in range(parts):
+        acc, p = zero.clone(), zero.clone()
+        for blk in range(starts[s], starts[s + 1]):
+            a = padded_x[:, blk * k:(blk + 1) * k].tolist()
+            b = padded_y[blk * k:(blk + 1) * k, :].tolist()
+            acc = sim(tensor(t, a, (m, k)), tensor(t, b, (k, n)), acc).to(torch.float32)
+            if promote and (blk - starts[s] + 1) % (promote // k) == 0:
+                p, acc = p + acc, zero.clone()
+        partial = p + acc if promote else acc
+        total = partial if s == 0 else total + partial
+    d = total[:r, :c].contiguous().view(torch.int32).flatten().tolist()
+    return "\n".join([f"order {order} {spec} {K} {r} {c}",
+                      "x " + " ".join(storage_hex("f32", v) for row in xs for v in row),
+                      "y " + " ".join(storage_hex("f32", v) for row in ys for v in row),
+                      "d " + " ".join(format(int(v) & 0xFFFFFFFF, "08x") for v in d)])
+
+
 def main():
     rng = random.Random(43)
+    if sys.argv[1:] == ["--kernel-orders"]:
+        print("# MMA-Sim c785138 chains for fplab's GPU kernel orders: "
+              "tools/make_mma_golden.py --kernel-orders wrote this file.")
+        print("# order NAME INSTRUCTION K R C; x: R vectors of K, y: C vectors of K "
+              "(float32 bits); d: the R x C dot products")
+        for order in KERNEL_ORDERS:
+            print(kernel_order_golden(*order, rng), flush=True)
+        return
     print("# MMA-Sim c785138 goldens for fplab mma: tools/make_mma_golden.py wrote this file.")
     for spec in SPECS:
         print(golden(spec, rng), flush=True)

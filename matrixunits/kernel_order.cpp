@@ -1,0 +1,225 @@
+#include "matrixunits/kernel_order.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <charconv>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "precision/rounding.hpp"
+
+namespace fplab {
+
+namespace {
+
+[[noreturn]] void refuse_order(const std::string& message) { throw std::invalid_argument(message); }
+
+constexpr std::array kKernelInputs = {MmaType::bf16, MmaType::f16, MmaType::tf32, MmaType::e4m3,
+                                      MmaType::e5m2};
+
+// The instructions a kernel of each input type may run, best first; the
+// first the architecture has is its kernel's (step 1).
+std::vector<std::string_view> candidates(MmaType input) {
+  switch (input) {
+    case MmaType::bf16:
+      return {"wgmma.m64n8k16.f32.bf16.bf16",   "tcgen05.m64n8k16.f32.bf16.bf16",
+              "mma.m16n8k16.f32.bf16.bf16.f32", "mfma.f32_16x16x16_bf16",
+              "mfma.f32_16x16x16bf16_1k",       "mfma.f32_16x16x8bf16"};
+    case MmaType::f16:
+      return {"wgmma.m64n8k16.f32.f16.f16",   "tcgen05.m64n8k16.f32.f16.f16",
+              "mma.m16n8k16.f32.f16.f16.f32", "mma.m16n8k8.f32.f16.f16.f32",
+              "mma.m8n8k4.f32.f16.f16.f32",   "mfma.f32_16x16x16_f16",
+              "mfma.f32_16x16x16f16"};
+    case MmaType::tf32:
+      return {"wgmma.m64n8k8.f32.tf32.tf32", "tcgen05.m64n8k8.f32.tf32.tf32",
+              "mma.m16n8k8.f32.tf32.tf32.f32", "mfma.f32_16x16x8_xf32"};
+    case MmaType::e4m3:
+      return {"wgmma.m64n8k32.f32.e4m3.e4m3", "tcgen05.m64n8k32.f32.e4m3.e4m3",
+              "mma.m16n8k32.f32.e4m3.e4m3.f32", "mfma.f32_16x16x32_fp8_fp8"};
+    case MmaType::e5m2:
+      return {"wgmma.m64n8k32.f32.e5m2.e5m2", "tcgen05.m64n8k32.f32.e5m2.e5m2",
+              "mma.m16n8k32.f32.e5m2.e5m2.f32", "mfma.f32_16x16x32_bf8_bf8"};
+    default:
+      return {};
+  }
+}
+
+// The architecture's kernel instruction for `input`, or none (k == 0).
+MmaSpec find_instruction(MatrixArchitecture a, MmaType input) {
+  const std::string arch(name(a));
+  for (const std::string_view q : candidates(input)) {
+    try {
+      return parse_mma_spec(arch + ":" + std::string(q));
+    } catch (const std::invalid_argument&) {
+      continue;  // not this architecture's
+    }
+  }
+  return {};
+}
+
+int positive(std::string_view text, std::string_view what) {
+  int v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 1) {
+    refuse_order(std::string(what) + " must be a positive integer, not '" + std::string(text) +
+                 "'");
+  }
+  return v;
+}
+
+MmaType parse_kernel_input(std::string_view text) {
+  for (const MmaType t : kKernelInputs) {
+    if (name(t) == text) return t;
+  }
+  refuse_order("gpu: unknown input type or setting '" + std::string(text) +
+               "' (bf16, f16, tf32, e4m3, e5m2, split-k=S, promote=N)");
+}
+
+std::string type_list(MatrixArchitecture a) {
+  std::string out;
+  for (const MmaType t : kernel_input_types(a))
+    out += (out.empty() ? "" : ", ") + std::string(name(t));
+  return out;
+}
+
+// Part s of B blocks in S parts, as np.array_split cuts them.
+std::size_t part_start(std::size_t blocks, std::size_t parts, std::size_t s) {
+  return s * (blocks / parts) + std::min(s, blocks % parts);
+}
+
+}  // namespace
+
+std::string name(const GpuKernelOrder& o) {
+  std::string s = "gpu(" + std::string(name(o.architecture));
+  if (o.input != MmaType::bf16) s += "," + std::string(name(o.input));
+  if (o.split_k != 1) s += ",split-k=" + std::to_string(o.split_k);
+  if (o.promote != 0) s += ",promote=" + std::to_string(o.promote);
+  return s + ")";
+}
+
+GpuKernelOrder parse_gpu_kernel_order(std::string_view text) {
+  if (!text.starts_with("gpu(") || !text.ends_with(")") || text.size() < 6) {
+    refuse_order("'" + std::string(text) +
+                 "' is not gpu(ARCH[,TYPE][,split-k=S][,promote=N]) (e.g. gpu(hopper,split-k=4))");
+  }
+  std::string_view rest = text.substr(4, text.size() - 5);
+  GpuKernelOrder o;
+  bool first = true;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    if (first) {
+      o.architecture = parse_matrix_architecture(item);
+      first = false;
+    } else if (item.starts_with("split-k=")) {
+      o.split_k = positive(item.substr(8), "gpu: split-k");
+    } else if (item.starts_with("promote=")) {
+      o.promote = positive(item.substr(8), "gpu: promote");
+    } else {
+      o.input = parse_kernel_input(item);
+    }
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  const MmaSpec spec = kernel_instruction(o);
+  if (o.promote % spec.k != 0) {
+    refuse_order("gpu: promote=" + std::to_string(o.promote) + " is not a multiple of " +
+                 name(spec) + "'s k = " + std::to_string(spec.k));
+  }
+  return o;
+}
+
+MmaSpec kernel_instruction(const GpuKernelOrder& o) {
+  const MmaSpec spec = find_instruction(o.architecture, o.input);
+  if (spec.k == 0) {
+    refuse_order(std::string(name(o.architecture)) + " has no " + std::string(name(o.input)) +
+                 " matrix instruction with an f32 accumulator (its kernels take: " +
+                 type_list(o.architecture) + ")");
+  }
+  return spec;
+}
+
+std::vector<MmaType> kernel_input_types(MatrixArchitecture a) {
+  std::vector<MmaType> out;
+  for (const MmaType t : kKernelInputs) {
+    if (find_instruction(a, t).k != 0) out.push_back(t);
+  }
+  return out;
+}
+
+GpuDot::GpuDot(const GpuKernelOrder& o)
+    : order_(o), spec_(kernel_instruction(o)), rule_(dot_add_rule(spec_)) {
+  if (o.split_k < 1 || o.promote < 0 || o.promote % spec_.k != 0) {
+    refuse_order(name(o) +
+                 ": split-k must be >= 1 and promote a multiple of k = " + std::to_string(spec_.k));
+  }
+}
+
+double GpuDot::input_value(float v) const {
+  if (truncates_to_tf32(spec_.a)) return truncated_to_tf32(v);
+  // A bf16 value already (the forward pass at bf16 precision): kept as is,
+  // without the general rounding engine.
+  if (spec_.a == MmaType::bf16 && (std::bit_cast<std::uint32_t>(v) & 0xFFFFU) == 0) return v;
+  Format f = value_format(spec_.a);
+  if (!f.has_infinity() || spec_.a == MmaType::e5m2) f.overflow = Overflow::saturate;
+  return round(double{v}, RoundingOptions{f, Rounding::nearest_even});
+}
+
+void GpuDot::convert(std::span<const float> in, std::span<double> out) const {
+  for (std::size_t i = 0; i < in.size(); ++i) out[i] = input_value(in[i]);
+}
+
+float GpuDot::dot(std::span<const float> x, std::span<const float> y) const {
+  if (x.size() != y.size()) refuse_order("gpu dot: vectors of different lengths");
+  std::vector<double> a(x.size()), b(y.size());
+  convert(x, a);
+  convert(y, b);
+  return dot_converted(a, b);
+}
+
+float GpuDot::dot_converted(std::span<const double> x, std::span<const double> y) const {
+  if (x.size() != y.size()) refuse_order("gpu dot: vectors of different lengths");
+  const auto k = static_cast<std::size_t>(spec_.k);
+  const std::size_t blocks = std::max<std::size_t>(1, (x.size() + k - 1) / k);
+  const std::size_t parts = std::min(blocks, static_cast<std::size_t>(order_.split_k));
+  const auto promote_blocks = static_cast<std::size_t>(order_.promote) / k;  // 0: never
+  std::array<double, 64> a{}, b{};  // the padded last block (k <= 32)
+  float total = 0.0f;
+  for (std::size_t s = 0; s < parts; ++s) {
+    double acc = 0.0;
+    float promoted = 0.0f;
+    const std::size_t first = part_start(blocks, parts, s), end = part_start(blocks, parts, s + 1);
+    for (std::size_t blk = first; blk < end; ++blk) {
+      std::span<const double> xa = x.subspan(std::min(x.size(), blk * k));
+      std::span<const double> yb = y.subspan(std::min(y.size(), blk * k));
+      if (xa.size() >= k) {
+        xa = xa.first(k);
+        yb = yb.first(k);
+      } else {  // zeros past K
+        std::fill(std::copy(xa.begin(), xa.end(), a.begin()), a.begin() + static_cast<long>(k),
+                  0.0);
+        std::fill(std::copy(yb.begin(), yb.end(), b.begin()), b.begin() + static_cast<long>(k),
+                  0.0);
+        xa = std::span<const double>(a.data(), k);
+        yb = std::span<const double>(b.data(), k);
+      }
+      acc = dot_add(rule_, xa, yb, acc);
+      if (promote_blocks != 0 && (blk - first + 1) % promote_blocks == 0) {
+        promoted = promoted + static_cast<float>(acc);
+        acc = 0.0;
+      }
+    }
+    const float partial =
+        promote_blocks != 0 ? promoted + static_cast<float>(acc) : static_cast<float>(acc);
+    total = s == 0 ? partial : total + partial;
+  }
+  return total;
+}
+
+float gpu_dot(const GpuKernelOrder& o, std::span<const float> x, std::span<const float> y) {
+  return GpuDot(o).dot(x, y);
+}
+
+}  // namespace fplab

@@ -1,0 +1,103 @@
+// A GPU kernel's order for one dot product of length K on a matrix unit, as
+// plain data with a name and a parser that are inverse:
+//
+//   gpu(ARCH[,TYPE][,split-k=S][,promote=N])
+//   gpu(hopper)  gpu(a100,f16)  gpu(h100,split-k=4)  gpu(h800,e4m3,promote=128)
+//
+// ARCH is an architecture of matrixunits/architecture.hpp (or a GPU alias:
+// name() writes the architecture's own name); TYPE the inputs' type: bf16
+// (the default, left out of the name), f16, tf32, e4m3 or e5m2 (AMD's
+// instructions take them as xf32, fp8 and bf8: E4M3FNUZ, E5M2FNUZ).
+//
+// The kernel (gpu_dot):
+//  1. The instruction is the architecture's own for TYPE with an f32
+//     accumulator (kernel_instruction(): Hopper's wgmma, Blackwell's
+//     tcgen05, else PTX's mma of the largest k, or AMD's mfma 16x16);
+//     an architecture without one is refused (Volta and Turing have only
+//     f16). Its k is the block length.
+//  2. Each input is converted to TYPE as the kernel's load does: rounded to
+//     nearest even (bf16 and f16 overflowing to infinity, as
+//     __float2bfloat16 does; fp8 saturating at its largest finite value, as
+//     __NV_SATFINITE does); tf32 and xf32 are truncated by the unit itself
+//     (the float32's low 13 bits dropped, as MMA-Sim and fplab mma do). A
+//     value already of TYPE is kept.
+//  3. K is cut into ceil(K / k) blocks, the last padded with zeros (a
+//     predicated load's fill). The blocks are split into S contiguous parts
+//     as np.array_split splits them (the first B % S parts one block
+//     longer; S is at most the number of blocks). Each part is a chain of
+//     instructions from an accumulator of +0: acc = D of the instruction
+//     on the block's x, y and acc (matrixunits/dot_add.hpp's dot_add under
+//     the instruction's DotAddRule).
+//  4. With promote = N (a multiple of k), every N elements of a part the
+//     chain's accumulator is added to a float32 on the CUDA cores
+//     (p = p + acc, IEEE, from p = +0) and the chain restarts from +0 (the
+//     promotion DeepSeek-V3 uses, N_C = 128); at the part's end p + acc is
+//     its partial. Without it the partial is acc (a float32, or an e8m13
+//     value on an fp8 instruction that truncates to 13 bits).
+//  5. The partials are added in float32 left to right from the first
+//     (split-K's fixed-order reduction).
+//
+// Only the accumulator's chain and the fixed-order fp32 additions model a
+// kernel; how threads tile M and N does not change a dot product's bits.
+// parse_gpu_kernel_order() throws std::invalid_argument (one line) for a
+// malformed order, an unknown architecture or type, an architecture
+// without an instruction for the type, S < 1, or N not a positive multiple
+// of the instruction's k.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "matrixunits/architecture.hpp"
+#include "matrixunits/mma_spec.hpp"
+
+namespace fplab {
+
+struct GpuKernelOrder {
+  MatrixArchitecture architecture = MatrixArchitecture::hopper;
+  MmaType input = MmaType::bf16;  // bf16, f16, tf32, e4m3 or e5m2
+  int split_k = 1;                // S >= 1
+  int promote = 0;                // N_C, 0: never
+
+  friend bool operator==(const GpuKernelOrder&, const GpuKernelOrder&) = default;
+};
+
+std::string name(const GpuKernelOrder& o);
+GpuKernelOrder parse_gpu_kernel_order(std::string_view text);
+
+// The instruction the kernel runs (step 1).
+MmaSpec kernel_instruction(const GpuKernelOrder& o);
+
+// The input types the kernel accepts on the architecture (those with an
+// instruction), in the order bf16, f16, tf32, e4m3, e5m2.
+std::vector<MmaType> kernel_input_types(MatrixArchitecture a);
+
+// A prepared kernel: the order with its instruction and rule looked up
+// once. dot() is thread-safe.
+class GpuDot {
+ public:
+  explicit GpuDot(const GpuKernelOrder& o);
+  [[nodiscard]] const GpuKernelOrder& order() const { return order_; }
+  [[nodiscard]] const MmaSpec& instruction() const { return spec_; }
+  // x . y (same length) in the kernel's order, as a float32.
+  [[nodiscard]] float dot(std::span<const float> x, std::span<const float> y) const;
+  // The kernel's input conversion of one value (step 2), exact as a double.
+  [[nodiscard]] double input_value(float v) const;
+  // out[i] = input_value(in[i]) (same length).
+  void convert(std::span<const float> in, std::span<double> out) const;
+  // dot() of inputs already converted (steps 3-5): a product converts each
+  // row and column once, not once per output.
+  [[nodiscard]] float dot_converted(std::span<const double> x, std::span<const double> y) const;
+
+ private:
+  GpuKernelOrder order_;
+  MmaSpec spec_;
+  DotAddRule rule_;
+};
+
+// GpuDot(o).dot(x, y).
+float gpu_dot(const GpuKernelOrder& o, std::span<const float> x, std::span<const float> y);
+
+}  // namespace fplab

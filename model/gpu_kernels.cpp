@@ -1,0 +1,40 @@
+#include <algorithm>
+#include <span>
+#include <vector>
+
+#include "matrixunits/kernel_order.hpp"
+#include "model/kernels.hpp"
+
+namespace fplab::model::kernels {
+
+namespace {
+
+// Rows of w converted to the kernel's inputs at a time.
+constexpr std::size_t kGpuRows = 256;
+
+}  // namespace
+
+void linear_gpu(const float* x, const float* w, float* y, std::size_t M, std::size_t N,
+                std::size_t K, const GpuDot& kernel) {
+  // Each row of x and of w converted to the kernel's inputs once (w by
+  // blocks of rows), then every output's dot product on them.
+  std::vector<double> xs(M * K), ws(std::min(N, kGpuRows) * K);
+  kernel.convert(std::span<const float>(x, M * K), xs);
+  // A matrix-unit dot costs about 20x a float one: threads from a
+  // twentieth of the float kernels' threshold.
+  [[maybe_unused]] const bool threads = M * N * K * 20 >= kParallelWork;
+  for (std::size_t n0 = 0; n0 < N; n0 += kGpuRows) {
+    const std::size_t rows = std::min(kGpuRows, N - n0);
+    kernel.convert(std::span<const float>(w + n0 * K, rows * K),
+                   std::span<double>(ws).first(rows * K));
+    const auto outputs = static_cast<long>(M * rows);
+#pragma omp parallel for schedule(static, 64) if (threads)
+    for (long o = 0; o < outputs; ++o) {
+      const auto m = static_cast<std::size_t>(o) / rows, n = static_cast<std::size_t>(o) % rows;
+      y[m * N + n0 + n] = kernel.dot_converted(std::span<const double>(xs).subspan(m * K, K),
+                                               std::span<const double>(ws).subspan(n * K, K));
+    }
+  }
+}
+
+}  // namespace fplab::model::kernels
