@@ -29,6 +29,7 @@
 #include "cli/commands.hpp"
 #include "lab/experiment.hpp"
 #include "lab/stop_request.hpp"
+#include "reports/results_json.hpp"
 
 namespace fplab::cli {
 
