@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "bisect/ddmin.hpp"
 #include "io/array.hpp"
 #include "io/float_bits.hpp"
 #include "model/bundled.hpp"
@@ -340,81 +341,6 @@ bool equal(const Decoded& x, const Decoded& y) {
   return true;
 }
 
-// ddmin over `candidates` for the smallest subset made invariant that
-// gives equal logits; `good(all)` must hold.
-class Ddmin {
- public:
-  Ddmin(const Request& r, const Setting& a, const Setting& b,
-        const std::vector<std::string>& candidates, const SearchProgress* progress)
-      : r_(r), a_(a), b_(b), candidates_(candidates), progress_(progress) {}
-
-  bool good(const std::vector<std::size_t>& subset) {
-    const auto [it, fresh] = cache_.try_emplace(subset, false);
-    if (fresh) {
-      ++tests_;
-      it->second = logits_equal(r_, a_, b_, names(subset));
-      if (it->second && (!best_ || subset.size() < best_->size())) best_ = subset;
-      if (progress_ != nullptr && progress_->tested)
-        progress_->tested(best_ ? names(*best_) : std::vector<std::string>{}, tests_);
-    }
-    return it->second;
-  }
-
-  std::vector<std::string> names(const std::vector<std::size_t>& subset) const {
-    std::vector<std::string> out;
-    for (const auto i : subset) out.push_back(candidates_[i]);
-    return out;
-  }
-
-  // ddmin from `c` at granularity `n` (2: the textbook start).
-  std::vector<std::size_t> run(std::vector<std::size_t> c, std::size_t n) {
-    while (c.size() >= 2) {
-      const std::size_t parts = std::min(n, c.size());
-      std::vector<std::vector<std::size_t>> subsets(parts);
-      for (std::size_t i = 0; i < c.size(); ++i) subsets[i * parts / c.size()].push_back(c[i]);
-      bool reduced = false;
-      for (const auto& s : subsets) {
-        if (good(s)) {
-          c = s;
-          n = 2;
-          reduced = true;
-          break;
-        }
-      }
-      if (!reduced && parts > 2) {
-        for (std::size_t k = 0; k < parts; ++k) {
-          std::vector<std::size_t> complement;
-          for (std::size_t j = 0; j < parts; ++j)
-            if (j != k) complement.insert(complement.end(), subsets[j].begin(), subsets[j].end());
-          std::sort(complement.begin(), complement.end());
-          if (good(complement)) {
-            c = complement;
-            n = std::max<std::size_t>(parts - 1, 2);
-            reduced = true;
-            break;
-          }
-        }
-      }
-      if (reduced) continue;
-      if (parts >= c.size()) break;
-      n = std::min(c.size(), 2 * parts);
-    }
-    return c;
-  }
-
-  [[nodiscard]] std::size_t tests() const { return tests_; }
-
- private:
-  const Request& r_;
-  const Setting& a_;
-  const Setting& b_;
-  const std::vector<std::string>& candidates_;
-  const SearchProgress* progress_;
-  std::map<std::vector<std::size_t>, bool> cache_;
-  std::optional<std::vector<std::size_t>> best_;  // the smallest good set tested
-  std::size_t tests_ = 0;
-};
-
 }  // namespace
 
 bool logits_equal(const Request& r, const Setting& a, const Setting& b,
@@ -455,7 +381,19 @@ MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
   const std::vector<std::string> candidates = candidate_ops(r, a, b);
   const model::ReductionPolicy inv = invariant_order(a, b);
   MinimalFix fix;
-  Ddmin dd(r, a, b, candidates, progress);
+  const auto names = [&candidates](const Ddmin::Subset& subset) {
+    std::vector<std::string> out;
+    for (const auto i : subset) out.push_back(candidates[i]);
+    return out;
+  };
+  Ddmin::Tested tested;
+  if (progress != nullptr && progress->tested) {
+    tested = [&](const std::optional<Ddmin::Subset>& best, std::size_t tests) {
+      progress->tested(best ? names(*best) : std::vector<std::string>{}, tests);
+    };
+  }
+  Ddmin dd([&](const Ddmin::Subset& subset) { return logits_equal(r, a, b, names(subset)); },
+           tested);
   std::vector<std::size_t> all(candidates.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   if (!dd.good(all)) {
@@ -478,7 +416,7 @@ MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
   }
   std::vector<std::size_t> set;
   if (!dd.good({})) set = dd.run(start, granularity);
-  fix.ops = dd.names(set);
+  fix.ops = names(set);
   fix.tests = dd.tests();
   const auto overrides = compact_overrides(*r.model, fix.ops, inv);
   for (const auto& [setting, spec] : {std::pair{&a, &fix.policy_a}, std::pair{&b, &fix.policy_b}}) {

@@ -9,7 +9,7 @@
 //    V cache ops at every position up to its own; for embed, the token).
 //    Ordered so, the first differing output always has matching inputs;
 //    the check is still made, and said.
-//  - a minimal fix (ddmin, Zeller and Hildebrandt 2002): a smallest set of
+//  - a minimal fix (ddmin, Zeller and Hildebrandt 2002: bisect/ddmin.hpp): a smallest set of
 //    ops which, made invariant in both settings (batch-invariant, or
 //    tp-invariant when either setting is tensor-parallel) while every
 //    other op keeps its setting's order, makes the logits of every decoded

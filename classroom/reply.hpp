@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "io/exact_json.hpp"
 #include "io/numbers.hpp"
 
 namespace fplab::classroom {
@@ -30,10 +31,8 @@ const char* guarded(F&& f) {
   }
 }
 
-template <class T>
-json exact_value(T v) {
-  return {{"hex", fplab::to_hex(v)}, {"decimal", fplab::to_decimal(v)}};
-}
+// A float as {"hex", "decimal"}: the one spelling `fplab sum --json` prints too.
+using fplab::exact_value;
 
 // The words of `text`, split at white space.
 inline std::vector<std::string> words(const char* text) {

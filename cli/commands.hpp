@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "lab/exit_status.hpp"
+
 namespace fplab::cli {
 
 void add_sum_command(CLI::App& app);
@@ -35,8 +37,6 @@ std::vector<std::int64_t> parse_token_ids(std::string_view flag, const std::stri
 
 // Thrown by a command that finished its work but must exit non-zero with a
 // meaning of its own (fplab diff: 1 = drift); main returns `code`.
-struct ExitStatus {
-  int code;
-};
+using fplab::ExitStatus;  // lab/exit_status.hpp
 
 }  // namespace fplab::cli

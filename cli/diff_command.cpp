@@ -33,6 +33,7 @@
 #include "reports/baseline.hpp"
 #include "reports/diff.hpp"
 #include "reports/directory_diff.hpp"
+#include "reports/results_json.hpp"
 
 namespace fplab::cli {
 

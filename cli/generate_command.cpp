@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "cli/numeric_options.hpp"
+#include "cli/generate_options.hpp"
 #include "cli/stop_signals.hpp"
 #include "collectives/npy_matrix.hpp"
 #include "io/atomic_file.hpp"
@@ -46,21 +46,17 @@
 #include "model/gated_decode.hpp"
 #include "model/op_trace.hpp"
 #include "model/policy.hpp"
-#include "model/prompts.hpp"
 #include "model/split_rule.hpp"
 #include "model/transformer.hpp"
 #include "mpi/launcher.hpp"
 #include "mpi/tp_rank.hpp"
 #include "sampling/decode.hpp"
+#include "sampling/generate_request.hpp"
 #include "sampling/pipeline.hpp"
 
 namespace fplab::cli {
 
 namespace {
-
-// The prompt of the headline's lead example (batch-answers' prompt 3).
-constexpr std::string_view kDefaultPrompt = model::kPrompts[2];
-constexpr std::size_t kMaxBatch = 1024;
 
 // SIGINT / SIGTERM (cli/stop_signals.hpp): nothing is written before the
 // answer is complete (--logits and --dump are renamed into place at the
@@ -86,84 +82,17 @@ std::string dump_json(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-struct GenerateOptions {
-  std::string prompt = std::string(kDefaultPrompt);
-  std::string prompt_ids;  // given: the prompt as token ids, instead of `prompt`
-  bool from_ids = false;
-  std::size_t steps = 0;
-  std::size_t samples = 1;
-  std::size_t batch = 0;  // 0: as many rows as samples
-  bool json = false;
-  double temperature = 1.0;
-  std::int64_t top_k = 0;
-  double top_p = 1.0;
-  double presence = 0.0;
-  double frequency = 0.0;
-  double repetition = 1.0;
-  std::string order = "penalties,temperature,top-k,top-p";
-  std::uint64_t seed = 0;
-  std::string precision = "fp32";
-  std::string policy = "batch-invariant";
-  std::size_t split_k = 0;  // 0: the split rule's count
-  std::string model;
-  std::size_t tp = 1;
-  std::string allreduce = "ompi-default";
-  bool tp_in_process = false;
-  std::string logits;
-  std::string dump;
-  std::string tp_rank_out;  // set: this process is a rank of an mpirun job
-  int tp_fail_rank = -1;    // fault injection (tests): this rank dies mid-run
-  double timeout = 120;
-  std::string gate;  // gated greedy decoding (model/gated_decode.hpp)
-};
-
-// The same command for the ranks (every option spelled out; doubles in
-// shortest round-trip form).
-std::vector<std::string> rank_command(const GenerateOptions& o, std::size_t steps,
+// The same request for the ranks: the steps resolved, the model's path
+// spelled out, this process's outputs left here (the ranks write to `dir`).
+std::vector<std::string> rank_command(const sampling::GenerateRequest& r, std::size_t steps,
                                       const std::filesystem::path& dir) {
-  std::vector<std::string> argv = {mpi_rank_program().string(),
-                                   "generate",
-                                   "--steps",
-                                   std::to_string(steps),
-                                   "--temperature",
-                                   fmt::format("{}", o.temperature),
-                                   "--top-k",
-                                   std::to_string(o.top_k),
-                                   "--top-p",
-                                   fmt::format("{}", o.top_p),
-                                   "--presence-penalty",
-                                   fmt::format("{}", o.presence),
-                                   "--frequency-penalty",
-                                   fmt::format("{}", o.frequency),
-                                   "--repetition-penalty",
-                                   fmt::format("{}", o.repetition),
-                                   "--order",
-                                   o.order,
-                                   "--seed",
-                                   std::to_string(o.seed),
-                                   "--samples",
-                                   std::to_string(o.samples),
-                                   "--precision",
-                                   o.precision,
-                                   "--policy",
-                                   o.policy,
-                                   "--model",
-                                   model::model_path(o.model).string(),
-                                   "--tp",
-                                   std::to_string(o.tp),
-                                   "--allreduce",
-                                   o.allreduce,
-                                   "--tp-rank-out",
-                                   dir.string()};
-  if (o.from_ids) {
-    argv.insert(argv.end(), {"--prompt-ids", o.prompt_ids});
-  } else {
-    argv.push_back(o.prompt);
-  }
-  if (o.batch != 0) argv.insert(argv.end(), {"--batch", std::to_string(o.batch)});
-  if (o.json) argv.emplace_back("--json");
-  if (o.tp_fail_rank >= 0)
-    argv.insert(argv.end(), {"--tp-fail-rank", std::to_string(o.tp_fail_rank)});
+  sampling::GenerateRequest ranks = r;
+  ranks.steps = steps;
+  ranks.model = model::model_path(r.model).string();
+  ranks.logits.clear();
+  ranks.tp_rank_out = dir.string();
+  std::vector<std::string> argv = {mpi_rank_program().string(), "generate"};
+  for (auto& a : ranks.to_args()) argv.push_back(std::move(a));
   return argv;
 }
 
@@ -202,99 +131,12 @@ std::string read_text(const std::filesystem::path& path) {
 }  // namespace
 
 void add_generate_command(CLI::App& app) {
-  auto o = std::make_shared<GenerateOptions>();
+  auto o = std::make_shared<sampling::GenerateRequest>();
   auto* cmd = app.add_subcommand(
       "generate",
       "Continue a prompt with a model (seeded sampling): the bundled character model, or a "
       "checkpoint with --model");
-  auto* prompt_text =
-      cmd->add_option("prompt", o->prompt,
-                      "The text to continue (on the bundled model: characters of its vocabulary)")
-          ->capture_default_str();
-  auto* prompt_ids =
-      cmd->add_option("--prompt-ids", o->prompt_ids,
-                      "Start from these token ids instead of a text: 1,2,3 or [1,2,3] (as "
-                      "fplab tokenize prints them; each below the model's vocabulary size)")
-          ->excludes(prompt_text);
-  auto* steps_option =
-      cmd->add_option("-n,--steps", o->steps,
-                      "Tokens to generate, 1 or more (characters on the bundled model; default: "
-                      "up to 200, as the context allows)");
-  cmd->add_option("-t,--temperature", o->temperature, "Temperature; 0 or less: greedy (argmax)")
-      ->capture_default_str();
-  cmd->add_option("-k,--top-k", o->top_k, "Keep the k most likely tokens (0: off)")
-      ->capture_default_str();
-  cmd->add_option("-p,--top-p", o->top_p,
-                  "Keep the smallest set holding this much probability (1: off)")
-      ->capture_default_str();
-  cmd->add_option("--presence-penalty", o->presence,
-                  "Subtracted once from every token generated so far")
-      ->capture_default_str();
-  cmd->add_option("--frequency-penalty", o->frequency, "Subtracted once per occurrence so far")
-      ->capture_default_str();
-  cmd->add_option("--repetition-penalty", o->repetition,
-                  "CTRL penalty on tokens generated so far (1: off)")
-      ->capture_default_str();
-  cmd->add_option("--order", o->order,
-                  "Stage order: a permutation of penalties,temperature,top-k,top-p")
-      ->capture_default_str();
-  cmd->add_option("-s,--seed", o->seed, "Seed of the draw (std::mt19937_64)")
-      ->capture_default_str();
-  cmd->add_option("--samples", o->samples, "Samples to print, with seeds seed, seed+1, ...")
-      ->capture_default_str()
-      ->check(integer_in(1, 1000));
-  cmd->add_option("--batch", o->batch,
-                  "Rows in the batch: the samples, then copies of the prompt (default: the "
-                  "samples alone); the answer printed is row 0's")
-      ->check(integer_in(1, kMaxBatch));
-  cmd->add_flag("--json", o->json,
-                "Print {\"prompt_ids\": [...], \"ids\": [...], \"text\": \"...\"} per sample "
-                "(ids and text: the generated characters only)");
-  cmd->add_option("--precision", o->precision,
-                  "fp32, bf16, fp16 or layercast, then per-op overrides ,GLOB=PRECISION "
-                  "(e.g. bf16,lm_head=fp32: each op reads its precision's weights and rounds "
-                  "its output to it)")
-      ->capture_default_str();
-  cmd->add_option("--policy", o->policy,
-                  "Reduction order: library, split-k, batch-invariant, tp-invariant or blas "
-                  "(OpenBLAS sgemm/sgemv products), then "
-                  "per-op overrides ,GLOB=POLICY (e.g. library,layers.*.mlp.*=split-k; "
-                  "fplab ops lists the ops)")
-      ->capture_default_str();
-  cmd->add_option("--split-k", o->split_k,
-                  "With --policy split-k: cut every product's K into this many splits "
-                  "(model/split_rule.hpp; default: the split rule's count for the shape)")
-      ->check(integer_in(1, 4096));
-  cmd->add_option("--model", o->model,
-                  "Model file (default: $FPLAB_MODEL, else model/data/kjv-char.safetensors)");
-  cmd->add_option("--tp", o->tp,
-                  "Tensor-parallel ranks: spawns mpirun -np T, each rank holding its shard "
-                  "(1: one process, no MPI)")
-      ->capture_default_str();
-  cmd->add_option("--allreduce", o->allreduce,
-                  "All-reduce of the row-parallel sums: ompi-default or a pinned ompi-* "
-                  "algorithm (tp-invariant always adds as a fixed tree)")
-      ->capture_default_str();
-  cmd->add_flag("--tp-in-process", o->tp_in_process,
-                "Compute every shard in this process (the order model's prediction; no mpirun)");
-  cmd->add_option("--logits", o->logits,
-                  "Write the (steps x vocabulary) float32 logits that chose each token "
-                  "(.npy, C order; needs --samples 1)");
-  cmd->add_option("--dump", o->dump,
-                  "Write every op's output for the first sample, pass after pass, to this "
-                  ".safetensors file (tensors 'step<N>.<op>', [positions, width] float32)");
-  cmd->add_option("--gate", o->gate,
-                  "Greedy decoding under --policy (fast, batch-variant) made equal to "
-                  "batch-invariant decoding: bound, margin:TAU or window:W (also fast, "
-                  "invariant); with --batch N, N gated copies of the prompt; prints the gate's "
-                  "counts as one JSON line on stderr (with --json: in the object on stdout)");
-  cmd->add_option("--timeout", o->timeout, "Seconds before a hung MPI job is killed")
-      ->capture_default_str()
-      ->check(number_in(0.1, 86400.0));
-  cmd->add_option("--tp-rank-out", o->tp_rank_out,
-                  "Internal: this process is a rank of the mpirun job --tp starts");
-  cmd->add_option("--tp-fail-rank", o->tp_fail_rank,
-                  "Fault injection for tests: this rank exits mid-run (status 3)");
+  const GenerateOptionHandles handles = add_generate_options(*cmd, *o);
   cmd->footer(
       "Examples:\n"
       "  fplab generate -t 0 -n 40                     greedy, 40 characters of the bundled model\n"
@@ -303,7 +145,7 @@ void add_generate_command(CLI::App& app) {
       "  fplab generate --model HuggingFaceTB/SmolLM2-135M -t 0 -n 20 'The capital of France is'\n"
       "                                                20 tokens of a checkpoint\n"
       "  fplab generate -t 0 -n 8 --logits /tmp/l.npy  and the logits that chose each token");
-  cmd->callback([o, prompt_ids, steps_option] {
+  cmd->callback([o, handles] {
     // A rank of an mpirun job dies of mpirun's signals; the command itself
     // honours a stop request from here on, a model's loading included.
     std::optional<StopWatcher> watcher;
@@ -314,8 +156,8 @@ void add_generate_command(CLI::App& app) {
     } else {
       default_stop_signals();
     }
-    o->from_ids = prompt_ids->count() > 0;
-    if (steps_option->count() > 0 && o->steps == 0) {
+    finish_generate_request(handles, *o);
+    if (handles.steps->count() > 0 && o->steps == 0) {
       throw std::invalid_argument(
           "--steps 0: nothing to generate (leave -n out for as many as the context allows, up "
           "to 200)");

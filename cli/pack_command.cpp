@@ -28,6 +28,7 @@
 #include "cli/commands.hpp"
 #include "io/array.hpp"
 #include "reports/results.hpp"
+#include "reports/results_json.hpp"
 
 namespace fplab::cli {
 

@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "reports/report.hpp"
+#include "reports/results_json.hpp"
 
 namespace fplab::cli {
 

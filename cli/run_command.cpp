@@ -16,11 +16,11 @@
 
 #include "cli/commands.hpp"
 #include "cli/numeric_options.hpp"
-#include "cli/run_workers.hpp"
 #include "cli/stop_signals.hpp"
 #include "io/atomic_file.hpp"
 #include "lab/experiment.hpp"
 #include "lab/progress_pace.hpp"
+#include "lab/run_workers.hpp"
 #include "lab/stop_request.hpp"
 #include "reports/context.hpp"
 #include "reports/report.hpp"
@@ -51,7 +51,7 @@ std::string command_line(const RunOptions& o) {
 // What the stop action reports: set by the run before each experiment.
 struct Progress {
   std::string out;
-  std::mutex mutex;  // `finished` grows in a reader thread (cli/run_workers.hpp)
+  std::mutex mutex;  // `finished` grows in a reader thread (lab/run_workers.hpp)
   std::vector<std::string> finished;
   std::string current;  // set when no experiment runs: "the report"
   const std::vector<PlannedRun>* plan = nullptr;

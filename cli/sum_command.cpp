@@ -34,6 +34,7 @@
 #include "cli/commands.hpp"
 #include "cli/narrow_text.hpp"
 #include "io/array.hpp"
+#include "io/exact_json.hpp"
 #include "io/npy.hpp"
 #include "io/numbers.hpp"
 #include "io/text_columns.hpp"
@@ -71,11 +72,6 @@ std::vector<T> parse_all(const std::vector<std::string>& words) {
   out.reserve(words.size());
   for (const auto& w : words) out.push_back(parse_number<T>(w));
   return out;
-}
-
-template <class T>
-nlohmann::json exact_value(T v) {
-  return {{"hex", to_hex(v)}, {"decimal", to_decimal(v)}};
 }
 
 // ---- NaN, one spelling ---------------------------------------------------------

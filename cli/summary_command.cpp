@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "reports/results.hpp"
+#include "reports/results_json.hpp"
 
 namespace fplab::cli {
 

@@ -4,19 +4,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <ctime>
 #include <map>
 #include <optional>
 #include <random>
 #include <set>
-#include <thread>
 
 #include "io/input_error.hpp"
 #include "io/numbers.hpp"
 #include "lab/experiment.hpp"
 #include "lab/python_replay.hpp"
 #include "lab/random.hpp"
-#include "mpi/enumerate.hpp"
+#include "mpi/enumerate_job.hpp"
 #include "reductions/orders.hpp"
 #include "reductions/strategy.hpp"
 
@@ -56,223 +54,7 @@ Enumerated<T> enumerate_here(const Strategy& s, const std::string& dtype,
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
 }
 
-// ---- across MPI ranks (ranks >= 1) ------------------------------------------------
-
-double thread_cpu_seconds() {
-  timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
-// One thread's CPU seconds for enumerating a row on the first k numbers
-// (the level programme or the subtree tables, as a run does), repeated for
-// at least 0.05 s, and what that enumeration did. CPU time, not wall time:
-// on a loaded machine the wall clock says how busy the others are.
-struct Timed {
-  double seconds = 0;
-  OrderWork work;
-};
-Timed time_row(const Strategy& s, const std::string& dtype, std::span<const double> numbers) {
-  const auto time = [&](auto zero) {
-    using T = decltype(zero);
-    std::vector<T> x(numbers.begin(), numbers.end());
-    Timed t;
-    const double start = thread_cpu_seconds();
-    int runs = 0;
-    while (t.seconds < 0.05) {
-      t.work = enumerate_orders_in_team<T>(s, std::span<const T>(x), OrderTeam{}, 1).work;
-      ++runs;
-      t.seconds = thread_cpu_seconds() - start;
-    }
-    t.seconds /= runs;
-    return t;
-  };
-  return dtype == "float32" ? time(0.0f) : time(0.0);
-}
-
-// The numbers' multiplicities in the row's dtype (value_multiplicities:
-// equal bits group, as the enumeration groups them).
-std::vector<std::uint64_t> multiplicities(const std::string& dtype,
-                                          std::span<const double> numbers) {
-  if (dtype == "float32") {
-    const std::vector<float> x(numbers.begin(), numbers.end());
-    return value_multiplicities<float>(x);
-  }
-  return value_multiplicities<double>(numbers);
-}
-
-// One core's CPU seconds for a row of n numbers, as a range, and its basis.
-//
-// kahan and neumaier (the level programme, most of a default run): its
-// cost is its steps, not n! (reductions/orders.hpp): the first n - 2
-// numbers are enumerated now, and their distinct states per level, as a
-// mean per sub-multiset, predict the steps on n (estimate_level_steps);
-// times the CPU seconds per step measured there. Measured on the default
-// numbers at n = 13..15 (docs/bench.md, "15! orders"): the predicted steps
-// 0.5x to 2x the real ones, the seconds per step 0.8x to 4x the prefix's
-// (larger levels miss the caches). So: low = half the steps at the
-// prefix's cost, high = twice the steps at 4x its cost, mid = the steps at
-// 2x. The levels are tabulated only while they fit OrderTeam::budget_bytes;
-// where the prediction says one would not, the walk takes over and the cost
-// is factorial in the slots left (`walk_from`), which no prefix measures.
-//
-// The tree strategies (the subtree tables, a few per cent of a default
-// run) and exact: timed on the first n - 3 and n - 2 numbers, the growth
-// factor b / a applied twice more (mid); half that to 4x it. Rows of up to 8
-// numbers are timed as they are.
-struct Expected {
-  double low = 0, mid = 0, high = 0;  // one core's CPU seconds
-  bool level = false;                 // by the level programme's steps
-  std::size_t measured = 0;           // numbers enumerated for the estimate
-  double steps = 0;                   // predicted (level programme)
-  double ns_per_step = 0;             // measured on the prefix
-  bool walks = false;                 // at the high end, a level would not fit: the walk
-  std::size_t walk_from = 0;          // takes over from this level
-};
-
-Expected expected_core_seconds(const Strategy& s, const std::string& dtype,
-                               std::span<const double> numbers) {
-  const std::size_t n = numbers.size();
-  Expected e;
-  if (n <= 8) {
-    e.low = e.mid = e.high = time_row(s, dtype, numbers).seconds;
-    e.measured = n;
-    return e;
-  }
-  e.measured = n - 2;
-  const Timed b = time_row(s, dtype, numbers.first(n - 2));
-  if (s.order == Order::kahan || s.order == Order::neumaier) {
-    const auto subsets_m = sub_multisets_by_size(multiplicities(dtype, numbers.first(n - 2)));
-    const auto subsets_n = sub_multisets_by_size(multiplicities(dtype, numbers));
-    const OrderTeam team;
-    const auto predict = [&](double scale) {
-      return estimate_level_steps(b.work, subsets_m, subsets_n, 2, team.budget_bytes, scale);
-    };
-    const OrderStepsEstimate lo = predict(0.5), mid = predict(1), hi = predict(2);
-    const double per_step = b.seconds / std::max<double>(1, static_cast<double>(b.work.steps));
-    e.level = true;
-    e.steps = mid.steps;
-    e.ns_per_step = per_step * 1e9;
-    e.low = lo.steps * per_step;
-    e.mid = mid.steps * per_step * 2;
-    e.high = hi.steps * per_step * 4;
-    e.walks = hi.levels + 1 < n;
-    e.walk_from = hi.levels;
-    return e;
-  }
-  const Timed a = time_row(s, dtype, numbers.first(n - 3));
-  const double g = std::max(1.0, b.seconds / std::max(a.seconds, 1e-9));
-  e.mid = b.seconds * g * g;
-  e.low = e.mid / 2;
-  e.high = e.mid * 4;
-  return e;
-}
-
-struct Distributed {
-  std::vector<MpiEnumerateRow> rows;  // strategy-major, dtype-minor
-  std::size_t ranks = 0;
-  int threads = 0;      // OpenMP threads per rank
-  double expected = 0;  // seconds, printed before the job started (mid)
-  double expected_low = 0, expected_high = 0;
-  std::size_t walk_from = 0;  // with walks: the lowest level a row's walk may start from
-  double wall = 0;            // the whole job, mpirun's start included
-  double cpu = 0;             // every rank's enumeration CPU time, summed
-  std::uint64_t orders = 0;   // n! times the rows
-};
-
-Distributed enumerate_distributed(const std::vector<Strategy>& strategies,
-                                  const std::vector<std::string>& dtypes,
-                                  std::span<const double> numbers, std::size_t ranks,
-                                  int rank_threads) {
-  Distributed d;
-  d.ranks = ranks;
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  d.threads =
-      rank_threads > 0 ? rank_threads : static_cast<int>(std::max<std::size_t>(1, cores / ranks));
-  const std::size_t n = numbers.size();
-  std::uint64_t per_row = 1;
-  for (std::size_t k = 2; k <= n; ++k) per_row *= k;
-  const double used = static_cast<double>(std::min<std::size_t>(ranks * d.threads, cores));
-  // The level programme's rows split over the team (each rank builds about
-  // 1/P of every level); the subtree tables' split only their top node, each
-  // rank building every table below it, so mid and high count them whole.
-  double steps = 0, ns_low = 0, ns_high = 0;
-  std::size_t measured = n;
-  bool level_rows = false, other_rows = false;
-  std::string walks;
-  for (const auto& s : strategies) {
-    for (const auto& dtype : dtypes) {
-      const Expected e = expected_core_seconds(s, dtype, numbers);
-      measured = e.measured;
-      d.orders += per_row;
-      if (!e.level) {
-        other_rows = true;
-        d.expected_low += e.low / used;
-        d.expected += e.mid;
-        d.expected_high += e.high;
-        continue;
-      }
-      d.expected_low += e.low / used;
-      d.expected += e.mid / used;
-      d.expected_high += e.high / used;
-      steps += e.steps;
-      ns_low = level_rows ? std::min(ns_low, e.ns_per_step) : e.ns_per_step;
-      ns_high = std::max(ns_high, e.ns_per_step);
-      level_rows = true;
-      if (e.walks) {
-        d.walk_from = walks.empty() ? e.walk_from : std::min(d.walk_from, e.walk_from);
-        walks += fmt::format("{}{} {}", walks.empty() ? "" : ", ", s.name(), dtype);
-      }
-    }
-  }
-  std::string basis;
-  if (measured == n) {
-    basis = "every row timed now on one thread";
-  } else {
-    if (level_rows) {
-      basis = fmt::format(
-          "kahan and neumaier (the level programme) enumerated now on the first {} numbers on "
-          "one thread: their distinct states per level, scaled to {} numbers, predict {:.2g} "
-          "steps (0.5x to 2x), at the {:.0f} to {:.0f} ns per step measured there (up to 4x for "
-          "larger levels)",
-          measured, n, steps, ns_low, ns_high);
-    }
-    if (other_rows) {
-      basis += fmt::format("{}the other rows by their time's growth from {} to {} numbers",
-                           basis.empty() ? "" : "; ", measured - 1, measured);
-    }
-    basis += fmt::format("; extrapolated over {} numbers, not measured", n - measured);
-  }
-  if (!walks.empty()) {
-    basis += fmt::format(
-        ". {}: a level may exceed the level programme's {} MiB from level {} of {} on, and "
-        "the walk over the slots left is factorial: this may be far off (the job's timeout is "
-        "set from the high end)",
-        walks, OrderTeam{}.budget_bytes >> 20, d.walk_from + 1, n);
-  }
-  fmt::print(stderr,
-             "permutations: {}! = {} orders x {} rows on {} MPI ranks x {} threads ({} cores "
-             "here): expected about {:.2g} s ({:.2g} to {:.2g} s) if the cores are idle. "
-             "Basis: {}\n",
-             n, per_row, d.orders / per_row, ranks, d.threads, cores, d.expected, d.expected_low,
-             d.expected_high, basis);
-  std::fflush(stderr);
-  MpiEnumerateRequest request;
-  request.numbers.assign(numbers.begin(), numbers.end());
-  for (const auto& s : strategies) request.strategies.push_back(s.name());
-  request.dtypes = dtypes;
-  request.ranks = ranks;
-  request.threads = d.threads;
-  // A hung rank ends it; from the high end, so that a long honest run is not cut short.
-  request.timeout_seconds = std::max(600.0, 5 * d.expected_high);
-  const auto start = std::chrono::steady_clock::now();
-  d.rows = mpi_enumerate(request);
-  d.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  for (const auto& r : d.rows) {
-    for (double c : r.rank_cpu_seconds) d.cpu += c;
-  }
-  return d;
-}
+// ---- across MPI ranks (ranks >= 1): mpi/enumerate_job.hpp runs the job -----
 
 template <class T>
 Enumerated<T> from_distributed(const MpiEnumerateRow& row) {
@@ -281,7 +63,7 @@ Enumerated<T> from_distributed(const MpiEnumerateRow& row) {
   return e;
 }
 
-Table distributed_table(const Distributed& d) {
+Table distributed_table(const DistributedEnumeration& d) {
   Table t{"exhaustive-ranks", "Across MPI ranks: each rank's share", "order, precision, rank"};
   t.add_column("seconds", "wall seconds", ".3f")
       .add_column("cpu", "CPU seconds", ".3f")
@@ -459,7 +241,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
     std::vector<Table> histograms;
     std::vector<Figure> figures;
     timings.add_column("seconds", "seconds", ".3f");
-    std::optional<Distributed> distributed;
+    std::optional<DistributedEnumeration> distributed;
     std::size_t next_row = 0;
     if (ranks > 0) {
       distributed =

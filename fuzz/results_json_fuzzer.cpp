@@ -9,7 +9,10 @@
 #include "fuzz/fuzz_support.hpp"
 #include "reports/report.hpp"
 #include "reports/report_document.hpp"
+#include "reports/report_html.hpp"
+#include "reports/report_markdown.hpp"
 #include "reports/results.hpp"
+#include "reports/results_json.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto path = fplab::fuzz::scratch_file("results", data, size);

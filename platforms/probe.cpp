@@ -33,6 +33,7 @@
 #include "reductions/exact.hpp"
 #include "reductions/strategy.hpp"
 #include "reports/results.hpp"
+#include "reports/results_json.hpp"
 
 #ifndef FPLAB_PROBE_CONFIG
 #define FPLAB_PROBE_CONFIG "unnamed"

@@ -30,6 +30,7 @@
 #include "reductions/strategy.hpp"
 #include "reports/array_diff.hpp"
 #include "reports/results.hpp"
+#include "reports/results_json.hpp"
 #ifdef FPLAB_PYTHON_MODEL
 #include "python/torch_kernels.hpp"
 #endif

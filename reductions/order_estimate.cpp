@@ -1,11 +1,12 @@
-// What a larger enumeration will cost: the level programme's steps on n
-// values predicted from its distinct states per level on fewer
-// (reductions/orders.hpp says the model and what it was checked against).
+// What a larger enumeration will cost (reductions/order_estimate.hpp; its
+// header says the model and what it was checked against).
+#include "reductions/order_estimate.hpp"
+
 #include <algorithm>
+#include <ctime>
 #include <stdexcept>
 
 #include "reductions/order_machines.hpp"
-#include "reductions/orders.hpp"
 
 namespace fplab {
 
@@ -70,6 +71,91 @@ OrderStepsEstimate estimate_level_steps(const OrderWork& measured,
     e.steps += feeds;
     feeds_before = feeds;
   }
+}
+
+namespace {
+
+double thread_cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// One thread's CPU seconds for enumerating a row on the first k numbers
+// (the level programme or the subtree tables, as a run does), repeated for
+// at least 0.05 s, and what that enumeration did. CPU time, not wall time:
+// on a loaded machine the wall clock says how busy the others are.
+struct Timed {
+  double seconds = 0;
+  OrderWork work;
+};
+Timed time_row(const Strategy& s, const std::string& dtype, std::span<const double> numbers) {
+  const auto time = [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<T> x(numbers.begin(), numbers.end());
+    Timed t;
+    const double start = thread_cpu_seconds();
+    int runs = 0;
+    while (t.seconds < 0.05) {
+      t.work = enumerate_orders_in_team<T>(s, std::span<const T>(x), OrderTeam{}, 1).work;
+      ++runs;
+      t.seconds = thread_cpu_seconds() - start;
+    }
+    t.seconds /= runs;
+    return t;
+  };
+  return dtype == "float32" ? time(0.0f) : time(0.0);
+}
+
+// The numbers' multiplicities in the row's dtype (value_multiplicities:
+// equal bits group, as the enumeration groups them).
+std::vector<std::uint64_t> multiplicities(const std::string& dtype,
+                                          std::span<const double> numbers) {
+  if (dtype == "float32") {
+    const std::vector<float> x(numbers.begin(), numbers.end());
+    return value_multiplicities<float>(x);
+  }
+  return value_multiplicities<double>(numbers);
+}
+
+}  // namespace
+
+OrderCostEstimate expected_core_seconds(const Strategy& s, const std::string& dtype,
+                                        std::span<const double> numbers) {
+  const std::size_t n = numbers.size();
+  OrderCostEstimate e;
+  if (n <= 8) {
+    e.low = e.mid = e.high = time_row(s, dtype, numbers).seconds;
+    e.measured = n;
+    return e;
+  }
+  e.measured = n - 2;
+  const Timed b = time_row(s, dtype, numbers.first(n - 2));
+  if (s.order == Order::kahan || s.order == Order::neumaier) {
+    const auto subsets_m = sub_multisets_by_size(multiplicities(dtype, numbers.first(n - 2)));
+    const auto subsets_n = sub_multisets_by_size(multiplicities(dtype, numbers));
+    const OrderTeam team;
+    const auto predict = [&](double scale) {
+      return estimate_level_steps(b.work, subsets_m, subsets_n, 2, team.budget_bytes, scale);
+    };
+    const OrderStepsEstimate lo = predict(0.5), mid = predict(1), hi = predict(2);
+    const double per_step = b.seconds / std::max<double>(1, static_cast<double>(b.work.steps));
+    e.level = true;
+    e.steps = mid.steps;
+    e.ns_per_step = per_step * 1e9;
+    e.low = lo.steps * per_step;
+    e.mid = mid.steps * per_step * 2;
+    e.high = hi.steps * per_step * 4;
+    e.walks = hi.levels + 1 < n;
+    e.walk_from = hi.levels;
+    return e;
+  }
+  const Timed a = time_row(s, dtype, numbers.first(n - 3));
+  const double g = std::max(1.0, b.seconds / std::max(a.seconds, 1e-9));
+  e.mid = b.seconds * g * g;
+  e.low = e.mid / 2;
+  e.high = e.mid * 4;
+  return e;
 }
 
 }  // namespace fplab

@@ -48,8 +48,8 @@
 // drive, the per-thread counter), order_walk.cpp (the walk and its shares),
 // order_levels.cpp (the level tables and the team), order_profile.hpp (the
 // FPLAB_ORDERS_PROFILE phases), order_histogram.cpp (merging by bit pattern),
-// order_estimate.cpp (a larger enumeration's steps predicted from a smaller
-// one's OrderWork: the permutations experiment's expected time).
+// order_estimate.hpp (what a larger enumeration will cost, predicted from a
+// smaller one's OrderWork: the permutations experiment's expected time).
 #pragma once
 
 #include <cstdint>
@@ -98,7 +98,7 @@ class ReductionProgram {
 };
 
 // What one enumeration did, this rank's part: what the run's cost
-// estimate (estimate_order_seconds below) is built from.
+// estimate (reductions/order_estimate.hpp) is built from.
 struct OrderWork {
   // The level programme: per level d = 0, 1, ..., levels tabulated, the
   // team's distinct states over all its sub-multisets of d values (level 0:
@@ -206,52 +206,5 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> histogram_bits(const OrderH
 
 // Whether enumerate_orders supports `s`.
 bool enumerable(const Strategy& s);
-
-// ---- what a larger enumeration will cost ------------------------------------------
-//
-// The level programme's cost is not n!: it is its steps (machine feeds).
-// Level d + 1 is built by feeding each of the n - d values left into every
-// state of level d, so it costs S_d (n - d) steps, S_d being level d's
-// distinct states: (its sub-multisets) x (their mean distinct states), and
-// the walk from the last level L tabulated costs S_L (n - L) + S_L (n - L)
-// (n - L - 1) + ... + S_L (n - L)! steps: one per state when L = n - 1,
-// factorial when a level would not fit in OrderTeam::budget_bytes. Measured
-// (docs/bench.md, "15! orders"): the default kahan and neumaier rows' steps
-// on 13 to 15 numbers within 0.5x to 2x of this model fed with the first
-// n - 2 numbers' per-sub-multiset means, and the CPU seconds per step 12 to
-// 63 ns, mostly rising with the levels' size (caches): 0.8x to 4x the
-// prefix's. So steps predict the cost, and a smaller prefix's seconds per
-// step mostly under-price them.
-
-// How many sub-multisets of each size d = 0..n values with these
-// multiplicities (group sizes of equal values, summing to n) have: the
-// coefficients of prod_g (1 + x + ... + x^mult_g). Distinct values: C(n, d).
-std::vector<double> sub_multisets_by_size(std::span<const std::uint64_t> multiplicities);
-// The multiplicities of x's values as the enumeration groups them (equal
-// bit patterns: -0 and +0 are two groups). T: float or double.
-template <class T>
-std::vector<std::uint64_t> value_multiplicities(std::span<const T> x);
-
-struct OrderStepsEstimate {
-  double steps = 0;          // all of them, the walk's included
-  double walk_steps = 0;     // the walk's
-  std::size_t levels = 0;    // levels tabulated before the walk
-  double largest_level = 0;  // the most states of one level (its bytes: x (width + 1) x 8)
-};
-
-// The level programme's steps on n values (subsets_n: sub_multisets_by_size
-// of them, n + 1 entries), predicted from its OrderWork on the first m of
-// them (subsets_m, m + 1 entries): level d's mean distinct states per
-// sub-multiset are taken over from the measured level d, times `scale`;
-// levels past the measured ones keep growing by the last measured level's
-// ratio; then the steps as above, the levels tabulated while the next one's
-// predicted size (as the programme predicts it) fits `budget_bytes` at
-// `width` words per state (kahan and neumaier: 2). Throws
-// std::invalid_argument without at least two measured levels, or when the
-// sizes do not match.
-OrderStepsEstimate estimate_level_steps(const OrderWork& measured,
-                                        std::span<const double> subsets_m,
-                                        std::span<const double> subsets_n, std::size_t width,
-                                        std::size_t budget_bytes, double scale = 1);
 
 }  // namespace fplab

@@ -21,6 +21,9 @@
 #include "io/input_error.hpp"
 #include "reports/argument.hpp"
 #include "reports/report_document.hpp"
+#include "reports/report_html.hpp"
+#include "reports/report_markdown.hpp"
+#include "reports/results_json.hpp"
 
 namespace fplab {
 

@@ -1,15 +1,13 @@
 // The report as a document: one walk over the records (build_document)
 // decides every section, paragraph, table, figure, CSV link and wall time;
-// two renderers print that document as Markdown (report.md) and as a
-// self-contained HTML page (report.html). Neither renderer decides content,
-// so the two files cannot drift apart.
-//
-// Markdown escaping: '|' and line breaks in record text (enough for GitHub
-// tables; record text is plain prose). HTML escaping: & < > " everywhere.
+// two renderers print that document, each in its own file:
+// reports/report_markdown.hpp (report.md) and reports/report_html.hpp (a
+// self-contained report.html). Neither renderer decides content, so the two
+// files cannot drift apart; a table's cells read the same in both
+// (reports/report_cells.hpp).
 #pragma once
 
 #include <filesystem>
-#include <functional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -117,15 +115,5 @@ std::vector<std::string> claim_sources(const Results& r);
 // The whole report of `r` (which must outlive the document: tables are
 // referenced). `plots`: the SVGs were rendered.
 Document build_document(const Results& r, bool plots);
-
-std::string render_markdown(const Document& d);
-std::string render_markdown(const Grid& g);
-
-// `svg_text(path)` returns the SVG of figures/NAME.svg, or empty if it
-// cannot be read; the page shows it as an <img> whose source is a data: URI
-// of that SVG (self-contained, and a figure that fails to decode has no
-// natural width: the browser test sees it).
-std::string render_html(const Document& d,
-                        const std::function<std::string(const std::string&)>& svg_text);
 
 }  // namespace fplab::report

@@ -1,6 +1,6 @@
 // The fingerprint of a results file and everything that writes or checks
-// it (reports/results.hpp). Apart from results.cpp because it needs sha256
-// (io/sha256.hpp, OpenSSL): a program without OpenSSL links results.cpp
+// it (reports/results.hpp). Apart from results_json.cpp because it needs sha256
+// (io/sha256.hpp, OpenSSL): a program without OpenSSL links results_json.cpp
 // alone and writes files without a fingerprint (the platform probes,
 // platforms/CMakeLists.txt), which fplab computes when it reads them.
 #include <nlohmann/json.hpp>
@@ -9,7 +9,7 @@
 #include "io/atomic_file.hpp"
 #include "io/input_error.hpp"
 #include "io/sha256.hpp"
-#include "reports/results.hpp"
+#include "reports/results_json.hpp"
 
 namespace fplab {
 

@@ -1,7 +1,8 @@
 // fplab bisect (bisect/bisect.hpp, bisect/dump_diff.hpp): a planted change
 // is the op found first, ddmin's set restores bit equality and is
 // 1-minimal (checked here through the --policy text it prints), and with
-// every op invariant nothing diverges (the negative controls).
+// every op invariant nothing diverges (the negative controls); ddmin on its
+// own (bisect/ddmin.hpp) finds a planted set among decoys.
 #include <algorithm>
 #include <bit>
 #include <catch2/catch.hpp>
@@ -9,10 +10,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bisect/bisect.hpp"
+#include "bisect/ddmin.hpp"
 #include "bisect/dump_diff.hpp"
 #include "bisect/engine_dumps.hpp"
 #include "cli_runner.hpp"
@@ -66,6 +69,37 @@ bool equal_under(const Request& r, const Setting& a, const Setting& b, const std
 }
 
 }  // namespace
+
+// ddmin alone, on a test that passes exactly when a subset holds both 3
+// and 11 of 16 candidates: the answer is that pair, 1-minimal, each subset
+// tested once; a test no subset but the whole set passes keeps it whole.
+TEST_CASE("bisect: ddmin finds a planted pair among 16 candidates, 1-minimal", "[bisect]") {
+  using fplab::bisect::Ddmin;
+  const auto holds_pair = [](const Ddmin::Subset& s) {
+    const auto has = [&s](std::size_t i) { return std::find(s.begin(), s.end(), i) != s.end(); };
+    return has(3) && has(11);
+  };
+  std::size_t calls = 0;
+  std::size_t reported = 0;
+  Ddmin dd([&](const Ddmin::Subset& s) { return ++calls, holds_pair(s); },
+           [&](const std::optional<Ddmin::Subset>& best, std::size_t tests) {
+             reported = tests;
+             if (best) CHECK(holds_pair(*best));
+           });
+  Ddmin::Subset all(16);
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  REQUIRE(dd.good(all));
+  const Ddmin::Subset found = dd.run(all, 2);
+  CHECK(found == Ddmin::Subset{3, 11});
+  CHECK_FALSE(holds_pair({3}));
+  CHECK_FALSE(holds_pair({11}));
+  CHECK(calls == dd.tests());
+  CHECK(reported == dd.tests());
+  // Negative control: only the whole set passes, so nothing is removed.
+  Ddmin whole([](const Ddmin::Subset& s) { return s.size() == 16; });
+  REQUIRE(whole.good(all));
+  CHECK(whole.run(all, 2) == all);
+}
 
 TEST_CASE("bisect: a planted per-op override is the op found first, and ddmin finds exactly it",
           "[bisect]") {

@@ -66,7 +66,7 @@ TEST_CASE("fplab run all --quick twice, in two processes: one fingerprint",
         fingerprint_of("run compiler-drift --quick --set seed=8", "drift-8"));
 }
 
-// cli/run_workers.hpp: experiments spread over worker processes come back
+// lab/run_workers.hpp: experiments spread over worker processes come back
 // bit for bit, in plan order.
 TEST_CASE("fplab run --jobs: the results do not depend on the number of workers",
           "[cli][run][fingerprint]") {

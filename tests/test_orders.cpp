@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "reductions/order_estimate.hpp"
 #include "reductions/orders.hpp"
 #include "reductions/strategy.hpp"
 #include "tests/order_brute_force.hpp"

@@ -18,7 +18,10 @@
 #include "reports/ranges.hpp"
 #include "reports/report.hpp"
 #include "reports/report_document.hpp"
+#include "reports/report_html.hpp"
+#include "reports/report_markdown.hpp"
 #include "reports/results.hpp"
+#include "reports/results_json.hpp"
 #include "test_support.hpp"
 
 using namespace fplab;

@@ -9,6 +9,7 @@
 #include "cli_runner.hpp"
 #include "reports/diff.hpp"
 #include "reports/results.hpp"
+#include "reports/results_json.hpp"
 
 using fplab::test::run_fplab;
 using nlohmann::json;

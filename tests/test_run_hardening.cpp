@@ -169,7 +169,7 @@ TEST_CASE("fplab run: unwritable folders and final names are exit 2 and one line
 }
 
 TEST_CASE("fplab run: SIGINT and SIGTERM stop at the next progress point", "[hardening][cli]") {
-  // In one process (--jobs 1) and over two workers (cli/run_workers.hpp).
+  // In one process (--jobs 1) and over two workers (lab/run_workers.hpp).
   for (const std::string jobs : {"1", "2"})
     for (const int signal : {SIGTERM, SIGINT}) {
       INFO("--jobs " << jobs);

@@ -34,7 +34,7 @@
 #include "lab/planning.hpp"
 #include "reports/results.hpp"
 
-namespace fplab::cli {
+namespace fplab {
 
 struct WorkerHooks {
   // Before experiment `index` starts, in the process that runs it.
@@ -54,4 +54,4 @@ std::vector<std::string> running_experiments(const std::vector<PlannedRun>& plan
 // stop action before it exits.
 void kill_workers();
 
-}  // namespace fplab::cli
+}  // namespace fplab

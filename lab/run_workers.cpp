@@ -1,4 +1,4 @@
-#include "cli/run_workers.hpp"
+#include "lab/run_workers.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -26,11 +26,12 @@
 #include <thread>
 #include <vector>
 
-#include "cli/commands.hpp"
+#include "lab/exit_status.hpp"
 #include "lab/experiment.hpp"
 #include "lab/stop_request.hpp"
+#include "reports/results_json.hpp"
 
-namespace fplab::cli {
+namespace fplab {
 
 namespace {
 
@@ -366,4 +367,4 @@ std::vector<ExperimentRecord> run_in_workers(const std::vector<PlannedRun>& plan
   return collector.result();
 }
 
-}  // namespace fplab::cli
+}  // namespace fplab
