@@ -5,6 +5,7 @@
 #include <fstream>
 #include <regex>
 
+#include "checkpoints/mapped_file.hpp"
 #include "io/input_error.hpp"
 
 namespace fplab::checkpoints {

@@ -320,10 +320,10 @@ Experiment make() {
                .order = 350,
                .seed = 43,
                .claims = {"G1", "G2", "G3", "G4"},
-               .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2", 1,
+               .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "4", "1", 1,
                                              12)
                               .quick_when_large("1"),
-                          ParamSpec::integer("steps", "greedy steps per prompt", "60", "3", 1, 190)
+                          ParamSpec::integer("steps", "greedy steps per prompt", "40", "3", 1, 190)
                               .quick_when_large("2"),
                           ParamSpec::integer("fp8_trials", "fp8 dot products of K = 4096", "64",
                                              "8", 1, 10000),
