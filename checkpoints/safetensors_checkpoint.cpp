@@ -1,7 +1,9 @@
 // A Hugging Face directory's checkpoint: config.json and model.safetensors,
 // or model.safetensors.index.json and its shards (checkpoints/checkpoint.hpp
 // says what is guaranteed).
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 
 #include "checkpoints/checkpoint_builder.hpp"

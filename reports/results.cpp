@@ -102,7 +102,9 @@ void check_id(std::string_view what, std::string_view id) {
   }
 }
 
-void validate(const Table& t) {
+}  // namespace
+
+void validate_table(const Table& t) {
   check_id("table id", t.id);
   for (const auto& c : t.columns) check_id("column id", c.id);
   for (const auto& r : t.rows) {
@@ -113,8 +115,6 @@ void validate(const Table& t) {
     }
   }
 }
-
-}  // namespace
 
 const Value* Row::get(const std::string& column) const {
   const auto it = cells.find(column);
@@ -158,14 +158,14 @@ const Value* Table::get(std::string_view row_key, std::string_view column_id) co
 }
 
 Table& ExperimentRecord::add_table(Table t) {
-  validate(t);
+  validate_table(t);
   if (table(t.id) != nullptr) throw std::logic_error("duplicate table '" + t.id + "'");
   tables.push_back(std::move(t));
   return tables.back();
 }
 
 Table& ExperimentRecord::add_measurement(Table t) {
-  validate(t);
+  validate_table(t);
   if (table(t.id) != nullptr) throw std::logic_error("duplicate table '" + t.id + "'");
   measurements.push_back(std::move(t));
   return measurements.back();

@@ -113,6 +113,10 @@ struct Table {
   [[nodiscard]] const Value* get(std::string_view row_key, std::string_view column_id) const;
 };
 
+// Throws std::logic_error unless the table's and its columns' ids are
+// non-empty and free of '/' and every cell of every row names a column.
+void validate_table(const Table& t);
+
 struct Series {
   std::string column;  // y values: a column of the figure's table
   std::string title;

@@ -147,7 +147,7 @@ Table table_from(const json& j, const std::string& experiment) {
     t.rows.push_back(std::move(row));
   }
   try {
-    validate(t);
+    validate_table(t);
   } catch (const std::logic_error& e) {
     bad(where + ": " + e.what());
   }
