@@ -25,12 +25,12 @@ TEST_CASE("claims table: unique ids, every row filled, every experiment's ids in
     CHECK_FALSE(c.source.empty());
     CHECK_FALSE(c.figure.empty());
   }
-  // Every claim of claims.md: A1-A5, B1-B12, C1-C6, D1-D8, P1-P3.
-  for (const auto& [letter, count] :
-       std::vector<std::pair<char, int>>{{'A', 5}, {'B', 12}, {'C', 6}, {'D', 8}, {'P', 3}}) {
+  // Every claim of claims.md: A1-A5, B1-B12, C1-C6, D1-D8, G1-G4, P1-P3.
+  for (const auto& [letter, count] : std::vector<std::pair<char, int>>{
+           {'A', 5}, {'B', 12}, {'C', 6}, {'D', 8}, {'G', 4}, {'P', 3}}) {
     for (int i = 1; i <= count; ++i) CHECK(ids.count(std::string(1, letter) + std::to_string(i)));
   }
-  CHECK(ids.size() == 34);
+  CHECK(ids.size() == 38);
   for (const auto* e : registered_experiments()) {
     for (const auto& id : e->info.claims) CHECK_NOTHROW(find_claim(id));
   }
@@ -128,7 +128,7 @@ TEST_CASE("every experiment is experiments/<id>.cpp, its id with '-' as '_'", "[
     CHECK(text.find(".id = \"" + e->info.id + "\"") != std::string::npos);  // it registers that id
     files.insert(file);
   }
-  CHECK(files.size() == 25);  // 23, op-localisation and gated-determinism
+  CHECK(files.size() == 26);  // 23, op-localisation, gated-determinism and gpu-generations
   // The other way round: every .cpp there is an experiment's (the folder
   // holds no framework code: that is lab/).
   std::size_t cpp_files = 0;

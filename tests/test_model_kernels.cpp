@@ -216,7 +216,7 @@ TEST_CASE("policies: names round trip, unknown names rejected", "[model][policy]
   CHECK_THROWS_WITH(
       parse_reduction_policy("splitk"),
       "unknown reduction policy 'splitk' (expected library, split-k, batch-invariant, "
-      "tp-invariant or blas)");
+      "tp-invariant, blas or gpu(ARCH[,TYPE][,split-k=S][,promote=N]))");
   CHECK_THROWS_AS(parse_precision_policy("fp8"), std::invalid_argument);
 }
 

@@ -602,6 +602,7 @@ def write_gguf(path, cfg, stored, dtype, tokenizer_json, pre, quantize_q8=False)
     arch = GGUF_ARCH[cfg["architectures"][0]]
     nh, nkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     kv = gguf_metadata(cfg, tokenizer_json, pre)
+    moe = moe_shape(cfg)
     entries = []  # (gguf name, ggml type, HF-order shape, raw)
     expert_parts = {}  # HF name of an expert's matrix -> (layer, gate|up|down, expert)
     if moe:
