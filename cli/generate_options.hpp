@@ -21,9 +21,9 @@ struct GenerateOptionHandles {
   CLI::Option* steps = nullptr;       // given as 0: refused
 };
 
-// Declares every option of `cmd` writing into `r` (which must outlive it).
+// Declares every option of `app` writing into `r` (which must outlive it).
 // After parsing, `r.from_ids` is set by finish_generate_request.
-GenerateOptionHandles add_generate_options(CLI::App& cmd, sampling::GenerateRequest& r);
+GenerateOptionHandles add_generate_options(CLI::App& app, sampling::GenerateRequest& r);
 void finish_generate_request(const GenerateOptionHandles& h, sampling::GenerateRequest& r);
 
 // The request that `fplab generate ARGS...` makes (ARGS: what to_args()
