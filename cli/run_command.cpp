@@ -154,8 +154,12 @@ void add_run_command(CLI::App& app) {
     state.current = "the plan";
     Results results;
     {
-      const StopWatcher watcher;  // lab/stop_request.hpp: stops between progress points
-      stop_if_requested();        // one that came before: acted on before a plan loads a model
+      // lab/stop_request.hpp: stops between progress points while planning.
+      // Ended before run_in_workers forks, which starts its own: a fork
+      // beside a running thread can leave the child waiting on a lock that
+      // thread held (under ASan the test of this command hung so).
+      std::optional<StopWatcher> watcher(std::in_place);
+      stop_if_requested();  // one that came before: acted on before a plan loads a model
       const auto plan = plan_runs(opts->ids, opts->quick, opts->settings);
       check_writable_folder(opts->out);
       const bool tty = isatty(STDERR_FILENO) != 0;
@@ -181,6 +185,7 @@ void add_run_command(CLI::App& app) {
         const std::lock_guard<std::mutex> lock(state.mutex);
         state.finished.push_back(rec.id);
       };
+      watcher.reset();
       results.experiments = run_in_workers(plan, opts->quick, tty, opts->jobs, hooks);
       state.plan = nullptr;
       for (const auto& rec : results.experiments) seeds[rec.id] = rec.seed;
