@@ -116,8 +116,11 @@ std::string describe(const Setting& s) {
 model::Policy setting_policy(const Request& r, const Setting& s) {
   model::Policy p = r.policy;
   if (s.policy) {
+    // The setting's orders replace the request's, a gpu kernel order's
+    // parameters with them (its precisions stay the request's).
     const model::Policy orders = model::parse_reduction_spec(*s.policy);
     p.reduction = orders.reduction;
+    p.gpu = orders.gpu;
     p.overrides = orders.overrides;
   }
   return s.precision ? model::parse_precision_spec(*s.precision, p) : p;

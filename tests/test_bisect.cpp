@@ -488,3 +488,41 @@ TEST_CASE(
   CHECK_FALSE(dump_file_before("Pass00010.pt", "Pass00002.pt"));
   CHECK_FALSE(dump_file_before("a.pt", "a.pt"));
 }
+
+// A setting's policy=gpu(...) keeps its kernel order's parameters: two gpu
+// policies that differ only in split-k (or only in the architecture) are
+// bisected as themselves, not both as the request's (default) kernel order.
+TEST_CASE("bisect: a gpu policy's parameters survive the setting's policy builder", "[bisect]") {
+  const Request r = request("library", 1);
+  for (const char* spec : {"gpu(hopper,split-k=4)", "gpu(ampere)", "gpu(hopper,e4m3,promote=128)",
+                           "gpu(hopper),lm_head=gpu(hopper,split-k=2)"}) {
+    INFO(spec);
+    const std::string key = std::string("policy=") + spec;
+    const model::Policy p = fplab::bisect::setting_policy(r, setting({key.c_str()}));
+    CHECK(p == model::parse_reduction_spec(spec));
+    CHECK(model::reduction_spec(p) == spec);
+  }
+  // The negative control: split-k=4 against split-k=1 on the same
+  // architecture moves bits, and the first divergence is an op's output.
+  const Setting a = setting({"policy=gpu(hopper)"}), b = setting({"policy=gpu(hopper,split-k=4)"});
+  const auto d = fplab::bisect::first_divergence(*r.model, traced(r, a), traced(r, b));
+  REQUIRE(d.has_value());
+  CHECK(d->inputs_matched);
+  CHECK(d->moved > 0);
+  CHECK_FALSE(fplab::bisect::first_divergence(*r.model, traced(r, a), traced(r, a)).has_value());
+  // Overridden on lm_head alone, the kernel orders differ only there: it is
+  // the one candidate and ddmin's fix, and the fix's --policy texts keep
+  // each side's kernel order.
+  const Request q = request("batch-invariant", 1);
+  const Setting c = setting({"policy=batch-invariant,lm_head=gpu(hopper)"});
+  const Setting e = setting({"policy=batch-invariant,lm_head=gpu(hopper,split-k=4)"});
+  const auto fix = fplab::bisect::minimal_fix(q, c, e);
+  CHECK(fix.exists);
+  CHECK(fix.confirmed);
+  CHECK(fix.ops == std::vector<std::string>{"lm_head"});
+  CHECK(fix.policy_a == "batch-invariant,lm_head=gpu(hopper),lm_head=batch-invariant");
+  CHECK(fix.policy_b == "batch-invariant,lm_head=gpu(hopper,split-k=4),lm_head=batch-invariant");
+  CHECK(equal_under(q, c, e, fix.policy_a, fix.policy_b));
+  CHECK_FALSE(equal_under(q, c, e, "batch-invariant,lm_head=gpu(hopper)",
+                          "batch-invariant,lm_head=gpu(hopper,split-k=4)"));
+}
