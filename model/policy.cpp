@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -149,40 +150,45 @@ std::pair<ReductionPolicy, GpuKernelOrder> parse_order(std::string_view text) {
 
 }  // namespace
 
-ReductionPolicy Policy::reduction_of(std::string_view op) const {
-  ReductionPolicy r = reduction;
-  const std::string name(op);
+namespace {
+
+// The last of `overrides` whose glob matches any of `names` (null if none):
+// the override that decides an op's order and its kernel order alike.
+const OpOverride* last_match(const std::vector<OpOverride>& overrides,
+                             std::initializer_list<std::string_view> names) {
+  const OpOverride* found = nullptr;
+  std::vector<std::string> texts(names.begin(), names.end());
   for (const auto& o : overrides) {
-    if (matches(o.pattern, name)) r = o.reduction;
+    for (const auto& t : texts) {
+      if (matches(o.pattern, t)) {
+        found = &o;
+        break;
+      }
+    }
   }
-  return r;
+  return found;
+}
+
+}  // namespace
+
+ReductionPolicy Policy::reduction_of(std::string_view op) const {
+  const OpOverride* o = last_match(overrides, {op});
+  return o != nullptr ? o->reduction : reduction;
 }
 
 ReductionPolicy Policy::reduction_of(std::string_view op, std::string_view part) const {
-  ReductionPolicy r = reduction;
-  const std::string a(op), b(part);
-  for (const auto& o : overrides) {
-    if (matches(o.pattern, a) || matches(o.pattern, b)) r = o.reduction;
-  }
-  return r;
+  const OpOverride* o = last_match(overrides, {op, part});
+  return o != nullptr ? o->reduction : reduction;
 }
 
 GpuKernelOrder Policy::gpu_order_of(std::string_view op) const {
-  GpuKernelOrder g = gpu;
-  const std::string name(op);
-  for (const auto& o : overrides) {
-    if (matches(o.pattern, name)) g = o.gpu;
-  }
-  return g;
+  const OpOverride* o = last_match(overrides, {op});
+  return o != nullptr ? o->gpu : gpu;
 }
 
 GpuKernelOrder Policy::gpu_order_of(std::string_view op, std::string_view part) const {
-  GpuKernelOrder g = gpu;
-  const std::string a(op), b(part);
-  for (const auto& o : overrides) {
-    if (matches(o.pattern, a) || matches(o.pattern, b)) g = o.gpu;
-  }
-  return g;
+  const OpOverride* o = last_match(overrides, {op, part});
+  return o != nullptr ? o->gpu : gpu;
 }
 
 PrecisionPolicy Policy::precision_of(std::string_view op) const {

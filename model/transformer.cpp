@@ -934,6 +934,58 @@ void Batch::attention_library(const Op& op, PrecisionPolicy prec, bool blas_prod
   }
 }
 
+// The scaffold of the per-(row, head) attentions: one item per row and head
+// this process computes, over the keys the row sees (visible_keys), on
+// threads when the work (multiply-adds of scores and values, times `cost`,
+// a kernel's price against a float multiply-add) reaches
+// kernels::kParallelWork. Each thread keeps one Scratch, made from the
+// context length; body(item, scratch) writes item.out.
+template <class Scratch, class Body>
+void Batch::attention_items(const Op& op, std::size_t rows, std::size_t cost, Body body) {
+  const auto& c = model_->config();
+  const std::size_t d = c.q_width(), kvd = c.kv_width(), hd = c.head_dim();
+  const std::size_t group = c.n_heads / c.kv_heads();  // q heads per kv head
+  const std::size_t heads = head_end_ - head_begin_;
+  const auto items = static_cast<long>(rows * heads);
+  [[maybe_unused]] std::size_t work = 0;
+  for (std::size_t r = 0; r < rows; ++r) work += visible_keys(op, row_pos_[r]).size() * 2 * d;
+#pragma omp parallel if (work * cost >= kernels::kParallelWork)
+  {
+    Scratch scratch(c.context);
+#pragma omp for schedule(dynamic, 4)
+    for (long it = 0; it < items; ++it) {
+      const std::size_t r = static_cast<std::size_t>(it) / heads;
+      const std::size_t h = head_begin_ + static_cast<std::size_t>(it) % heads;
+      const std::size_t b = row_seq_[r];
+      const KeyRange seen = visible_keys(op, row_pos_[r]);
+      // The visible keys and values, from the first one seen.
+      const AttentionItem item{
+          .kv = seen.size(),
+          .q = q_.data() + r * d + h * hd,
+          .k = cache_k(b, op.layer) + seen.begin * kvd + (h / group) * hd,
+          .v = cache_v(b, op.layer) + seen.begin * kvd + (h / group) * hd,
+          .out = att_.data() + r * d + h * hd,
+      };
+      body(item, scratch);
+    }
+  }
+}
+
+namespace {
+
+struct SplitScratch {
+  explicit SplitScratch(std::size_t context) : s(context) {}
+  std::vector<float> s;
+  SplitAttentionScratch values;
+};
+
+struct GpuScratch {
+  explicit GpuScratch(std::size_t context) : s(context), p(context), column(context) {}
+  std::vector<float> s, p, column;
+};
+
+}  // namespace
+
 // Per (row, head): the scores q.k_j in lanes(8) order; the row's KV
 // positions cut into parts (fixed size for batch-invariant, a count from the
 // split rule for split-k); per part its max m_c, e_j = exp(s_j - m_c),
@@ -943,11 +995,7 @@ void Batch::attention_library(const Op& op, PrecisionPolicy prec, bool blas_prod
 void Batch::attention_split(const Op& op, std::size_t rows, ReductionPolicy order,
                             PrecisionPolicy prec) {
   const auto& c = model_->config();
-  const std::size_t layer = op.layer;
-  const std::size_t d = c.q_width(), kvd = c.kv_width();
-  const std::size_t hd = c.head_dim();
-  const std::size_t group = c.n_heads / c.kv_heads();  // q heads per kv head
-  const std::size_t heads = head_end_ - head_begin_;
+  const std::size_t kvd = c.kv_width(), hd = c.head_dim();
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
   const bool fixed_size =
       order == ReductionPolicy::batch_invariant || order == ReductionPolicy::tp_invariant;
@@ -955,83 +1003,47 @@ void Batch::attention_split(const Op& op, std::size_t rows, ReductionPolicy orde
   for (std::size_t n : seq_new_) query_blocks += (n + kQueryTile - 1) / kQueryTile;
   // Each shard's own kernel: its n_heads / T heads are its work units.
   const std::size_t units = attention_work_units(c.n_heads / tp_.degree, query_blocks);
-  const auto items = static_cast<long>(rows * heads);
-  // Multiply-adds of the scores and values, to decide on threads.
-  [[maybe_unused]] std::size_t work = 0;
-  for (std::size_t r = 0; r < rows; ++r) work += visible_keys(op, row_pos_[r]).size() * 2 * d;
-#pragma omp parallel if (work >= kernels::kParallelWork)
-  {
-    std::vector<float> s(c.context);
-    SplitAttentionScratch scratch;
-#pragma omp for schedule(dynamic, 4)
-    for (long it = 0; it < items; ++it) {
-      const std::size_t r = static_cast<std::size_t>(it) / heads;
-      const std::size_t h = head_begin_ + static_cast<std::size_t>(it) % heads;
-      const std::size_t b = row_seq_[r];
-      const KeyRange seen = visible_keys(op, row_pos_[r]);
-      const std::size_t kv = seen.size();
-      const KvPartition parts = fixed_size ? fixed_size_partition(kv, kKvSplitSize)
-                                           : fixed_count_partition(kv, split_k_kv_parts(units, kv));
-      const float* q = q_.data() + r * d + h * hd;
-      // The visible keys and values, from the first one seen.
-      const float* K = cache_k(b, layer) + seen.begin * kvd + (h / group) * hd;
-      const float* Vc = cache_v(b, layer) + seen.begin * kvd + (h / group) * hd;
-      kernels::dots(q, K, kvd, kv, hd, s.data());
-      for (std::size_t j = 0; j < kv; ++j) s[j] = s[j] / scale;
-      attention_values_split(s.data(), parts, Vc, kvd, hd, prec, scratch,
-                             att_.data() + r * d + h * hd);
-    }
-  }
+  attention_items<SplitScratch>(op, rows, 1, [&](const AttentionItem& it, SplitScratch& sc) {
+    const KvPartition parts = fixed_size
+                                  ? fixed_size_partition(it.kv, kKvSplitSize)
+                                  : fixed_count_partition(it.kv, split_k_kv_parts(units, it.kv));
+    kernels::dots(it.q, it.k, kvd, it.kv, hd, sc.s.data());
+    for (std::size_t j = 0; j < it.kv; ++j) sc.s[j] = sc.s[j] / scale;
+    attention_values_split(sc.s.data(), parts, it.v, kvd, hd, prec, sc.values, it.out);
+  });
 }
 
 // Per (row, head), on the matrix units (the gpu policy, FlashAttention's
 // products): s_j = kernel(q, k_j) / sqrt(hd) over the visible keys; m = max
 // s_j, e_j = exp(s_j - m), l = sum e_j left to right from 0 (fp32); then
 // o_i = kernel(round(e), V[:, i]) over the keys, for each feature i; the
-// output is o_i / l. One KV block: no split, no online rescaling.
+// output is o_i / l. One KV block: no split, no online rescaling. A
+// matrix-unit dot costs about 20 float multiply-adds (the threads' cost).
 void Batch::attention_gpu(const Op& op, std::size_t rows, PrecisionPolicy prec) {
   const auto& c = model_->config();
-  const std::size_t d = c.q_width(), kvd = c.kv_width(), hd = c.head_dim();
-  const std::size_t group = c.n_heads / c.kv_heads();
-  const std::size_t heads = head_end_ - head_begin_;
+  const std::size_t kvd = c.kv_width(), hd = c.head_dim();
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
   const GpuDot& kernel = *gpu_kernel_;
-  const auto items = static_cast<long>(rows * heads);
-  [[maybe_unused]] std::size_t work = 0;
-  for (std::size_t r = 0; r < rows; ++r) work += visible_keys(op, row_pos_[r]).size() * 2 * d;
-#pragma omp parallel if (work * 20 >= kernels::kParallelWork)
-  {
-    std::vector<float> s(c.context), p(c.context), column(c.context);
-#pragma omp for schedule(dynamic, 4)
-    for (long it = 0; it < items; ++it) {
-      const std::size_t r = static_cast<std::size_t>(it) / heads;
-      const std::size_t h = head_begin_ + static_cast<std::size_t>(it) % heads;
-      const std::size_t b = row_seq_[r];
-      const KeyRange seen = visible_keys(op, row_pos_[r]);
-      const std::size_t kv = seen.size();
-      const std::span<const float> q(q_.data() + r * d + h * hd, hd);
-      const float* K = cache_k(b, op.layer) + seen.begin * kvd + (h / group) * hd;
-      const float* Vc = cache_v(b, op.layer) + seen.begin * kvd + (h / group) * hd;
-      float m = -std::numeric_limits<float>::infinity();
-      for (std::size_t j = 0; j < kv; ++j) {
-        s[j] = kernel.dot(q, std::span<const float>(K + j * kvd, hd)) / scale;
-        m = std::max(m, s[j]);
-      }
-      float l = 0.0f;
-      for (std::size_t j = 0; j < kv; ++j) {
-        const float e = std::exp(s[j] - m);
-        l += e;
-        p[j] = round_to(prec, e);
-      }
-      float* out = att_.data() + r * d + h * hd;
-      for (std::size_t i = 0; i < hd; ++i) {
-        for (std::size_t j = 0; j < kv; ++j) column[j] = Vc[j * kvd + i];
-        out[i] = kernel.dot(std::span<const float>(p.data(), kv),
-                            std::span<const float>(column.data(), kv)) /
-                 l;
-      }
+  attention_items<GpuScratch>(op, rows, 20, [&](const AttentionItem& it, GpuScratch& sc) {
+    const std::span<const float> q(it.q, hd);
+    float m = -std::numeric_limits<float>::infinity();
+    for (std::size_t j = 0; j < it.kv; ++j) {
+      sc.s[j] = kernel.dot(q, std::span<const float>(it.k + j * kvd, hd)) / scale;
+      m = std::max(m, sc.s[j]);
     }
-  }
+    float l = 0.0f;
+    for (std::size_t j = 0; j < it.kv; ++j) {
+      const float e = std::exp(sc.s[j] - m);
+      l += e;
+      sc.p[j] = round_to(prec, e);
+    }
+    for (std::size_t i = 0; i < hd; ++i) {
+      for (std::size_t j = 0; j < it.kv; ++j) sc.column[j] = it.v[j * kvd + i];
+      it.out[i] = kernel.dot(std::span<const float>(sc.p.data(), it.kv),
+                             std::span<const float>(sc.column.data(), it.kv)) /
+                  l;
+    }
+  });
 }
 
 }  // namespace fplab::model

@@ -361,6 +361,18 @@ class Batch {
   void attention_library(const Op& op, PrecisionPolicy prec, bool blas_products);
   void attention_split(const Op& op, std::size_t rows, ReductionPolicy order, PrecisionPolicy prec);
   void attention_gpu(const Op& op, std::size_t rows, PrecisionPolicy prec);
+  // One (row, head) of attention_items: the row's query for the head, the
+  // keys and values it sees (kv of them, kv_width apart, from the first
+  // seen) and where its output goes.
+  struct AttentionItem {
+    std::size_t kv = 0;
+    const float* q = nullptr;  // head_dim floats
+    const float* k = nullptr;
+    const float* v = nullptr;
+    float* out = nullptr;  // head_dim floats
+  };
+  template <class Scratch, class Body>
+  void attention_items(const Op& op, std::size_t rows, std::size_t cost, Body body);
   float* cache_k(std::size_t seq, std::size_t layer);
   float* cache_v(std::size_t seq, std::size_t layer);
 
