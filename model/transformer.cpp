@@ -982,6 +982,7 @@ struct SplitScratch {
 struct GpuScratch {
   explicit GpuScratch(std::size_t context) : s(context), p(context), column(context) {}
   std::vector<float> s, p, column;
+  std::vector<double> q, key, pc, vc;  // kernel inputs, each converted once
 };
 
 }  // namespace
@@ -1025,10 +1026,15 @@ void Batch::attention_gpu(const Op& op, std::size_t rows, PrecisionPolicy prec) 
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
   const GpuDot& kernel = *gpu_kernel_;
   attention_items<GpuScratch>(op, rows, 20, [&](const AttentionItem& it, GpuScratch& sc) {
-    const std::span<const float> q(it.q, hd);
+    sc.q.resize(hd);
+    sc.key.resize(hd);
+    sc.pc.resize(it.kv);
+    sc.vc.resize(it.kv);
+    kernel.convert(std::span<const float>(it.q, hd), sc.q);
     float m = -std::numeric_limits<float>::infinity();
     for (std::size_t j = 0; j < it.kv; ++j) {
-      sc.s[j] = kernel.dot(q, std::span<const float>(it.k + j * kvd, hd)) / scale;
+      kernel.convert(std::span<const float>(it.k + j * kvd, hd), sc.key);
+      sc.s[j] = kernel.dot_converted(sc.q, sc.key) / scale;
       m = std::max(m, sc.s[j]);
     }
     float l = 0.0f;
@@ -1037,11 +1043,11 @@ void Batch::attention_gpu(const Op& op, std::size_t rows, PrecisionPolicy prec) 
       l += e;
       sc.p[j] = round_to(prec, e);
     }
+    kernel.convert(std::span<const float>(sc.p.data(), it.kv), sc.pc);
     for (std::size_t i = 0; i < hd; ++i) {
       for (std::size_t j = 0; j < it.kv; ++j) sc.column[j] = it.v[j * kvd + i];
-      it.out[i] = kernel.dot(std::span<const float>(sc.p.data(), it.kv),
-                             std::span<const float>(sc.column.data(), it.kv)) /
-                  l;
+      kernel.convert(std::span<const float>(sc.column.data(), it.kv), sc.vc);
+      it.out[i] = kernel.dot_converted(sc.pc, sc.vc) / l;
     }
   });
 }
