@@ -63,6 +63,13 @@ assert fplab.exact_sum(x) == 0.1 and fplab.sum(x, 'sequential') == 0.0
 r = fplab.diff(np.array([0.25]), np.array([np.nextafter(0.25, 1)]))
 assert not r.passed and r.drifted[0].index == (0,) and r.drifted[0].ulps == 1
 print('check_deb: import fplab from', fplab.__file__)
+# A dtype it cannot order: one line.
+try:
+    fplab.sum(np.ones(3, dtype=np.complex64), 'sequential')
+    raise SystemExit('check_deb: fplab.sum ordered a complex array')
+except TypeError as e:
+    assert str(e).startswith('fplab.sum: dtype') and '\\n' not in str(e), str(e)
+    print('check_deb: a complex array:', e)
 # The lite package has no model library: fplab.torch says so in one line.
 try:
     import fplab.torch

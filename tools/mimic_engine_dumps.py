@@ -20,6 +20,12 @@ Layouts (--layout):
            then model.forward_batch_info.{input_ids,seq_lens,positions};
            `model` and `logits_processor` open the next pass's file
            (sglang_files)
+  vllm     OUT/{a,b}/rank<t>/Pass<n>.pt (n not zero-padded), as vLLM's
+           TensorDumper (PR 52558, vllm/v1/worker/gpu/tensor_dump.py) writes
+           for --debug-tensor-dump-output-folder: vllm.forward_batch_info.
+           {input_ids,positions,rids,extend_seq_lens}, then each decoder
+           layer's output tuple (hidden_states, residual) as model.layers.L
+           (vllm_files); --replicated-differ moves rank 1's layer-1 residual
   per-op   OUT/{a,b}/rank<t>/<NNNN>_<module name>.pt, one tensor per op
            (the one-file-per-op shape of TensorRT-LLM's dumps; the naming
            is this script's)
@@ -31,7 +37,7 @@ B (joined here by torch.cat / rank 0, the rules fplab's defaults state).
 --joined FILE saves run A's joined tensors (that OrderedDict) as one .pt.
 
 Usage: /usr/bin/python3 tools/mimic_engine_dumps.py OUT [--tp 4]
-       [--layout sglang|per-op] [--replicated-differ] [--expect FILE]
+       [--layout sglang|vllm|per-op] [--replicated-differ] [--expect FILE]
        [--joined FILE]
 """
 import argparse
@@ -141,9 +147,39 @@ def sglang_files(passes, prompts):
     return files
 
 
+def vllm_files(passes, prompts):
+    """Per pass, per rank, the dict vLLM's TensorDumper saves as Pass<n>.pt: the
+    batch's metadata (rids a list of strings), then per decoder layer its output
+    (hidden_states, residual): vLLM's Llama layer returns the MLP's output and
+    the residual stream before it is added (x + o_proj, the fused add-norm's)."""
+    files = []
+    for ids, dumps in zip(prompts, passes):
+        per_rank = []
+        for d in dumps:
+            f = collections.OrderedDict()
+            f["vllm.forward_batch_info.input_ids"] = ids.clone()
+            f["vllm.forward_batch_info.positions"] = torch.arange(len(ids))
+            f["vllm.forward_batch_info.rids"] = ["req-0"]
+            f["vllm.forward_batch_info.extend_seq_lens"] = torch.tensor([len(ids)], dtype=torch.int32)
+            x = d["model.embed_tokens"]
+            for i in range(LAYERS):
+                p = f"model.layers.{i}"
+                residual = x + d[p + ".self_attn.o_proj"]
+                f[p] = (d[p + ".mlp.down_proj"].clone(), residual)
+                x = residual + d[p + ".mlp.down_proj"]
+            per_rank.append(f)
+        files.append(per_rank)
+    return files
+
+
 def write(run_dir, files, layout):
     for rank in range(len(files[0])):
-        if layout == "sglang":
+        if layout == "vllm":
+            d = os.path.join(run_dir, f"rank{rank}")
+            os.makedirs(d, exist_ok=True)
+            for n, dumps in enumerate(files):
+                torch.save(dumps[rank], os.path.join(d, f"Pass{n}.pt"))
+        elif layout == "sglang":
             d = os.path.join(run_dir, f"TP{rank}_PP0_Rank{rank}_pid{4500 + rank}")
             os.makedirs(d, exist_ok=True)
             for n, dumps in enumerate(files):
@@ -166,10 +202,18 @@ def joined(files, layout):
     out, op = collections.OrderedDict(), 0
     for n, dumps in enumerate(files):
         for name in dumps[0]:
-            shards = [d[name] for d in dumps]
-            whole = torch.cat(shards, dim=-1) if name.endswith(COLUMN_PARALLEL) else shards[0]
-            out[f"Pass{n:05d}/{name}" if layout == "sglang" else f"{op:04d}_{name}"] = whole
-            op += 1
+            first = dumps[0][name]
+            if isinstance(first, list):  # vLLM's rids: not a tensor, fplab skips it
+                continue
+            # a tuple output (vLLM's layers): NAME.0, NAME.1, as fplab names them
+            items = ([(f"{name}.{i}", [d[name][i] for d in dumps]) for i in range(len(first))]
+                     if isinstance(first, tuple) else [(name, [d[name] for d in dumps])])
+            for item, shards in items:
+                whole = torch.cat(shards, dim=-1) if item.endswith(COLUMN_PARALLEL) else shards[0]
+                key = {"sglang": f"Pass{n:05d}/{item}", "vllm": f"Pass{n}/{item}"}.get(
+                    layout, f"{op:04d}_{item}")
+                out[key] = whole
+                op += 1
     return out
 
 
@@ -177,7 +221,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--tp", type=int, default=4)
-    ap.add_argument("--layout", choices=["sglang", "per-op"], default="sglang")
+    ap.add_argument("--layout", choices=["sglang", "vllm", "per-op"], default="sglang")
     ap.add_argument("--replicated-differ", action="store_true")
     ap.add_argument("--expect")
     ap.add_argument("--joined", help="also torch.save run A's joined tensors to this file")
@@ -190,7 +234,10 @@ def main():
         if run == "b" and args.replicated_differ:
             norm = passes[0][1]["model.norm"]
             norm.view(torch.int32)[0, 0] += 1
-        files = sglang_files(passes, prompts) if args.layout == "sglang" else passes
+        files = {"sglang": sglang_files, "vllm": vllm_files}.get(
+            args.layout, lambda p, _: p)(passes, prompts)
+        if run == "b" and args.replicated_differ and args.layout == "vllm":
+            files[0][1]["model.layers.1"][1].view(torch.int32)[0, 0] += 1
         write(os.path.join(args.out, run), files, args.layout)
         runs[run] = joined(files, args.layout)
     if args.joined:

@@ -10,6 +10,16 @@ fplab.torch's orders to get fplab's own logits bit for bit.
 An nn.Module whose submodules carry Hugging Face's names (model.embed_tokens,
 model.layers.L.self_attn.q_proj, model.layers.L.mlp.down_proj, model.norm,
 lm_head), so that hooks and fplab.torch see them. Nothing here imports fplab.
+
+A checkpoint directory (config.json + safetensors) may be Llama
+(modeling_llama.py: grouped KV heads, llama3 rope scaling), Qwen2
+(modeling_qwen2.py: q/k/v_proj biases) or Qwen3 (modeling_qwen3.py: q_norm
+and k_norm, an RMSNorm over each head before RoPE), with or without tied
+embeddings. A sliding window and Mixture-of-Experts layers are refused
+(ValueError). A checkpoint's RoPE frequencies are computed in float64 and
+rounded to float32 once, as fplab's checkpoint loader does
+(checkpoints/config.cpp, rope_inverse_frequencies); transformers computes
+the unscaled ones in float32, which can differ from these by an ulp.
 """
 import json
 import math
@@ -65,13 +75,52 @@ def load(path):
 # The forward pass (HF LlamaForCausalLM's equations), eager, with a KV cache
 
 
+def checkpoint_inv_freq(cfg, hd):
+    """RoPE's inverse frequencies of a checkpoint's config, float64 rounded to float32
+    (transformers' _compute_default_rope_parameters / _compute_llama3_parameters,
+    with checkpoints/config.cpp's operations in its order: math.pow is C's pow)."""
+    theta = float(cfg.get("rope_theta", 10000.0))
+    inv = [1.0 / math.pow(theta, (2 * i) / hd) for i in range(hd // 2)]
+    rs = cfg.get("rope_scaling") or {}
+    kind = rs.get("rope_type", rs.get("type", "default"))
+    if kind == "llama3":
+        orig = float(rs["original_max_position_embeddings"])
+        low, high, factor = float(rs["low_freq_factor"]), float(rs["high_freq_factor"]), float(rs["factor"])
+        low_wavelen, high_wavelen = orig / low, orig / high
+        for i, f in enumerate(inv):
+            wavelen = 2 * math.pi / f
+            if wavelen < high_wavelen:
+                continue
+            if wavelen > low_wavelen:
+                inv[i] = f / factor
+                continue
+            smooth = (orig / wavelen - low) / (high - low)
+            inv[i] = (1 - smooth) * f / factor + smooth * f
+    elif kind != "default":
+        raise ValueError(f"torch_llama: rope_scaling {kind!r} is not written here")
+    return torch.tensor(inv, dtype=torch.float64).float()
+
+
+def refuse_unwritten(cfg, w):
+    """ValueError for a checkpoint feature this forward pass does not have."""
+    if cfg.get("num_experts") or cfg.get("num_local_experts"):
+        raise ValueError("torch_llama: Mixture-of-Experts layers are not written here")
+    window = cfg.get("sliding_window")
+    if window and (cfg.get("model_type") == "mistral" or cfg.get("use_sliding_window")):
+        raise ValueError("torch_llama: a sliding window is not written here")
+    if any(n.endswith(("o_proj.bias", "mlp.gate_proj.bias")) for n in w):
+        raise ValueError("torch_llama: o_proj and MLP biases are not written here")
+
+
 def _weight(t):
     return nn.Parameter(t, requires_grad=False)
 
 
-def _linear(w):
-    m = nn.Linear(w.shape[1], w.shape[0], bias=False)
+def _linear(w, b=None):
+    m = nn.Linear(w.shape[1], w.shape[0], bias=b is not None)
     m.weight = _weight(w)
+    if b is not None:
+        m.bias = _weight(b)
     return m
 
 
@@ -88,10 +137,16 @@ class Attention(nn.Module):
     def __init__(self, top, p, batch, context):
         super().__init__()
         self.top = [top]  # the TorchLlama (a list: not a submodule)
-        self.q_proj = _linear(top.w[p + "q_proj.weight"])
-        self.k_proj = _linear(top.w[p + "k_proj.weight"])
-        self.v_proj = _linear(top.w[p + "v_proj.weight"])
-        self.o_proj = _linear(top.w[p + "o_proj.weight"])
+        w = top.w
+        # Qwen2: q, k, v_proj with biases; Qwen3: q_norm, k_norm over each head.
+        self.q_proj = _linear(w[p + "q_proj.weight"], w.get(p + "q_proj.bias"))
+        self.k_proj = _linear(w[p + "k_proj.weight"], w.get(p + "k_proj.bias"))
+        self.v_proj = _linear(w[p + "v_proj.weight"], w.get(p + "v_proj.bias"))
+        self.o_proj = _linear(w[p + "o_proj.weight"])
+        self.qk_norm = p + "q_norm.weight" in w
+        if self.qk_norm:
+            self.q_norm = RMSNorm(w[p + "q_norm.weight"], top.eps)
+            self.k_norm = RMSNorm(w[p + "k_norm.weight"], top.eps)
         self.register_buffer("k", torch.zeros(batch, top.nkv, context, top.hd), persistent=False)
         self.register_buffer("v", torch.zeros(batch, top.nkv, context, top.hd), persistent=False)
 
@@ -104,8 +159,11 @@ class Attention(nn.Module):
     def forward(self, n, p0, mask, cos, sin):
         t = self.top[0]
         B, T, _ = n.shape
-        q = self.q_proj(n).view(B, T, t.nh, t.hd).transpose(1, 2)
-        k = self.k_proj(n).view(B, T, t.nkv, t.hd).transpose(1, 2)
+        q = self.q_proj(n).view(B, T, t.nh, t.hd)
+        k = self.k_proj(n).view(B, T, t.nkv, t.hd)
+        if self.qk_norm:  # modeling_qwen3.py: on the [B, T, heads, hd] view
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = q.transpose(1, 2), k.transpose(1, 2)
         v = self.v_proj(n).view(B, T, t.nkv, t.hd).transpose(1, 2)
         q, k = self.rope(q, cos, sin), self.rope(k, cos, sin)
         self.k[:, :, p0:p0 + T] = k
@@ -178,8 +236,12 @@ class TorchLlama(nn.Module):
         self.L = cfg["num_hidden_layers"]
         self.eps = cfg["rms_norm_eps"]
         self.context = context
-        self.inv_freq = 1.0 / (cfg["rope_theta"] **
-                               (torch.arange(0, self.hd, 2, dtype=torch.float32) / self.hd))
+        if "architectures" in cfg:  # a checkpoint directory's config.json
+            refuse_unwritten(cfg, w)
+            self.inv_freq = checkpoint_inv_freq(cfg, self.hd)
+        else:  # the bundled model: tools/train_model.py's float32 formula
+            self.inv_freq = 1.0 / (cfg["rope_theta"] **
+                                   (torch.arange(0, self.hd, 2, dtype=torch.float32) / self.hd))
         self.model = Decoder(self, batch, context)
         tied = cfg.get("tie_word_embeddings")
         self.lm_head = _linear(w["model.embed_tokens.weight"] if tied else w["lm_head.weight"])

@@ -23,7 +23,8 @@ What runs where (everything else is PyTorch's own, untouched):
   mm, addmm (F.linear, x @ W^T)   y = x w^T as fplab's linear layers: w (the
                                   second operand, transposed) rounded to the
                                   precision, the product in the order, a bias
-                                  added, y rounded to the precision
+                                  (rounded to the precision too) added, y
+                                  rounded to the precision
   bmm (batched matmul, 3-D+)      A B: Eigen's product (library) or lanes(8)
                                   dots (the split orders: attention's scores);
                                   not rounded (FlashAttention keeps scores fp32)
@@ -223,8 +224,9 @@ class OrderMode(TorchDispatchMode):
         a = _np(x)
         y = _core.torch_linear(a, w, order, self._splits(order, fixed, a.shape[0], w.shape[0],
                                                           w.shape[1]))
-        if bias is not None:
-            y = y + np.broadcast_to(bias.detach().numpy(), y.shape).astype(np.float32)
+        if bias is not None:  # rounded as the weight is (fplab's vector weights)
+            b = self._round(np.ascontiguousarray(bias.detach().numpy(), dtype=np.float32), prec)
+            y = y + np.broadcast_to(b, y.shape)
         return torch.from_numpy(self._round(np.ascontiguousarray(y, dtype=np.float32), prec))
 
     def _mm(self, a, b):

@@ -101,3 +101,22 @@ def test_regression_fixture_in_a_test_run(tmp_path):
     assert second.returncode == 0, second.stdout
     regen = subprocess.run(run + ["--fplab-regen"], capture_output=True, text=True, cwd=tmp_path)
     assert regen.returncode == 1 and "rewritten (--fplab-regen)" in regen.stdout
+
+
+# Issue 45: what the module cannot order is refused in one line, in the
+# lite build (the Debian package's module) as in the full one.
+@pytest.mark.parametrize("dtype", [np.complex64, np.int32, object])
+def test_a_dtype_it_cannot_order_is_one_line(dtype):
+    with pytest.raises(TypeError) as e:
+        fplab.sum(np.ones(3, dtype=dtype), "sequential")
+    assert "\n" not in str(e.value) and str(e.value).startswith("fplab.sum: dtype")
+
+
+def test_a_torch_tensor_is_one_line_whatever_its_device():
+    """The numpy functions take numpy arrays only: a tensor on the CPU or any other
+    device is refused by its type (fplab.torch is the module for tensors)."""
+    torch = pytest.importorskip("torch")
+    for t in (torch.ones(3), torch.ones(3, device="meta")):
+        with pytest.raises(TypeError) as e:
+            fplab.sum(t, "sequential")
+        assert "\n" not in str(e.value) and "expected a numpy array, got Tensor" in str(e.value)

