@@ -30,6 +30,7 @@
 
 #include "checkpoint_fixtures.hpp"
 #include "checkpoints/config.hpp"
+#include "cli_runner.hpp"
 #include "io/array.hpp"
 #include "model/transformer.hpp"
 #include "test_support.hpp"
@@ -452,4 +453,27 @@ TEST_CASE("moe: the experts' config fields as transformers reads them, defaults 
   j["mlp_only_layers"] = {5};
   CHECK(test::input_error_message([&] { (void)ck::parse_hf_config(j.dump(), "config.json"); }) ==
         "config.json: mlp_only_layers holds 5, not a layer index");
+}
+
+// fplab bisect on an MoE checkpoint (issue 42, item 5): under split-k a
+// batch of 8 moves some op of the request, and bisect names the first one
+// and a minimal fix; under batch-invariant (the invariance) no op moves.
+TEST_CASE(
+    "moe: fplab bisect finds what batching moves under split-k, nothing under "
+    "batch-invariant",
+    "[model][real][moe]") {
+  const auto model = (kMoeFixtures / "qwen3moe-bf16").string();
+  const std::string common = "bisect --model " + model +
+                             " --prompt 'In the beginning' --a batch=1 --b batch=8 -n 2 "
+                             "--no-ranking --policy ";
+  const auto split = test::run_fplab(common + "split-k");
+  INFO(split.output);
+  REQUIRE(split.exit_code == 0);
+  CHECK(split.output.find("first divergent op: layers.") != std::string::npos);
+  CHECK(split.output.find("1-minimal") != std::string::npos);
+  const auto inv = test::run_fplab(common + "batch-invariant");
+  INFO(inv.output);
+  REQUIRE(inv.exit_code == 0);
+  CHECK(inv.output.find("every op's output is bit-identical") != std::string::npos);
+  CHECK(inv.output.find("first divergent op") == std::string::npos);
 }
