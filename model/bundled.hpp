@@ -16,7 +16,8 @@
 namespace fplab::model {
 
 // The file a model spelling names: "bundled" is model_path() ($FPLAB_MODEL
-// when set, else model/data/kjv-char.safetensors); anything else is a path.
+// when set, else model/data/kjv-char.safetensors); anything else is a path
+// (kBundledMoeSpec, "bundled-moe", too: Model::load reads it as that spec).
 inline std::filesystem::path model_file(const std::string& spec) {
   return spec == "bundled" ? model_path() : std::filesystem::path(spec);
 }

@@ -123,6 +123,7 @@ void require_finite_weights(const checkpoints::Checkpoint& ck, const std::string
 }  // namespace
 
 Model Model::load(const std::filesystem::path& path) {
+  if (path.native() == kBundledMoeSpec) return load_bundled_moe(model_path());
   const auto file = model_path(path);
   // A directory, a GGUF file or a model id is a real checkpoint.
   // (A missing .safetensors file is the bundled format's "cannot open".)

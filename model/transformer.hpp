@@ -115,6 +115,13 @@ struct ModelConfig {
 // <source dir>/model/data/kjv-char.safetensors.
 std::filesystem::path model_path(const std::filesystem::path& path = {});
 
+// The model spec "bundled-moe" (Model::load_bundled_moe): the bundled model
+// upcycled into kBundledMoeExperts experts per layer, the top
+// kBundledMoeExpertsPerToken of them per token.
+inline constexpr std::string_view kBundledMoeSpec = "bundled-moe";
+inline constexpr std::size_t kBundledMoeExperts = 8;
+inline constexpr std::size_t kBundledMoeExpertsPerToken = 2;
+
 class Model {
  public:
   // Reads model_path(path): a file in the bundled model's format, or else a
@@ -124,13 +131,20 @@ class Model {
   // stored (stored_weight). Throws InputError (one line, naming the file)
   // for a damaged file, a missing tensor, a wrong dtype or shape, or bad
   // config/vocab metadata.
-  // (model/checkpoint_model.cpp: it decides which of the two below.)
+  // The path kBundledMoeSpec is load_bundled_moe(model_path()).
+  // (model/checkpoint_model.cpp: it decides which of the three below.)
   static Model load(const std::filesystem::path& path = {});
   // A real checkpoint, as `model` names it (model/checkpoint_model.cpp).
   static Model from_checkpoint(const std::string& model);
   // A file in the bundled model's format only (the classroom's WebAssembly
   // build reads the bundled model with it and has no checkpoint reader).
   static Model load_bundled(const std::filesystem::path& file);
+  // The bundled model's file upcycled in memory into a Mixture of Experts
+  // (model/bundled_moe.cpp says exactly how): every MLP split into
+  // kBundledMoeExperts experts, the top kBundledMoeExpertsPerToken per token,
+  // renormalised. Its metadata is the file's plus "upcycled" (no
+  // "architecture": its units are characters, as the bundled model's).
+  static Model load_bundled_moe(const std::filesystem::path& file);
 
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
   // Every file the model was read from, in the order read: the bundled

@@ -32,6 +32,7 @@
 #include "checkpoints/config.hpp"
 #include "cli_runner.hpp"
 #include "io/array.hpp"
+#include "model/prompts.hpp"
 #include "model/transformer.hpp"
 #include "test_support.hpp"
 
@@ -73,6 +74,24 @@ std::pair<double, double> moe_distance(const std::vector<float>& got,
     scale = std::max(scale, std::abs(ref[v]));
   }
   return {worst, scale};
+}
+
+// Every logit row of request ps[0] in one pass beside `mates` batch mates
+// (mate s: ps[s % ps.size()]).
+std::vector<float> moe_request_logits(const Model& m, const Policy& p,
+                                      const std::vector<std::vector<Token>>& ps,
+                                      std::size_t mates) {
+  Batch b(m, p, 1 + mates);
+  std::vector<std::vector<Token>> feed(1 + mates);
+  feed[0] = ps.at(0);
+  for (std::size_t s = 1; s <= mates; ++s) feed[s] = ps.at(s % ps.size());
+  const auto& logits = b.forward(feed);
+  std::vector<float> out;
+  for (std::size_t i = 0; i < logits.count(0); ++i) {
+    const auto row = logits.row(0, i);
+    out.insert(out.end(), row.begin(), row.end());
+  }
+  return out;
 }
 
 }  // namespace
@@ -255,17 +274,7 @@ TEST_CASE(
   const Model m = Model::load(kMoeFixtures / "qwen3moe-bf16");
   const auto ps = moe_prompts(kMoeFixtures / "qwen3moe-bf16");
   const auto request_logits = [&](const Policy& p, std::size_t mates) {
-    Batch b(m, p, 1 + mates);
-    std::vector<std::vector<Token>> feed(1 + mates);
-    feed[0] = ps.at(0);
-    for (std::size_t s = 1; s <= mates; ++s) feed[s] = ps.at(s % ps.size());
-    const auto& logits = b.forward(feed);
-    std::vector<float> out;
-    for (std::size_t i = 0; i < logits.count(0); ++i) {
-      const auto row = logits.row(0, i);
-      out.insert(out.end(), row.begin(), row.end());
-    }
-    return out;
+    return moe_request_logits(m, p, ps, mates);
   };
   // 24 mates of 8 tokens: most experts' groups pass 32 rows, where split-k
   // stops splitting d = 32 in two.
@@ -476,4 +485,67 @@ TEST_CASE(
   REQUIRE(inv.exit_code == 0);
   CHECK(inv.output.find("every op's output is bit-identical") != std::string::npos);
   CHECK(inv.output.find("first divergent op") == std::string::npos);
+}
+
+// The model spec "bundled-moe" (model/bundled_moe.cpp): the bundled model
+// upcycled into 8 experts per layer, top 2 renormalised, with no checkpoint.
+TEST_CASE("moe: bundled-moe loads as MoE ops, its experts exact slices of the bundled MLP",
+          "[model][moe]") {
+  const Model m = Model::load(std::string(kBundledMoeSpec));
+  const Model dense = Model::load("");
+  REQUIRE(m.config().n_experts == 8);
+  CHECK(m.config().experts_per_token == 2);
+  CHECK(m.config().norm_topk);
+  CHECK(m.config().expert_ffn * 8 == dense.config().ffn_dim);
+  CHECK(m.metadata().contains("upcycled"));
+  CHECK_FALSE(m.metadata().contains("architecture"));  // character units, as the bundled model
+  // Expert 3's slices, bit for bit: gate rows [3w, 4w), down columns [3w, 4w).
+  const auto tensor = [](const Model& model, const std::string& name) {
+    for (const OpWeight* t : model_tensors(model.ops()))
+      if (t->hf_name == name) return model.weights(PrecisionPolicy::fp32).tensors[t->tensor];
+    FAIL("no tensor " << name);
+    return std::vector<float>();
+  };
+  const std::size_t d = m.config().d_model, w = m.config().expert_ffn, f = dense.config().ffn_dim;
+  const auto gate = tensor(dense, "model.layers.1.mlp.gate_proj.weight");
+  const auto down = tensor(dense, "model.layers.1.mlp.down_proj.weight");
+  const auto gate3 = tensor(m, "model.layers.1.mlp.experts.3.gate_proj.weight");
+  const auto down3 = tensor(m, "model.layers.1.mlp.experts.3.down_proj.weight");
+  CHECK(test::same_bits(gate3,
+                        std::vector<float>(gate.begin() + 3 * w * d, gate.begin() + 4 * w * d)));
+  for (std::size_t r = 0; r < d; ++r) {
+    CHECK(test::same_bits(
+        std::vector<float>(down3.begin() + r * w, down3.begin() + (r + 1) * w),
+        std::vector<float>(down.begin() + r * f + 3 * w, down.begin() + r * f + 4 * w)));
+  }
+  // Router row 3, column 5: the mean of gate rows [3w, 4w) at column 5.
+  double sum = 0;
+  for (std::size_t i = 3 * w; i < 4 * w; ++i) sum += gate[i * d + 5];
+  CHECK(tensor(m, "model.layers.1.mlp.gate.weight")[3 * d + 5] ==
+        static_cast<float>(sum / static_cast<double>(w)));
+  // fplab ops lists the router, the experts and the combine.
+  const auto ops = test::run_fplab("ops --model bundled-moe");
+  INFO(ops.output);
+  REQUIRE(ops.exit_code == 0);
+  for (const char* n : {"layers.0.mlp.router", "layers.3.mlp.experts.7.down_proj",
+                        "layers.2.mlp.experts.0.gate_proj", "layers.3.mlp.combine"})
+    CHECK(ops.output.find(n) != std::string::npos);
+  CHECK(ops.output.find("layers.0.mlp.down_proj ") == std::string::npos);
+}
+
+// The invariance on bundled-moe: batch-invariant gives a request the same
+// bits alone and among 11 mates; split-k (the negative control) does not.
+TEST_CASE("moe: bundled-moe's forward pass is finite and batch-invariant where split-k is not",
+          "[model][moe]") {
+  const Model m = Model::load(std::string(kBundledMoeSpec));
+  std::vector<std::vector<Token>> ps;
+  for (const auto p : kPrompts) ps.push_back(m.tokenizer().encode(p));
+  const Policy invariant(ReductionPolicy::batch_invariant);
+  const auto alone = moe_request_logits(m, invariant, ps, 0);
+  REQUIRE(alone.size() == ps[0].size() * m.config().vocab_size);
+  CHECK(std::all_of(alone.begin(), alone.end(), [](float v) { return std::isfinite(v); }));
+  CHECK(test::same_bits(alone, moe_request_logits(m, invariant, ps, 11)));
+  const Policy split(ReductionPolicy::split_k);
+  CHECK_FALSE(
+      test::same_bits(moe_request_logits(m, split, ps, 0), moe_request_logits(m, split, ps, 11)));
 }
