@@ -228,6 +228,15 @@ constexpr Claim kClaims[] = {
      "gives other tokens on the next GPU",
      "arXiv 2606.00279, https://arxiv.org/abs/2606.00279",
      "deterministic but not invariant across GPUs"},
+    // ---- Mixture of experts (M1-M3 are cited only: docs/claims.md)
+    {"M4",
+     "in a grouped-GEMM MoE engine each expert multiplies only the tokens routed to it, so the "
+     "split of its sums follows the other requests' routing (split-k, library); a last-bit change "
+     "in the router's logits can change a token's expert set (a router flip), which replaces a "
+     "whole expert's contribution; batch-invariant expert products make neither happen",
+     "the lab's own statement (no published figure); docs/claims.md",
+     "router flips under batch-dependent policies, each moving its layer's output by more than a "
+     "last-bit change; none under batch-invariant"},
     // ---- platforms and compilers
     {"P1",
      "GCC contracts a*b + c into a fused multiply-add by default (-ffp-contract=fast unless an "

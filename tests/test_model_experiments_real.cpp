@@ -237,6 +237,41 @@ const nlohmann::json* table(const nlohmann::json& e, const std::string& id) {
 
 }  // namespace
 
+// router-flips (claim M4) on a Mixture-of-Experts checkpoint (qwen3moe-bf16:
+// top 3 of 8 experts on two of three layers): it runs, records the model,
+// and batch-invariant flips no router.
+TEST_CASE("real experiments: router-flips on a Mixture-of-Experts checkpoint", "[real][moe]") {
+  const Fixture moe = {"qwen3moe-bf16",
+                       "Qwen3MoeForCausalLM",
+                       "BF16",
+                       151936,
+                       {"config.json", "model.safetensors", "tokenizer.json"}};
+  const auto out = std::filesystem::temp_directory_path() / "fplab-test-real-router-flips";
+  std::filesystem::remove_all(out);
+  const auto r = fplab::test::run_fplab(
+      "run router-flips --quick --set model=" + (kFixtures / moe.name).string() +
+      " --set steps=3 --out " + out.string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  std::ifstream in(out / "results.json");
+  const auto j = nlohmann::json::parse(in);
+  const auto& e = j["experiments"].at(0);
+  check_model_record(e["models"][0], moe);
+  const auto* flips = table(e, "flips");
+  REQUIRE(flips != nullptr);
+  REQUIRE(flips->at("rows").size() == 6);  // fp32, bf16 x library, split-k, batch-invariant
+  for (const auto& row : flips->at("rows")) {
+    INFO(row["key"]);
+    // 2 sparse layers: two pairs per comparable token.
+    CHECK(row["cells"]["pairs"]["value"].get<std::int64_t>() ==
+          2 * row["cells"]["tokens"]["value"].get<std::int64_t>());
+    if (row["key"].get<std::string>().ends_with("batch-invariant"))
+      CHECK(row["cells"]["flips"]["value"] == 0);
+  }
+  CHECK(verdict(e, "M4")["status"].is_string());
+  std::filesystem::remove_all(out);
+}
+
 TEST_CASE("real experiments: batch-variance", "[model][real][experiments]") {
   on_every_architecture("batch-variance", [](const nlohmann::json& e, const Fixture& f) {
     const auto* t = table(e, "batching");

@@ -1,0 +1,420 @@
+// router-flips (claim M4): in a Mixture-of-Experts model, how often
+// batching changes the experts a token is routed to, how close the router's
+// k-th and (k+1)-th probabilities come against the perturbation batching
+// causes, what a flip does beside a plain last-bit change, and how many
+// greedy answers change through one (experiments/router_flips.hpp says
+// exactly what is compared). Runs on "bundled-moe" by default (the bundled
+// model upcycled into experts: model/bundled_moe.cpp) or any MoE checkpoint;
+// a dense model is refused.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "experiments/model_support.hpp"
+#include "experiments/router_flips.hpp"
+#include "io/numbers.hpp"
+#include "lab/experiment.hpp"
+#include "model/route_recorder.hpp"
+
+namespace fplab::model::experiments {
+
+namespace router_flips_experiment {
+
+// One sequence's greedy decode: its answer and, per position fed (prompt
+// positions, then each fed-back token), every layer's record and the logits.
+struct Trace {
+  std::vector<Token> answer;
+  std::vector<std::vector<LayerRecord>> layers;
+  std::vector<std::vector<float>> logits;
+};
+
+// Greedy decoding of `rows` in one batch, `steps` tokens each, traced.
+std::vector<Trace> decode_traced(const Model& m, const Policy& p,
+                                 const std::vector<std::vector<Token>>& rows, std::size_t steps) {
+  Batch batch(m, p, rows.size());
+  RouteRecorder recorder(m.config().n_layers);
+  batch.observe(&recorder);
+  std::vector<Trace> out(rows.size());
+  std::vector<std::vector<Token>> feed = rows;
+  for (std::size_t step = 0; step < steps; ++step) {
+    const Logits& logits = batch.forward(feed);
+    // Rows come sequence after sequence, each sequence's in position order.
+    for (std::size_t r = 0; r < batch.rows(); ++r)
+      out[batch.row_sequence(r)].layers.push_back(recorder.rows()[r]);
+    for (std::size_t s = 0; s < rows.size(); ++s) {
+      for (std::size_t i = 0; i < logits.count(s); ++i) {
+        const auto row = logits.row(s, i);
+        out[s].logits.emplace_back(row.begin(), row.end());
+      }
+      const Token next = top_two(logits.last(s)).first;
+      out[s].answer.push_back(next);
+      feed[s].assign(1, next);
+    }
+  }
+  return out;
+}
+
+// The router's probabilities from its float32 logits, in float64.
+std::vector<double> probabilities(const std::vector<float>& logits) {
+  const double top = *std::max_element(logits.begin(), logits.end());
+  std::vector<double> p;
+  double sum = 0;
+  for (const float l : logits) sum += p.emplace_back(std::exp(static_cast<double>(l) - top));
+  for (double& x : p) x /= sum;
+  return p;
+}
+
+// The k-th largest probability minus the (k+1)-th.
+double route_gap(std::vector<double> p, std::size_t k) {
+  std::sort(p.begin(), p.end(), std::greater<>());
+  return p[k - 1] - p[k];
+}
+
+template <class A, class B>
+double largest_change(const std::vector<A>& a, const std::vector<B>& b) {
+  double d = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    d = std::max(d, std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i])));
+  return d;
+}
+
+// One comparable token (alone `a`, batched `b`) into `run`; whether a
+// router flipped at it.
+bool compare_token(const std::vector<LayerRecord>& a, const std::vector<LayerRecord>& b,
+                   const std::vector<float>& a_logits, const std::vector<float>& b_logits,
+                   std::size_t k, RouterFlipRun& run) {
+  ++run.tokens;
+  std::optional<double> flip_layer;  // the first flipped layer's output change
+  double plain = 0;                  // the largest output change of any layer
+  for (std::size_t l = 0; l < a.size(); ++l) {
+    const double out_change = largest_change(a[l].output, b[l].output);
+    plain = std::max(plain, out_change);
+    if (a[l].experts.empty()) continue;  // a dense layer
+    ++run.pairs;
+    const auto pa = probabilities(a[l].router);
+    const double gap = route_gap(pa, k);
+    run.gaps.push_back(gap);
+    if (a[l].experts == b[l].experts) {
+      run.perturbations.push_back(largest_change(pa, probabilities(b[l].router)));
+      continue;
+    }
+    ++run.flips;
+    run.flip_gaps.push_back(gap);
+    if (!flip_layer) flip_layer = out_change;
+  }
+  const double logits = largest_change(a_logits, b_logits);
+  if (!flip_layer) {
+    run.plain_layer.push_back(plain);
+    run.plain_logits.push_back(logits);
+    return false;
+  }
+  ++run.flipped_tokens;
+  run.flip_layer.push_back(*flip_layer);
+  run.flip_logits.push_back(logits);
+  return true;
+}
+
+// A batched row against its prompt's alone run, up to the first differing
+// answer token (its step included: its inputs were still the same).
+void compare_row(const Trace& alone, const Trace& batched, std::size_t prompt_length, std::size_t k,
+                 RouterFlipRun& run) {
+  const std::size_t same = first_difference(alone.answer, batched.answer);
+  const std::size_t comparable = std::min(alone.layers.size(), prompt_length + same);
+  bool flipped = false;
+  for (std::size_t pos = 0; pos < comparable; ++pos) {
+    flipped = compare_token(alone.layers[pos], batched.layers[pos], alone.logits[pos],
+                            batched.logits[pos], k, run) ||
+              flipped;
+  }
+  ++run.answers;
+  if (same == alone.answer.size()) return;
+  ++run.changed;
+  if (flipped) ++run.changed_after_flip;
+}
+
+void sort_figures(RouterFlipRun& run) {
+  for (auto* v : {&run.gaps, &run.flip_gaps, &run.perturbations, &run.flip_layer, &run.flip_logits,
+                  &run.plain_layer, &run.plain_logits})
+    std::sort(v->begin(), v->end());
+}
+
+// One (precision, policy) run over every batch size.
+RouterFlipRun measure_run(const Model& m, const std::string& precision, const std::string& policy,
+                          const std::vector<std::vector<Token>>& prompts, std::size_t steps,
+                          const std::vector<std::size_t>& batches) {
+  RouterFlipRun run;
+  run.precision = precision;
+  run.policy = policy;
+  const Policy p = parse_policy(policy, precision);
+  run.batch_invariant = is_plain(p, ReductionPolicy::batch_invariant);
+  const std::size_t k = m.config().experts_per_token;
+  std::vector<Trace> alone;
+  for (const auto& prompt : prompts)
+    alone.push_back(std::move(decode_traced(m, p, {prompt}, steps)[0]));
+  for (const std::size_t b : batches) {
+    std::vector<std::vector<Token>> rows;
+    for (std::size_t j = 0; j < b; ++j) rows.push_back(prompts[j % prompts.size()]);
+    const auto traces = decode_traced(m, p, rows, steps);
+    for (std::size_t j = 0; j < b; ++j) {
+      const std::size_t i = j % prompts.size();
+      compare_row(alone[i], traces[j], prompts[i].size(), k, run);
+    }
+  }
+  sort_figures(run);
+  return run;
+}
+
+}  // namespace router_flips_experiment
+
+RouterFlipMeasurements measure_router_flips(const Model& m, std::size_t n_prompts,
+                                            std::size_t steps,
+                                            const std::vector<std::size_t>& batches,
+                                            const std::vector<std::string>& precisions,
+                                            const std::vector<std::string>& policies,
+                                            RunContext& ctx) {
+  const ModelConfig& c = m.config();
+  RouterFlipMeasurements g;
+  for (std::size_t l = 0; l < c.n_layers; ++l) g.sparse_layers += c.sparse(l) ? 1 : 0;
+  if (g.sparse_layers == 0) {
+    throw std::invalid_argument(
+        "the model is dense (no Mixture-of-Experts layer): router-flips needs an MoE model, "
+        "'bundled-moe' or an MoE checkpoint");
+  }
+  g.prompts = n_prompts;
+  g.steps = steps;
+  g.batches = batches;
+  g.experts = c.n_experts;
+  g.experts_per_token = c.experts_per_token;
+  const auto prompts = encode_prompts(m, n_prompts);
+  const OneThread one;
+  const std::size_t total = precisions.size() * policies.size();
+  for (const auto& precision : precisions) {
+    for (const auto& policy : policies) {
+      g.runs.push_back(
+          router_flips_experiment::measure_run(m, precision, policy, prompts, steps, batches));
+      ctx.progress(g.runs.size(), total, "runs");
+    }
+  }
+  return g;
+}
+
+Status m4_status(const std::vector<RouterFlipRun>& runs) {
+  bool invariant = false, dependent = false, flipped = false;
+  for (const auto& r : runs) {
+    if (r.batch_invariant) {
+      invariant = true;
+      const bool moved = !r.perturbations.empty() && r.perturbations.back() > 0;
+      if (r.flips > 0 || r.changed > 0 || moved) return Status::differs;
+      continue;
+    }
+    dependent = true;
+    if (r.flips == 0) continue;
+    flipped = true;
+    const double plain = r.plain_layer.empty() ? 0.0 : r.plain_layer.back();
+    if (!(percentile(r.flip_layer, 50) > plain)) return Status::differs;
+  }
+  if (!invariant || !dependent || !flipped) return Status::too_little_data;
+  return Status::reproduced;
+}
+
+}  // namespace fplab::model::experiments
+
+namespace fplab::model::experiments::router_flips_experiment {
+
+std::string run_key(const RouterFlipRun& r) { return r.precision + " " + r.policy; }
+
+double share(std::int64_t part, std::int64_t whole) {
+  return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
+}
+
+double largest(const std::vector<double>& sorted) { return sorted.empty() ? 0.0 : sorted.back(); }
+
+void record_flips(const RouterFlipMeasurements& g, ExperimentRecord& out) {
+  Table t{"flips", "Router flips and changed answers", "precision and policy"};
+  t.add_column("tokens", "comparable tokens");
+  t.add_column("pairs", "(token, layer) pairs");
+  t.add_column("flips", "router flips");
+  t.add_column("flip_share", "share of pairs", ".3e", true);
+  t.add_column("flipped_tokens", "tokens with a flip");
+  t.add_column("answers", "batched answers");
+  t.add_column("changed", "answers changed");
+  t.add_column("changed_after_flip", "of them after a router flip");
+  t.caption = fmt::format(
+      "Each of the first {} prompts decoded greedily ({} steps) alone, and in batches of {} "
+      "(row j: prompt j mod {}); a batched row compared with its prompt's alone run at every "
+      "prompt position and each step up to its first differing answer token. A flip: the set "
+      "of the top {} of {} experts differs, at one of {} sparse layers.",
+      g.prompts, g.steps, fmt::join(g.batches, ", "), g.prompts, g.experts_per_token, g.experts,
+      g.sparse_layers);
+  for (const auto& r : g.runs) {
+    t.add_row(run_key(r))
+        .set("tokens", Value::integer(r.tokens))
+        .set("pairs", Value::integer(r.pairs))
+        .set("flips", Value::integer(r.flips))
+        .set("flip_share", Value::f64(share(r.flips, r.pairs)))
+        .set("flipped_tokens", Value::integer(r.flipped_tokens))
+        .set("answers", Value::integer(r.answers))
+        .set("changed", Value::integer(r.changed))
+        .set("changed_after_flip", Value::integer(r.changed_after_flip));
+  }
+  out.add_table(std::move(t));
+}
+
+void record_gaps(const RouterFlipMeasurements& g, ExperimentRecord& out) {
+  Table t{"gaps", "Router gaps against the batching perturbation", "precision and policy"};
+  t.add_column("n", "gaps");
+  t.add_column("min", "smallest gap", ".3e", true);
+  t.add_column("p1", "1st percentile", ".3e");
+  t.add_column("p50", "median gap", ".3e");
+  t.add_column("perturbation", "largest perturbation", ".3e", true);
+  t.add_column("perturbation_p50", "median perturbation", ".3e");
+  t.add_column("below", "share of gaps below the largest perturbation", ".4f");
+  t.add_column("flip_gap", "largest gap at a flip", ".3e", true);
+  t.caption = fmt::format(
+      "Gap: the alone run's {}-th minus {}-th largest router probability (softmax of the "
+      "float32 logits in float64) at each comparable (token, layer) pair; perturbation: the "
+      "largest |change| of a router probability batching caused at an unflipped pair. "
+      "Percentiles by nearest rank.",
+      g.experts_per_token, g.experts_per_token + 1);
+  for (const auto& r : g.runs) {
+    t.add_row(run_key(r))
+        .set("n", Value::integer(static_cast<std::int64_t>(r.gaps.size())))
+        .set("min", Value::f64(r.gaps.empty() ? 0.0 : r.gaps.front()))
+        .set("p1", Value::f64(percentile(r.gaps, 1)))
+        .set("p50", Value::f64(percentile(r.gaps, 50)))
+        .set("perturbation", Value::f64(largest(r.perturbations)))
+        .set("perturbation_p50", Value::f64(percentile(r.perturbations, 50)))
+        .set("below", Value::f64(share_below(r.gaps, largest(r.perturbations))))
+        .set("flip_gap", Value::f64(largest(r.flip_gaps)));
+  }
+  out.add_table(std::move(t));
+}
+
+void record_amplification(const RouterFlipMeasurements& g, ExperimentRecord& out) {
+  Table t{"amplification", "What a router flip does, beside a plain last-bit change",
+          "precision and policy"};
+  t.add_column("flipped", "flipped tokens");
+  t.add_column("flip_layer_p50", "median layer change at a flip", ".3e", true);
+  t.add_column("flip_layer_max", "largest layer change at a flip", ".3e");
+  t.add_column("flip_logits_p50", "median logit change at a flip", ".3e", true);
+  t.add_column("plain", "unflipped tokens");
+  t.add_column("plain_layer_max", "largest layer change unflipped", ".3e", true);
+  t.add_column("plain_logits_max", "largest logit change unflipped", ".3e", true);
+  t.add_column("ratio", "median flip / largest unflipped layer change", ".3g");
+  t.caption =
+      "At a token with a router flip: the largest |change| of the first flipped layer's output "
+      "(the next layer's input) and of the logits; at a token without one: the largest |change| "
+      "of any layer's output and of the logits. The ratio is empty when nothing flipped or "
+      "the unflipped tokens kept every bit.";
+  for (const auto& r : g.runs) {
+    const double plain = largest(r.plain_layer);
+    const double flip = percentile(r.flip_layer, 50);
+    Row& row = t.add_row(run_key(r));
+    if (!r.flip_layer.empty() && plain > 0) row.set("ratio", Value::f64(flip / plain));
+    row.set("flipped", Value::integer(static_cast<std::int64_t>(r.flip_layer.size())))
+        .set("flip_layer_p50", Value::f64(flip))
+        .set("flip_layer_max", Value::f64(largest(r.flip_layer)))
+        .set("flip_logits_p50", Value::f64(percentile(r.flip_logits, 50)))
+        .set("plain", Value::integer(static_cast<std::int64_t>(r.plain_layer.size())))
+        .set("plain_layer_max", Value::f64(plain))
+        .set("plain_logits_max", Value::f64(largest(r.plain_logits)));
+  }
+  out.add_table(std::move(t));
+}
+
+void record_verdict(const RouterFlipMeasurements& g, const Model& m, ExperimentRecord& out) {
+  std::int64_t inv_flips = 0, inv_pairs = 0, dep_flips = 0, dep_pairs = 0, changed = 0,
+               after_flip = 0, answers = 0;
+  std::vector<double> flip_layer;
+  double plain = 0;
+  for (const auto& r : g.runs) {
+    if (r.batch_invariant) {
+      inv_flips += r.flips;
+      inv_pairs += r.pairs;
+      continue;
+    }
+    dep_flips += r.flips;
+    dep_pairs += r.pairs;
+    changed += r.changed;
+    after_flip += r.changed_after_flip;
+    answers += r.answers;
+    flip_layer.insert(flip_layer.end(), r.flip_layer.begin(), r.flip_layer.end());
+    plain = std::max(plain, largest(r.plain_layer));
+  }
+  std::sort(flip_layer.begin(), flip_layer.end());
+  const Status s = m4_status(g.runs);
+  out.add_verdict(
+      "M4",
+      fmt::format("batch-dependent policies: {} router flips in {} (token, layer) pairs, the "
+                  "median flipped layer's output change {} against a largest unflipped change "
+                  "{}; {} of {} answers changed, {} of them after a router flip; "
+                  "batch-invariant: {} flips in {} pairs",
+                  dep_flips, dep_pairs, to_prose(percentile(flip_layer, 50)), to_prose(plain),
+                  changed, answers, after_flip, inv_flips, inv_pairs),
+      s,
+      s == Status::too_little_data
+          ? "too little data for a verdict: no batch-dependent run flipped a router (or a "
+            "batch-invariant or batch-dependent run is missing), so nothing is said about what "
+            "a flip does; more prompts, steps or batch sizes, or bf16, give flips a chance"
+          : fmt::format("reproduced when batch-invariant shows no flip, no perturbation and no "
+                        "changed answer, and a flip moves its layer's output by more than any "
+                        "plain last-bit change; on the {}",
+                        model_phrase(m)));
+}
+
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const Model& m = experiment_model(p, out);
+  const auto g = measure_router_flips(m, static_cast<std::size_t>(p.integer("prompts")),
+                                      static_cast<std::size_t>(p.integer("steps")),
+                                      batch_sizes(p.int_list("batches")), p.text_list("precisions"),
+                                      p.text_list("policies"), ctx);
+  out.add_note(
+      fmt::format("Model: the {}, the top {} of {} experts on {} of {} layers{}.", model_phrase(m),
+                  g.experts_per_token, g.experts, g.sparse_layers, m.config().n_layers,
+                  m.metadata().contains("upcycled") ? " (" + m.metadata().at("upcycled") + ")"
+                                                    : std::string()));
+  record_flips(g, out);
+  record_gaps(g, out);
+  record_amplification(g, out);
+  record_verdict(g, m, out);
+}
+
+Experiment make() {
+  return {.info = {.id = "router-flips",
+                   .title = "Router flips: batching changes a token's experts",
+                   .description = "M4: how often batching changes a Mixture-of-Experts token's "
+                                  "experts, the router gaps, and what a flip does",
+                   .order = 395,
+                   .seed = 1,
+                   .claims = {"M4"},
+                   .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "12", "4",
+                                                 1, 12)
+                                  .quick_when_large("1"),
+                              ParamSpec::integer("steps", "greedy steps per row", "24", "8", 1, 100)
+                                  .quick_when_large("2"),
+                              ParamSpec::int_list("batches", "batch sizes", "4,8,16", "16", 2, 16)
+                                  .quick_when_large("2"),
+                              precision_list_param("precisions", "precisions", "fp32,bf16",
+                                                   "fp32,bf16"),
+                              policy_list_param("policies", "reduction policies",
+                                                "library,split-k,batch-invariant",
+                                                "library,split-k,batch-invariant"),
+                              ParamSpec::text("model",
+                                              "a Mixture-of-Experts model: 'bundled-moe' (the "
+                                              "bundled model upcycled into 8 experts, top 2), a "
+                                              "Hugging Face model directory, a GGUF file or an "
+                                              "ORG/NAME id in the local Hugging Face cache",
+                                              "bundled-moe")},
+                   .large_quick = model::experiments::large_model_quick()},
+          .run = run};
+}
+
+FPLAB_REGISTER_EXPERIMENT(make);
+
+}  // namespace fplab::model::experiments::router_flips_experiment

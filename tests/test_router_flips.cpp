@@ -1,0 +1,105 @@
+// router-flips (claim M4) at --quick on "bundled-moe" (the bundled model
+// upcycled into 8 experts, top 2): batch-invariant flips no router and
+// moves no bit, a batch-dependent policy flips routers (the negative
+// control); the tables count the same tokens; a dense model is refused.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+
+#include "cli_runner.hpp"
+#include "experiments/router_flips.hpp"
+#include "lab/experiment.hpp"
+#include "lab/run_context.hpp"
+#include "model/bundled.hpp"
+#include "quick_run.hpp"
+
+using fplab::test::run_quick;
+
+namespace {
+
+std::int64_t cell_int(const fplab::ExperimentRecord& r, const char* table, const std::string& row,
+                      const char* column) {
+  const fplab::Value* v = r.table(table)->get(row, column);
+  REQUIRE(v != nullptr);
+  return v->as_int();
+}
+
+double cell_f64(const fplab::ExperimentRecord& r, const char* table, const std::string& row,
+                const char* column) {
+  const fplab::Value* v = r.table(table)->get(row, column);
+  REQUIRE(v != nullptr);
+  return v->as_f64();
+}
+
+}  // namespace
+
+TEST_CASE("router-flips: batch-invariant flips no router, a batch-dependent policy does",
+          "[model][experiments][moe][M4]") {
+  const auto r = run_quick("router-flips");
+  for (const char* t : {"flips", "gaps", "amplification"}) REQUIRE(r.table(t) != nullptr);
+  std::int64_t dependent_flips = 0;
+  for (const std::string precision : {"fp32", "bf16"}) {
+    for (const std::string policy : {"library", "split-k", "batch-invariant"}) {
+      const std::string row = precision + " " + policy;
+      INFO(row);
+      const std::int64_t tokens = cell_int(r, "flips", row, "tokens");
+      const std::int64_t flipped = cell_int(r, "flips", row, "flipped_tokens");
+      const std::int64_t changed = cell_int(r, "flips", row, "changed");
+      // The tables count the same things: every comparable token is flipped
+      // or plain, every (token, layer) pair has a gap.
+      CHECK(tokens > 0);
+      CHECK(cell_int(r, "gaps", row, "n") == cell_int(r, "flips", row, "pairs"));
+      CHECK(cell_int(r, "flips", row, "pairs") == 4 * tokens);  // 4 sparse layers
+      CHECK(cell_int(r, "amplification", row, "flipped") == flipped);
+      CHECK(cell_int(r, "amplification", row, "plain") + flipped == tokens);
+      CHECK(flipped <= cell_int(r, "flips", row, "flips"));
+      CHECK(cell_int(r, "flips", row, "answers") == 16);  // one batch of 16 at --quick
+      CHECK(cell_int(r, "flips", row, "changed_after_flip") <= changed);
+      if (policy == "batch-invariant") {
+        CHECK(cell_int(r, "flips", row, "flips") == 0);
+        CHECK(changed == 0);
+        CHECK(cell_f64(r, "gaps", row, "perturbation") == 0.0);
+        CHECK(cell_f64(r, "amplification", row, "plain_logits_max") == 0.0);
+      } else {
+        dependent_flips += cell_int(r, "flips", row, "flips");
+      }
+    }
+  }
+  // The negative control: batching does flip routers under some
+  // batch-dependent policy, and the verdict is decided.
+  CHECK(dependent_flips > 0);
+  REQUIRE(r.verdicts.size() == 1);
+  CHECK(r.verdicts[0].claim == "M4");
+  CHECK(r.verdicts[0].status != fplab::Status::too_little_data);
+}
+
+TEST_CASE("router-flips: the verdict rule says too little data when nothing flipped",
+          "[experiments][moe][M4]") {
+  using fplab::model::experiments::m4_status;
+  using fplab::model::experiments::RouterFlipRun;
+  RouterFlipRun invariant;
+  invariant.batch_invariant = true;
+  invariant.perturbations = {0.0};
+  RouterFlipRun dependent;
+  dependent.perturbations = {0x1p-24};
+  dependent.plain_layer = {0x1p-20};
+  CHECK(m4_status({invariant, dependent}) == fplab::Status::too_little_data);
+  CHECK(m4_status({dependent}) == fplab::Status::too_little_data);
+  dependent.flips = 1;
+  dependent.flip_layer = {0.5};
+  CHECK(m4_status({invariant, dependent}) == fplab::Status::reproduced);
+  dependent.flip_layer = {0x1p-21};  // no amplification
+  CHECK(m4_status({invariant, dependent}) == fplab::Status::differs);
+  dependent.flip_layer = {0.5};
+  invariant.flips = 1;  // batch-invariant must never flip
+  CHECK(m4_status({invariant, dependent}) == fplab::Status::differs);
+}
+
+TEST_CASE("router-flips: a dense model is refused in one line, exit 2", "[experiments][moe][M4]") {
+  const auto r = fplab::test::run_fplab("run router-flips --quick --set model=" +
+                                        fplab::model::model_path().string());
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("router-flips: the model is dense") != std::string::npos);
+  CHECK(r.output.find('\n') == r.output.size() - 1);
+}
