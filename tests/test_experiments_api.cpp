@@ -130,7 +130,8 @@ TEST_CASE("every experiment is experiments/<id>.cpp, its id with '-' as '_'", "[
     CHECK(text.find(".id = \"" + e->info.id + "\"") != std::string::npos);  // it registers that id
     files.insert(file);
   }
-  CHECK(files.size() == 26);  // 23, op-localisation, gated-determinism and gpu-generations
+  CHECK(files.size() ==
+        27);  // 23, op-localisation, gated-determinism, gpu-generations, router-flips
   // The other way round: every .cpp there is an experiment's (the folder
   // holds no framework code: that is lab/).
   std::size_t cpp_files = 0;
