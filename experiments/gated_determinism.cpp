@@ -72,18 +72,9 @@ std::vector<std::vector<Token>> batch_rows(const Model& m, const std::vector<Tok
 
 bool is_margin(const Gate& g) { return g.kind == GateKind::margin; }
 
-}  // namespace
-
-void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const Model& m = experiment_model(p, out);
-  const auto first = static_cast<std::size_t>(p.integer("first"));
-  const auto n_prompts = static_cast<std::size_t>(p.integer("prompts"));
-  const auto steps = static_cast<std::size_t>(p.integer("steps"));
-  const bool rigorous = p.integer("rigorous") != 0;
-  if (first + n_prompts > kPrompts.size())
-    throw std::invalid_argument("first + prompts must be at most 12");
-  std::vector<std::size_t> batches;
-  for (const auto b : p.int_list("batches")) batches.push_back(static_cast<std::size_t>(b));
+// The gates of the `gates` parameter this model can run: no bound gate on a
+// Mixture-of-Experts model, each said in a note.
+std::vector<Gate> gates_for(const Params& p, const Model& m, bool rigorous, ExperimentRecord& out) {
   std::vector<Gate> gates;
   for (const auto& g : p.text_list("gates")) gates.push_back(parse_gate(g));
   // A Mixture-of-Experts model has neither bound (a router's top-k choice
@@ -110,6 +101,117 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
         "model's kind (no grouped-query attention, biases, q/k norms, tied embeddings, own "
         "head_dim or RoPE scaling).");
   }
+  return gates;
+}
+
+// What every precision's runs share.
+struct Setup {
+  const Model& m;
+  const std::vector<std::vector<Token>>& prompts;
+  const std::vector<std::size_t>& batches;
+  const std::vector<Gate>& gates;
+  std::size_t steps = 0;
+  const std::string& fast;  // a reduction spec
+};
+
+// Progress (lab/run_context.hpp): each reference decode, each prompt's
+// bound verdicts, each gated run.
+struct Progress {
+  RunContext& ctx;
+  std::uint64_t done = 0;
+  std::uint64_t total = 0;
+  void step(const char* what) { ctx.progress(++done, total, what); }
+};
+
+// Each prompt decoded alone under the invariant policy: the reference.
+std::vector<std::vector<Token>> reference_decodes(const Setup& s, const Policy& invariant,
+                                                  Progress& progress) {
+  std::vector<std::vector<Token>> reference;
+  for (const auto& pr : s.prompts) {
+    const std::vector<std::vector<Token>> alone{pr};
+    reference.push_back(greedy_decode(s.m, invariant, alone, s.steps).tokens[0]);
+    progress.step("decode");
+  }
+  return reference;
+}
+
+// The bound's verdicts along each reference path, computed once (warming
+// `bounds`) and timed: the mean seconds of one verdict.
+double timed_verdicts(const Setup& s, StepBounds& bounds,
+                      const std::vector<std::vector<Token>>& reference, Progress& progress) {
+  const auto t0 = Clock::now();
+  for (std::size_t i = 0; i < s.prompts.size(); ++i) {
+    std::vector<Token> prefix = s.prompts[i];
+    for (std::size_t step = 0; step < s.steps; ++step) {
+      (void)bounds.verdict(prefix);
+      prefix.push_back(reference[i][step]);
+    }
+    progress.step("bounds");
+  }
+  return seconds_since(t0) / static_cast<double>(std::max<std::int64_t>(bounds.computed(), 1));
+}
+
+// Every gate on every prompt and batch at one precision, interleaved (every
+// gate on the same prompt and batch one after another): one Row per gate.
+std::vector<Row> gated_runs(const Setup& s, PrecisionPolicy precision,
+                            const std::vector<std::vector<Token>>& reference, StepBounds* bounds,
+                            double verdict_seconds, Progress& progress) {
+  const auto& gates = s.gates;
+  const auto& prompts = s.prompts;
+  std::vector<Row> rows(gates.size());
+  std::vector<std::vector<bool>> equal(gates.size(), std::vector<bool>(prompts.size(), true));
+  for (const std::size_t batch : s.batches) {
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      const auto rows_in = batch_rows(s.m, prompts[i], batch);
+      for (std::size_t g = 0; g < gates.size(); ++g) {
+        const std::int64_t before = bounds ? bounds->computed() : 0;
+        const auto t0 = Clock::now();
+        const auto r = gated_decode(s.m, parse_reduction_spec(s.fast, precision), rows_in, s.steps,
+                                    gates[g], bounds, 1);
+        rows[g].seconds += seconds_since(t0);
+        const bool same = r.tokens[0] == reference[i];
+        equal[g][i] = equal[g][i] && same;
+        ++rows[g].runs;
+        rows[g].differing_runs += same ? 0 : 1;
+        GatedStats stats = r.per_sequence[0];
+        stats.fast_passes = r.total.fast_passes;
+        stats.invariant_passes = r.total.invariant_passes;
+        rows[g].stats += stats;
+        progress.step("gated decode");
+        if (gates[g].kind == GateKind::bound) {
+          // Every step of a bound run asks for a verdict; the ones off the
+          // warmed paths were computed (and timed) inside the run.
+          const std::int64_t asked = r.per_sequence[0].steps;
+          rows[g].verdicts += asked;
+          rows[g].bound_seconds +=
+              static_cast<double>(asked - (bounds->computed() - before)) * verdict_seconds;
+        }
+      }
+    }
+  }
+  for (std::size_t g = 0; g < gates.size(); ++g) {
+    rows[g].precision = precision;
+    rows[g].gate = gates[g];
+    rows[g].prompts = prompts.size();
+    rows[g].deterministic =
+        static_cast<std::size_t>(std::count(equal[g].begin(), equal[g].end(), true));
+  }
+  return rows;
+}
+
+}  // namespace
+
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const Model& m = experiment_model(p, out);
+  const auto first = static_cast<std::size_t>(p.integer("first"));
+  const auto n_prompts = static_cast<std::size_t>(p.integer("prompts"));
+  const auto steps = static_cast<std::size_t>(p.integer("steps"));
+  const bool rigorous = p.integer("rigorous") != 0;
+  if (first + n_prompts > kPrompts.size())
+    throw std::invalid_argument("first + prompts must be at most 12");
+  std::vector<std::size_t> batches;
+  for (const auto b : p.int_list("batches")) batches.push_back(static_cast<std::size_t>(b));
+  const std::vector<Gate> gates = gates_for(p, m, rigorous, out);
   const std::string& fast = p.text("fast");  // a reduction spec
   std::vector<PrecisionPolicy> precisions;
   for (const auto& s : p.text_list("precisions")) precisions.push_back(parse_precision_policy(s));
@@ -148,79 +250,28 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const std::uint64_t units_per_precision =
       prompts.size() * (wants_bound ? 2 : 1) + batches.size() * prompts.size() * gates.size();
   const std::uint64_t total = precisions.size() * units_per_precision;
-  std::uint64_t done = 0;
+  Progress progress{ctx, 0, total};
+  const Setup setup{m, prompts, batches, gates, steps, fast};
   std::int64_t bound_violations = 0;
   double flip_rate_bf16 = -1, flip_rate_fp32 = -1;
   std::vector<Row> all_rows;
   for (const auto precision : precisions) {
     const Policy invariant{ReductionPolicy::batch_invariant, precision};
-    std::vector<std::vector<Token>> reference;
-    for (const auto& pr : prompts) {
-      const std::vector<std::vector<Token>> alone{pr};
-      reference.push_back(greedy_decode(m, invariant, alone, steps).tokens[0]);
-      ctx.progress(++done, total, "decode");
-    }
+    const auto reference = reference_decodes(setup, invariant, progress);
     // The bound's verdicts along each reference path, timed.
     std::optional<StepBounds> bounds;
     if (wants_bound) bounds.emplace(m, precision, rigorous);
-    double verdict_seconds = 0;
-    if (wants_bound) {
-      const auto t0 = Clock::now();
-      for (std::size_t i = 0; i < prompts.size(); ++i) {
-        std::vector<Token> prefix = prompts[i];
-        for (std::size_t s = 0; s < steps; ++s) {
-          (void)bounds->verdict(prefix);
-          prefix.push_back(reference[i][s]);
-        }
-        ctx.progress(++done, total, "bounds");
-      }
-      verdict_seconds =
-          seconds_since(t0) / static_cast<double>(std::max<std::int64_t>(bounds->computed(), 1));
-    }
-    std::vector<Row> rows(gates.size());
-    std::vector<std::vector<bool>> equal(gates.size(), std::vector<bool>(prompts.size(), true));
-    // Interleaved: every gate on the same prompt and batch one after another.
-    for (const std::size_t batch : batches) {
-      for (std::size_t i = 0; i < prompts.size(); ++i) {
-        const auto rows_in = batch_rows(m, prompts[i], batch);
-        for (std::size_t g = 0; g < gates.size(); ++g) {
-          const std::int64_t before = bounds ? bounds->computed() : 0;
-          const auto t0 = Clock::now();
-          const auto r = gated_decode(m, parse_reduction_spec(fast, precision), rows_in, steps,
-                                      gates[g], bounds ? &*bounds : nullptr, 1);
-          rows[g].seconds += seconds_since(t0);
-          const bool same = r.tokens[0] == reference[i];
-          equal[g][i] = equal[g][i] && same;
-          ++rows[g].runs;
-          rows[g].differing_runs += same ? 0 : 1;
-          GatedStats s = r.per_sequence[0];
-          s.fast_passes = r.total.fast_passes;
-          s.invariant_passes = r.total.invariant_passes;
-          rows[g].stats += s;
-          ctx.progress(++done, total, "gated decode");
-          if (gates[g].kind == GateKind::bound) {
-            // Every step of a bound run asks for a verdict; the ones off the
-            // warmed paths were computed (and timed) inside the run.
-            const std::int64_t asked = r.per_sequence[0].steps;
-            rows[g].verdicts += asked;
-            rows[g].bound_seconds +=
-                static_cast<double>(asked - (bounds->computed() - before)) * verdict_seconds;
-          }
-        }
-      }
-    }
+    const double verdict_seconds =
+        bounds ? timed_verdicts(setup, *bounds, reference, progress) : 0.0;
+    std::vector<Row> rows = gated_runs(setup, precision, reference, bounds ? &*bounds : nullptr,
+                                       verdict_seconds, progress);
     const Row* invariant_row = nullptr;
-    for (std::size_t g = 0; g < gates.size(); ++g) {
-      rows[g].precision = precision;
-      rows[g].gate = gates[g];
-      rows[g].prompts = prompts.size();
-      rows[g].deterministic =
-          static_cast<std::size_t>(std::count(equal[g].begin(), equal[g].end(), true));
-      if (gates[g].kind == GateKind::invariant) invariant_row = &rows[g];
-      bound_violations += rows[g].stats.bound_violations;
-      if (gates[g].kind == GateKind::window && gates[g].window == 1) {
-        const double rate = ratio(static_cast<double>(rows[g].stats.rollbacks),
-                                  static_cast<double>(rows[g].stats.steps));
+    for (const Row& r : rows) {
+      if (r.gate.kind == GateKind::invariant) invariant_row = &r;
+      bound_violations += r.stats.bound_violations;
+      if (r.gate.kind == GateKind::window && r.gate.window == 1) {
+        const double rate =
+            ratio(static_cast<double>(r.stats.rollbacks), static_cast<double>(r.stats.steps));
         (precision == PrecisionPolicy::bf16 ? flip_rate_bf16 : flip_rate_fp32) = rate;
       }
     }
