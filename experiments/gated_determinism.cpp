@@ -36,6 +36,7 @@
 #include "model/first_order_bound.hpp"
 #include "model/first_order_remainder.hpp"
 #include "model/gated_decode.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab::model::experiments {
 namespace gated_determinism_experiment {
@@ -199,6 +200,89 @@ std::vector<Row> gated_runs(const Setup& s, PrecisionPolicy precision,
   return rows;
 }
 
+// One line of the strategies table: a gate's Row, with its work over
+// always-invariant's.
+struct Costed {
+  const Row* row = nullptr;
+  double work_tokens = 0;
+  double work_passes = 0;
+};
+
+const Columns<Costed>& strategy_columns() {
+  static const Columns<Costed> columns = [] {
+    Columns<Costed> c;
+    // The GatedStats counts, each a column of its own.
+    const auto count = [](std::int64_t GatedStats::*field) {
+      return [field](const Costed& x) { return x.row->stats.*field; };
+    };
+    c.add(ColumnId{"precision"}, "precision",
+          [](const Costed& x) { return name(x.row->precision); })
+        .add(ColumnId{"gate"}, "gate", [](const Costed& x) { return gate_spec(x.row->gate); })
+        .add(ColumnId{"deterministic"}, "prompts equal to the invariant decode at every batch size",
+             [](const Costed& x) { return x.row->deterministic; })
+        .add(
+            ColumnId{"share"}, "sequence determinism (share of prompts)",
+            [](const Costed& x) {
+              return ratio(static_cast<double>(x.row->deterministic),
+                           static_cast<double>(x.row->prompts));
+            },
+            ".3f")
+        .add(ColumnId{"differing_runs"}, "runs (prompt x batch) whose tokens differ",
+             [](const Costed& x) { return x.row->differing_runs; })
+        .add(ColumnId{"steps"}, "steps (gated tokens committed)", count(&GatedStats::steps))
+        .add(ColumnId{"recomputed"}, "steps recomputed under the invariant policy",
+             count(&GatedStats::recomputed))
+        .add(
+            ColumnId{"trigger_rate"}, "trigger rate (recomputed / steps)",
+            [](const Costed& x) {
+              return ratio(static_cast<double>(x.row->stats.recomputed),
+                           static_cast<double>(x.row->stats.steps));
+            },
+            ".4f")
+        .add(ColumnId{"rigorous"}, "steps accepted on the rigorous enclosure",
+             count(&GatedStats::rigorous))
+        .add(ColumnId{"first_order"}, "steps accepted on the first-order bound",
+             count(&GatedStats::first_order))
+        .add(ColumnId{"rollbacks"}, "window replays that rolled back",
+             count(&GatedStats::rollbacks))
+        .add(ColumnId{"replayed"}, "tokens replayed under the invariant policy",
+             count(&GatedStats::replayed))
+        .add(ColumnId{"discarded"}, "fast tokens rolled back", count(&GatedStats::discarded))
+        .add(ColumnId{"work_tokens"}, "token-forwards / always-invariant's", &Costed::work_tokens,
+             ".3f")
+        .add(ColumnId{"work_passes"}, "forward passes / always-invariant's", &Costed::work_passes,
+             ".3f");
+    return c;
+  }();
+  return columns;
+}
+
+// One precision's rows into the strategies table and their wall times into
+// `times`, each over always-invariant's.
+void record_rows(PrecisionPolicy precision, const std::vector<Row>& rows, Table& t, Table& times) {
+  const Row* invariant_row = nullptr;
+  for (const Row& r : rows)
+    if (r.gate.kind == GateKind::invariant) invariant_row = &r;
+  // Always-invariant's work: its decodes (counted as the fast batch's,
+  // which runs the invariant policy) or, without that row, the tokens
+  // and passes invariant decoding needs.
+  double base_tokens = 0, base_passes = 0, base_seconds = 0;
+  if (invariant_row != nullptr) {
+    base_tokens = static_cast<double>(invariant_row->stats.fast_tokens);
+    base_passes = static_cast<double>(invariant_row->stats.fast_passes);
+    base_seconds = invariant_row->seconds;
+  }
+  for (const Row& r : rows) {
+    const double work = static_cast<double>(r.stats.fast_tokens + r.stats.invariant_tokens);
+    const double passes = static_cast<double>(r.stats.fast_passes + r.stats.invariant_passes);
+    const std::string key = fmt::format("{} {}", name(precision), gate_spec(r.gate));
+    strategy_columns().add_row(t, key, {&r, ratio(work, base_tokens), ratio(passes, base_passes)});
+    times.add_row(key)
+        .set("wall", Value::f64(ratio(r.seconds, base_seconds)))
+        .set("wall_with_bound", Value::f64(ratio(r.seconds + r.bound_seconds, base_seconds)));
+  }
+}
+
 }  // namespace
 
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
@@ -219,23 +303,9 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   for (std::size_t i = first; i < first + n_prompts; ++i)
     prompts.push_back(m.tokenizer().encode(kPrompts[i]));
 
-  Table t{"strategies", "What determinism costs: each gate against always-invariant decoding",
-          "precision, gate"};
-  t.add_column("precision", "precision");
-  t.add_column("gate", "gate");
-  t.add_column("deterministic", "prompts equal to the invariant decode at every batch size");
-  t.add_column("share", "sequence determinism (share of prompts)", ".3f");
-  t.add_column("differing_runs", "runs (prompt x batch) whose tokens differ");
-  t.add_column("steps", "steps (gated tokens committed)");
-  t.add_column("recomputed", "steps recomputed under the invariant policy");
-  t.add_column("trigger_rate", "trigger rate (recomputed / steps)", ".4f");
-  t.add_column("rigorous", "steps accepted on the rigorous enclosure");
-  t.add_column("first_order", "steps accepted on the first-order bound");
-  t.add_column("rollbacks", "window replays that rolled back");
-  t.add_column("replayed", "tokens replayed under the invariant policy");
-  t.add_column("discarded", "fast tokens rolled back");
-  t.add_column("work_tokens", "token-forwards / always-invariant's", ".3f");
-  t.add_column("work_passes", "forward passes / always-invariant's", ".3f");
+  Table t = strategy_columns().table(
+      TableId{"strategies"}, "What determinism costs: each gate against always-invariant decoding",
+      "precision, gate");
   // Wall times vary from run to run: a measurement, outside the fingerprint.
   Table times{"strategy-times", "Gated decoding's wall time relative to always-invariant's",
               "precision, gate"};
@@ -265,9 +335,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
         bounds ? timed_verdicts(setup, *bounds, reference, progress) : 0.0;
     std::vector<Row> rows = gated_runs(setup, precision, reference, bounds ? &*bounds : nullptr,
                                        verdict_seconds, progress);
-    const Row* invariant_row = nullptr;
     for (const Row& r : rows) {
-      if (r.gate.kind == GateKind::invariant) invariant_row = &r;
       bound_violations += r.stats.bound_violations;
       if (r.gate.kind == GateKind::window && r.gate.window == 1) {
         const double rate =
@@ -275,40 +343,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
         (precision == PrecisionPolicy::bf16 ? flip_rate_bf16 : flip_rate_fp32) = rate;
       }
     }
-    // Always-invariant's work: its decodes (counted as the fast batch's,
-    // which runs the invariant policy) or, without that row, the tokens
-    // and passes invariant decoding needs.
-    double base_tokens = 0, base_passes = 0, base_seconds = 0;
-    if (invariant_row != nullptr) {
-      base_tokens = static_cast<double>(invariant_row->stats.fast_tokens);
-      base_passes = static_cast<double>(invariant_row->stats.fast_passes);
-      base_seconds = invariant_row->seconds;
-    }
-    for (const Row& r : rows) {
-      const double work = static_cast<double>(r.stats.fast_tokens + r.stats.invariant_tokens);
-      const double passes = static_cast<double>(r.stats.fast_passes + r.stats.invariant_passes);
-      t.add_row(fmt::format("{} {}", name(precision), gate_spec(r.gate)))
-          .set("precision", Value::text(std::string(name(precision))))
-          .set("gate", Value::text(gate_spec(r.gate)))
-          .set("deterministic", Value::integer(static_cast<std::int64_t>(r.deterministic)))
-          .set("share", Value::f64(ratio(static_cast<double>(r.deterministic),
-                                         static_cast<double>(r.prompts))))
-          .set("differing_runs", Value::integer(r.differing_runs))
-          .set("steps", Value::integer(r.stats.steps))
-          .set("recomputed", Value::integer(r.stats.recomputed))
-          .set("trigger_rate", Value::f64(ratio(static_cast<double>(r.stats.recomputed),
-                                                static_cast<double>(r.stats.steps))))
-          .set("rigorous", Value::integer(r.stats.rigorous))
-          .set("first_order", Value::integer(r.stats.first_order))
-          .set("rollbacks", Value::integer(r.stats.rollbacks))
-          .set("replayed", Value::integer(r.stats.replayed))
-          .set("discarded", Value::integer(r.stats.discarded))
-          .set("work_tokens", Value::f64(ratio(work, base_tokens)))
-          .set("work_passes", Value::f64(ratio(passes, base_passes)));
-      times.add_row(fmt::format("{} {}", name(precision), gate_spec(r.gate)))
-          .set("wall", Value::f64(ratio(r.seconds, base_seconds)))
-          .set("wall_with_bound", Value::f64(ratio(r.seconds + r.bound_seconds, base_seconds)));
-    }
+    record_rows(precision, rows, t, times);
     all_rows.insert(all_rows.end(), rows.begin(), rows.end());
   }
   t.caption = fmt::format(
