@@ -7,6 +7,8 @@
 #include "precision/format.hpp"
 #include "precision/rounding.hpp"
 #include "reductions/exact.hpp"
+#include "reports/argument_ids.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab {
 namespace {
@@ -53,18 +55,29 @@ Groupings groupings_in(const Format& f, double a, double b, double c) {
 
 namespace associativity_experiment {
 
+// The groupings table's columns: one row per format, each a Groupings.
+const Columns<Groupings>& groupings_columns() {
+  namespace ids = argument_ids::associativity::groupings;
+  static const Columns<Groupings> columns = [] {
+    Columns<Groupings> c;
+    c.add(ids::a, "a", &Groupings::a, "", true)
+        .add(ids::b, "b", &Groupings::b, "", true)
+        .add(ids::c, "c", &Groupings::c, "", true)
+        .add(ids::left, "(a + b) + c", &Groupings::left, "", true)
+        .add(ids::right, "a + (b + c)", &Groupings::right, "", true)
+        .add(ColumnId{"exact"}, "exact a + b + c, rounded once", &Groupings::exact, "", true);
+    return c;
+  }();
+  return columns;
+}
+
 const Table& record_groupings(const std::vector<std::string>& formats, double a, double b, double c,
                               ExperimentRecord& out) {
-  Table t{"groupings",
-          fmt::format("({} + {}) + {} against {} + ({} + {})", to_decimal(a), to_decimal(b),
-                      to_decimal(c), to_decimal(a), to_decimal(b), to_decimal(c)),
-          "format"};
-  t.add_column("a", "a", "", true)
-      .add_column("b", "b", "", true)
-      .add_column("c", "c", "", true)
-      .add_column("left", "(a + b) + c", "", true)
-      .add_column("right", "a + (b + c)", "", true)
-      .add_column("exact", "exact a + b + c, rounded once", "", true);
+  Table t = groupings_columns().table(
+      argument_ids::associativity::groupings::table,
+      fmt::format("({} + {}) + {} against {} + ({} + {})", to_decimal(a), to_decimal(b),
+                  to_decimal(c), to_decimal(a), to_decimal(b), to_decimal(c)),
+      "format");
   t.caption =
       "a, b, c are the inputs rounded to the format. float64 and float32 are the hardware's "
       "arithmetic; "
@@ -74,25 +87,20 @@ const Table& record_groupings(const std::vector<std::string>& formats, double a,
     const Format f = parse_format(name);
     const Groupings o = groupings_in(f, a, b, c);
     const std::string key = f == kFP64 ? "float64" : f == kFP32 ? "float32" : std::string(f.name);
-    t.add_row(key)
-        .set("a", o.a)
-        .set("b", o.b)
-        .set("c", o.c)
-        .set("left", o.left)
-        .set("right", o.right)
-        .set("exact", o.exact);
+    groupings_columns().add_row(t, key, o);
   }
   return out.add_table(std::move(t));
 }
 
 void record_verdict(const Table& table, double a, double b, double c, ExperimentRecord& out) {
-  const Value* left = table.get("float64", "left");
-  const Value* right = table.get("float64", "right");
+  namespace ids = argument_ids::associativity::groupings;
+  const Value* left = table.get("float64", ids::left.id);
+  const Value* right = table.get("float64", ids::right.id);
   const bool defaults = a == 0.1 && b == 1e20 && c == -1e20;
   std::string summary;
   for (const auto& r : table.rows) {
     summary += fmt::format("{}{}: {} vs {}", summary.empty() ? "" : "; ", r.key,
-                           r.get("left")->decimal(), r.get("right")->decimal());
+                           r.get(ids::left.str())->decimal(), r.get(ids::right.str())->decimal());
   }
   if (left == nullptr || right == nullptr || !defaults) {
     out.add_verdict("A1", summary, Status::differs,

@@ -8,11 +8,14 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 
 #include "experiments/batch_answers.hpp"
 #include "io/numbers.hpp"
 #include "io/visible_char.hpp"
 #include "lab/experiment.hpp"
+#include "reports/argument_ids.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab::model::experiments {
 CopyDecode decode_copies(const Model& m, Policy policy, const std::vector<Token>& prompt,
@@ -152,16 +155,35 @@ std::string flip_kind(const Divergence& d) {
                      to_decimal(d.top_alone.gap()));
 }
 
+// One row of the lead table: a value, a logit, or both (an empty one is
+// an empty cell).
+struct LeadEntry {
+  std::optional<Value> value;
+  std::optional<Value> logit;
+};
+
+const Columns<LeadEntry>& lead_columns() {
+  namespace ids = argument_ids::batch_answers::lead;
+  static const Columns<LeadEntry> columns = [] {
+    Columns<LeadEntry> c;
+    c.add(ids::value, "value", &LeadEntry::value)
+        .add(ids::logit, "logit", &LeadEntry::logit, ".6f", true);
+    return c;
+  }();
+  return columns;
+}
+
 void lead_table(const PolicyAnswers& a, const Model& m, ExperimentRecord& out) {
   const Divergence& d = *a.lead();
   const Divergence& earliest = *a.earliest();
   const auto shown = [&](Token t) {
     return Value::text(visible_char(decoded_text(m, std::span(&t, 1))));
   };
-  Table t{"lead",
-          fmt::format("Same prompt, different answer: the first {} that differs", token_unit(m)),
-          "what"};
-  t.add_column("value", "value").add_column("logit", "logit", ".6f", true);
+  const Columns<LeadEntry>& columns = lead_columns();
+  Table t = columns.table(
+      argument_ids::batch_answers::lead::table,
+      fmt::format("Same prompt, different answer: the first {} that differs", token_unit(m)),
+      "what");
   t.caption = fmt::format(
       "{}, prompt {} alone vs inside a batch of {} copies of itself. Up to step {} both runs saw "
       "the same tokens, so the logits at that step differ only through the order of the sums. "
@@ -170,34 +192,32 @@ void lead_table(const PolicyAnswers& a, const Model& m, ExperimentRecord& out) {
       "nothing (space, newline).",
       policy_key(a.policy), d.prompt + 1, d.batch, d.step, d.breaks_tie() ? "tie" : "flip",
       is_checkpoint(m) ? "Tokens" : "Characters");
-  t.add_row("prompt").set("value", Value::text(std::string(kPrompts[d.prompt])));
-  t.add_row("policy").set("value", Value::text(policy_key(a.policy)));
-  t.add_row("batch").set("value", Value::integer(static_cast<std::int64_t>(d.batch)));
-  t.add_row("first differing step").set("value", Value::integer(static_cast<std::int64_t>(d.step)));
-  t.add_row("kind").set("value", Value::text(flip_kind(d)));
-  t.add_row("earliest step, any prompt and batch")
-      .set("value", Value::text(fmt::format("{} (prompt {}, batch {})", earliest.step,
-                                            earliest.prompt + 1, earliest.batch)));
-  t.add_row("common prefix").set("value", Value::text(d.common_prefix));
-  t.add_row("alone: text").set("value", Value::text(d.alone));
-  t.add_row("batched: text").set("value", Value::text(d.batched));
-  t.add_row("alone: 1st")
-      .set("value", shown(d.top_alone.first))
-      .set("logit", Value::f32(d.top_alone.first_logit));
-  t.add_row("alone: 2nd")
-      .set("value", shown(d.top_alone.second))
-      .set("logit", Value::f32(d.top_alone.second_logit));
-  t.add_row("alone: gap").set("logit", Value::f32(d.top_alone.gap()));
-  t.add_row("batched: 1st")
-      .set("value", shown(d.top_batched.first))
-      .set("logit", Value::f32(d.top_batched.first_logit));
-  t.add_row("batched: 2nd")
-      .set("value", shown(d.top_batched.second))
-      .set("logit", Value::f32(d.top_batched.second_logit));
-  t.add_row("batched: gap").set("logit", Value::f32(d.top_batched.gap()));
-  t.add_row("logits moved by the batch")
-      .set("value", Value::integer(d.moved.differing))
-      .set("logit", Value::f64(d.moved.max_change));
+  const auto row = [&](std::string key, std::optional<Value> value,
+                       std::optional<Value> logit = std::nullopt) {
+    columns.add_row(t, std::move(key), {std::move(value), std::move(logit)});
+  };
+  const auto as_integer = [](std::size_t n) {
+    return Value::integer(static_cast<std::int64_t>(n));
+  };
+  row("prompt", Value::text(std::string(kPrompts[d.prompt])));
+  row("policy", Value::text(policy_key(a.policy)));
+  row("batch", as_integer(d.batch));
+  row("first differing step", as_integer(d.step));
+  row("kind", Value::text(flip_kind(d)));
+  row("earliest step, any prompt and batch",
+      Value::text(fmt::format("{} (prompt {}, batch {})", earliest.step, earliest.prompt + 1,
+                              earliest.batch)));
+  row("common prefix", Value::text(d.common_prefix));
+  row("alone: text", Value::text(d.alone));
+  row("batched: text", Value::text(d.batched));
+  row("alone: 1st", shown(d.top_alone.first), Value::f32(d.top_alone.first_logit));
+  row("alone: 2nd", shown(d.top_alone.second), Value::f32(d.top_alone.second_logit));
+  row("alone: gap", std::nullopt, Value::f32(d.top_alone.gap()));
+  row("batched: 1st", shown(d.top_batched.first), Value::f32(d.top_batched.first_logit));
+  row("batched: 2nd", shown(d.top_batched.second), Value::f32(d.top_batched.second_logit));
+  row("batched: gap", std::nullopt, Value::f32(d.top_batched.gap()));
+  row("logits moved by the batch", Value::integer(d.moved.differing),
+      Value::f64(d.moved.max_change));
   out.add_table(std::move(t));
 }
 

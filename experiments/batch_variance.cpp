@@ -12,6 +12,8 @@
 #include "lab/experiment.hpp"
 #include "model/eigen_probe.hpp"
 #include "model/throughput.hpp"
+#include "reports/argument_ids.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab::model::experiments {
 
@@ -165,46 +167,59 @@ void b2_verdict(const std::vector<PolicyShares>& shares, const Model& m, Experim
   out.add_verdict("B2", ours, status, reason);
 }
 
+// Not read by the argument; the figures below plot against it.
+constexpr ColumnId kBatchColumn{"batch"};
+
+// The batching table's columns: one row per policy and batch size.
+const Columns<BatchChange>& batching_columns() {
+  namespace ids = argument_ids::batch_variance::batching;
+  static const Columns<BatchChange> columns = [] {
+    Columns<BatchChange> c;
+    c.add(ids::policy, "reduction policy", [](const BatchChange& r) { return name(r.policy); })
+        .add(kBatchColumn, "batch size", &BatchChange::batch)
+        .add(ids::differing, "logits differing",
+             [](const BatchChange& r) { return r.change.differing; })
+        .add(ids::share, "share of the vocabulary", &BatchChange::share, ".4f")
+        .add(
+            ids::max_change, "largest |change|",
+            [](const BatchChange& r) { return r.change.max_change; }, ".3e", true);
+    return c;
+  }();
+  return columns;
+}
+
 void record_batching(const std::vector<BatchChange>& rows, const std::string& prompt,
                      const Model& m, ExperimentRecord& out) {
+  namespace ids = argument_ids::batch_variance::batching;
   const std::size_t vocab = m.config().vocab_size;
-  Table t{"batching", "B2: the prompt alone vs row 0 of a batch of unrelated prompts (fp32)",
-          "policy, batch"};
-  t.add_column("policy", "reduction policy");
-  t.add_column("batch", "batch size");
-  t.add_column("differing", "logits differing");
-  t.add_column("share", "share of the vocabulary", ".4f");
-  t.add_column("max_change", "largest |change|", ".3e", true);
+  Table t = batching_columns().table(
+      ids::table, "B2: the prompt alone vs row 0 of a batch of unrelated prompts (fp32)",
+      "policy, batch");
   t.caption = fmt::format(
       "Prompt '{}'; vocabulary of {} logits; the other rows are fixed unrelated KJV lines.", prompt,
       vocab);
   for (const auto& r : rows) {
-    t.add_row(fmt::format("{} batch {}", name(r.policy), r.batch))
-        .set("policy", Value::text(std::string(name(r.policy))))
-        .set("batch", Value::integer(static_cast<std::int64_t>(r.batch)))
-        .set("differing", Value::integer(r.change.differing))
-        .set("share", Value::f64(r.share))
-        .set("max_change", Value::f64(r.change.max_change));
+    batching_columns().add_row(t, fmt::format("{} batch {}", name(r.policy), r.batch), r);
   }
   out.add_table(std::move(t));
   // Per policy against the batch size: how many logits move, and how far.
-  const auto per_policy = [&](const char* column) {
+  const auto per_policy = [&](ColumnId column) {
     std::vector<Series> series;
     for (const auto red : kReductionPolicies) {
       const std::string policy(name(red));
-      series.push_back({column, policy, "linespoints", "policy", policy});
+      series.push_back({column.str(), policy, "linespoints", ids::policy.str(), policy});
     }
     return series;
   };
   Figure differing;
   differing.id = "differing";
   differing.title = "Logits that change when the prompt joins a batch (fp32)";
-  differing.table = "batching";
-  differing.x = "batch";
+  differing.table = ids::table.str();
+  differing.x = kBatchColumn.str();
   differing.xlabel = "batch size (log scale)";
   differing.ylabel = fmt::format("logits differing (of {})", vocab);
   differing.logx = true;
-  differing.series = per_policy("differing");
+  differing.series = per_policy(ids::differing);
   differing.caption =
       "One line per reduction policy; a line drawn earlier is drawn wider, so "
       "equal values stay visible.";
@@ -212,13 +227,13 @@ void record_batching(const std::vector<BatchChange>& rows, const std::string& pr
   Figure largest;
   largest.id = "max-change";
   largest.title = "Largest logit change when the prompt joins a batch (fp32)";
-  largest.table = "batching";
-  largest.x = "batch";
+  largest.table = ids::table.str();
+  largest.x = kBatchColumn.str();
   largest.xlabel = "batch size (log scale)";
   largest.ylabel = "largest |change| of a logit (log scale)";
   largest.logx = true;
   largest.logy = true;
-  largest.series = per_policy("max_change");
+  largest.series = per_policy(ids::max_change);
   largest.caption =
       "A change of 0 has no place on the log axis: those points (batch-invariant at "
       "every batch size) are in the table, not drawn.";

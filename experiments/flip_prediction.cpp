@@ -12,6 +12,8 @@
 #include "experiments/model_support.hpp"
 #include "io/numbers.hpp"
 #include "lab/experiment.hpp"
+#include "reports/argument_ids.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab::model::experiments {
 
@@ -103,19 +105,66 @@ FlipMeasurements measure_flips(const Model& m, std::size_t n_prompts, std::size_
 
 namespace flip_prediction_experiment {
 
+// Columns not read by the argument; the figure plots them.
+constexpr ColumnId kExpectedGreedy{"expected_greedy"};
+constexpr ColumnId kExpectedHeldout{"expected_heldout"};
+constexpr ColumnId kPairedExpected{"paired_expected"};
+
+double per_thousand(double count, double of) { return of > 0 ? 1000.0 * count / of : 0.0; }
+
+// The flips table's columns for one condition; its expected flips read
+// from fm's greedy and held-out gaps.
+Columns<FlipCondition> condition_columns(const FlipMeasurements& fm) {
+  namespace ids = argument_ids::flip_prediction::flips;
+  Columns<FlipCondition> c;
+  c.add(ColumnId{"delta"}, "perturbation (largest logit change)", &FlipCondition::delta, ".3e",
+        true)
+      .add(
+          kExpectedGreedy, "expected per 1,000 (greedy gaps)",
+          [&](const FlipCondition& f) { return 1000 * share_below(fm.greedy, f.delta); }, ".3g")
+      .add(
+          kExpectedHeldout, "expected per 1,000 (held-out gaps)",
+          [&](const FlipCondition& f) { return 1000 * share_below(fm.heldout, f.delta); }, ".3g")
+      .add(ids::flips, "observed flips", [](const FlipCondition& f) { return f.observed.flips; })
+      .add(ids::steps, "steps compared", [](const FlipCondition& f) { return f.observed.steps; })
+      .add(
+          ids::observed, "observed per 1,000",
+          [](const FlipCondition& f) {
+            return per_thousand(static_cast<double>(f.observed.flips),
+                                static_cast<double>(f.observed.steps));
+          },
+          ".3g");
+  return c;
+}
+
+// The columns added after them: a precision's flips position by position.
+const Columns<PairedFlips>& paired_columns() {
+  static const Columns<PairedFlips> columns = [] {
+    Columns<PairedFlips> c;
+    c.add(
+         kPairedExpected, "teacher-forced flips per 1,000 (each position vs fp32)",
+         [](const PairedFlips& p) {
+           return per_thousand(static_cast<double>(p.flips), static_cast<double>(p.positions));
+         },
+         ".3g")
+        .add(ColumnId{"median_change"}, "median change of the top-2 difference (held-out)",
+             &PairedFlips::median_change, ".3e", true)
+        .add(ColumnId{"max_change"}, "largest change of the top-2 difference (held-out)",
+             &PairedFlips::max_change, ".3e", true);
+    return c;
+  }();
+  return columns;
+}
+
 void record(const FlipMeasurements& fm, ExperimentRecord& out) {
   const auto& conds = fm.conditions;
   const auto& gaps = fm.greedy;
   const auto& sgaps = fm.heldout;
   const std::size_t n_prompts = fm.prompts;
   const std::size_t steps = fm.steps;
-  Table t{"flips", "Expected vs observed greedy flips per 1,000 steps", "condition"};
-  t.add_column("delta", "perturbation (largest logit change)", ".3e", true);
-  t.add_column("expected_greedy", "expected per 1,000 (greedy gaps)", ".3g");
-  t.add_column("expected_heldout", "expected per 1,000 (held-out gaps)", ".3g");
-  t.add_column("flips", "observed flips");
-  t.add_column("steps", "steps compared");
-  t.add_column("observed", "observed per 1,000", ".3g");
+  const Columns<FlipCondition> conditions = condition_columns(fm);
+  Table t = conditions.table(argument_ids::flip_prediction::flips::table,
+                             "Expected vs observed greedy flips per 1,000 steps", "condition");
   t.caption = fmt::format(
       "Expected: 1,000 x the share of top-2 gaps below the perturbation (greedy: {} steps of {} "
       "prompts, "
@@ -124,31 +173,12 @@ void record(const FlipMeasurements& fm, ExperimentRecord& out) {
       "both conditions; a prompt flips at its first differing token, and counts its steps up to "
       "it.",
       gaps.size(), n_prompts, sgaps.size(), steps);
-  for (const auto& c : conds) {
-    t.add_row(c.key)
-        .set("delta", Value::f64(c.delta))
-        .set("expected_greedy", Value::f64(1000 * share_below(gaps, c.delta)))
-        .set("expected_heldout", Value::f64(1000 * share_below(sgaps, c.delta)))
-        .set("flips", Value::integer(c.observed.flips))
-        .set("steps", Value::integer(c.observed.steps))
-        .set("observed",
-             Value::f64(c.observed.steps > 0 ? 1000.0 * static_cast<double>(c.observed.flips) /
-                                                   static_cast<double>(c.observed.steps)
-                                             : 0.0));
-  }
+  for (const auto& c : conds) conditions.add_row(t, c.key, c);
   // Added columns: the precisions' flips position by position.
-  t.add_column("paired_expected", "teacher-forced flips per 1,000 (each position vs fp32)", ".3g");
-  t.add_column("median_change", "median change of the top-2 difference (held-out)", ".3e", true);
-  t.add_column("max_change", "largest change of the top-2 difference (held-out)", ".3e", true);
+  paired_columns().add_to(t);
   for (const auto& p : fm.paired) {
     for (auto& row : t.rows) {
-      if (row.key != p.key) continue;
-      row.set("paired_expected",
-              Value::f64(p.positions > 0 ? 1000.0 * static_cast<double>(p.flips) /
-                                               static_cast<double>(p.positions)
-                                         : 0.0))
-          .set("median_change", Value::f64(p.median_change))
-          .set("max_change", Value::f64(p.max_change));
+      if (row.key == p.key) paired_columns().set_cells(row, p);
     }
   }
   t.caption += fmt::format(
@@ -160,14 +190,19 @@ void record(const FlipMeasurements& fm, ExperimentRecord& out) {
   Figure fig;
   fig.id = "expected-observed";
   fig.title = "Greedy flips per 1,000 steps: expected against observed";
-  fig.table = "flips";
+  fig.table = argument_ids::flip_prediction::flips::table.str();
   fig.kind = "bars";
   fig.ylabel = "flips per 1,000 steps";
   fig.series = {
-      {"expected_greedy", "expected: share of greedy gaps below delta", "", {}, {}, {}},
-      {"expected_heldout", "expected: share of held-out gaps below delta", "", {}, {}, {}},
-      {"paired_expected", "teacher-forced flips (each position vs fp32)", "", {}, {}, {}},
-      {"observed", "observed in greedy decoding", "", {}, {}, {}}};
+      {kExpectedGreedy.str(), "expected: share of greedy gaps below delta", "", {}, {}, {}},
+      {kExpectedHeldout.str(), "expected: share of held-out gaps below delta", "", {}, {}, {}},
+      {kPairedExpected.str(), "teacher-forced flips (each position vs fp32)", "", {}, {}, {}},
+      {argument_ids::flip_prediction::flips::observed.str(),
+       "observed in greedy decoding",
+       "",
+       {},
+       {},
+       {}}};
   fig.caption =
       "delta is the largest change of any logit over the prompts' last positions; "
       "teacher-forced flips need each position's own change of its top-2 difference "

@@ -36,6 +36,7 @@
 #include "model/first_order_bound.hpp"
 #include "model/first_order_remainder.hpp"
 #include "model/gated_decode.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab::model::experiments {
 namespace gated_determinism_experiment {
@@ -72,18 +73,9 @@ std::vector<std::vector<Token>> batch_rows(const Model& m, const std::vector<Tok
 
 bool is_margin(const Gate& g) { return g.kind == GateKind::margin; }
 
-}  // namespace
-
-void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const Model& m = experiment_model(p, out);
-  const auto first = static_cast<std::size_t>(p.integer("first"));
-  const auto n_prompts = static_cast<std::size_t>(p.integer("prompts"));
-  const auto steps = static_cast<std::size_t>(p.integer("steps"));
-  const bool rigorous = p.integer("rigorous") != 0;
-  if (first + n_prompts > kPrompts.size())
-    throw std::invalid_argument("first + prompts must be at most 12");
-  std::vector<std::size_t> batches;
-  for (const auto b : p.int_list("batches")) batches.push_back(static_cast<std::size_t>(b));
+// The gates of the `gates` parameter this model can run: no bound gate on a
+// Mixture-of-Experts model, each said in a note.
+std::vector<Gate> gates_for(const Params& p, const Model& m, bool rigorous, ExperimentRecord& out) {
   std::vector<Gate> gates;
   for (const auto& g : p.text_list("gates")) gates.push_back(parse_gate(g));
   // A Mixture-of-Experts model has neither bound (a router's top-k choice
@@ -110,6 +102,200 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
         "model's kind (no grouped-query attention, biases, q/k norms, tied embeddings, own "
         "head_dim or RoPE scaling).");
   }
+  return gates;
+}
+
+// What every precision's runs share.
+struct Setup {
+  const Model& m;
+  const std::vector<std::vector<Token>>& prompts;
+  const std::vector<std::size_t>& batches;
+  const std::vector<Gate>& gates;
+  std::size_t steps = 0;
+  const std::string& fast;  // a reduction spec
+};
+
+// Progress (lab/run_context.hpp): each reference decode, each prompt's
+// bound verdicts, each gated run.
+struct Progress {
+  RunContext& ctx;
+  std::uint64_t done = 0;
+  std::uint64_t total = 0;
+  void step(const char* what) { ctx.progress(++done, total, what); }
+};
+
+// Each prompt decoded alone under the invariant policy: the reference.
+std::vector<std::vector<Token>> reference_decodes(const Setup& s, const Policy& invariant,
+                                                  Progress& progress) {
+  std::vector<std::vector<Token>> reference;
+  for (const auto& pr : s.prompts) {
+    const std::vector<std::vector<Token>> alone{pr};
+    reference.push_back(greedy_decode(s.m, invariant, alone, s.steps).tokens[0]);
+    progress.step("decode");
+  }
+  return reference;
+}
+
+// The bound's verdicts along each reference path, computed once (warming
+// `bounds`) and timed: the mean seconds of one verdict.
+double timed_verdicts(const Setup& s, StepBounds& bounds,
+                      const std::vector<std::vector<Token>>& reference, Progress& progress) {
+  const auto t0 = Clock::now();
+  for (std::size_t i = 0; i < s.prompts.size(); ++i) {
+    std::vector<Token> prefix = s.prompts[i];
+    for (std::size_t step = 0; step < s.steps; ++step) {
+      (void)bounds.verdict(prefix);
+      prefix.push_back(reference[i][step]);
+    }
+    progress.step("bounds");
+  }
+  return seconds_since(t0) / static_cast<double>(std::max<std::int64_t>(bounds.computed(), 1));
+}
+
+// Every gate on every prompt and batch at one precision, interleaved (every
+// gate on the same prompt and batch one after another): one Row per gate.
+std::vector<Row> gated_runs(const Setup& s, PrecisionPolicy precision,
+                            const std::vector<std::vector<Token>>& reference, StepBounds* bounds,
+                            double verdict_seconds, Progress& progress) {
+  const auto& gates = s.gates;
+  const auto& prompts = s.prompts;
+  std::vector<Row> rows(gates.size());
+  std::vector<std::vector<bool>> equal(gates.size(), std::vector<bool>(prompts.size(), true));
+  for (const std::size_t batch : s.batches) {
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      const auto rows_in = batch_rows(s.m, prompts[i], batch);
+      for (std::size_t g = 0; g < gates.size(); ++g) {
+        const std::int64_t before = bounds ? bounds->computed() : 0;
+        const auto t0 = Clock::now();
+        const auto r = gated_decode(s.m, parse_reduction_spec(s.fast, precision), rows_in, s.steps,
+                                    gates[g], bounds, 1);
+        rows[g].seconds += seconds_since(t0);
+        const bool same = r.tokens[0] == reference[i];
+        equal[g][i] = equal[g][i] && same;
+        ++rows[g].runs;
+        rows[g].differing_runs += same ? 0 : 1;
+        GatedStats stats = r.per_sequence[0];
+        stats.fast_passes = r.total.fast_passes;
+        stats.invariant_passes = r.total.invariant_passes;
+        rows[g].stats += stats;
+        progress.step("gated decode");
+        if (gates[g].kind == GateKind::bound) {
+          // Every step of a bound run asks for a verdict; the ones off the
+          // warmed paths were computed (and timed) inside the run.
+          const std::int64_t asked = r.per_sequence[0].steps;
+          rows[g].verdicts += asked;
+          rows[g].bound_seconds +=
+              static_cast<double>(asked - (bounds->computed() - before)) * verdict_seconds;
+        }
+      }
+    }
+  }
+  for (std::size_t g = 0; g < gates.size(); ++g) {
+    rows[g].precision = precision;
+    rows[g].gate = gates[g];
+    rows[g].prompts = prompts.size();
+    rows[g].deterministic =
+        static_cast<std::size_t>(std::count(equal[g].begin(), equal[g].end(), true));
+  }
+  return rows;
+}
+
+// One line of the strategies table: a gate's Row, with its work over
+// always-invariant's.
+struct Costed {
+  const Row* row = nullptr;
+  double work_tokens = 0;
+  double work_passes = 0;
+};
+
+const Columns<Costed>& strategy_columns() {
+  static const Columns<Costed> columns = [] {
+    Columns<Costed> c;
+    // The GatedStats counts, each a column of its own.
+    const auto count = [](std::int64_t GatedStats::*field) {
+      return [field](const Costed& x) { return x.row->stats.*field; };
+    };
+    c.add(ColumnId{"precision"}, "precision",
+          [](const Costed& x) { return name(x.row->precision); })
+        .add(ColumnId{"gate"}, "gate", [](const Costed& x) { return gate_spec(x.row->gate); })
+        .add(ColumnId{"deterministic"}, "prompts equal to the invariant decode at every batch size",
+             [](const Costed& x) { return x.row->deterministic; })
+        .add(
+            ColumnId{"share"}, "sequence determinism (share of prompts)",
+            [](const Costed& x) {
+              return ratio(static_cast<double>(x.row->deterministic),
+                           static_cast<double>(x.row->prompts));
+            },
+            ".3f")
+        .add(ColumnId{"differing_runs"}, "runs (prompt x batch) whose tokens differ",
+             [](const Costed& x) { return x.row->differing_runs; })
+        .add(ColumnId{"steps"}, "steps (gated tokens committed)", count(&GatedStats::steps))
+        .add(ColumnId{"recomputed"}, "steps recomputed under the invariant policy",
+             count(&GatedStats::recomputed))
+        .add(
+            ColumnId{"trigger_rate"}, "trigger rate (recomputed / steps)",
+            [](const Costed& x) {
+              return ratio(static_cast<double>(x.row->stats.recomputed),
+                           static_cast<double>(x.row->stats.steps));
+            },
+            ".4f")
+        .add(ColumnId{"rigorous"}, "steps accepted on the rigorous enclosure",
+             count(&GatedStats::rigorous))
+        .add(ColumnId{"first_order"}, "steps accepted on the first-order bound",
+             count(&GatedStats::first_order))
+        .add(ColumnId{"rollbacks"}, "window replays that rolled back",
+             count(&GatedStats::rollbacks))
+        .add(ColumnId{"replayed"}, "tokens replayed under the invariant policy",
+             count(&GatedStats::replayed))
+        .add(ColumnId{"discarded"}, "fast tokens rolled back", count(&GatedStats::discarded))
+        .add(ColumnId{"work_tokens"}, "token-forwards / always-invariant's", &Costed::work_tokens,
+             ".3f")
+        .add(ColumnId{"work_passes"}, "forward passes / always-invariant's", &Costed::work_passes,
+             ".3f");
+    return c;
+  }();
+  return columns;
+}
+
+// One precision's rows into the strategies table and their wall times into
+// `times`, each over always-invariant's.
+void record_rows(PrecisionPolicy precision, const std::vector<Row>& rows, Table& t, Table& times) {
+  const Row* invariant_row = nullptr;
+  for (const Row& r : rows)
+    if (r.gate.kind == GateKind::invariant) invariant_row = &r;
+  // Always-invariant's work: its decodes (counted as the fast batch's,
+  // which runs the invariant policy) or, without that row, the tokens
+  // and passes invariant decoding needs.
+  double base_tokens = 0, base_passes = 0, base_seconds = 0;
+  if (invariant_row != nullptr) {
+    base_tokens = static_cast<double>(invariant_row->stats.fast_tokens);
+    base_passes = static_cast<double>(invariant_row->stats.fast_passes);
+    base_seconds = invariant_row->seconds;
+  }
+  for (const Row& r : rows) {
+    const double work = static_cast<double>(r.stats.fast_tokens + r.stats.invariant_tokens);
+    const double passes = static_cast<double>(r.stats.fast_passes + r.stats.invariant_passes);
+    const std::string key = fmt::format("{} {}", name(precision), gate_spec(r.gate));
+    strategy_columns().add_row(t, key, {&r, ratio(work, base_tokens), ratio(passes, base_passes)});
+    times.add_row(key)
+        .set("wall", Value::f64(ratio(r.seconds, base_seconds)))
+        .set("wall_with_bound", Value::f64(ratio(r.seconds + r.bound_seconds, base_seconds)));
+  }
+}
+
+}  // namespace
+
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const Model& m = experiment_model(p, out);
+  const auto first = static_cast<std::size_t>(p.integer("first"));
+  const auto n_prompts = static_cast<std::size_t>(p.integer("prompts"));
+  const auto steps = static_cast<std::size_t>(p.integer("steps"));
+  const bool rigorous = p.integer("rigorous") != 0;
+  if (first + n_prompts > kPrompts.size())
+    throw std::invalid_argument("first + prompts must be at most 12");
+  std::vector<std::size_t> batches;
+  for (const auto b : p.int_list("batches")) batches.push_back(static_cast<std::size_t>(b));
+  const std::vector<Gate> gates = gates_for(p, m, rigorous, out);
   const std::string& fast = p.text("fast");  // a reduction spec
   std::vector<PrecisionPolicy> precisions;
   for (const auto& s : p.text_list("precisions")) precisions.push_back(parse_precision_policy(s));
@@ -117,23 +303,9 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   for (std::size_t i = first; i < first + n_prompts; ++i)
     prompts.push_back(m.tokenizer().encode(kPrompts[i]));
 
-  Table t{"strategies", "What determinism costs: each gate against always-invariant decoding",
-          "precision, gate"};
-  t.add_column("precision", "precision");
-  t.add_column("gate", "gate");
-  t.add_column("deterministic", "prompts equal to the invariant decode at every batch size");
-  t.add_column("share", "sequence determinism (share of prompts)", ".3f");
-  t.add_column("differing_runs", "runs (prompt x batch) whose tokens differ");
-  t.add_column("steps", "steps (gated tokens committed)");
-  t.add_column("recomputed", "steps recomputed under the invariant policy");
-  t.add_column("trigger_rate", "trigger rate (recomputed / steps)", ".4f");
-  t.add_column("rigorous", "steps accepted on the rigorous enclosure");
-  t.add_column("first_order", "steps accepted on the first-order bound");
-  t.add_column("rollbacks", "window replays that rolled back");
-  t.add_column("replayed", "tokens replayed under the invariant policy");
-  t.add_column("discarded", "fast tokens rolled back");
-  t.add_column("work_tokens", "token-forwards / always-invariant's", ".3f");
-  t.add_column("work_passes", "forward passes / always-invariant's", ".3f");
+  Table t = strategy_columns().table(
+      TableId{"strategies"}, "What determinism costs: each gate against always-invariant decoding",
+      "precision, gate");
   // Wall times vary from run to run: a measurement, outside the fingerprint.
   Table times{"strategy-times", "Gated decoding's wall time relative to always-invariant's",
               "precision, gate"};
@@ -148,116 +320,30 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const std::uint64_t units_per_precision =
       prompts.size() * (wants_bound ? 2 : 1) + batches.size() * prompts.size() * gates.size();
   const std::uint64_t total = precisions.size() * units_per_precision;
-  std::uint64_t done = 0;
+  Progress progress{ctx, 0, total};
+  const Setup setup{m, prompts, batches, gates, steps, fast};
   std::int64_t bound_violations = 0;
   double flip_rate_bf16 = -1, flip_rate_fp32 = -1;
   std::vector<Row> all_rows;
   for (const auto precision : precisions) {
     const Policy invariant{ReductionPolicy::batch_invariant, precision};
-    std::vector<std::vector<Token>> reference;
-    for (const auto& pr : prompts) {
-      const std::vector<std::vector<Token>> alone{pr};
-      reference.push_back(greedy_decode(m, invariant, alone, steps).tokens[0]);
-      ctx.progress(++done, total, "decode");
-    }
+    const auto reference = reference_decodes(setup, invariant, progress);
     // The bound's verdicts along each reference path, timed.
     std::optional<StepBounds> bounds;
     if (wants_bound) bounds.emplace(m, precision, rigorous);
-    double verdict_seconds = 0;
-    if (wants_bound) {
-      const auto t0 = Clock::now();
-      for (std::size_t i = 0; i < prompts.size(); ++i) {
-        std::vector<Token> prefix = prompts[i];
-        for (std::size_t s = 0; s < steps; ++s) {
-          (void)bounds->verdict(prefix);
-          prefix.push_back(reference[i][s]);
-        }
-        ctx.progress(++done, total, "bounds");
-      }
-      verdict_seconds =
-          seconds_since(t0) / static_cast<double>(std::max<std::int64_t>(bounds->computed(), 1));
-    }
-    std::vector<Row> rows(gates.size());
-    std::vector<std::vector<bool>> equal(gates.size(), std::vector<bool>(prompts.size(), true));
-    // Interleaved: every gate on the same prompt and batch one after another.
-    for (const std::size_t batch : batches) {
-      for (std::size_t i = 0; i < prompts.size(); ++i) {
-        const auto rows_in = batch_rows(m, prompts[i], batch);
-        for (std::size_t g = 0; g < gates.size(); ++g) {
-          const std::int64_t before = bounds ? bounds->computed() : 0;
-          const auto t0 = Clock::now();
-          const auto r = gated_decode(m, parse_reduction_spec(fast, precision), rows_in, steps,
-                                      gates[g], bounds ? &*bounds : nullptr, 1);
-          rows[g].seconds += seconds_since(t0);
-          const bool same = r.tokens[0] == reference[i];
-          equal[g][i] = equal[g][i] && same;
-          ++rows[g].runs;
-          rows[g].differing_runs += same ? 0 : 1;
-          GatedStats s = r.per_sequence[0];
-          s.fast_passes = r.total.fast_passes;
-          s.invariant_passes = r.total.invariant_passes;
-          rows[g].stats += s;
-          ctx.progress(++done, total, "gated decode");
-          if (gates[g].kind == GateKind::bound) {
-            // Every step of a bound run asks for a verdict; the ones off the
-            // warmed paths were computed (and timed) inside the run.
-            const std::int64_t asked = r.per_sequence[0].steps;
-            rows[g].verdicts += asked;
-            rows[g].bound_seconds +=
-                static_cast<double>(asked - (bounds->computed() - before)) * verdict_seconds;
-          }
-        }
-      }
-    }
-    const Row* invariant_row = nullptr;
-    for (std::size_t g = 0; g < gates.size(); ++g) {
-      rows[g].precision = precision;
-      rows[g].gate = gates[g];
-      rows[g].prompts = prompts.size();
-      rows[g].deterministic =
-          static_cast<std::size_t>(std::count(equal[g].begin(), equal[g].end(), true));
-      if (gates[g].kind == GateKind::invariant) invariant_row = &rows[g];
-      bound_violations += rows[g].stats.bound_violations;
-      if (gates[g].kind == GateKind::window && gates[g].window == 1) {
-        const double rate = ratio(static_cast<double>(rows[g].stats.rollbacks),
-                                  static_cast<double>(rows[g].stats.steps));
+    const double verdict_seconds =
+        bounds ? timed_verdicts(setup, *bounds, reference, progress) : 0.0;
+    std::vector<Row> rows = gated_runs(setup, precision, reference, bounds ? &*bounds : nullptr,
+                                       verdict_seconds, progress);
+    for (const Row& r : rows) {
+      bound_violations += r.stats.bound_violations;
+      if (r.gate.kind == GateKind::window && r.gate.window == 1) {
+        const double rate =
+            ratio(static_cast<double>(r.stats.rollbacks), static_cast<double>(r.stats.steps));
         (precision == PrecisionPolicy::bf16 ? flip_rate_bf16 : flip_rate_fp32) = rate;
       }
     }
-    // Always-invariant's work: its decodes (counted as the fast batch's,
-    // which runs the invariant policy) or, without that row, the tokens
-    // and passes invariant decoding needs.
-    double base_tokens = 0, base_passes = 0, base_seconds = 0;
-    if (invariant_row != nullptr) {
-      base_tokens = static_cast<double>(invariant_row->stats.fast_tokens);
-      base_passes = static_cast<double>(invariant_row->stats.fast_passes);
-      base_seconds = invariant_row->seconds;
-    }
-    for (const Row& r : rows) {
-      const double work = static_cast<double>(r.stats.fast_tokens + r.stats.invariant_tokens);
-      const double passes = static_cast<double>(r.stats.fast_passes + r.stats.invariant_passes);
-      t.add_row(fmt::format("{} {}", name(precision), gate_spec(r.gate)))
-          .set("precision", Value::text(std::string(name(precision))))
-          .set("gate", Value::text(gate_spec(r.gate)))
-          .set("deterministic", Value::integer(static_cast<std::int64_t>(r.deterministic)))
-          .set("share", Value::f64(ratio(static_cast<double>(r.deterministic),
-                                         static_cast<double>(r.prompts))))
-          .set("differing_runs", Value::integer(r.differing_runs))
-          .set("steps", Value::integer(r.stats.steps))
-          .set("recomputed", Value::integer(r.stats.recomputed))
-          .set("trigger_rate", Value::f64(ratio(static_cast<double>(r.stats.recomputed),
-                                                static_cast<double>(r.stats.steps))))
-          .set("rigorous", Value::integer(r.stats.rigorous))
-          .set("first_order", Value::integer(r.stats.first_order))
-          .set("rollbacks", Value::integer(r.stats.rollbacks))
-          .set("replayed", Value::integer(r.stats.replayed))
-          .set("discarded", Value::integer(r.stats.discarded))
-          .set("work_tokens", Value::f64(ratio(work, base_tokens)))
-          .set("work_passes", Value::f64(ratio(passes, base_passes)));
-      times.add_row(fmt::format("{} {}", name(precision), gate_spec(r.gate)))
-          .set("wall", Value::f64(ratio(r.seconds, base_seconds)))
-          .set("wall_with_bound", Value::f64(ratio(r.seconds + r.bound_seconds, base_seconds)));
-    }
+    record_rows(precision, rows, t, times);
     all_rows.insert(all_rows.end(), rows.begin(), rows.end());
   }
   t.caption = fmt::format(

@@ -17,6 +17,8 @@
 #include "mpi/enumerate_job.hpp"
 #include "reductions/orders.hpp"
 #include "reductions/strategy.hpp"
+#include "reports/argument_ids.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab {
 namespace permutations_experiment {
@@ -89,6 +91,37 @@ Table distributed_table(const DistributedEnumeration& d) {
   return t;
 }
 
+// One row of the `exhaustive` table: a strategy in one precision over every
+// order; min and max are float32 or float64 values by the precision.
+struct ExhaustiveCounts {
+  std::string strategy;
+  std::string dtype;
+  std::uint64_t orders = 0;
+  std::size_t distinct = 0;
+  std::uint64_t zeros = 0;
+  std::uint64_t correct = 0;
+  Value min;
+  Value max;
+};
+
+const Columns<ExhaustiveCounts>& exhaustive_columns() {
+  namespace ids = argument_ids::permutations::exhaustive;
+  static const Columns<ExhaustiveCounts> columns = [] {
+    Columns<ExhaustiveCounts> c;
+    c.add(ColumnId{"strategy"}, "strategy", &ExhaustiveCounts::strategy)
+        .add(ColumnId{"dtype"}, "precision", &ExhaustiveCounts::dtype)
+        .add(ids::orders, "orders", &ExhaustiveCounts::orders)
+        .add(ids::distinct, "distinct totals", &ExhaustiveCounts::distinct)
+        .add(ColumnId{"zeros"}, "orders summing to exactly 0", &ExhaustiveCounts::zeros)
+        .add(ColumnId{"correct"}, "orders giving the correctly rounded sum",
+             &ExhaustiveCounts::correct)
+        .add(ColumnId{"min"}, "smallest total", &ExhaustiveCounts::min)
+        .add(ColumnId{"max"}, "largest total", &ExhaustiveCounts::max);
+    return c;
+  }();
+  return columns;
+}
+
 template <class T>
 Counts exhaustive_row(const Strategy& s, const std::string& dtype, std::span<const double> numbers,
                       const Enumerated<T>& e, Table& summary, std::vector<Table>& histograms,
@@ -102,15 +135,10 @@ Counts exhaustive_row(const Strategy& s, const std::string& dtype, std::span<con
     if (Value::of(v) == Value::of(correct)) n_correct += c;
   }
   const std::string key = s.name() + " " + dtype;
-  summary.add_row(key)
-      .set("strategy", Value::text(s.name()))
-      .set("dtype", Value::text(dtype))
-      .set("orders", Value::integer(static_cast<std::int64_t>(h.orders)))
-      .set("distinct", Value::integer(static_cast<std::int64_t>(h.distinct())))
-      .set("zeros", Value::integer(static_cast<std::int64_t>(h.zeros())))
-      .set("correct", Value::integer(static_cast<std::int64_t>(n_correct)))
-      .set("min", Value::of(h.totals.front().first))
-      .set("max", Value::of(h.totals.back().first));
+  exhaustive_columns().add_row(
+      summary, key,
+      {s.name(), dtype, h.orders, h.distinct(), h.zeros(), n_correct,
+       Value::of(h.totals.front().first), Value::of(h.totals.back().first)});
   timings.add_row(key).set("seconds", Value::f64(seconds));
   if (histogram) {
     Table t{"hist-" + slug(s.name()) + "-" + dtype, "Histogram of the totals: " + key, "#"};
@@ -222,17 +250,10 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
 
   std::map<std::string, Counts> exhaustive;
   if (mode != "sampling") {
-    Table summary{"exhaustive",
-                  "All " + std::to_string(numbers.size()) + "! orders, enumerated exhaustively",
-                  "order, precision"};
-    summary.add_column("strategy", "strategy")
-        .add_column("dtype", "precision")
-        .add_column("orders", "orders")
-        .add_column("distinct", "distinct totals")
-        .add_column("zeros", "orders summing to exactly 0")
-        .add_column("correct", "orders giving the correctly rounded sum")
-        .add_column("min", "smallest total")
-        .add_column("max", "largest total");
+    Table summary = exhaustive_columns().table(
+        argument_ids::permutations::exhaustive::table,
+        "All " + std::to_string(numbers.size()) + "! orders, enumerated exhaustively",
+        "order, precision");
     summary.caption =
         "Every order of the numbers, each summed by the strategy in the given precision. "
         "`pairwise` on 8 numbers is the balanced tree ((a+b)+(c+d))+((e+f)+(g+h)). "

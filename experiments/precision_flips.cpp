@@ -6,6 +6,8 @@
 #include "experiments/precision_flips.hpp"
 #include "io/numbers.hpp"
 #include "lab/experiment.hpp"
+#include "reports/argument_ids.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab::model::experiments {
 
@@ -99,15 +101,14 @@ void record_summary(const std::vector<PrecisionDivergence>& rows, std::size_t st
   const auto n_prompts = static_cast<std::int64_t>(rows.size());
   const Divergence b = summarise(rows, true);
   const Divergence h = summarise(rows, false);
-  Table s{"summary", "Answers that diverge from fp32", "precision"};
-  s.add_column("diverged", "diverged");
-  s.add_column("prompts", "of");
-  s.add_column("mean_first", "mean first differing step", ".1f");
+  namespace ids = argument_ids::precision_flips::summary;
+  Columns<Divergence> columns;
+  columns.add(ids::diverged, "diverged", &Divergence::diverged)
+      .add(ids::prompts, "of", [&](const Divergence&) { return n_prompts; })
+      .add(ColumnId{"mean_first"}, "mean first differing step", &Divergence::mean_first, ".1f");
+  Table s = columns.table(ids::table, "Answers that diverge from fp32", "precision");
   for (const auto& [key, d] : {std::pair{"bf16", b}, std::pair{"fp16", h}}) {
-    s.add_row(key)
-        .set("diverged", Value::integer(d.diverged))
-        .set("prompts", Value::integer(n_prompts))
-        .set("mean_first", Value::f64(d.mean_first));
+    columns.add_row(s, key, d);
   }
   out.add_table(std::move(s));
   const Status status = b5_status(b.diverged, rows.size(), steps);

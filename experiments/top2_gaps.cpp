@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 #include "experiments/model_support.hpp"
@@ -14,6 +15,8 @@
 #include "lab/experiment.hpp"
 #include "precision/format.hpp"
 #include "precision/queries.hpp"
+#include "reports/argument_ids.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab::model::experiments {
 
@@ -82,45 +85,65 @@ Status b4_status(std::size_t steps, double share_below_01) {
 
 namespace top2_gaps_experiment {
 
+// The perturbations table's share of greedy gaps below (not read by the
+// argument; the gap CDF's markers name it with heldout_below).
+constexpr ColumnId kGreedyBelow{"greedy_below"};
+
+// The stats table's columns, each read from one source's sorted gaps.
+const Columns<std::vector<double>>& stats_columns() {
+  namespace ids = argument_ids::top2_gaps::stats;
+  using Gaps = std::vector<double>;
+  static const Columns<Gaps> columns = [] {
+    Columns<Gaps> c;
+    c.add(ids::n, "gaps", [](const Gaps& g) { return g.size(); })
+        .add(
+            ids::min, "smallest", [](const Gaps& g) { return g.empty() ? 0.0 : g.front(); }, ".3e",
+            true);
+    for (const auto& [id, title, p] : {std::tuple{"p1", "1st percentile", 1.0},
+                                       {"p5", "5th percentile", 5.0},
+                                       {"p50", "median", 50.0}}) {
+      c.add(
+          ColumnId{id}, title, [p = p](const Gaps& g) { return percentile(g, p); }, ".3e");
+    }
+    for (const auto& [id, title, x] : {std::tuple{"below_0.1", "share < 0.1", 0.1},
+                                       {"below_0.01", "share < 0.01", 0.01},
+                                       {"below_0.001", "share < 0.001", 0.001}}) {
+      c.add(
+          ColumnId{id}, title, [x = x](const Gaps& g) { return share_below(g, x); }, ".4f");
+    }
+    return c;
+  }();
+  return columns;
+}
+
 void record_stats(const GapMeasurements& g, ExperimentRecord& out) {
-  Table st{"stats", "Top-2 logit gaps", "source"};
-  st.add_column("n", "gaps");
-  st.add_column("min", "smallest", ".3e", true);
-  st.add_column("p1", "1st percentile", ".3e");
-  st.add_column("p5", "5th percentile", ".3e");
-  st.add_column("p50", "median", ".3e");
-  st.add_column("below_0.1", "share < 0.1", ".4f");
-  st.add_column("below_0.01", "share < 0.01", ".4f");
-  st.add_column("below_0.001", "share < 0.001", ".4f");
+  Table st =
+      stats_columns().table(argument_ids::top2_gaps::stats::table, "Top-2 logit gaps", "source");
   st.caption = fmt::format(
       "Greedy: {} prompts x {} steps, batch-invariant fp32. Teacher-forced: the first {} "
       "positions of model/data/heldout.txt. Percentiles by nearest rank.",
       g.prompts, g.steps, g.heldout.size());
   for (const auto& [key, gaps] : {std::pair{"greedy", &g.greedy}, {"teacher-forced", &g.heldout}}) {
-    st.add_row(key)
-        .set("n", Value::integer(static_cast<std::int64_t>(gaps->size())))
-        .set("min", Value::f64(gaps->empty() ? 0.0 : gaps->front()))
-        .set("p1", Value::f64(percentile(*gaps, 1)))
-        .set("p5", Value::f64(percentile(*gaps, 5)))
-        .set("p50", Value::f64(percentile(*gaps, 50)))
-        .set("below_0.1", Value::f64(share_below(*gaps, 0.1)))
-        .set("below_0.01", Value::f64(share_below(*gaps, 0.01)))
-        .set("below_0.001", Value::f64(share_below(*gaps, 0.001)));
+    stats_columns().add_row(st, key, *gaps);
   }
   out.add_table(std::move(st));
 }
 
 void record_perturbations(const GapMeasurements& g, ExperimentRecord& out) {
-  Table pt{"perturbations", "Perturbation sizes against the gaps", "perturbation"};
-  pt.add_column("size", "size", ".3e", true);
-  pt.add_column("greedy_below", "share of greedy gaps below", ".4f");
-  pt.add_column("heldout_below", "share of teacher-forced gaps below", ".4f");
-  const auto pert_row = [&](const std::string& key, double d) {
-    pt.add_row(key)
-        .set("size", Value::f64(d))
-        .set("greedy_below", Value::f64(share_below(g.greedy, d)))
-        .set("heldout_below", Value::f64(share_below(g.heldout, d)));
-  };
+  namespace ids = argument_ids::top2_gaps::perturbations;
+  // One row per perturbation size.
+  Columns<double> columns;
+  columns
+      .add(
+          ids::size, "size", [](double d) { return d; }, ".3e", true)
+      .add(
+          kGreedyBelow, "share of greedy gaps below",
+          [&](double d) { return share_below(g.greedy, d); }, ".4f")
+      .add(
+          ids::heldout_below, "share of teacher-forced gaps below",
+          [&](double d) { return share_below(g.heldout, d); }, ".4f");
+  Table pt = columns.table(ids::table, "Perturbation sizes against the gaps", "perturbation");
+  const auto pert_row = [&](const std::string& key, double d) { columns.add_row(pt, key, d); };
   const auto [low, high] = std::minmax_element(g.batches.begin(), g.batches.end());
   const std::string sizes = g.batches.empty() ? std::string("none")
                             : *low == *high   ? std::to_string(*low)
@@ -192,9 +215,9 @@ void record_cdf(const GapMeasurements& g, ExperimentRecord& out) {
   // A line per perturbation, labelled with the share of gaps below it (the
   // combined batching row is left out: it lies under its policy's line).
   f.markers = {
-      "perturbations",
-      "size",
-      {"greedy_below", "heldout_below"},
+      argument_ids::top2_gaps::perturbations::table.str(),
+      argument_ids::top2_gaps::perturbations::size.str(),
+      {kGreedyBelow.str(), argument_ids::top2_gaps::perturbations::heldout_below.str()},
       {"greedy", "held-out"},
       {"batching, fp32, library", "batching, fp32, split-k",
        "fp16 vs fp32, measured largest change", "bf16 rounding at the top logit's magnitude",

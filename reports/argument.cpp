@@ -8,6 +8,7 @@
 
 #include "io/numbers.hpp"
 #include "io/visible_char.hpp"
+#include "reports/argument_ids.hpp"
 
 namespace fplab::report {
 
@@ -26,42 +27,46 @@ void missed(std::string what) {
   if (misses != nullptr) misses->push_back(std::move(what));
 }
 
-const Table* find_table(const Results& r, const char* experiment, const char* table) {
+const Table* find_table(const Results& r, std::string_view experiment, TableId table) {
   const ExperimentRecord* e = r.experiment(experiment);
-  const Table* t = e == nullptr ? nullptr : e->table(table);
-  if (e != nullptr && t == nullptr) missed(fmt::format("{}: no table '{}'", experiment, table));
+  const Table* t = e == nullptr ? nullptr : e->table(table.id);
+  if (e != nullptr && t == nullptr) missed(fmt::format("{}: no table '{}'", experiment, table.id));
   return t;
 }
 
-const Value* lookup(const Table* t, const std::string& row, const char* column) {
-  const Value* v = t == nullptr ? nullptr : t->get(row, column);
+const Value* lookup(const Table* t, const std::string& row, ColumnId column) {
+  const Value* v = t == nullptr ? nullptr : t->get(row, column.id);
   if (t != nullptr && v == nullptr) {
-    missed(fmt::format("table '{}': no row '{}' with a column '{}'", t->id, row, column));
+    missed(fmt::format("table '{}': no row '{}' with a column '{}'", t->id, row, column.id));
   }
   return v;
 }
 
-const Value* lookup(const Table& t, const Row& row, const char* column) {
-  const Value* v = row.get(column);
-  if (v == nullptr) missed(fmt::format("table '{}': row '{}' has no '{}'", t.id, row.key, column));
+const Value* lookup(const Table& t, const Row& row, ColumnId column) {
+  const Value* v = row.get(column.str());
+  if (v == nullptr) {
+    missed(fmt::format("table '{}': row '{}' has no '{}'", t.id, row.key, column.id));
+  }
   return v;
 }
 
-double number_or_nan(const Table* t, const std::string& row, const char* column) {
+double number_or_nan(const Table* t, const std::string& row, ColumnId column) {
   const Value* v = lookup(t, row, column);
   return v == nullptr ? std::nan("") : v->to_double();
 }
 
-std::string text_or_empty(const Table* t, const std::string& row, const char* column) {
+std::string text_or_empty(const Table* t, const std::string& row, ColumnId column) {
   const Value* v = lookup(t, row, column);
   return v == nullptr ? std::string() : v->decimal();
 }
 
 // 1. numbers -> order.
 Spans numbers_sentence(const Results& r) {
-  if (const Table* t = find_table(r, "permutations", "exhaustive")) {
-    const double distinct = number_or_nan(t, "sequential float64", "distinct");
-    const double orders = number_or_nan(t, "sequential float64", "orders");
+  namespace exhaustive = argument_ids::permutations::exhaustive;
+  namespace groupings = argument_ids::associativity::groupings;
+  if (const Table* t = find_table(r, argument_ids::permutations::experiment, exhaustive::table)) {
+    const double distinct = number_or_nan(t, "sequential float64", exhaustive::distinct);
+    const double orders = number_or_nan(t, "sequential float64", exhaustive::orders);
     if (std::isfinite(distinct) && std::isfinite(orders)) {
       return {
           text("Adding the same numbers in another order gives another total: eight numbers "
@@ -71,15 +76,17 @@ Spans numbers_sentence(const Results& r) {
           section("permutations"), text(").")};
     }
   }
-  if (const Table* t = find_table(r, "associativity", "groupings")) {
-    return {
-        text("Adding the same numbers in another order gives another total: in float64, (" +
-             text_or_empty(t, "float64", "a") + " + " + text_or_empty(t, "float64", "b") + ") + " +
-             text_or_empty(t, "float64", "c") + " is " + text_or_empty(t, "float64", "left") +
-             " but " + text_or_empty(t, "float64", "a") + " + (" +
-             text_or_empty(t, "float64", "b") + " + " + text_or_empty(t, "float64", "c") + ") is " +
-             text_or_empty(t, "float64", "right") + " ("),
-        section("associativity"), text(").")};
+  if (const Table* t = find_table(r, argument_ids::associativity::experiment, groupings::table)) {
+    return {text("Adding the same numbers in another order gives another total: in float64, (" +
+                 text_or_empty(t, "float64", groupings::a) + " + " +
+                 text_or_empty(t, "float64", groupings::b) + ") + " +
+                 text_or_empty(t, "float64", groupings::c) + " is " +
+                 text_or_empty(t, "float64", groupings::left) + " but " +
+                 text_or_empty(t, "float64", groupings::a) + " + (" +
+                 text_or_empty(t, "float64", groupings::b) + " + " +
+                 text_or_empty(t, "float64", groupings::c) + ") is " +
+                 text_or_empty(t, "float64", groupings::right) + " ("),
+            section("associativity"), text(").")};
   }
   return {};
 }
@@ -94,12 +101,13 @@ struct PolicyChange {
 };
 
 std::vector<PolicyChange> policy_changes(const Table& t) {
+  namespace batching = argument_ids::batch_variance::batching;
   std::vector<PolicyChange> out;
   for (const auto& row : t.rows) {
-    const Value* policy = lookup(t, row, "policy");
-    const Value* differing = lookup(t, row, "differing");
-    const Value* share = lookup(t, row, "share");
-    const Value* change = lookup(t, row, "max_change");
+    const Value* policy = lookup(t, row, batching::policy);
+    const Value* differing = lookup(t, row, batching::differing);
+    const Value* share = lookup(t, row, batching::share);
+    const Value* change = lookup(t, row, batching::max_change);
     if (policy == nullptr || differing == nullptr || share == nullptr || change == nullptr)
       continue;
     auto it = std::find_if(out.begin(), out.end(),
@@ -119,7 +127,8 @@ std::vector<PolicyChange> policy_changes(const Table& t) {
 
 // 2. order -> logits: each policy's largest share of logits changed, named.
 Spans logits_sentence(const Results& r) {
-  const Table* t = find_table(r, "batch-variance", "batching");
+  const Table* t = find_table(r, argument_ids::batch_variance::experiment,
+                              argument_ids::batch_variance::batching::table);
   if (t == nullptr) return {};
   const std::vector<PolicyChange> changes = policy_changes(*t);
   if (changes.empty()) {
@@ -149,25 +158,27 @@ Spans logits_sentence(const Results& r) {
 
 // 3. logits -> gaps.
 Spans gaps_sentence(const Results& r) {
-  const Table* stats = find_table(r, "top2-gaps", "stats");
-  const Table* pert = find_table(r, "top2-gaps", "perturbations");
+  namespace gaps = argument_ids::top2_gaps;
+  const Table* stats = find_table(r, gaps::experiment, gaps::stats::table);
+  const Table* pert = find_table(r, gaps::experiment, gaps::perturbations::table);
   if (stats == nullptr || pert == nullptr || pert->rows.empty()) return {};
-  const double min_gap = number_or_nan(stats, "greedy", "min");
-  const double n = number_or_nan(stats, "greedy", "n");
+  const double min_gap = number_or_nan(stats, "greedy", gaps::stats::min);
+  const double n = number_or_nan(stats, "greedy", gaps::stats::n);
   const std::string batching = pert->rows.front().key;
-  const double batch_change = number_or_nan(pert, batching, "size");
+  const double batch_change = number_or_nan(pert, batching, gaps::perturbations::size);
   // The policy whose change the combined batching row is: its own row of
   // the same size ("batching, fp32, split-k").
   std::string by;
   const std::string per_policy = "batching, fp32, ";
   for (const auto& row : pert->rows) {
-    const Value* size = row.key.rfind(per_policy, 0) == 0 ? row.get("size") : nullptr;
+    const Value* size =
+        row.key.rfind(per_policy, 0) == 0 ? row.get(gaps::perturbations::size.str()) : nullptr;
     if (size != nullptr && size->to_double() == batch_change && batch_change > 0)
       by = " (" + row.key.substr(per_policy.size()) + "'s)";
   }
   const std::string bf16 = "bf16 vs fp32, measured largest change";
-  const double bf16_change = number_or_nan(pert, bf16, "size");
-  const double bf16_below = number_or_nan(pert, bf16, "heldout_below");
+  const double bf16_change = number_or_nan(pert, bf16, gaps::perturbations::size);
+  const double bf16_below = number_or_nan(pert, bf16, gaps::perturbations::heldout_below);
   if (!std::isfinite(min_gap) || !std::isfinite(batch_change)) return {};
   std::string s =
       "Whether a change matters depends on the gap between the two largest logits: "
@@ -196,8 +207,10 @@ std::string parameter(const Results& r, const char* experiment, const char* name
 // largest changes (a step flips only where its own top two move across its
 // gap; docs/report.md).
 Spans flips_sentence(const Results& r) {
-  const Table* flips = find_table(r, "flip-prediction", "flips");
-  const Table* summary = find_table(r, "precision-flips", "summary");
+  namespace flip = argument_ids::flip_prediction;
+  namespace precision = argument_ids::precision_flips;
+  const Table* flips = find_table(r, flip::experiment, flip::flips::table);
+  const Table* summary = find_table(r, precision::experiment, precision::summary::table);
   if (flips == nullptr && summary == nullptr) return {};
   Spans out;
   std::string s = "Counted in greedy decoding, ";
@@ -207,14 +220,14 @@ Spans flips_sentence(const Results& r) {
     for (const auto& row : flips->rows) {
       if (row.key.find("fp32: alone vs batch") == std::string::npos) continue;
       any = true;
-      if (const Value* f = lookup(*flips, row, "flips")) n += f->as_int();
-      if (const Value* st = lookup(*flips, row, "steps")) steps += st->as_int();
+      if (const Value* f = lookup(*flips, row, flip::flips::flips)) n += f->as_int();
+      if (const Value* st = lookup(*flips, row, flip::flips::steps)) steps += st->as_int();
     }
     if (!any) missed("flip-prediction: no row 'fp32: alone vs batch ...' in table 'flips'");
     s += "fp32 batching flipped " + count(n) + " greedy tokens in " + count(steps) +
          " steps compared";
     const std::string bf16 = "bf16 vs fp32 (batch-invariant)";
-    const double observed = number_or_nan(flips, bf16, "observed");
+    const double observed = number_or_nan(flips, bf16, flip::flips::observed);
     if (std::isfinite(observed)) s += ", bf16 " + num(observed) + " per 1,000 steps";
     out.push_back(text(s + " ("));
     out.push_back(section("flip-prediction"));
@@ -222,8 +235,8 @@ Spans flips_sentence(const Results& r) {
     s.clear();
   }
   if (summary != nullptr) {
-    const double diverged = number_or_nan(summary, "bf16", "diverged");
-    const double prompts = number_or_nan(summary, "bf16", "prompts");
+    const double diverged = number_or_nan(summary, "bf16", precision::summary::diverged);
+    const double prompts = number_or_nan(summary, "bf16", precision::summary::prompts);
     const std::string steps = parameter(r, "precision-flips", "steps");
     if (std::isfinite(diverged) && std::isfinite(prompts)) {
       out.push_back(text((flips != nullptr ? ", and " : s) + std::string("bf16 changed ") +
@@ -241,17 +254,18 @@ Spans flips_sentence(const Results& r) {
 
 // 5. the flipped token.
 Spans token_sentence(const Results& r) {
-  const Table* t = find_table(r, "batch-answers", "lead");
-  if (t == nullptr || lookup(t, "first differing step", "value") == nullptr) return {};
-  const std::string policy = text_or_empty(t, "policy", "value");
-  const std::string batch = text_or_empty(t, "batch", "value");
-  const std::string step = text_or_empty(t, "first differing step", "value");
-  const std::string alone = text_or_empty(t, "alone: 1st", "value");
-  const std::string batched = text_or_empty(t, "batched: 1st", "value");
-  const double gap_alone = number_or_nan(t, "alone: gap", "logit");
-  const double gap_batched = number_or_nan(t, "batched: gap", "logit");
-  const double moved = number_or_nan(t, "logits moved by the batch", "logit");
-  const std::string kind = text_or_empty(t, "kind", "value");
+  namespace lead = argument_ids::batch_answers::lead;
+  const Table* t = find_table(r, argument_ids::batch_answers::experiment, lead::table);
+  if (t == nullptr || lookup(t, "first differing step", lead::value) == nullptr) return {};
+  const std::string policy = text_or_empty(t, "policy", lead::value);
+  const std::string batch = text_or_empty(t, "batch", lead::value);
+  const std::string step = text_or_empty(t, "first differing step", lead::value);
+  const std::string alone = text_or_empty(t, "alone: 1st", lead::value);
+  const std::string batched = text_or_empty(t, "batched: 1st", lead::value);
+  const double gap_alone = number_or_nan(t, "alone: gap", lead::logit);
+  const double gap_batched = number_or_nan(t, "batched: gap", lead::logit);
+  const double moved = number_or_nan(t, "logits moved by the batch", lead::logit);
+  const std::string kind = text_or_empty(t, "kind", lead::value);
   const bool tie = kind.rfind("tie", 0) == 0;
   std::string s = "And the same prompt gives another answer because of the batch: in " + policy +
                   ", the prompt alone and inside a batch of " + batch +
@@ -280,34 +294,36 @@ Spans texts_with_mark(const std::string& text_value, std::size_t at) {
 }
 
 std::vector<Spans> logit_cells(const Table* t, const std::string& who) {
+  namespace lead = argument_ids::batch_answers::lead;
   const auto cell = [&](const std::string& row) {
-    const Value* v = lookup(t, row, "logit");
+    const Value* v = lookup(t, row, lead::logit);
     if (v == nullptr) return Spans{};
     return Spans{text(num(v->to_double()) + " "), code(v->hex())};
   };
-  return {{text(who)},         {code(text_or_empty(t, who + ": 1st", "value"))},
-          cell(who + ": 1st"), {code(text_or_empty(t, who + ": 2nd", "value"))},
+  return {{text(who)},         {code(text_or_empty(t, who + ": 1st", lead::value))},
+          cell(who + ": 1st"), {code(text_or_empty(t, who + ": 2nd", lead::value))},
           cell(who + ": 2nd"), cell(who + ": gap")};
 }
 
 void lead_example(const Results& r, Document& d) {
-  const Table* t = find_table(r, "batch-answers", "lead");
-  if (t == nullptr || lookup(t, "alone: text", "value") == nullptr) return;
-  const std::string prefix = text_or_empty(t, "common prefix", "value");
-  const std::string alone = text_or_empty(t, "alone: text", "value");
-  const std::string batched = text_or_empty(t, "batched: text", "value");
+  namespace lead = argument_ids::batch_answers::lead;
+  const Table* t = find_table(r, argument_ids::batch_answers::experiment, lead::table);
+  if (t == nullptr || lookup(t, "alone: text", lead::value) == nullptr) return;
+  const std::string prefix = text_or_empty(t, "common prefix", lead::value);
+  const std::string alone = text_or_empty(t, "alone: text", lead::value);
+  const std::string batched = text_or_empty(t, "batched: text", lead::value);
   d.blocks.emplace_back(Heading{2, {text("Same prompt, different answer")}, "lead-example"});
-  d.blocks.emplace_back(
-      Paragraph{{text(text_or_empty(t, "policy", "value") + ", greedy, the prompt "),
-                 code(text_or_empty(t, "prompt", "value")),
-                 text(" alone and as copy 0 of a batch of " + text_or_empty(t, "batch", "value") +
-                      " copies of itself. Both runs saw the same characters up to step " +
-                      text_or_empty(t, "first differing step", "value") +
-                      ", so there the logits differ only through the order of the sums; the first "
-                      "differing character is highlighted (named when it prints as nothing). "
-                      "Kind: " +
-                      text_or_empty(t, "kind", "value") + ".")},
-                {}});
+  d.blocks.emplace_back(Paragraph{
+      {text(text_or_empty(t, "policy", lead::value) + ", greedy, the prompt "),
+       code(text_or_empty(t, "prompt", lead::value)),
+       text(" alone and as copy 0 of a batch of " + text_or_empty(t, "batch", lead::value) +
+            " copies of itself. Both runs saw the same characters up to step " +
+            text_or_empty(t, "first differing step", lead::value) +
+            ", so there the logits differ only through the order of the sums; the first "
+            "differing character is highlighted (named when it prints as nothing). "
+            "Kind: " +
+            text_or_empty(t, "kind", lead::value) + ".")},
+      {}});
   Spans a{text("alone: ")};
   for (auto& s : texts_with_mark(alone, prefix.size())) a.push_back(std::move(s));
   Spans b{text("in the batch: ")};
@@ -317,8 +333,8 @@ void lead_example(const Results& r, Document& d) {
   g.rows.push_back(logit_cells(t, "alone"));
   g.rows.push_back(logit_cells(t, "batched"));
   d.blocks.emplace_back(std::move(g));
-  const Value* moved = lookup(t, "logits moved by the batch", "logit");
-  const Value* how_many = lookup(t, "logits moved by the batch", "value");
+  const Value* moved = lookup(t, "logits moved by the batch", lead::logit);
+  const Value* how_many = lookup(t, "logits moved by the batch", lead::value);
   if (moved != nullptr) {
     d.blocks.emplace_back(Paragraph{
         {text("The perturbation that moved them: the batch changed " +
@@ -380,7 +396,7 @@ ExperimentRecord headline_record(const Results& r, const ExperimentRecord& e) {
     const Table* t = other.id == e.id ? nullptr : other.table("perturbation");
     if (t == nullptr) continue;
     for (const auto& row : t->rows) {
-      const Value* size = lookup(*t, row, "size");
+      const Value* size = lookup(*t, row, ColumnId{"size"});
       if (size == nullptr || !size->is_float()) continue;
       const std::string key = row.key + " (" + other.id + ")";
       if (markers->find(key) != nullptr) continue;

@@ -15,6 +15,7 @@
 #include "io/npy.hpp"
 #include "io/sha256.hpp"
 #include "reports/argument.hpp"
+#include "reports/argument_ids.hpp"
 #include "reports/ranges.hpp"
 #include "reports/report.hpp"
 #include "reports/report_document.hpp"
@@ -514,4 +515,41 @@ TEST_CASE("the argument finds every table, row, column and figure it reads, in f
   }
   CHECK(fplab::report::argument_misses(table_renamed) ==
         std::vector<std::string>{"batch-variance: no table 'batching'"});
+
+  // Every column the argument reads (reports/argument_ids.hpp) is declared
+  // by its table, as the experiments' Columns<Row> write it.
+  for (const auto& read : fplab::argument_ids::argument_reads()) {
+    const ExperimentRecord* e = r.experiment(read.experiment);
+    REQUIRE(e != nullptr);
+    const Table* t = e->table(read.table.id);
+    REQUIRE(t != nullptr);
+    for (const auto& column : read.columns) CHECK(t->column(column.id) != nullptr);
+  }
+  // Negative control: a column renamed where its table declares it (the
+  // column and every row's cell, as a renamed id in a Columns<Row> would).
+  namespace batching = fplab::argument_ids::batch_variance::batching;
+  Results declared_renamed = r;
+  std::string first_key;
+  for (auto& e : declared_renamed.experiments) {
+    for (auto& t : e.tables) {
+      if (e.id != fplab::argument_ids::batch_variance::experiment || t.id != batching::table.id)
+        continue;
+      for (auto& c : t.columns) {
+        if (c.id == batching::share.id) c.id = "share_of_vocabulary";
+      }
+      for (auto& row : t.rows) {
+        auto cell = row.cells.extract(batching::share.str());
+        if (cell.empty()) continue;
+        if (first_key.empty()) first_key = row.key;
+        cell.key() = "share_of_vocabulary";
+        row.cells.insert(std::move(cell));
+      }
+    }
+  }
+  REQUIRE_FALSE(first_key.empty());
+  const std::vector<std::string> misses = fplab::report::argument_misses(declared_renamed);
+  REQUIRE_FALSE(misses.empty());
+  CHECK(misses.front() == "table 'batching': row '" + first_key + "' has no 'share'");
+  const Table* renamed = declared_renamed.experiment("batch-variance")->table("batching");
+  CHECK(renamed->column(batching::share.id) == nullptr);
 }
