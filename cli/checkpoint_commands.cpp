@@ -14,6 +14,7 @@
 
 #include "checkpoints/checkpoint.hpp"
 #include "checkpoints/mapped_file.hpp"
+#include "checkpoints/token_ids.hpp"
 #include "checkpoints/tokenizer_bpe.hpp"
 #include "cli/commands.hpp"
 #include "io/input_error.hpp"
@@ -35,7 +36,7 @@ void run_tokenize(const TokenizeOptions& o) {
   const auto tok = checkpoints::BpeTokenizer::for_model(o.model);
   if (!o.decode.empty()) {
     std::vector<checkpoints::BpeTokenizer::Id> ids;
-    for (const std::int64_t id : parse_token_ids("--decode", o.decode))
+    for (const std::int64_t id : checkpoints::parse_token_ids("--decode", o.decode))
       ids.push_back(static_cast<checkpoints::BpeTokenizer::Id>(id));
     const auto text = tok.decode(ids);
     if (o.json) {
@@ -81,39 +82,6 @@ void run_inspect(const InspectOptions& o) {
 }
 
 }  // namespace
-
-std::vector<std::int64_t> parse_token_ids(std::string_view flag, const std::string& s) {
-  std::vector<std::int64_t> ids;
-  const std::string name(flag);
-  if (!s.empty() && s.front() == '[') {  // a JSON array, as --json prints
-    const auto j = nlohmann::json::parse(s, nullptr, false);
-    if (j.is_discarded() || !j.is_array()) throw InputError(name + ": not a JSON array of ids");
-    for (const auto& v : j) {
-      if (!v.is_number_integer())
-        throw InputError(name + ": " + v.dump() + " is not an integer id");
-      ids.push_back(v.get<std::int64_t>());
-    }
-    return ids;
-  }
-  std::size_t i = 0;
-  while (i <= s.size() && !s.empty()) {
-    const auto comma = s.find(',', i);
-    const auto word = s.substr(i, comma == std::string::npos ? std::string::npos : comma - i);
-    std::size_t used = 0;
-    long long v = -1;
-    try {
-      v = std::stoll(word, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != word.size() || v < 0 || v > (1LL << 30))
-      throw InputError(name + ": '" + word + "' is not a token id");
-    ids.push_back(v);
-    if (comma == std::string::npos) break;
-    i = comma + 1;
-  }
-  return ids;
-}
 
 void add_tokenize_command(CLI::App& app) {
   auto o = std::make_shared<TokenizeOptions>();

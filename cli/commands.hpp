@@ -28,13 +28,6 @@ void add_bisect_command(CLI::App& app);      // cli/bisect_command.cpp
 void add_mma_command(CLI::App& app);         // cli/mma_command.cpp
 void add_dot_command(CLI::App& app);         // cli/dot_command.cpp
 
-// Token ids as a user types them after FLAG (fplab tokenize --decode,
-// fplab generate --prompt-ids): "1,2,3" or a JSON array "[1,2,3]"; each id
-// from 0 to 2^30 (the model's vocabulary is checked by the caller). ""
-// gives no ids. Throws InputError "FLAG: 'x' is not a token id" (one line).
-// Defined in cli/checkpoint_commands.cpp.
-std::vector<std::int64_t> parse_token_ids(std::string_view flag, const std::string& s);
-
 // Thrown by a command that finished its work but must exit non-zero with a
 // meaning of its own (fplab diff: 1 = drift); main returns `code`.
 using fplab::ExitStatus;  // lab/exit_status.hpp

@@ -3,12 +3,28 @@
 # `cpack -G DEB` in a build directory: a Debian package of what
 # `cmake --install` installs (bin/fplab, bin/fplab-ci.sh, the script the CI
 # recipes call, and the fplab Python package under
-# lib/python3/dist-packages), prefix /usr. Meant for the lite preset
-# (FPLAB_LITE, docs/ci.md); dpkg-shlibdeps fills in the shared libraries
-# the program and the module link (libgomp, libfmt, libcrypto, ...).
-set(CPACK_PACKAGE_NAME fplab)
+# lib/python3/dist-packages), prefix /usr; dpkg-shlibdeps fills in the
+# shared libraries the program and the module link. Two builds make one:
+#   - the release preset: package `fplab`, the whole program (the lab's
+#     commands, Open MPI, OpenBLAS) and the module with its model library,
+#     so `import fplab.torch` works (python3-torch Recommended: fplab.torch
+#     imports torch, the rest of the module does not);
+#   - the lite preset (FPLAB_LITE, docs/ci.md): package `fplab-lite`, the
+#     array and results commands and the module without fplab.torch, for
+#     CI images; no MPI, model or torch. The two conflict (both ship
+#     /usr/bin/fplab).
+if(FPLAB_LITE)
+  set(CPACK_PACKAGE_NAME fplab-lite)
+  set(CPACK_DEBIAN_PACKAGE_CONFLICTS fplab)
+  set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}: fplab diff/sum/round and the fplab Python module")
+else()
+  set(CPACK_PACKAGE_NAME fplab)
+  set(CPACK_DEBIAN_PACKAGE_CONFLICTS fplab-lite)
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS python3-torch)
+  set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+      "${PROJECT_DESCRIPTION}: the fplab program and the fplab Python module with fplab.torch")
+endif()
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}: fplab diff/sum/round and the fplab Python module")
 set(CPACK_PACKAGE_CONTACT "fplab maintainers <fplab@example.invalid>")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
@@ -24,12 +40,19 @@ include(CPack)
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/examples/ci/fplab-ci.sh DESTINATION bin)
 
 # The package as a user gets it: unpacked into a scratch root (dpkg -x),
-# where `fplab diff` and `import fplab` must work (packaging/check_deb.sh).
-if(FPLAB_BUILD_TESTS AND FPLAB_LITE)
+# where `fplab diff` and `import fplab` must work, and `import fplab.torch`
+# in the release build's package (packaging/check_deb.sh). Not in sanitizer
+# builds, which build no module (python/).
+if(FPLAB_BUILD_TESTS AND TARGET fplab_python)
+  if(FPLAB_LITE)
+    set(_fplab_deb_kind lite)
+  else()
+    set(_fplab_deb_kind full)
+  endif()
   add_test(NAME deb_package
            COMMAND ${PROJECT_SOURCE_DIR}/packaging/check_deb.sh ${PROJECT_BINARY_DIR}
-                   ${Python3_EXECUTABLE})
-  set_tests_properties(deb_package PROPERTIES TIMEOUT 300)
+                   ${Python3_EXECUTABLE} ${_fplab_deb_kind})
+  set_tests_properties(deb_package PROPERTIES TIMEOUT 300 ENVIRONMENT OMP_NUM_THREADS=2)
 endif()
 
 # The CI recipe (examples/ci/, docs/ci.md): fplab-ci.sh, the script both

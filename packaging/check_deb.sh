@@ -5,10 +5,23 @@
 # its control fields, `fplab diff` (drift caught, identical files pass),
 # the CI recipes' `fplab-ci.sh` and
 # `import fplab` from the unpacked tree, not from the build tree.
-#   packaging/check_deb.sh BUILD_DIR [PYTHON]
+# KIND is the build's (cmake/Distribution.cmake):
+#   full  the release build's package `fplab`: `import fplab.torch` works,
+#         and a small model under fplab.torch.orders("split-k(8)") gives
+#         bits unlike PyTorch's own (the negative control) and equal to the
+#         same call in the build tree's module;
+#   lite  the lite build's `fplab-lite`: no MPI, and fplab.torch says in one
+#         line that it is not there.
+#   packaging/check_deb.sh BUILD_DIR [PYTHON] [KIND]
 set -euo pipefail
 build=$(cd "$1" && pwd)
 python=${2:-/usr/bin/python3}
+kind=${3:-lite}
+case $kind in
+  full) package=fplab ;;
+  lite) package=fplab-lite ;;
+  *) echo "check_deb: KIND must be full or lite, not '$kind'" >&2; exit 2 ;;
+esac
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/fplab-deb.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 
@@ -16,14 +29,25 @@ fail() { echo "check_deb: FAIL: $*" >&2; exit 1; }
 
 (cd "$build" && cpack -G DEB -B "$scratch/out" >"$scratch/cpack.log" 2>&1) ||
   { cat "$scratch/cpack.log" >&2; fail "cpack -G DEB"; }
-deb=$(ls "$scratch"/out/fplab_*.deb)
+deb=$(ls "$scratch"/out/"${package}"_*.deb)
 echo "check_deb: built $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB)"
 
-fields=$(dpkg-deb -f "$deb" Package Depends)
+fields=$(dpkg-deb -f "$deb" Package Depends Recommends Conflicts)
 echo "$fields"
-grep -q '^Package: fplab$' <<<"$fields" || fail "package name"
+grep -q "^Package: $package\$" <<<"$fields" || fail "package name"
 grep -q 'python3-numpy' <<<"$fields" || fail "Depends lacks python3-numpy"
-if grep -qi 'mpi' <<<"$fields"; then fail "a lite package depends on MPI"; fi
+# dpkg-shlibdeps ran: the C++ runtime is a dependency.
+grep -q 'libstdc++6' <<<"$fields" || fail "Depends lacks libstdc++6 (dpkg-shlibdeps)"
+if [ "$kind" = lite ]; then
+  if grep -qi 'mpi' <<<"$fields"; then fail "a lite package depends on MPI"; fi
+  grep -q '^Conflicts: fplab$' <<<"$fields" || fail "fplab-lite does not conflict with fplab"
+else
+  # The lab's libraries, found by dpkg-shlibdeps in the program and the module.
+  grep -q 'libopenmpi3' <<<"$fields" || fail "Depends lacks libopenmpi3 (the program links Open MPI)"
+  grep -q 'libopenblas' <<<"$fields" || fail "Depends lacks OpenBLAS (the model's blas order)"
+  grep -q '^Recommends: python3-torch$' <<<"$fields" || fail "python3-torch is not Recommended"
+  grep -q '^Conflicts: fplab-lite$' <<<"$fields" || fail "fplab does not conflict with fplab-lite"
+fi
 
 root="$scratch/root"
 dpkg -x "$deb" "$root"
@@ -70,7 +94,12 @@ try:
 except TypeError as e:
     assert str(e).startswith('fplab.sum: dtype') and '\\n' not in str(e), str(e)
     print('check_deb: a complex array:', e)
-# The lite package has no model library: fplab.torch says so in one line.
+"
+if [ "$kind" = lite ]; then
+  # The lite package has no model library: fplab.torch says so in one line.
+  PYTHONPATH='' "$python" -I -c "
+import sys
+sys.path.insert(0, '$site')
 try:
     import fplab.torch
     raise SystemExit('check_deb: fplab.torch imported from a lite package')
@@ -78,4 +107,43 @@ except ImportError as e:
     assert str(e).startswith('fplab.torch:') and '\\n' not in str(e), str(e)
     print('check_deb: import fplab.torch:', e)
 "
+  echo "check_deb: PASS"
+  exit 0
+fi
+
+# The full package: a small model under fplab.torch, from the unpacked tree
+# and then from the build tree's module; each prints the digest of its
+# split-k(8) logits' bits.
+cat >"$scratch/torch_model.py" <<'PY'
+import hashlib
+import sys
+
+site = sys.argv[1]
+sys.path.insert(0, site)
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import fplab.torch  # noqa: E402
+
+assert fplab.torch.__file__.startswith(site), fplab.torch.__file__
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(512, 64), torch.nn.LayerNorm(64), torch.nn.Linear(64, 16))
+x = torch.randn(4, 512)
+with torch.no_grad():
+    plain = model(x).numpy().view(np.uint32)
+    with fplab.torch.orders("split-k(8)"):
+        ordered = model(x).numpy().view(np.uint32)
+differ = int((plain != ordered).sum())
+# The negative control: PyTorch's own products and norm are another order.
+assert differ > 0, "split-k(8) gave PyTorch's own bits"
+print(f"{hashlib.sha256(ordered.tobytes()).hexdigest()} "
+      f"({differ} of {ordered.size} logits differ from PyTorch's own)")
+PY
+from_deb=$(PYTHONPATH='' "$python" -I "$scratch/torch_model.py" "$site") ||
+  fail "fplab.torch from the unpacked package"
+echo "check_deb: fplab.torch split-k(8), the package's module: $from_deb"
+from_build=$(PYTHONPATH='' "$python" -I "$scratch/torch_model.py" "$build/python") ||
+  fail "fplab.torch from the build tree"
+echo "check_deb: fplab.torch split-k(8), the build tree's module: $from_build"
+[ "$from_deb" = "$from_build" ] || fail "the package's fplab.torch gives other bits than the build tree's"
 echo "check_deb: PASS"

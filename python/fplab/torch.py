@@ -61,7 +61,8 @@ from . import _core
 
 if not getattr(_core, "has_model", False):
     raise ImportError("fplab.torch: this fplab was built without the model library "
-                      "(the lite build); build the full one (cmake --preset release)")
+                      "(the lite build, package fplab-lite); build the full one "
+                      "(cmake --preset release) or install its package fplab")
 
 import torch  # noqa: E402
 from torch.nn.modules import module as _torch_module  # noqa: E402
