@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "matrixunits/nv_fused_avx2.hpp"
 #include "matrixunits/nv_fused_body.hpp"
 #include "precision/format.hpp"
 #include "precision/rounding.hpp"
@@ -207,13 +208,28 @@ std::string_view name(ResultRounding r) {
   return "?";
 }
 
+// fused_units<kNvFusedWidth>, compiled for AVX2 where the CPU has it.
+nv_fused_body::FusedUnits fused_units_dispatched(const DotAddRule& r, std::span<const double> a,
+                                                 std::span<const double> b, double c) {
+#if defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2") != 0;
+  if (avx2) {
+    return nv_fused_body::fused_units_avx2(a.data(), b.data(), a.size(), c, r.fraction_bits,
+                                           r.a_emin, r.b_emin, r.c_emin);
+  }
+#endif
+  return nv_fused_body::fused_units<kNvFusedWidth>(a.data(), b.data(), a.size(), c, r.fraction_bits,
+                                                   r.a_emin, r.b_emin, r.c_emin);
+}
+
 std::optional<double> nv_fused_integer_step(const DotAddRule& rule, std::span<const double> a,
                                             std::span<const double> b, double c,
                                             std::size_t width) {
   using nv_fused_body::fused_units;
   nv_fused_body::FusedUnits f;
   const auto run = [&](auto body) {
-    f = body(a, b, c, rule.fraction_bits, rule.a_emin, rule.b_emin, rule.c_emin);
+    f = body(a.data(), b.data(), a.size(), c, rule.fraction_bits, rule.a_emin, rule.b_emin,
+             rule.c_emin);
   };
   switch (width) {
     case 1:
@@ -243,8 +259,7 @@ std::optional<double> nv_fused_integer_step(const DotAddRule& rule, std::span<co
 double dot_add_step(const DotAddRule& rule, std::span<const double> a, std::span<const double> b,
                     double c, double scale) {
   if (rule.algorithm == DotAddAlgorithm::nv_fused && scale == 1.0) {
-    const auto f = nv_fused_body::fused_units<kNvFusedWidth>(a, b, c, rule.fraction_bits,
-                                                             rule.a_emin, rule.b_emin, rule.c_emin);
+    const auto f = fused_units_dispatched(rule, a, b, c);
     if (f.taken) {
       return round_result(std::ldexp(static_cast<double>(f.units), f.exponent - rule.fraction_bits),
                           rule.result);

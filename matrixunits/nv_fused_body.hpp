@@ -26,24 +26,17 @@
 // bit; tests/test_matrixunits_fast.cpp checks it across the vector edges.
 //
 // This header defines its templates with internal linkage and includes
-// nothing that defines a function, like reductions/exact_blocks_body.hpp.
+// nothing that defines a function, like reductions/exact_blocks_body.hpp:
+// matrixunits/nv_fused_avx2.cpp compiles it for AVX2 (called where cpuid
+// says the CPU has it; dot_add.cpp's fused_units<8> otherwise).
 #pragma once
 
-#include <array>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <span>
+
+#include "matrixunits/nv_fused_units.hpp"
 
 namespace fplab::nv_fused_body {
-
-// One step's exact sum: `units` in units of 2^(exponent - fraction_bits);
-// `taken` false when the body declined (see above).
-struct FusedUnits {
-  std::int64_t units = 0;
-  int exponent = 0;
-  bool taken = false;
-};
 
 namespace {
 
@@ -91,30 +84,33 @@ inline std::int64_t product_term(std::uint64_t a, std::uint64_t b, int exponent,
   return signed_shift_right(significand(a) * significand(b), r, (a ^ b) >> 63);
 }
 
+// A double's bits (the builtin: no library function is instantiated here).
+inline std::uint64_t bits_of(double x) { return __builtin_bit_cast(std::uint64_t, x); }
+
+// a and b hold n values each.
 template <std::size_t W>
-FusedUnits fused_units(std::span<const double> a, std::span<const double> b, double c,
-                       int fraction_bits, int a_emin, int b_emin, int c_emin) {
+FusedUnits fused_units(const double* a, const double* b, std::size_t n, double c, int fraction_bits,
+                       int a_emin, int b_emin, int c_emin) {
   FusedUnits out;
-  const std::size_t n = a.size();
-  const auto cb = std::bit_cast<std::uint64_t>(c);
+  const std::uint64_t cb = bits_of(c);
   // Pass 1: the largest exponent, and whether every value is the body's.
-  std::array<int, W> e;
-  std::array<std::uint64_t, W> bad{};
-  e.fill(mma_exponent(cb, c_emin));
+  int e[W];
+  std::uint64_t bad[W] = {};
+  for (std::size_t j = 0; j < W; ++j) e[j] = mma_exponent(cb, c_emin);
   bad[0] = declined(cb) | static_cast<std::uint64_t>(fraction_bits > 40);
   std::size_t i = 0;
   for (; i + W <= n; i += W) {
     for (std::size_t j = 0; j < W; ++j) {
-      const auto x = std::bit_cast<std::uint64_t>(a[i + j]);
-      const auto y = std::bit_cast<std::uint64_t>(b[i + j]);
+      const auto x = bits_of(a[i + j]);
+      const auto y = bits_of(b[i + j]);
       const int p = mma_exponent(x, a_emin) + mma_exponent(y, b_emin);
       e[j] = p > e[j] ? p : e[j];
       bad[j] |= declined(x) | declined(y);
     }
   }
   for (; i < n; ++i) {
-    const auto x = std::bit_cast<std::uint64_t>(a[i]);
-    const auto y = std::bit_cast<std::uint64_t>(b[i]);
+    const auto x = bits_of(a[i]);
+    const auto y = bits_of(b[i]);
     const int p = mma_exponent(x, a_emin) + mma_exponent(y, b_emin);
     e[0] = p > e[0] ? p : e[0];
     bad[0] |= declined(x) | declined(y);
@@ -127,16 +123,14 @@ FusedUnits fused_units(std::span<const double> a, std::span<const double> b, dou
   }
   if (any_bad != 0) return out;
   // Pass 2: the terms, added exactly.
-  std::array<std::int64_t, W> sum{};
+  std::int64_t sum[W] = {};
   for (i = 0; i + W <= n; i += W) {
     for (std::size_t j = 0; j < W; ++j) {
-      sum[j] += product_term(std::bit_cast<std::uint64_t>(a[i + j]),
-                             std::bit_cast<std::uint64_t>(b[i + j]), exponent, fraction_bits);
+      sum[j] += product_term(bits_of(a[i + j]), bits_of(b[i + j]), exponent, fraction_bits);
     }
   }
   for (; i < n; ++i) {
-    sum[0] += product_term(std::bit_cast<std::uint64_t>(a[i]), std::bit_cast<std::uint64_t>(b[i]),
-                           exponent, fraction_bits);
+    sum[0] += product_term(bits_of(a[i]), bits_of(b[i]), exponent, fraction_bits);
   }
   const int left = unit_exponent(cb) + fraction_bits - exponent;  // <= fraction_bits - 23
   const std::uint64_t sc = significand(cb);

@@ -4,7 +4,9 @@
 // length 1 .. 2 x 16 + 1 (across each width's vector edge), on random
 // tiles of the instruction's types and on adversarial ones (cancellation,
 // alignment past the fractional bits, carries, subnormals, the largest
-// exponents, specials). The negative control: the body under a rule one
+// exponents, specials); dot_add_step, which runs the body's AVX2 build
+// (matrixunits/nv_fused_avx2.cpp) where the CPU has it, on every tile too.
+// The negative control: the body under a rule one
 // fractional bit off must differ from the reference.
 #include <bit>
 #include <catch2/catch.hpp>
