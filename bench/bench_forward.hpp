@@ -24,4 +24,9 @@ void register_forward_benchmarks();
 // Prefill and decode speed on $FPLAB_BENCH_MODEL (bench_model_speed.cpp).
 void register_model_speed_benchmarks();
 
+// gpu(hopper) against split-k, one ratio (bench_gpu_forward.cpp); one
+// matrix-unit tile by mma() (bench_mma_tile.cpp).
+void register_gpu_forward_benchmarks();
+void register_mma_tile_benchmarks();
+
 }  // namespace fplab::bench

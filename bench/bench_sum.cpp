@@ -169,6 +169,8 @@ int main(int argc, char** argv) {
   fplab::bench::register_matmul_benchmarks();
   fplab::bench::register_forward_benchmarks();
   fplab::bench::register_model_speed_benchmarks();
+  fplab::bench::register_gpu_forward_benchmarks();
+  fplab::bench::register_mma_tile_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

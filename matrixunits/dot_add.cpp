@@ -5,8 +5,13 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "matrixunits/nv_fused_avx2.hpp"
+#include "matrixunits/nv_fused_body.hpp"
 #include "precision/format.hpp"
 #include "precision/rounding.hpp"
 
@@ -203,8 +208,68 @@ std::string_view name(ResultRounding r) {
   return "?";
 }
 
+// fused_units<kNvFusedWidth>, compiled for AVX2 where the CPU has it.
+nv_fused_body::FusedUnits fused_units_dispatched(const DotAddRule& r, std::span<const double> a,
+                                                 std::span<const double> b, double c) {
+#if defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2") != 0;
+  if (avx2) {
+    return nv_fused_body::fused_units_avx2(a.data(), b.data(), a.size(), c, r.fraction_bits,
+                                           r.a_emin, r.b_emin, r.c_emin);
+  }
+#endif
+  return nv_fused_body::fused_units<kNvFusedWidth>(a.data(), b.data(), a.size(), c, r.fraction_bits,
+                                                   r.a_emin, r.b_emin, r.c_emin);
+}
+
+std::optional<double> nv_fused_integer_step(const DotAddRule& rule, std::span<const double> a,
+                                            std::span<const double> b, double c,
+                                            std::size_t width) {
+  using nv_fused_body::fused_units;
+  nv_fused_body::FusedUnits f;
+  const auto run = [&](auto body) {
+    f = body(a.data(), b.data(), a.size(), c, rule.fraction_bits, rule.a_emin, rule.b_emin,
+             rule.c_emin);
+  };
+  switch (width) {
+    case 1:
+      run(fused_units<1>);
+      break;
+    case 2:
+      run(fused_units<2>);
+      break;
+    case 4:
+      run(fused_units<4>);
+      break;
+    case 8:
+      run(fused_units<8>);
+      break;
+    case 16:
+      run(fused_units<16>);
+      break;
+    default:
+      throw std::invalid_argument("nv-fused integer body: width " + std::to_string(width) +
+                                  " is not 1, 2, 4, 8 or 16");
+  }
+  if (!f.taken) return std::nullopt;
+  return round_result(std::ldexp(static_cast<double>(f.units), f.exponent - rule.fraction_bits),
+                      rule.result);
+}
+
 double dot_add_step(const DotAddRule& rule, std::span<const double> a, std::span<const double> b,
                     double c, double scale) {
+  if (rule.algorithm == DotAddAlgorithm::nv_fused && scale == 1.0) {
+    const auto f = fused_units_dispatched(rule, a, b, c);
+    if (f.taken) {
+      return round_result(std::ldexp(static_cast<double>(f.units), f.exponent - rule.fraction_bits),
+                          rule.result);
+    }
+  }
+  return dot_add_step_reference(rule, a, b, c, scale);
+}
+
+double dot_add_step_reference(const DotAddRule& rule, std::span<const double> a,
+                              std::span<const double> b, double c, double scale) {
   switch (rule.algorithm) {
     case DotAddAlgorithm::nv_fused:
       return nv_fused(rule, a, b, c, scale);

@@ -46,7 +46,9 @@
 // product.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -77,8 +79,23 @@ struct DotAddRule {
 };
 
 // One step: the fused dot-add of a and b (same length) and the accumulator c.
+// nv_fused at scale 1 runs the integer body of matrixunits/nv_fused_body.hpp
+// at width kNvFusedWidth where it applies (finite values of at most 24
+// significant bits), the reference otherwise; the bits are the reference's.
 double dot_add_step(const DotAddRule& rule, std::span<const double> a, std::span<const double> b,
                     double c, double scale = 1.0);
+
+// The scalar reference: every algorithm by the double arithmetic written
+// above (ilogb, ldexp, trunc), specials included.
+double dot_add_step_reference(const DotAddRule& rule, std::span<const double> a,
+                              std::span<const double> b, double c, double scale = 1.0);
+
+// nv_fused's step (scale 1) by the integer body at vector width `width` (1,
+// 2, 4, 8 or 16; another throws std::invalid_argument), rounded as the
+// reference rounds; nullopt where the body declines. For tests and bench/.
+inline constexpr std::size_t kNvFusedWidth = 8;
+std::optional<double> nv_fused_integer_step(const DotAddRule& rule, std::span<const double> a,
+                                            std::span<const double> b, double c, std::size_t width);
 
 // c, then every group of a.size() / rule.group products in turn (a.size()
 // a multiple of rule.group; checked by the caller); `scales`, when given,

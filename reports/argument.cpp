@@ -379,6 +379,46 @@ double share_from_quantiles(const Table& q, const std::string& source, double x)
   return (at_least + at_most) / (2 * n);
 }
 
+// The cross-GPU perturbation: the largest logit change of gpu-generations'
+// `pairs` between two architectures' kernels (`a` and `b` gpu(ARCH...) with
+// different ARCH; pairs with IEEE fp32 and those naming an fp8 input, which
+// change the format too, left out), keyed by the first pair reaching it.
+// Null when gpu-generations did not run or has no such pair.
+struct CrossGpu {
+  std::string key;
+  const Value* size = nullptr;
+};
+
+std::string gpu_architecture(const std::string& label) {
+  if (label.rfind("gpu(", 0) != 0) return {};
+  return label.substr(4, label.find_first_of(",)", 4) - 4);
+}
+
+bool names_fp8(const std::string& label) {
+  return label.find("e4m3") != std::string::npos || label.find("e5m2") != std::string::npos;
+}
+
+CrossGpu cross_gpu_perturbation(const Results& r) {
+  CrossGpu out;
+  const Table* t = find_table(r, argument_ids::gpu_generations::experiment,
+                              argument_ids::gpu_generations::pairs::table);
+  if (t == nullptr) return out;
+  for (const auto& row : t->rows) {
+    const Value* a = lookup(*t, row, argument_ids::gpu_generations::pairs::a);
+    const Value* b = lookup(*t, row, argument_ids::gpu_generations::pairs::b);
+    const Value* change = lookup(*t, row, argument_ids::gpu_generations::pairs::max_change);
+    if (a == nullptr || b == nullptr || change == nullptr || !change->is_float()) continue;
+    const std::string arch_a = gpu_architecture(a->decimal());
+    const std::string arch_b = gpu_architecture(b->decimal());
+    if (arch_a.empty() || arch_b.empty() || arch_a == arch_b) continue;
+    if (names_fp8(a->decimal()) || names_fp8(b->decimal())) continue;
+    if (out.size != nullptr && !(change->to_double() > out.size->to_double())) continue;
+    out.size = change;
+    out.key = "cross-GPU, largest change: " + a->decimal() + " vs " + b->decimal();
+  }
+  return out;
+}
+
 }  // namespace
 
 ExperimentRecord headline_record(const Results& r, const ExperimentRecord& e) {
@@ -392,23 +432,28 @@ ExperimentRecord headline_record(const Results& r, const ExperimentRecord& e) {
                                     [&](const Table& t) { return t.id == f->markers.table; });
   if (markers == out.tables.end()) return out;
   std::vector<std::string> sources;
+  const auto add_line = [&](const std::string& row, const std::string& source, const Value& size) {
+    const std::string key = row + " (" + source + ")";
+    if (markers->find(key) != nullptr) return;
+    Row& added = markers->add_row(key).set(f->markers.x, size);
+    for (const auto& share : f->markers.shares) {
+      const std::string column = share.substr(0, share.find("_below"));
+      added.set(share, Value::f64(share_from_quantiles(*quantiles, column, size.to_double())));
+    }
+    f->markers.rows.push_back(key);
+    if (sources.empty() || sources.back() != source) sources.push_back(source);
+  };
   for (const auto& other : r.experiments) {
     const Table* t = other.id == e.id ? nullptr : other.table("perturbation");
     if (t == nullptr) continue;
     for (const auto& row : t->rows) {
       const Value* size = lookup(*t, row, ColumnId{"size"});
-      if (size == nullptr || !size->is_float()) continue;
-      const std::string key = row.key + " (" + other.id + ")";
-      if (markers->find(key) != nullptr) continue;
-      Row& added = markers->add_row(key).set(f->markers.x, *size);
-      for (const auto& share : f->markers.shares) {
-        const std::string source = share.substr(0, share.find("_below"));
-        added.set(share, Value::f64(share_from_quantiles(*quantiles, source, size->to_double())));
-      }
-      f->markers.rows.push_back(key);
-      if (sources.empty() || sources.back() != other.id) sources.push_back(other.id);
+      if (size != nullptr && size->is_float()) add_line(row.key, other.id, *size);
     }
   }
+  const CrossGpu cross = cross_gpu_perturbation(r);
+  if (cross.size != nullptr)
+    add_line(cross.key, std::string(argument_ids::gpu_generations::experiment), *cross.size);
   if (!sources.empty()) {
     std::string names;
     for (const auto& s : sources) names += (names.empty() ? "" : ", ") + s;

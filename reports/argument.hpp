@@ -15,7 +15,8 @@
 //   with their sizes as measurements of their own, not as a consequence
 //   of the largest changes before it;
 // - the headline's own figure (batch-answers' lead-gap), then the gap CDF
-//   (top2-gaps' gap-cdf with a line per perturbation);
+//   (top2-gaps' gap-cdf with a line per perturbation, the cross-GPU one
+//   included; see headline_record);
 // - the lead example (batch-answers' `lead` table): the two greedy texts
 //   with the first differing character highlighted, and at that step the
 //   top-2 characters, their logits (exact hex beside) and the gap.
@@ -52,7 +53,12 @@ bool is_lead_figure(const ExperimentRecord& e, const Figure& f);
 // The record the headline figure is drawn from: top2-gaps' `e`, with one
 // line more for each row of every other experiment's `perturbation` table
 // (a `size` column: tensor parallelism, the fp8 scale, chunked prefill,
-// LayerCast ...), keyed "ROW (EXPERIMENT)". Their shares of gaps below come
+// LayerCast ...), keyed "ROW (EXPERIMENT)", and, when gpu-generations ran,
+// one for the cross-GPU perturbation: the largest `max_change` of its
+// `pairs` table between two architectures' kernels (rows whose `a` and `b`
+// are gpu(ARCH...) with different ARCH and no fp8 input; the first such row
+// reaching it names the line, "cross-GPU, largest change: A vs B
+// (gpu-generations)"; its size is that cell, bits unchanged). Their shares of gaps below come
 // from e's `gap-quantiles` table (1,001 quantiles with their ranks): at
 // least the count up to the last quantile below the size, at most the count
 // before the first one at or above it; the midpoint, within 0.05 percentage

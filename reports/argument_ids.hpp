@@ -94,6 +94,16 @@ inline constexpr ColumnId logit{"logit"};
 }  // namespace lead
 }  // namespace batch_answers
 
+namespace gpu_generations {
+inline constexpr std::string_view experiment{"gpu-generations"};
+namespace pairs {
+inline constexpr TableId table{"pairs"};
+inline constexpr ColumnId a{"a"};
+inline constexpr ColumnId b{"b"};
+inline constexpr ColumnId max_change{"max_change"};
+}  // namespace pairs
+}  // namespace gpu_generations
+
 struct TableRead {
   std::string_view experiment;
   TableId table;
@@ -109,6 +119,7 @@ inline std::vector<TableRead> argument_reads() {
   namespace flips = flip_prediction::flips;
   namespace summary = precision_flips::summary;
   namespace lead = batch_answers::lead;
+  namespace gpu_pairs = gpu_generations::pairs;
   return {
       {permutations::experiment, perm::table, {perm::orders, perm::distinct}},
       {associativity::experiment,
@@ -122,6 +133,9 @@ inline std::vector<TableRead> argument_reads() {
       {flip_prediction::experiment, flips::table, {flips::flips, flips::steps, flips::observed}},
       {precision_flips::experiment, summary::table, {summary::diverged, summary::prompts}},
       {batch_answers::experiment, lead::table, {lead::value, lead::logit}},
+      {gpu_generations::experiment,
+       gpu_pairs::table,
+       {gpu_pairs::a, gpu_pairs::b, gpu_pairs::max_change}},
   };
 }
 

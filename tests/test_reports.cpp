@@ -476,6 +476,84 @@ TEST_CASE("the headline figure draws the perturbations other experiments measure
   CHECK(same.table("perturbations") == nullptr);
 }
 
+TEST_CASE("the headline figure draws gpu-generations' cross-GPU change as a line", "[reports]") {
+  const Results r =
+      read_results_json(std::string(FPLAB_SOURCE_DIR) + "/reports/baselines/quick.json");
+  const ExperimentRecord* gens = r.experiment("gpu-generations");
+  REQUIRE(gens != nullptr);
+  const Table* pairs = gens->table("pairs");
+  REQUIRE(pairs != nullptr);
+  // The expected line, read here from the table by the stated rule: two
+  // architectures' kernels (neither IEEE fp32 nor fp8), the largest change.
+  const auto arch = [](const std::string& label) {
+    return label.rfind("gpu(", 0) == 0 ? label.substr(4, label.find_first_of(",)") - 4) : "";
+  };
+  const Row* largest = nullptr;
+  for (const auto& row : pairs->rows) {
+    const std::string a = row.get("a")->decimal(), b = row.get("b")->decimal();
+    if (arch(a).empty() || arch(b).empty() || arch(a) == arch(b)) continue;
+    if ((a + b).find("e4m3") != std::string::npos) continue;
+    if (largest == nullptr ||
+        row.get("max_change")->as_f64() > largest->get("max_change")->as_f64())
+      largest = &row;
+  }
+  REQUIRE(largest != nullptr);
+  const std::string key = "cross-GPU, largest change: " + largest->get("a")->decimal() + " vs " +
+                          largest->get("b")->decimal() + " (gpu-generations)";
+  const auto line_of = [](const ExperimentRecord& joined) {
+    const auto f = std::find_if(joined.figures.begin(), joined.figures.end(),
+                                [](const Figure& g) { return g.id == "gap-cdf"; });
+    REQUIRE(f != joined.figures.end());
+    return *f;
+  };
+  const ExperimentRecord joined = report::headline_record(r, *r.experiment("top2-gaps"));
+  const Figure figure = line_of(joined);
+  CHECK(std::count(figure.markers.rows.begin(), figure.markers.rows.end(), key) == 1);
+  const Value* size = joined.table("perturbations")->get(key, "size");
+  REQUIRE(size != nullptr);
+  CHECK(*size == *largest->get("max_change"));
+  CHECK(size->hex() == largest->get("max_change")->hex());
+  CHECK(size->hex() == "0x1p-5");  // the quick baseline's cross-GPU change (rtx-blackwell, cdna1)
+  CHECK(figure.caption.find("gpu-generations") != std::string::npos);
+  const std::string gp = gnuplot_script(joined, figure, "gap-cdf.svg");
+  CHECK(gp.find("cross-GPU, largest change") != std::string::npos);
+
+  // The line follows the table: one cross-GPU pair's change raised, the
+  // line takes that cell's bits; an fp8 pair raised further moves nothing.
+  Results edited = r;
+  for (auto& e : edited.experiments) {
+    for (auto& t : e.tables) {
+      if (e.id != "gpu-generations" || t.id != "pairs") continue;
+      for (auto& row : t.rows) {
+        const std::string a = row.get("a")->decimal(), b = row.get("b")->decimal();
+        if (a == "gpu(ampere)" && b == "gpu(ada)") row.set("max_change", Value::f64(0x1.8p-1));
+        if (b == "gpu(hopper,e4m3,promote=128)") row.set("max_change", Value::f64(0x1p+3));
+      }
+    }
+  }
+  const ExperimentRecord moved = report::headline_record(edited, *edited.experiment("top2-gaps"));
+  const std::string moved_key =
+      "cross-GPU, largest change: gpu(ampere) vs gpu(ada) (gpu-generations)";
+  REQUIRE(moved.table("perturbations")->get(moved_key, "size") != nullptr);
+  CHECK(moved.table("perturbations")->get(moved_key, "size")->hex() == "0x1.8p-1");
+  CHECK(moved.table("perturbations")->get(key, "size") == nullptr);
+
+  // Negative control: without gpu-generations, no such line (and the other
+  // experiments' lines stay).
+  Results without = r;
+  std::erase_if(without.experiments,
+                [](const ExperimentRecord& e) { return e.id == "gpu-generations"; });
+  const Figure plain = line_of(report::headline_record(without, *without.experiment("top2-gaps")));
+  CHECK(std::none_of(plain.markers.rows.begin(), plain.markers.rows.end(), [](const auto& k) {
+    return k.find("(gpu-generations)") != std::string::npos;
+  }));
+  CHECK(plain.markers.rows.size() + 1 == figure.markers.rows.size());
+  CHECK(plain.caption.find("gpu-generations") == std::string::npos);
+  CHECK(gnuplot_script(report::headline_record(without, *without.experiment("top2-gaps")), plain,
+                       "gap-cdf.svg")
+            .find("cross-GPU") == std::string::npos);
+}
+
 TEST_CASE("the argument finds every table, row, column and figure it reads, in fresh results",
           "[reports][cli]") {
   // The experiments the argument reads, run now (not the committed baseline):
@@ -483,7 +561,7 @@ TEST_CASE("the argument finds every table, row, column and figure it reads, in f
   const auto dir = temp_dir("argument-reads");
   const auto run = run_fplab(
       "run permutations associativity batch-variance top2-gaps flip-prediction precision-flips "
-      "batch-answers --quick --out " +
+      "batch-answers gpu-generations --quick --out " +
       dir.string());
   REQUIRE(run.exit_code == 0);
   const Results r = read_results_json((dir / "results.json").string());

@@ -1,0 +1,76 @@
+// The forward pass in a GPU's matrix-unit arithmetic against split-k, as a
+// ratio measured in one run (docs/bench.md): the model of $FPLAB_BENCH_MODEL
+// (a SmolLM2-135M-shaped checkpoint in docs/bench.md's figures), else the
+// bundled model; a prefill of 16 synthetic tokens at bf16 precision, under
+// `split-k` and under `gpu(hopper)` (H100's wgmma, one chain over K), the
+// two passes taken in turn within each iteration so that the machine's
+// load falls on both alike.
+//
+// Name: gpu_forward/hopper_vs_split_k/prefill:16. Counters: split_k_s and
+// gpu_s, the mean seconds of one pass of each, and ratio = gpu_s / split_k_s.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "bench/bench_forward.hpp"
+#include "model/bundled.hpp"
+#include "model/decode.hpp"
+#include "model/policy.hpp"
+#include "model/transformer.hpp"
+
+namespace fplab::bench {
+
+namespace {
+
+constexpr std::size_t kTokens = 16;
+
+const model::Model& gpu_bench_model() {
+  static const model::Model m = [] {
+    const char* path = std::getenv("FPLAB_BENCH_MODEL");
+    if (path == nullptr || *path == '\0') return model::bundled_model();
+    return model::Model::load(path);
+  }();
+  return m;
+}
+
+// Seconds of one fresh prefill of `prompt` under `pass`.
+double seconds_of(model::Batch& pass, const std::vector<std::vector<model::Token>>& prompt) {
+  pass.reset();
+  const auto start = std::chrono::steady_clock::now();
+  benchmark::DoNotOptimize(pass.forward(prompt).all().data());
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void bm_hopper_vs_split_k(benchmark::State& state) {
+  const model::Model& m = gpu_bench_model();
+  std::vector<model::Token> tokens;
+  for (std::size_t i = 0; i < kTokens; ++i)
+    tokens.push_back(static_cast<model::Token>((7 * i + 1) % m.config().vocab_size));
+  const std::vector<std::vector<model::Token>> prompt{tokens};
+  model::Batch split(m, model::parse_policy("split-k", "bf16"), 1);
+  model::Batch hopper(m, model::parse_policy("gpu(hopper)", "bf16"), 1);
+  split.forward(prompt);  // untimed: lazy weight sets
+  hopper.forward(prompt);
+  double split_s = 0, gpu_s = 0;
+  for (auto _ : state) {
+    split_s += seconds_of(split, prompt);
+    gpu_s += seconds_of(hopper, prompt);
+  }
+  const auto n = static_cast<double>(state.iterations());
+  state.counters["split_k_s"] = split_s / n;
+  state.counters["gpu_s"] = gpu_s / n;
+  state.counters["ratio"] = gpu_s / split_s;
+}
+
+}  // namespace
+
+void register_gpu_forward_benchmarks() {
+  benchmark::RegisterBenchmark("gpu_forward/hopper_vs_split_k/prefill:16", bm_hopper_vs_split_k)
+      ->Unit(benchmark::kSecond)
+      ->UseRealTime();
+}
+
+}  // namespace fplab::bench
