@@ -147,10 +147,12 @@ Experiment make() {
                    .claims = {"B5"},
                    .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2",
                                                  1, 12)
-                                  .quick_when_large("1"),
+                                  .quick_when_large("1")
+                                  .full_when_large("8"),
                               ParamSpec::integer("steps", "greedy steps per prompt", "120", "30", 1,
                                                  190)
-                                  .quick_when_large("8"),
+                                  .quick_when_large("8")
+                                  .full_when_large("46"),
                               model_param()},
                    .large_quick = model::experiments::large_model_quick()},
           .run = run};
