@@ -147,8 +147,7 @@ Experiment make() {
                    .claims = {"B5"},
                    .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2",
                                                  1, 12)
-                                  .quick_when_large("1")
-                                  .full_when_large("8"),
+                                  .quick_when_large("1"),
                               ParamSpec::integer("steps", "greedy steps per prompt", "120", "30", 1,
                                                  190)
                                   .quick_when_large("8")

@@ -356,8 +356,7 @@ Experiment make() {
                               .items(1),
                           ParamSpec::integer("argmax_seeds", "seeds tried at T = 0 and T = -1",
                                              "100", "10", 1, 1e6)
-                              .quick_when_large("2")
-                              .full_when_large("10"),
+                              .quick_when_large("2"),
                           model_param()},
                .large_quick = model::experiments::large_model_quick()},
       .run = run};
