@@ -453,7 +453,8 @@ Experiment make() {
                .params = {ParamSpec::integer("first", "index of the first prompt (of the 12)", "6",
                                              "9", 0, 11),
                           ParamSpec::integer("prompts", "prompts (kPrompts[first, first + N))", "4",
-                                             "1", 1, 12),
+                                             "1", 1, 12)
+                              .full_when_large("2"),
                           ParamSpec::integer("steps", "greedy steps per prompt", "16", "14", 1, 128)
                               .quick_when_large("3")
                               .full_when_large("6"),
