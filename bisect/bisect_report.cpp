@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "io/numbers.hpp"
+#include "model/forward_ops.hpp"
 
 namespace fplab::bisect {
 
@@ -61,6 +62,17 @@ BisectReport run_bisect(const Request& r, const std::string& prompt_text, const 
     out.fix = minimal_fix(r, a, b, ranking ? &out.ranking : nullptr, &progress);
   }
   return out;
+}
+
+std::string ranking_left_out_by_default(const model::Model& m, std::int64_t limit) {
+  std::int64_t n = 0;
+  const auto ops = model::describe_forward(m.config());
+  for (const auto* t : model::model_tensors(ops)) n += static_cast<std::int64_t>(t->count());
+  if (n <= limit) return {};
+  return fmt::format(
+      "left out by default on a model of over {} parameters ({} here): it decodes the request "
+      "under both settings once per candidate op; --ranking runs it",
+      limit, n);
 }
 
 std::string format_bisect(const BisectReport& r) {
@@ -121,6 +133,10 @@ std::string format_bisect(const BisectReport& r) {
     }
     s += fmt::format("  ({} more ops alone leave the logits bit-identical)\n", same);
   }
+  if (!r.ranking_searched) {
+    s += fmt::format("ranking of each op alone: not searched ({})\n",
+                     r.ranking_left_out.empty() ? "--no-ranking" : r.ranking_left_out);
+  }
   if (!r.partial.empty()) s += fmt::format("partial: {}\n", r.partial);
   return s;
 }
@@ -164,6 +180,9 @@ nlohmann::json bisect_to_json(const BisectReport& r) {
                            {"one_minimal", r.fix.one_minimal}, {"tests", r.fix.tests}};
   j["partial"] = r.partial.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.partial);
   j["ranking"] = r.ranking_searched ? nlohmann::json::array() : not_searched;
+  j["ranking_left_out"] = r.ranking_searched           ? nlohmann::json(nullptr)
+                          : r.ranking_left_out.empty() ? nlohmann::json("--no-ranking")
+                                                       : nlohmann::json(r.ranking_left_out);
   for (const auto& o : r.ranking) {
     j["ranking"].push_back({{"op", o.op},
                             {"logits_differ", o.logits_differ},

@@ -12,13 +12,15 @@
 // "minimal_fix" (exists, policy_a, policy_b, confirmed, one_minimal,
 // tests) and "ranking" (per candidate op: op, logits_differ, margin_move,
 // max_change, flips); "minimal_set", "minimal_fix" and "ranking" are the
-// string "not searched" when that search was turned off, and "partial" is
+// string "not searched" when that search was turned off ("ranking_left_out":
+// why the ranking was not searched, null when it was), and "partial" is
 // null for a complete answer, else what stopped it (then "minimal_set" is
 // the smallest set found so far, or "not reached" when its search had not
 // begun, and "ranking" holds the ops ranked so far). For dumps:
 // "first_divergent" (null or the tensor) and "tensors" in the dump's order.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -40,7 +42,8 @@ struct BisectReport {
   std::optional<Divergence> first;
   MinimalFix fix;
   std::vector<OpAlone> ranking;
-  bool ranking_searched = false;  // false: --no-ranking
+  bool ranking_searched = false;  // false: --no-ranking, or a large model's default
+  std::string ranking_left_out;   // why not searched (text and JSON); empty when searched
   bool minimal_searched = false;  // false: --no-minimal
   // Empty for a complete answer; else what stopped the search and where
   // ("stopped by SIGINT during the minimal set's search"): the fields above
@@ -60,6 +63,17 @@ using BisectUpdate = std::function<void(const BisectReport& so_far, const std::s
 BisectReport run_bisect(const Request& r, const std::string& prompt_text, const Setting& a,
                         const Setting& b, bool minimal = true, bool ranking = true,
                         const BisectUpdate& update = {});
+
+// fplab bisect's default for the ranking: on a model of over 50M parameters
+// (every weight the forward pass reads, model/forward_ops.hpp) it is left
+// out, since it decodes the request under both settings once per candidate
+// op (SmolLM2-135M's shape: 302 ops, about an hour on one core) while the
+// first divergent op and the minimal set take minutes; --ranking asks for
+// it. Returns why it is left out, or empty when the ranking runs; `limit`
+// is the parameter count above which it is left out (tests lower it).
+inline constexpr std::int64_t kRankingModelParameters = 50'000'000;
+std::string ranking_left_out_by_default(const model::Model& m,
+                                        std::int64_t limit = kRankingModelParameters);
 
 std::string format_bisect(const BisectReport& r);
 nlohmann::json bisect_to_json(const BisectReport& r);

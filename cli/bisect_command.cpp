@@ -41,6 +41,7 @@ struct BisectOptions {
   bool json = false;
   bool no_minimal = false;
   bool no_ranking = false;
+  bool ranking = false;
 };
 
 // What the search has found so far, for SIGINT/SIGTERM: kept by the update
@@ -50,6 +51,7 @@ struct Found {
   std::mutex mutex;
   bisect::BisectReport report;
   std::string stage = "loading the model";
+  std::string ranking_left_out;  // the report's, known before the search starts
   bool json = false;
   bool printed = false;  // the complete answer is out: a late stop changes nothing
 };
@@ -68,6 +70,7 @@ std::string printed(const bisect::BisectReport& r, bool json) {
   const std::lock_guard<std::mutex> lock(f.mutex);
   if (f.printed) std::_Exit(0);
   bisect::BisectReport r = f.report;
+  r.ranking_left_out = f.ranking_left_out;
   std::stable_sort(r.ranking.begin(), r.ranking.end(),
                    [](const bisect::OpAlone& p, const bisect::OpAlone& q) {
                      if (p.logits_differ != q.logits_differ) return p.logits_differ;
@@ -135,7 +138,12 @@ void add_bisect_command(CLI::App& app) {
                   "PATTERN=sum or PATTERN=same (repeatable, before the defaults; docs/bisect.md)");
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->add_flag("--no-minimal", o->no_minimal, "Skip the minimal fix (ddmin)");
-  cmd->add_flag("--no-ranking", o->no_ranking, "Skip the ranking of each op alone");
+  auto* no_ranking =
+      cmd->add_flag("--no-ranking", o->no_ranking, "Skip the ranking of each op alone");
+  cmd->add_flag("--ranking", o->ranking,
+                "Rank each op alone also on a model of over 50M parameters, where it is left "
+                "out by default (one decode of both settings per candidate op)")
+      ->excludes(no_ranking);
   cmd->footer(
       "Examples:\n"
       "  fplab bisect --prompt 'In the beginning' --a batch=1 --b batch=8\n"
@@ -144,6 +152,8 @@ void add_bisect_command(CLI::App& app) {
       "  fplab bisect --prompt 'Hi' --b precision=bf16 --no-minimal --json\n"
       "  fplab bisect --dumps a.safetensors b.safetensors\n"
       "                                                first divergent tensor of two --dump files\n"
+      "On a model of over 50M parameters the ranking is left out unless --ranking asks for it\n"
+      "(it decodes both settings once per candidate op); the output says so.\n"
       "SIGINT or SIGTERM prints what was found so far, marked partial (exit 128 + signal).");
   cmd->callback([o] {
     // Stops from the first instant keep what was found (stop_with_what_was_found).
@@ -174,8 +184,15 @@ void add_bisect_command(CLI::App& app) {
     r.prompt = m.tokenizer().encode(o->prompt);
     r.steps = o->steps;
     r.policy = model::parse_policy(o->policy, o->precision);
-    const auto report =
-        bisect::run_bisect(r, o->prompt, a, b, !o->no_minimal, !o->no_ranking, keep);
+    const std::string left_out =
+        o->ranking || o->no_ranking ? std::string() : bisect::ranking_left_out_by_default(m);
+    {
+      const std::lock_guard<std::mutex> lock(found().mutex);
+      found().ranking_left_out = left_out;
+    }
+    auto report = bisect::run_bisect(r, o->prompt, a, b, !o->no_minimal,
+                                     !o->no_ranking && left_out.empty(), keep);
+    report.ranking_left_out = left_out;
     const std::lock_guard<std::mutex> lock(found().mutex);  // a stop now waits for this
     fmt::print("{}", printed(report, o->json));
     std::fflush(stdout);

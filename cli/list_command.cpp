@@ -25,10 +25,12 @@ void print_line(const std::string& line, std::size_t indent, bool narrow) {
 }
 
 void print_experiments(bool with_params, bool narrow) {
-  print_line(fmt::format("experiments (fplab run ID... | all; parameters: --set NAME=VALUE{}):",
-                         with_params ? ", default [--quick default | --quick on a large run]"
-                                     : "; see 'fplab list experiments'"),
-             2, narrow);
+  print_line(
+      fmt::format("experiments (fplab run ID... | all; parameters: --set NAME=VALUE{}):",
+                  with_params
+                      ? ", default (on a large run) [--quick default | --quick on a large run]"
+                      : "; see 'fplab list experiments'"),
+      2, narrow);
   if (registered_experiments().empty()) fmt::print("  (none in this build: FPLAB_LITE)\n");
   for (const auto* e : registered_experiments()) {
     std::string claims;
@@ -37,9 +39,11 @@ void print_experiments(bool with_params, bool narrow) {
     print_line(fmt::format("  {:<14} {}{}", e->info.id, e->info.description, claims), 17, narrow);
     if (!with_params) continue;
     if (!e->info.large_quick.rule.empty()) {
-      print_line(fmt::format("      --quick on a large run ({}): the value after '|'",
-                             e->info.large_quick.rule),
-                 8, narrow);
+      print_line(
+          fmt::format("      a large run ({}): the value in parentheses, and with --quick the "
+                      "value after '|'",
+                      e->info.large_quick.rule),
+          8, narrow);
     }
     for (const auto& p : e->info.params) {
       std::string quick = p.quick_default.empty() || p.quick_default == p.full_default
@@ -51,6 +55,7 @@ void print_experiments(bool with_params, bool narrow) {
       }
       std::string value = p.full_default;
       if (value.size() > 40) value = value.substr(0, 37) + "...";
+      if (!p.large_full_default.empty()) value += " (" + p.large_full_default + ")";
       print_line(fmt::format("      {:<13} {}{}  {}", p.name, value, quick, p.description), 20,
                  narrow);
     }

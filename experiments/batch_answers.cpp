@@ -390,9 +390,11 @@ Experiment make() {
                    .claims = {"B6"},
                    .params =
                        {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "3", "3", 1, 12)
-                            .quick_when_large("1"),
+                            .quick_when_large("1")
+                            .full_when_large("2"),
                         ParamSpec::integer("steps", "greedy steps per prompt", "100", "60", 1, 150)
-                            .quick_when_large("6"),
+                            .quick_when_large("6")
+                            .full_when_large("16"),
                         ParamSpec::int_list("batches",
                                             "batch sizes (copies of the prompt) compared with 1",
                                             "2,4,8,16", "2,8", 2, 16)

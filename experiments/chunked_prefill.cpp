@@ -196,13 +196,16 @@ Experiment make() {
                    .claims = {"D7"},
                    .params = {ParamSpec::int_list("lengths", "prompt lengths in tokens", "192,193",
                                                   "65", 2, 256)
-                                  .quick_when_large("17"),
+                                  .quick_when_large("17")
+                                  .full_when_large("33"),
                               ParamSpec::int_list("chunks", "prefill chunk sizes", "8,16,32,64",
                                                   "8,16,32,64", 1, 256)
-                                  .quick_when_large("8"),
+                                  .quick_when_large("8")
+                                  .full_when_large("8,16"),
                               ParamSpec::int_list("prefixes", "cached prefix lengths", "64,128",
                                                   "32", 1, 255)
-                                  .quick_when_large("8"),
+                                  .quick_when_large("8")
+                                  .full_when_large("16"),
                               model_param()},
                    .large_quick = model::experiments::large_model_quick()},
           .run = run};

@@ -252,12 +252,15 @@ Experiment make() {
                .seed = 1,
                .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2", 1,
                                              12)
-                              .quick_when_large("1"),
+                              .quick_when_large("1")
+                              .full_when_large("2"),
                           ParamSpec::integer("steps", "greedy steps per prompt", "60", "20", 1, 190)
-                              .quick_when_large("2"),
+                              .quick_when_large("2")
+                              .full_when_large("16"),
                           ParamSpec::integer("positions", "teacher-forced positions of heldout.txt",
                                              "10000", "2000", 16, 119999)
-                              .quick_when_large("16"),
+                              .quick_when_large("16")
+                              .full_when_large("512"),
                           ParamSpec::int_list("batches",
                                               "batch sizes of the perturbation sizes (the largest "
                                               "change over them, per policy)",

@@ -539,12 +539,15 @@ Experiment make() {
                .params = {ParamSpec::integer("first", "index of the first prompt (of the 12)", "6",
                                              "9", 0, 11),
                           ParamSpec::integer("prompts", "prompts (kPrompts[first, first + N))", "4",
-                                             "1", 1, 12),
+                                             "1", 1, 12)
+                              .full_when_large("2"),
                           ParamSpec::integer("steps", "greedy steps per prompt", "16", "14", 1, 128)
-                              .quick_when_large("3"),
+                              .quick_when_large("3")
+                              .full_when_large("6"),
                           ParamSpec::int_list("batches", "batch sizes (the prompt is row 0)",
                                               "1,2,4,8", "1,4", 1, 16)
-                              .quick_when_large("1,2"),
+                              .quick_when_large("1,2")
+                              .full_when_large("1,2,4"),
                           ParamSpec::text_list("precisions", "precisions", "fp32,bf16", "fp32,bf16",
                                                {"fp32", "bf16"}),
                           ParamSpec::text("fast",
@@ -561,7 +564,8 @@ Experiment make() {
                               "margin:1,window:1,window:8,window:64",
                               "fast,invariant,bound,margin:0,margin:0.25,window:1,window:64")
                               .checked(gate_check)
-                              .quick_when_large("fast,invariant,margin:0.25,window:8"),
+                              .quick_when_large("fast,invariant,margin:0.25,window:8")
+                              .full_when_large("fast,invariant,margin:0.25,window:8"),
                           ParamSpec::integer("rigorous",
                                              "1: the bound gate tries the rigorous enclosure "
                                              "first (fp32), 0: the first-order bound alone",

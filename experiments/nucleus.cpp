@@ -229,7 +229,8 @@ Experiment make() {
                               ParamSpec::integer("top_k", "the fixed k", "5", "5", 1, 1e6),
                               ParamSpec::integer("steps", "greedy steps per prompt", "100", "20", 1,
                                                  200)
-                                  .quick_when_large("4"),
+                                  .quick_when_large("4")
+                                  .full_when_large("16"),
                               model_param()},
                    .large_quick = model::experiments::large_model_quick()},
           .run = run};

@@ -275,11 +275,14 @@ Experiment make() {
                    .claims = {"B10"},
                    .params = {ParamSpec::integer("tokens", "prompt length in tokens", "72", "66", 2,
                                                  192)
-                                  .quick_when_large("12"),
+                                  .quick_when_large("12")
+                                  .full_when_large("24"),
                               ParamSpec::integer("steps", "greedy steps decoded", "8", "2", 1, 64)
-                                  .quick_when_large("1"),
+                                  .quick_when_large("1")
+                                  .full_when_large("2"),
                               ParamSpec::integer("chunk", "prefill chunk size", "16", "8", 1, 256)
-                                  .quick_when_large("4"),
+                                  .quick_when_large("4")
+                                  .full_when_large("8"),
                               ParamSpec::integer("top", "ranked ops shown per comparison", "8", "5",
                                                  1, 100),
                               ParamSpec::text("search",
@@ -288,7 +291,8 @@ Experiment make() {
                                               "'first-op' (the first divergent op alone: two "
                                               "traced decodes)",
                                               "all", "all", {"all", "first-op"})
-                                  .quick_when_large("first-op"),
+                                  .quick_when_large("first-op")
+                                  .full_when_large("first-op"),
                               model::experiments::model_param()},
                    .large_quick = model::experiments::large_model_quick()},
           .run = run};

@@ -331,16 +331,19 @@ Experiment make() {
                .claims = {"C4"},
                .params = {ParamSpec::text("prompt", "the open prompt", std::string(kOpenPrompt)),
                           ParamSpec::integer("steps", "greedy steps", "140", "60", 4, 230)
-                              .quick_when_large("8"),
+                              .quick_when_large("8")
+                              .full_when_large("24"),
                           ParamSpec::integer("window", "steps over which decisions are counted",
                                              "120", "50", 4, 230)
-                              .quick_when_large("6"),
+                              .quick_when_large("6")
+                              .full_when_large("20"),
                           ParamSpec::real("presence", "presence penalty", "0.5"),
                           ParamSpec::real("frequency", "frequency penalty", "0.5"),
                           ParamSpec::real("repetition", "CTRL repetition penalty (> 0)", "1.2"),
                           ParamSpec::integer("samples", "seeded samples at T = 1 for comparison",
                                              "8", "4", 1, 256)
-                              .quick_when_large("1"),
+                              .quick_when_large("1")
+                              .full_when_large("2"),
                           model_param()},
                .large_quick = model::experiments::large_model_quick()},
       .run = run};

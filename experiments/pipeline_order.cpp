@@ -346,7 +346,8 @@ Experiment make() {
                               "history",
                               "greedy steps after the open prompt used as the penalty history",
                               "120", "40", 1, 200)
-                              .quick_when_large("4"),
+                              .quick_when_large("4")
+                              .full_when_large("16"),
                           model_param()},
                .large_quick = model::experiments::large_model_quick()},
       .run = run};

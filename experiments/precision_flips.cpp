@@ -151,7 +151,8 @@ Experiment make() {
                                   .quick_when_large("1"),
                               ParamSpec::integer("steps", "greedy steps per prompt", "120", "30", 1,
                                                  190)
-                                  .quick_when_large("8"),
+                                  .quick_when_large("8")
+                                  .full_when_large("46"),
                               model_param()},
                    .large_quick = model::experiments::large_model_quick()},
           .run = run};

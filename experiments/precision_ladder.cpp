@@ -193,9 +193,11 @@ Experiment make() {
                .claims = {"D8"},
                .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2", 1,
                                              12)
-                              .quick_when_large("1"),
+                              .quick_when_large("1")
+                              .full_when_large("2"),
                           ParamSpec::integer("steps", "greedy steps per prompt", "40", "40", 1, 190)
-                              .quick_when_large("3"),
+                              .quick_when_large("3")
+                              .full_when_large("8"),
                           ParamSpec::int_list("batches", "batch sizes compared with 1", "2,8", "2",
                                               2, 16),
                           model_param()},

@@ -249,9 +249,11 @@ Experiment make() {
                .claims = {"D6"},
                .params = {ParamSpec::integer("prompts", "request prompts (of the fixed 12)", "8",
                                              "2", 1, 12)
-                              .quick_when_large("1"),
+                              .quick_when_large("1")
+                              .full_when_large("2"),
                           ParamSpec::integer("steps", "greedy steps per prompt", "24", "8", 1, 150)
-                              .quick_when_large("1"),
+                              .quick_when_large("1")
+                              .full_when_large("4"),
                           model_param()},
                .large_quick = model::experiments::large_model_quick()},
       .run = run};

@@ -315,9 +315,11 @@ Experiment make() {
                .params = {ParamSpec::text("prompt", "the prompt", std::string(kOpenPrompt)),
                           ParamSpec::integer("samples", "samples (seeds seed, seed+1, ...)", "16",
                                              "4", 1, 256)
-                              .quick_when_large("2"),
+                              .quick_when_large("2")
+                              .full_when_large("4"),
                           ParamSpec::integer("steps", "tokens per sample", "150", "40", 1, 230)
-                              .quick_when_large("2"),
+                              .quick_when_large("2")
+                              .full_when_large("16"),
                           ParamSpec::real("temperature", "temperature", "1"),
                           ParamSpec::integer("top_k", "top-k (0: off)", "0", "0", 0, 1e6),
                           ParamSpec::real("top_p", "top-p (1: off)", "1").within(0, 1),

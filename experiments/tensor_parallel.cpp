@@ -378,9 +378,11 @@ Experiment make() {
                .claims = {"D3", "D4", "D5"},
                .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "12", "3", 1,
                                              12)
-                              .quick_when_large("1"),
+                              .quick_when_large("1")
+                              .full_when_large("2"),
                           ParamSpec::integer("steps", "greedy steps per prompt", "32", "6", 1, 150)
-                              .quick_when_large("2"),
+                              .quick_when_large("2")
+                              .full_when_large("6"),
                           ParamSpec::int_list("degrees", "tensor-parallel degrees vs 1", "2,4",
                                               "2,4", 2, 4),
                           policy_list_param("policies",

@@ -299,7 +299,8 @@ Experiment make() {
                               .quick_when_large("3"),
                           ParamSpec::integer("positions", "teacher-forced positions of heldout.txt",
                                              "100000", "5000", 16, 119999)
-                              .quick_when_large("16"),
+                              .quick_when_large("16")
+                              .full_when_large("512"),
                           ParamSpec::int_list("batches",
                                               "batch sizes of the perturbation sizes (the largest "
                                               "change over them, library and split-k)",

@@ -90,10 +90,11 @@
 namespace fplab {
 
 // When --quick runs a parameter's large_quick_default (lab/param_spec.hpp)
-// rather than its quick_default: `applies` gets the parameters --quick
-// would run with (a value the user set included) and says whether the run
-// is large, e.g. whether a model experiment's model is far bigger than the
-// bundled one; it may throw std::invalid_argument (a model that cannot be
+// rather than its quick_default, and a full run (no --quick) its
+// large_full_default rather than its full_default: `applies` gets the
+// parameters the run would have without the large-run values (a value the
+// user set included) and says whether the run is large, e.g. whether a model experiment's model is
+// far bigger than the bundled one; it may throw std::invalid_argument (a model that cannot be
 // read). `rule` says when, in words, for parameter listings. A value the
 // user set is never replaced; the values run are the values recorded.
 struct LargeQuickRule {
@@ -111,7 +112,7 @@ struct ExperimentInfo {
   std::uint64_t seed = 0;
   std::vector<std::string> claims = {};  // claim ids (lab/claims.hpp)
   std::vector<ParamSpec> params = {};    // "seed" is added by the registry
-  LargeQuickRule large_quick = {};       // none: --quick is quick_default, whatever the run
+  LargeQuickRule large_quick = {};       // none: the defaults are the same whatever the run
 };
 
 using RunFunction = std::function<void(const Params&, RunContext&, ExperimentRecord&)>;

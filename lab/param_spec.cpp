@@ -127,4 +127,10 @@ ParamSpec ParamSpec::quick_when_large(std::string text) const {
   return s;
 }
 
+ParamSpec ParamSpec::full_when_large(std::string text) const {
+  ParamSpec s = *this;
+  s.large_full_default = std::move(text);
+  return s;
+}
+
 }  // namespace fplab

@@ -28,6 +28,8 @@ struct ParamSpec {
   // --quick on a large run (ExperimentInfo::large_quick, lab/experiment.hpp: a model
   // experiment on a model far bigger than the bundled one); empty: quick_default.
   std::string large_quick_default;
+  // Without --quick on a large run (the same rule); empty: full_default.
+  std::string large_full_default;
   double min = -std::numeric_limits<double>::infinity();  // numbers and list items
   double max = std::numeric_limits<double>::infinity();
   std::size_t min_items = 0;  // lists
@@ -62,6 +64,8 @@ struct ParamSpec {
   [[nodiscard]] ParamSpec checked(std::function<void(const ParamValue&)> further) const;
   // A copy whose --quick value on a large run is `text`.
   [[nodiscard]] ParamSpec quick_when_large(std::string text) const;
+  // A copy whose full (not --quick) value on a large run is `text`.
+  [[nodiscard]] ParamSpec full_when_large(std::string text) const;
 };
 
 // Parses `text` as the spec says; throws std::invalid_argument with a

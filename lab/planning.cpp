@@ -72,6 +72,10 @@ std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quic
   for (const auto* e : registered_experiments()) {
     if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) continue;
     const auto& mine = given[e];
+    // A parameter's large-run value in this mode (empty: none).
+    const auto large_value = [quick](const ParamSpec& p) -> const std::string& {
+      return quick ? p.large_quick_default : p.large_full_default;
+    };
     // The values for one choice of defaults; a setting always wins.
     const auto values_with = [&](bool large) {
       std::vector<ParamValue> values;
@@ -79,7 +83,7 @@ std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quic
         const auto it = mine.find(p.name);
         std::string text = p.full_default;
         if (quick && !p.quick_default.empty()) text = p.quick_default;
-        if (quick && large && !p.large_quick_default.empty()) text = p.large_quick_default;
+        if (large && !large_value(p).empty()) text = large_value(p);
         if (it != mine.end()) text = it->second;
         try {
           values.push_back(parse_param(p, text));
@@ -91,10 +95,10 @@ std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quic
     };
     Params params(e->info.params, values_with(false));
     std::vector<std::string> large_quick;
-    if (quick && e->info.large_quick.applies) {
+    if (e->info.large_quick.applies) {
       const bool any = std::any_of(
           e->info.params.begin(), e->info.params.end(),
-          [&](const auto& p) { return !p.large_quick_default.empty() && !mine.contains(p.name); });
+          [&](const auto& p) { return !large_value(p).empty() && !mine.contains(p.name); });
       bool large = false;
       try {
         large = any && e->info.large_quick.applies(params);
@@ -104,9 +108,7 @@ std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quic
       if (large) {
         params = Params(e->info.params, values_with(true));
         for (const auto& p : e->info.params) {
-          if (!p.large_quick_default.empty() && !mine.contains(p.name)) {
-            large_quick.push_back(p.name);
-          }
+          if (!large_value(p).empty() && !mine.contains(p.name)) large_quick.push_back(p.name);
         }
       }
     }
@@ -129,8 +131,9 @@ ExperimentRecord run_experiment(const PlannedRun& run, bool quick, bool show_pro
   if (!run.large_quick.empty()) {
     std::string which;
     for (const auto& name : run.large_quick) which += (which.empty() ? "" : ", ") + name;
-    rec.add_note("--quick on a large run (" + info.large_quick.rule + "): " + which +
-                 " took their large-run quick values, the values recorded as the parameters");
+    rec.add_note((quick ? "--quick on a large run (" : "full defaults on a large run (") +
+                 info.large_quick.rule + "): " + which + " took their large-run " +
+                 (quick ? "quick" : "full") + " values, the values recorded as the parameters");
   }
   RunContext ctx(info.id, quick, run.seed, show_progress);
   const auto start = std::chrono::steady_clock::now();

@@ -17,9 +17,10 @@ struct PlannedRun {
   const Experiment* experiment = nullptr;
   Params params;
   std::uint64_t seed = 0;
-  // --quick on a large run (ExperimentInfo::large_quick): the parameters
-  // that took their large_quick_default (those the settings left out); the
-  // record names them in a note. Empty otherwise.
+  // A large run (ExperimentInfo::large_quick): the parameters that took
+  // their large-run value, large_quick_default with --quick and
+  // large_full_default without (those the settings left out); the record
+  // names them in a note. Empty otherwise.
   std::vector<std::string> large_quick;
 };
 
@@ -27,7 +28,8 @@ struct PlannedRun {
 // every chosen experiment that has the parameter, "id.name=value" for one)
 // into validated runs, in registry order. With `quick`, a parameter the
 // settings leave out takes its quick_default, or its large_quick_default
-// when the experiment's large_quick rule says the run is large. Throws std::invalid_argument with
+// when the experiment's large_quick rule says the run is large; without,
+// its full_default, or its large_full_default on a large run. Throws std::invalid_argument with
 // a one-line message for an unknown experiment or parameter, or a bad value.
 std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quick,
                                   const std::vector<std::string>& settings);

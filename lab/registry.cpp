@@ -33,11 +33,12 @@ bool register_experiment(Experiment e) {
     // Defaults must parse: a broken default is a programming error.
     (void)parse_param(p, p.full_default);
     if (!p.quick_default.empty()) (void)parse_param(p, p.quick_default);
-    if (!p.large_quick_default.empty()) {
-      (void)parse_param(p, p.large_quick_default);
+    for (const auto* large : {&p.large_quick_default, &p.large_full_default}) {
+      if (large->empty()) continue;
+      (void)parse_param(p, *large);
       if (!e.info.large_quick.applies) {
         throw std::logic_error("parameter '" + p.name + "' of '" + e.info.id +
-                               "' has a large-run quick value but no large_quick rule");
+                               "' has a large-run value but no large_quick rule");
       }
     }
   }

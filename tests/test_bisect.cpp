@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bisect/bisect.hpp"
+#include "bisect/bisect_report.hpp"
 #include "bisect/ddmin.hpp"
 #include "bisect/dump_diff.hpp"
 #include "bisect/engine_dumps.hpp"
@@ -300,6 +301,43 @@ TEST_CASE("fplab bisect: JSON, and bad input is one line with exit 2", "[bisect]
     CHECK(e.output.rfind("fplab: error: ", 0) == 0);
     CHECK(std::count(e.output.begin(), e.output.end(), '\n') == 1);
   }
+}
+
+TEST_CASE("bisect: the ranking is left out by default only over the parameter limit", "[bisect]") {
+  const model::Model& m = model::bundled_model();
+  // The bundled model (1.4M parameters) ranks by default; a limit below its size does not.
+  CHECK(fplab::bisect::ranking_left_out_by_default(m).empty());
+  const std::string why = fplab::bisect::ranking_left_out_by_default(m, 1000);
+  CHECK(why.find("over 1000 parameters") != std::string::npos);
+  CHECK(why.find("--ranking runs it") != std::string::npos);
+  // Left out: the text and the JSON say why; run: the ranking is there.
+  Request r;
+  r.model = &m;
+  r.prompt = m.tokenizer().encode("And God said");
+  r.steps = 1;
+  Setting a, b;
+  fplab::bisect::apply_setting(b, "batch=2");
+  auto report = fplab::bisect::run_bisect(r, "And God said", a, b, false, false);
+  report.ranking_left_out = why;
+  CHECK(fplab::bisect::format_bisect(report).find("ranking of each op alone: not searched (" + why +
+                                                  ")") != std::string::npos);
+  const auto j = fplab::bisect::bisect_to_json(report);
+  CHECK(j["ranking"] == "not searched");
+  CHECK(j["ranking_left_out"] == why);
+  // The CLI: --ranking and --no-ranking exclude each other; on the bundled model the
+  // default ranks (ranking_left_out null), --no-ranking says so.
+  CHECK(fplab::test::run_fplab("bisect --prompt x --ranking --no-ranking").exit_code == 2);
+  const auto ranked = fplab::test::run_fplab(
+      "bisect --prompt 'And God said' --steps 1 --a batch=1 --b batch=2 --no-minimal --json");
+  REQUIRE(ranked.exit_code == 0);
+  const auto rj = nlohmann::json::parse(ranked.output);
+  CHECK(rj["ranking"].is_array());
+  CHECK(rj["ranking_left_out"].is_null());
+  const auto unranked = fplab::test::run_fplab(
+      "bisect --prompt 'And God said' --steps 1 --a batch=1 --b batch=2 --no-minimal "
+      "--no-ranking --json");
+  REQUIRE(unranked.exit_code == 0);
+  CHECK(nlohmann::json::parse(unranked.output)["ranking_left_out"] == "--no-ranking");
 }
 
 TEST_CASE("bisect: ulps are counted on the grid of the format every output is rounded to",

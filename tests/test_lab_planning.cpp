@@ -1,7 +1,7 @@
 // The experiment framework on its own (lab/, no experiment of experiments/
-// linked in): --quick's large-run values (ParamSpec::quick_when_large,
-// ExperimentInfo::large_quick), and the StopWatcher that answers a stop
-// request between progress points (lab/stop_request.hpp).
+// linked in): the large-run values of --quick and of the full defaults
+// (ParamSpec::quick_when_large and full_when_large, ExperimentInfo::large_quick), and the
+// StopWatcher that answers a stop request between progress points (lab/stop_request.hpp).
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,7 +39,9 @@ const bool registered = fplab::register_experiment(
               .description = "large-run quick values",
               .seed = 3,
               .params =
-                  {ParamSpec::integer("steps", "steps", "100", "20", 1, 1000).quick_when_large("2"),
+                  {ParamSpec::integer("steps", "steps", "100", "20", 1, 1000)
+                       .quick_when_large("2")
+                       .full_when_large("30"),
                    ParamSpec::integer("prompts", "prompts", "8", "3", 1, 12).quick_when_large("1"),
                    ParamSpec::integer("top", "no large-run value", "9", "5", 1, 100),
                    ParamSpec::text("size", "small, big or bad", "small")},
@@ -78,9 +80,24 @@ TEST_CASE("plan_runs: --quick on a large run takes the large-run values", "[expe
         "--quick on a large run (size=big): steps took their large-run quick values, the "
         "values recorded as the parameters");
   CHECK(rec.notes[1] == "ran 2 steps");
-  // Without --quick the full defaults, large or not.
+  // Without --quick the full defaults, and on a large run the large-run full values
+  // (prompts has a quick one only: its full default).
+  plan = fplab::plan_runs({"sizing"}, false, {});
+  CHECK(plan[0].params.integer("steps") == 100);  // not large: the control
+  CHECK(plan[0].large_quick.empty());
   plan = fplab::plan_runs({"sizing"}, false, {"size=big"});
-  CHECK(plan[0].params.integer("steps") == 100);
+  CHECK(plan[0].params.integer("steps") == 30);
+  CHECK(plan[0].params.integer("prompts") == 8);
+  CHECK(plan[0].large_quick == std::vector<std::string>{"steps"});
+  const ExperimentRecord full = fplab::run_experiment(plan[0], false, false);
+  CHECK(recorded(full, "steps") == "30");
+  REQUIRE(full.notes.size() == 2);
+  CHECK(full.notes[0] ==
+        "full defaults on a large run (size=big): steps took their large-run full values, the "
+        "values recorded as the parameters");
+  // A setting wins over the large-run full value.
+  plan = fplab::plan_runs({"sizing"}, false, {"size=big", "steps=70"});
+  CHECK(plan[0].params.integer("steps") == 70);
   CHECK(plan[0].large_quick.empty());
   // Everything set: nothing to replace, the rule is not asked.
   plan = fplab::plan_runs({"sizing"}, true, {"size=bad", "steps=7", "prompts=2"});
@@ -95,6 +112,12 @@ TEST_CASE("register_experiment refuses a large-run value without a rule", "[expe
       fplab::register_experiment({.info = {.id = "sizing-no-rule",
                                            .params = {ParamSpec::integer("n", "n", "10", "5", 1, 10)
                                                           .quick_when_large("1")}},
+                                  .run = [](const Params&, RunContext&, ExperimentRecord&) {}}),
+      std::logic_error);
+  CHECK_THROWS_AS(
+      fplab::register_experiment({.info = {.id = "sizing-no-rule-full",
+                                           .params = {ParamSpec::integer("n", "n", "10", "5", 1, 10)
+                                                          .full_when_large("1")}},
                                   .run = [](const Params&, RunContext&, ExperimentRecord&) {}}),
       std::logic_error);
   // A large-run value must parse like any default.
