@@ -941,7 +941,8 @@ void Batch::attention_library(const Op& op, PrecisionPolicy prec, bool blas_prod
 // kernels::kParallelWork. Each thread keeps one Scratch, made from the
 // context length; body(item, scratch) writes item.out.
 template <class Scratch, class Body>
-void Batch::attention_items(const Op& op, std::size_t rows, std::size_t cost, Body body) {
+void Batch::attention_items(const Op& op, std::size_t rows, [[maybe_unused]] std::size_t cost,
+                            Body body) {
   const auto& c = model_->config();
   const std::size_t d = c.q_width(), kvd = c.kv_width(), hd = c.head_dim();
   const std::size_t group = c.n_heads / c.kv_heads();  // q heads per kv head
