@@ -155,6 +155,7 @@ RouterFlipRun measure_run(const Model& m, const std::string& precision, const st
   run.batch_invariant = is_plain(p, ReductionPolicy::batch_invariant);
   const std::size_t k = m.config().experts_per_token;
   std::vector<Trace> alone;
+  alone.reserve(prompts.size());
   for (const auto& prompt : prompts)
     alone.push_back(std::move(decode_traced(m, p, {prompt}, steps)[0]));
   for (const std::size_t b : batches) {

@@ -168,9 +168,10 @@ std::string answers_text(const GenerateRequest& o, const Plan& p,
   const model::Tokenizer& tokenizer = p.m.tokenizer();
   if (o.json) {
     nlohmann::json all = nlohmann::json::array();
-    for (std::size_t i = 0; i < o.samples; ++i)
+    for (std::size_t i = 0; i < o.samples; ++i) {
       all.push_back(
           {{"prompt_ids", p.prompt}, {"ids", out[i]}, {"text", tokenizer.decode(out[i])}});
+    }
     return dump_json(o.samples == 1 ? all.at(0) : all) + "\n";
   }
   std::string text;

@@ -37,7 +37,7 @@ struct GenerateOutput {
 
 using GateProgress = std::function<void(std::size_t committed, std::size_t total)>;
 
-GenerateOutput run_generate(const GenerateRequest& request, const GenerateRanks* ranks,
+GenerateOutput run_generate(const GenerateRequest& o, const GenerateRanks* ranks,
                             const GateProgress& progress = {});
 
 }  // namespace fplab::sampling
