@@ -94,7 +94,7 @@ std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quic
       return values;
     };
     Params params(e->info.params, values_with(false));
-    std::vector<std::string> large_quick;
+    std::vector<std::string> large_run_params;
     if (e->info.large_quick.applies) {
       const bool any = std::any_of(
           e->info.params.begin(), e->info.params.end(),
@@ -108,12 +108,12 @@ std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quic
       if (large) {
         params = Params(e->info.params, values_with(true));
         for (const auto& p : e->info.params) {
-          if (!large_value(p).empty() && !mine.contains(p.name)) large_quick.push_back(p.name);
+          if (!large_value(p).empty() && !mine.contains(p.name)) large_run_params.push_back(p.name);
         }
       }
     }
     const auto seed = static_cast<std::uint64_t>(params.integer("seed"));
-    runs.push_back({e, std::move(params), seed, std::move(large_quick)});
+    runs.push_back({e, std::move(params), seed, std::move(large_run_params)});
   }
   return runs;
 }
@@ -128,9 +128,9 @@ ExperimentRecord run_experiment(const PlannedRun& run, bool quick, bool show_pro
   rec.quick = quick;
   rec.parameters = run.params.records();
   for (const auto& claim : info.claims) rec.claims.push_back(claim_ref(claim));
-  if (!run.large_quick.empty()) {
+  if (!run.large_run_params.empty()) {
     std::string which;
-    for (const auto& name : run.large_quick) which += (which.empty() ? "" : ", ") + name;
+    for (const auto& name : run.large_run_params) which += (which.empty() ? "" : ", ") + name;
     rec.add_note((quick ? "--quick on a large run (" : "full defaults on a large run (") +
                  info.large_quick.rule + "): " + which + " took their large-run " +
                  (quick ? "quick" : "full") + " values, the values recorded as the parameters");

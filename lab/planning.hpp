@@ -21,7 +21,7 @@ struct PlannedRun {
   // their large-run value, large_quick_default with --quick and
   // large_full_default without (those the settings left out); the record
   // names them in a note. Empty otherwise.
-  std::vector<std::string> large_quick;
+  std::vector<std::string> large_run_params;
 };
 
 // Resolves ids ("all" for every experiment) and settings ("name=value" for

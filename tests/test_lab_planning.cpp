@@ -64,13 +64,13 @@ TEST_CASE("plan_runs: --quick on a large run takes the large-run values", "[expe
   auto plan = fplab::plan_runs({"sizing"}, true, {});
   CHECK(plan[0].params.integer("steps") == 20);
   CHECK(plan[0].params.integer("prompts") == 3);
-  CHECK(plan[0].large_quick.empty());
+  CHECK(plan[0].large_run_params.empty());
   // Large: every parameter with a large-run value the settings leave out.
   plan = fplab::plan_runs({"sizing"}, true, {"size=big", "prompts=4"});
   CHECK(plan[0].params.integer("steps") == 2);
   CHECK(plan[0].params.integer("prompts") == 4);  // set: kept
   CHECK(plan[0].params.integer("top") == 5);      // no large-run value: quick
-  CHECK(plan[0].large_quick == std::vector<std::string>{"steps"});
+  CHECK(plan[0].large_run_params == std::vector<std::string>{"steps"});
   // What ran is what is recorded, and a note says why.
   const ExperimentRecord rec = fplab::run_experiment(plan[0], true, false);
   CHECK(recorded(rec, "steps") == "2");
@@ -84,11 +84,11 @@ TEST_CASE("plan_runs: --quick on a large run takes the large-run values", "[expe
   // (prompts has a quick one only: its full default).
   plan = fplab::plan_runs({"sizing"}, false, {});
   CHECK(plan[0].params.integer("steps") == 100);  // not large: the control
-  CHECK(plan[0].large_quick.empty());
+  CHECK(plan[0].large_run_params.empty());
   plan = fplab::plan_runs({"sizing"}, false, {"size=big"});
   CHECK(plan[0].params.integer("steps") == 30);
   CHECK(plan[0].params.integer("prompts") == 8);
-  CHECK(plan[0].large_quick == std::vector<std::string>{"steps"});
+  CHECK(plan[0].large_run_params == std::vector<std::string>{"steps"});
   const ExperimentRecord full = fplab::run_experiment(plan[0], false, false);
   CHECK(recorded(full, "steps") == "30");
   REQUIRE(full.notes.size() == 2);
@@ -98,7 +98,7 @@ TEST_CASE("plan_runs: --quick on a large run takes the large-run values", "[expe
   // A setting wins over the large-run full value.
   plan = fplab::plan_runs({"sizing"}, false, {"size=big", "steps=70"});
   CHECK(plan[0].params.integer("steps") == 70);
-  CHECK(plan[0].large_quick.empty());
+  CHECK(plan[0].large_run_params.empty());
   // Everything set: nothing to replace, the rule is not asked.
   plan = fplab::plan_runs({"sizing"}, true, {"size=bad", "steps=7", "prompts=2"});
   CHECK(plan[0].params.integer("steps") == 7);
