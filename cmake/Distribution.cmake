@@ -2,8 +2,8 @@
 #
 # `cpack -G DEB` in a build directory: a Debian package of what
 # `cmake --install` installs (bin/fplab, bin/fplab-ci.sh, the script the CI
-# recipes call, and the fplab Python package under
-# lib/python3/dist-packages), prefix /usr; dpkg-shlibdeps fills in the
+# recipes call, the fplab Python package under lib/python3/dist-packages,
+# and the lab's data under share/fplab), prefix /usr; dpkg-shlibdeps fills in the
 # shared libraries the program and the module link. Two builds make one:
 #   - the release preset: package `fplab`, the whole program (the lab's
 #     commands, Open MPI, OpenBLAS) and the module with its model library,
@@ -38,6 +38,15 @@ include(CPack)
 
 # The CI recipes' script, on PATH beside fplab (examples/ci/, docs/ci.md).
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/examples/ci/fplab-ci.sh DESTINATION bin)
+
+# The lab's data under share/fplab, at their source-tree paths, where an
+# installed program looks first (io/data_file.hpp): the bundled model and
+# the experiments' fixture, so `fplab run all` and `fplab generate` work
+# without a checkout. The lite build has no model and no experiments.
+if(NOT FPLAB_LITE)
+  install(FILES ${PROJECT_SOURCE_DIR}/model/data/kjv-char.safetensors DESTINATION share/fplab/model/data)
+  install(FILES ${PROJECT_SOURCE_DIR}/experiments/data/a4_normals.npy DESTINATION share/fplab/experiments/data)
+endif()
 
 # The package as a user gets it: unpacked into a scratch root (dpkg -x),
 # where `fplab diff` and `import fplab` must work, and `import fplab.torch`

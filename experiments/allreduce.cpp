@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "build_info.hpp"
 #include "collectives/allreduce_model.hpp"
+#include "io/data_file.hpp"
 #include "io/npy.hpp"
 #include "io/sha256.hpp"
 #include "lab/experiment.hpp"
@@ -283,7 +283,7 @@ std::pair<std::size_t, std::size_t> agreement_table(const std::vector<Cell>& cel
 }
 
 std::vector<float> load_a4(ExperimentRecord& out) {
-  const auto path = std::filesystem::path(build::kSourceDir) / "experiments/data/a4_normals.npy";
+  const auto path = data_file("experiments/data/a4_normals.npy");
   record_input(out, "data", path);
   NumberArray data = read_npy(path);
   auto* x = std::get_if<std::vector<float>>(&data);

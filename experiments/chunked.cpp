@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "build_info.hpp"
+#include "io/data_file.hpp"
 #include "io/npy.hpp"
 #include "io/sha256.hpp"
 #include "lab/claims.hpp"
@@ -24,9 +24,8 @@ constexpr const char* kFixtureSha256 =
 
 // The fixture's file: 'builtin' is experiments/data/a4_normals.npy.
 std::filesystem::path fixture_path(const std::string& spec) {
-  return spec == "builtin"
-             ? std::filesystem::path(build::kSourceDir) / "experiments/data/a4_normals.npy"
-             : std::filesystem::path(spec);
+  return spec == "builtin" ? data_file("experiments/data/a4_normals.npy")
+                           : std::filesystem::path(spec);
 }
 
 // The fixture: tools/make_a4_fixture.py's 1e6 float32 normals, refused

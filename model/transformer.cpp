@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "build_info.hpp"
+#include "io/data_file.hpp"
 #include "io/npy.hpp"
 #include "model/activation_quant.hpp"
 #include "model/attention_kernels.hpp"
@@ -107,7 +107,7 @@ void ModelConfig::validate() const {
 std::filesystem::path model_path(const std::filesystem::path& path) {
   if (!path.empty()) return path;
   if (const char* env = std::getenv("FPLAB_MODEL"); env != nullptr && *env != '\0') return env;
-  return std::filesystem::path(build::kSourceDir) / "model" / "data" / "kjv-char.safetensors";
+  return data_file("model/data/kjv-char.safetensors");
 }
 
 Model Model::load_bundled(const std::filesystem::path& file) {

@@ -112,7 +112,8 @@ struct ModelConfig {
 };
 
 // The model file: `path` when given, else $FPLAB_MODEL when set, else
-// <source dir>/model/data/kjv-char.safetensors.
+// data_file("model/data/kjv-char.safetensors") (io/data_file.hpp: the
+// installed package's copy, else the source tree's).
 std::filesystem::path model_path(const std::filesystem::path& path = {});
 
 // The model spec "bundled-moe" (Model::load_bundled_moe): the bundled model

@@ -4,7 +4,8 @@
 # needed, nothing installed on the machine), and checks what a user gets:
 # its control fields, `fplab diff` (drift caught, identical files pass),
 # the CI recipes' `fplab-ci.sh` and
-# `import fplab` from the unpacked tree, not from the build tree.
+# `import fplab` from the unpacked tree, not from the build tree; in the
+# full package, the bundled model read from usr/share/fplab.
 # KIND is the build's (cmake/Distribution.cmake):
 #   full  the release build's package `fplab`: `import fplab.torch` works,
 #         and a small model under fplab.torch.orders("split-k(8)") gives
@@ -110,6 +111,25 @@ except ImportError as e:
   echo "check_deb: PASS"
   exit 0
 fi
+
+# The full package's program finds its data in the package, not in the
+# checkout it was built from: `fplab generate` on the bundled model works,
+# and with the packaged model damaged it fails naming the packaged file
+# (the control that the checkout's copy was not read).
+model="$root/usr/share/fplab/model/data/kjv-char.safetensors"
+[ -f "$model" ] || fail "no usr/share/fplab/model/data/kjv-char.safetensors in the package"
+[ -f "$root/usr/share/fplab/experiments/data/a4_normals.npy" ] || fail "no experiments' fixture in the package"
+out=$(FPLAB_MODEL='' "$fplab" generate -n 4 'In the ' 2>&1) ||
+  { echo "$out"; fail "fplab generate on the packaged bundled model"; }
+echo "check_deb: fplab generate from the package: $out"
+cp "$model" "$scratch/model.keep"
+head -c 16 "$scratch/model.keep" >"$model"
+set +e
+out=$(FPLAB_MODEL='' "$fplab" generate -n 4 'In the ' 2>&1); rc=$?
+set -e
+[ "$rc" = 2 ] && grep -q "$model" <<<"$out" ||
+  { echo "$out"; fail "a damaged packaged model gave exit $rc without naming $model"; }
+cp "$scratch/model.keep" "$model"
 
 # The full package: a small model under fplab.torch, from the unpacked tree
 # and then from the build tree's module; each prints the digest of its
