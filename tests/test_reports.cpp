@@ -554,8 +554,10 @@ TEST_CASE("the headline figure draws gpu-generations' cross-GPU change as a line
             .find("cross-GPU") == std::string::npos);
 }
 
+// [slow] (230 s under the sanitizers): step 5 of CI runs these experiments
+// under ASan + UBSan in `run all --quick`, whose report reads the argument.
 TEST_CASE("the argument finds every table, row, column and figure it reads, in fresh results",
-          "[reports][cli]") {
+          "[reports][cli][slow]") {
   // The experiments the argument reads, run now (not the committed baseline):
   // an experiment that renames an id the argument reads fails here.
   const auto dir = temp_dir("argument-reads");
