@@ -564,3 +564,43 @@ TEST_CASE("bisect: a gpu policy's parameters survive the setting's policy builde
   CHECK_FALSE(equal_under(q, c, e, "batch-invariant,lm_head=gpu(hopper)",
                           "batch-invariant,lm_head=gpu(hopper,split-k=4)"));
 }
+
+// bisect's default search without a ranking (ddmin over op kinds, then per
+// op) against ddmin from every op: the same 1-minimal set on the bundled
+// model, in fewer forward passes, and it restores equality through its
+// printed --policy texts. (The same on a checkpoint fixture:
+// tests/test_cli_journey.cpp.)
+TEST_CASE("bisect: ddmin over op kinds first finds per-op ddmin's set in fewer passes",
+          "[bisect]") {
+  const Request r = request("library", 2);
+  const Setting a = setting({"batch=1"});
+  const Setting b = setting({"batch=8"});
+  const auto plain = fplab::bisect::minimal_fix(r, a, b, nullptr, nullptr, false);
+  const auto kinds = fplab::bisect::minimal_fix(r, a, b);
+  CHECK(plain.search == "per op");
+  CHECK(kinds.search == "kinds first");
+  REQUIRE(plain.exists);
+  REQUIRE(kinds.exists);
+  REQUIRE_FALSE(kinds.ops.empty());
+  CHECK(kinds.ops == plain.ops);
+  for (const auto* f : {&plain, &kinds}) {
+    CHECK(f->confirmed);
+    CHECK(f->one_minimal);
+  }
+  CHECK(equal_under(r, a, b, kinds.policy_a, kinds.policy_b));
+  INFO("forward passes: kinds first " << kinds.passes << ", per op " << plain.passes << "; tests "
+                                      << kinds.tests << " vs " << plain.tests);
+  CHECK(kinds.passes < plain.passes);
+  CHECK(kinds.tests < plain.tests);
+  // The kinds pass: part of the tests; every op of the set is of a kind it kept.
+  CHECK(plain.kinds.empty());
+  CHECK(kinds.kind_tests > 0);
+  CHECK(kinds.kind_tests < kinds.tests);
+  CHECK(kinds.kind_ops >= kinds.ops.size());
+  for (const auto& op : kinds.ops) {
+    INFO(op);
+    const auto dot = op.find('.', std::string("layers.").size());
+    const std::string kind = op.rfind("layers.", 0) == 0 ? op.substr(dot + 1) : op;
+    CHECK(std::find(kinds.kinds.begin(), kinds.kinds.end(), kind) != kinds.kinds.end());
+  }
+}
