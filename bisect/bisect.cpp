@@ -490,7 +490,7 @@ Ddmin::Subset ops_of(const Kinds& k, const Ddmin::Subset& chosen) {
 
 // ddmin over op kinds (every layer's mlp.down_proj as one), each kind's
 // test run through `dd` (so cached with the per-op tests): a 1-minimal set
-// of kinds. Returns their ops, where the per-op ddmin starts.
+// of kinds. Returns their ops, where the per-op search starts.
 Ddmin::Subset kinds_pass(Ddmin& dd, const std::vector<std::string>& candidates, MinimalFix& fix) {
   const Kinds k = group_by_kind(candidates);
   const std::size_t before = dd.tests();
@@ -553,11 +553,8 @@ MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
   }
   std::vector<std::size_t> set;
   if (!dd.good({})) {
-    if (ranking == nullptr && kinds_first) {
-      start = kinds_pass(dd, candidates, fix);
-      granularity = std::max<std::size_t>(2, start.size());
-    }
-    set = dd.run(start, granularity);
+    set = ranking == nullptr && kinds_first ? dd.remove_each(kinds_pass(dd, candidates, fix))
+                                            : dd.run(start, granularity);
   }
   fix.ops = names(set);
   fix.tests = dd.tests();
@@ -568,12 +565,17 @@ MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
     *spec = model::reduction_spec(p);
   }
   // Checked by running the model again, not from ddmin's cache.
+  const auto checked = [&](std::size_t done) {
+    if (progress != nullptr && progress->checked) progress->checked(done, fix.ops.size() + 1);
+  };
   fix.confirmed = equal(fix.ops);
+  checked(1);
   fix.one_minimal = true;
   for (std::size_t k = 0; k < fix.ops.size(); ++k) {
     std::vector<std::string> fewer = fix.ops;
     fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(k));
     if (equal(fewer)) fix.one_minimal = false;
+    checked(k + 2);
   }
   return fix;
 }

@@ -149,7 +149,7 @@ bool logits_equal(const Request& r, const Setting& a, const Setting& b,
 struct OpAlone;
 
 // Told how a search goes, after each decode of both settings (fplab
-// bisect's progress lines, and what it prints when stopped); either member
+// bisect's progress lines, and what it prints when stopped); any member
 // may be empty. `ranked`: rank_ops' row for one more candidate, with how
 // many are done of how many. `tested`: minimal_fix ran one more test;
 // `best` is the smallest set known so far to make the logits equal (its op
@@ -157,6 +157,9 @@ struct OpAlone;
 struct SearchProgress {
   std::function<void(const OpAlone& row, std::size_t done, std::size_t total)> ranked;
   std::function<void(const std::vector<std::string>& best, std::size_t tests)> tested;
+  // minimal_fix's checks after the search (the confirmation, then one
+  // decode of both per op of the set): `done` of `total`.
+  std::function<void(std::size_t done, std::size_t total)> checked;
 };
 
 struct MinimalFix {
@@ -191,7 +194,9 @@ struct MinimalFix {
 // (fplab bisect's default), ddmin first runs over op kinds (an op's name
 // without "layers.N.": every layer's mlp.down_proj is one kind, a
 // model-level op its own) to a set of kinds each needed as a whole, then
-// per op from those kinds' ops, at the finest granularity; on SmolLM2-135M's
+// per op from those kinds' ops at ddmin's finest granularity, complements
+// only (Ddmin::remove_each: each op's removal tried in turn, until a round
+// removes none); on SmolLM2-135M's
 // shape (302 candidates, 12 kinds) this needs far fewer decodes than ddmin
 // from every op, which splits the ops finer and finer while nearly every
 // part still matters. The answer is 1-minimal per op in every case (ddmin's

@@ -52,6 +52,9 @@ BisectReport run_bisect(const Request& r, const std::string& prompt_text, const 
     tell(fmt::format("the minimal set's search: {} tests, the smallest set so far {} ops", tests,
                      best.size()));
   };
+  progress.checked = [&](std::size_t done, std::size_t total) {
+    tell(fmt::format("the minimal set's checks: {} of {} decodes of both", done, total));
+  };
   out.ranking_searched = ranking;
   out.minimal_searched = minimal;
   if (ranking) {

@@ -102,6 +102,30 @@ TEST_CASE("bisect: ddmin finds a planted pair among 16 candidates, 1-minimal", "
   CHECK(whole.run(all, 2) == all);
 }
 
+// remove_each (ddmin's finest granularity, complements only): the same
+// planted pair, 1-minimal; on a set of which nothing can go, one test per
+// element, where run() at that granularity also tests each element alone.
+TEST_CASE("bisect: ddmin's remove_each finds the planted pair; one test an element when all stay",
+          "[bisect]") {
+  using fplab::bisect::Ddmin;
+  const auto holds_pair = [](const Ddmin::Subset& s) {
+    const auto has = [&s](std::size_t i) { return std::find(s.begin(), s.end(), i) != s.end(); };
+    return has(3) && has(11);
+  };
+  Ddmin::Subset all(16);
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  Ddmin dd(holds_pair);
+  CHECK(dd.remove_each(all) == Ddmin::Subset{3, 11});
+  // Every element needed: 16 removals tried, each once; run() at granularity 16 tests 32.
+  const auto whole = [](const Ddmin::Subset& s) { return s.size() == 16; };
+  Ddmin each(whole);
+  CHECK(each.remove_each(all) == all);
+  CHECK(each.tests() == 16);
+  Ddmin finest(whole);
+  CHECK(finest.run(all, 16) == all);
+  CHECK(finest.tests() == 32);
+}
+
 TEST_CASE("bisect: a planted per-op override is the op found first, and ddmin finds exactly it",
           "[bisect]") {
   const Request r = request("batch-invariant");
