@@ -126,79 +126,123 @@ model::Policy setting_policy(const Request& r, const Setting& s) {
   return s.precision ? model::parse_precision_spec(*s.precision, p) : p;
 }
 
-Decoded decode(const Request& r, const Setting& s, const model::Policy& policy, bool trace) {
+namespace {
+
+// `s`, once the request fits it (else std::invalid_argument, one line).
+const Setting& checked(const Request& r, const Setting& s) {
   const model::Model& m = *r.model;
-  const std::vector<model::Token>& prompt = r.prompt;
-  if (prompt.empty()) throw std::invalid_argument("the prompt is empty");
+  if (r.prompt.empty()) throw std::invalid_argument("the prompt is empty");
   if (r.steps == 0) throw std::invalid_argument("steps must be at least 1");
-  if (prompt.size() + r.steps - 1 > m.config().context) {
+  if (r.prompt.size() + r.steps - 1 > m.config().context) {
     throw std::invalid_argument(
         fmt::format("a prompt of {} tokens and {} steps outgrow the "
                     "context of {}",
-                    prompt.size(), r.steps, m.config().context));
+                    r.prompt.size(), r.steps, m.config().context));
   }
-  if (s.prefix_cache >= prompt.size()) {
+  if (s.prefix_cache >= r.prompt.size()) {
     throw std::invalid_argument(fmt::format(
         "prefix-cache={}: the cached prefix must be shorter than the prompt ({} tokens)",
-        s.prefix_cache, prompt.size()));
+        s.prefix_cache, r.prompt.size()));
   }
-  const model::OneThread one;
-  const model::TensorParallel tp{.degree = s.tp};
-  model::Batch batch(m, policy, s.batch, tp);
-  model::OpTrace recorder(0);
-  if (trace) batch.observe(&recorder);
-  Decoded out;
+  return s;
+}
 
-  std::size_t at = 0;  // the prompt's tokens in row 0's cache
-  if (s.prefix_cache != 0) {
-    // The donor: the prefix continued with other text, prefilled at once
-    // beside an unrelated line.
-    std::vector<model::Token> earlier(prompt.begin(),
-                                      prompt.begin() + static_cast<std::ptrdiff_t>(s.prefix_cache));
+// The request decoded greedily under one setting, a step at a time: built,
+// it has prefilled the prompt (logits(): step 0's); next() runs the pass
+// that gives the next step's logits. Decoding two settings in lockstep lets
+// an equality test stop at the first step that differs.
+class Stepwise {
+ public:
+  // `recorder` (optional) observes the request's batch; a cached prefix's
+  // donor rows go to `donor_rows`.
+  Stepwise(const Request& r, const Setting& s, const model::Policy& policy,
+           model::OpTrace* recorder, std::vector<OpRow>* donor_rows)
+      : s_(checked(r, s)),
+        batch_(*r.model, policy, s.batch, model::TensorParallel{.degree = s.tp}) {
+    if (recorder != nullptr) batch_.observe(recorder);
+    const std::size_t at = s.prefix_cache != 0 ? copy_prefix(r, policy, donor_rows) : 0;
+    prefill(r.prompt, at);
+  }
+
+  [[nodiscard]] const std::vector<float>& logits() const { return last_; }
+  [[nodiscard]] model::Token token() const { return model::top_two(last_).first; }
+  [[nodiscard]] std::size_t passes() const { return passes_; }
+
+  // Feeds this step's token; the copies take their own argmax.
+  void next() { take(pass(batch_, {token()}, copies_next_)); }
+
+ private:
+  // The donor: the prefix continued with other text, prefilled at once
+  // beside an unrelated line; its cache's first prefix_cache positions
+  // copied into row 0. Returns the prompt's tokens now in row 0's cache.
+  std::size_t copy_prefix(const Request& r, const model::Policy& policy,
+                          std::vector<OpRow>* donor_rows) {
+    const model::Model& m = *r.model;
+    std::vector<model::Token> earlier(
+        r.prompt.begin(), r.prompt.begin() + static_cast<std::ptrdiff_t>(s_.prefix_cache));
     const auto tail = m.tokenizer().encode(model::kFillers[0]);
     earlier.insert(earlier.end(), tail.begin(), tail.end());
     earlier.resize(std::min(earlier.size(), m.config().context));
-    model::Batch donor(m, policy, 2, tp);
+    model::Batch donor(m, policy, 2, batch_.tensor_parallel());
     model::OpTrace donor_trace(0);
-    if (trace) donor.observe(&donor_trace);
+    if (donor_rows != nullptr) donor.observe(&donor_trace);
     const std::vector<std::vector<model::Token>> both{earlier,
                                                       m.tokenizer().encode(model::kFillers[1])};
     donor.forward(both);
-    batch.copy_prefix(0, donor, 0, s.prefix_cache);
+    ++passes_;
+    batch_.copy_prefix(0, donor, 0, s_.prefix_cache);
     // The request's copies prefill on their own (below, with row 0's rest).
-    if (trace) add_rows(donor_trace.records(), prompt.size(), s.prefix_cache, out.trace);
-    at = s.prefix_cache;
+    if (donor_rows != nullptr)
+      add_rows(donor_trace.records(), r.prompt.size(), s_.prefix_cache, *donor_rows);
+    return s_.prefix_cache;
   }
-  // Prefill: row 0 from `at`, the copies from 0, in passes of `chunk`
-  // tokens (all at once when 0). The copies' passes follow row 0's chunks
-  // (their first pass also takes their own first `at` tokens).
-  const std::size_t chunk = s.chunk == 0 ? prompt.size() : s.chunk;
-  std::vector<float> last;
-  std::vector<model::Token> copies_next;  // the copies' next token (their own argmax)
-  std::size_t copies_at = 0;
-  while (at < prompt.size()) {
-    const std::size_t end = std::min(prompt.size(), at + chunk);
-    const std::vector<model::Token> row0(prompt.begin() + static_cast<std::ptrdiff_t>(at),
-                                         prompt.begin() + static_cast<std::ptrdiff_t>(end));
-    const std::vector<model::Token> others(prompt.begin() + static_cast<std::ptrdiff_t>(copies_at),
+
+  // Row 0 from `at`, the copies from 0, in passes of `chunk` tokens (all at
+  // once when 0). The copies' passes follow row 0's chunks (their first
+  // pass also takes their own first `at` tokens).
+  void prefill(const std::vector<model::Token>& prompt, std::size_t at) {
+    const std::size_t chunk = s_.chunk == 0 ? prompt.size() : s_.chunk;
+    std::size_t copies_at = 0;
+    while (at < prompt.size()) {
+      const std::size_t end = std::min(prompt.size(), at + chunk);
+      const std::vector<model::Token> row0(prompt.begin() + static_cast<std::ptrdiff_t>(at),
                                            prompt.begin() + static_cast<std::ptrdiff_t>(end));
-    const model::Logits& logits = pass(batch, row0, others);
-    last.assign(logits.last(0).begin(), logits.last(0).end());
-    if (s.batch > 1) copies_next = {model::top_two(logits.last(1)).first};
-    at = copies_at = end;
+      const std::vector<model::Token> others(
+          prompt.begin() + static_cast<std::ptrdiff_t>(copies_at),
+          prompt.begin() + static_cast<std::ptrdiff_t>(end));
+      take(pass(batch_, row0, others));
+      at = copies_at = end;
+    }
   }
-  // Greedy decoding; the copies take their own argmax.
+
+  void take(const model::Logits& logits) {
+    ++passes_;
+    last_.assign(logits.last(0).begin(), logits.last(0).end());
+    if (s_.batch > 1) copies_next_ = {model::top_two(logits.last(1)).first};
+  }
+
+  const model::OneThread one_;
+  const Setting& s_;
+  model::Batch batch_;
+  std::vector<float> last_;
+  std::vector<model::Token> copies_next_;  // the copies' next token (their own argmax)
+  std::size_t passes_ = 0;
+};
+
+}  // namespace
+
+Decoded decode(const Request& r, const Setting& s, const model::Policy& policy, bool trace) {
+  model::OpTrace recorder(0);
+  Decoded out;
+  Stepwise d(r, s, policy, trace ? &recorder : nullptr, trace ? &out.trace : nullptr);
   for (std::size_t step = 0; step < r.steps; ++step) {
-    const model::Token t = model::top_two(last).first;
-    out.tokens.push_back(t);
-    out.logits.push_back(last);
+    out.tokens.push_back(d.token());
+    out.logits.push_back(d.logits());
     if (step + 1 == r.steps) break;
-    const auto& logits = pass(batch, {t}, copies_next);
-    last.assign(logits.last(0).begin(), logits.last(0).end());
-    if (s.batch > 1) copies_next = {model::top_two(logits.last(1)).first};
+    d.next();
   }
   if (trace) {
-    add_rows(recorder.records(), prompt.size(), static_cast<std::size_t>(-1), out.trace);
+    add_rows(recorder.records(), r.prompt.size(), static_cast<std::size_t>(-1), out.trace);
     std::sort(out.trace.begin(), out.trace.end(), [](const OpRow& x, const OpRow& y) {
       return std::tie(x.step, x.op, x.position) < std::tie(y.step, y.op, y.position);
     });
@@ -346,10 +390,43 @@ bool equal(const Decoded& x, const Decoded& y) {
 
 }  // namespace
 
+namespace {
+
+struct Compared {
+  bool equal = false;
+  std::size_t passes = 0;  // forward passes of both settings
+};
+
+// Both settings decoded in lockstep with `invariant_ops` made invariant,
+// stopping at the first step whose token or logits differ (a failing test
+// usually costs the prefill and a step or two, not every step).
+Compared compare_stepwise(const Request& r, const Setting& a, const Setting& b,
+                          const std::vector<std::string>& invariant_ops) {
+  const model::ReductionPolicy inv = invariant_order(a, b);
+  Stepwise x(r, a, with_ops(setting_policy(r, a), invariant_ops, inv), nullptr, nullptr);
+  Stepwise y(r, b, with_ops(setting_policy(r, b), invariant_ops, inv), nullptr, nullptr);
+  for (std::size_t step = 0;; ++step) {
+    if (x.token() != y.token() || !same_bits(x.logits(), y.logits()))
+      return {false, x.passes() + y.passes()};
+    if (step + 1 == r.steps) return {true, x.passes() + y.passes()};
+    x.next();
+    y.next();
+  }
+}
+
+// An op's kind: its name without "layers.N." (a model-level op's own name).
+std::string op_kind(const std::string& name) {
+  const std::string_view prefix = "layers.";
+  if (name.rfind(prefix, 0) != 0) return name;
+  const auto dot = name.find('.', prefix.size());
+  return dot == std::string::npos ? name : name.substr(dot + 1);
+}
+
+}  // namespace
+
 bool logits_equal(const Request& r, const Setting& a, const Setting& b,
                   const std::vector<std::string>& invariant_ops) {
-  const auto [x, y] = decode_both(r, a, b, invariant_ops);
-  return equal(x, y);
+  return compare_stepwise(r, a, b, invariant_ops).equal;
 }
 
 std::vector<model::OpOverride> compact_overrides(const model::Model& m,
@@ -379,15 +456,73 @@ std::vector<model::OpOverride> compact_overrides(const model::Model& m,
   return out;
 }
 
+namespace {
+
+// Candidate indices grouped by op kind, the kinds in order of first appearance.
+struct Kinds {
+  std::vector<std::string> names;
+  std::vector<Ddmin::Subset> members;
+};
+
+Kinds group_by_kind(const std::vector<std::string>& candidates) {
+  Kinds k;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const std::string kind = op_kind(candidates[i]);
+    const auto it = std::find(k.names.begin(), k.names.end(), kind);
+    const auto at = static_cast<std::size_t>(it - k.names.begin());
+    if (it == k.names.end()) {
+      k.names.push_back(kind);
+      k.members.emplace_back();
+    }
+    k.members[at].push_back(i);
+  }
+  return k;
+}
+
+// The candidates (indices, in op order) of the kinds `chosen`.
+Ddmin::Subset ops_of(const Kinds& k, const Ddmin::Subset& chosen) {
+  Ddmin::Subset out;
+  for (const std::size_t i : chosen)
+    out.insert(out.end(), k.members[i].begin(), k.members[i].end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// ddmin over op kinds (every layer's mlp.down_proj as one), each kind's
+// test run through `dd` (so cached with the per-op tests): a 1-minimal set
+// of kinds. Returns their ops, where the per-op search starts.
+Ddmin::Subset kinds_pass(Ddmin& dd, const std::vector<std::string>& candidates, MinimalFix& fix) {
+  const Kinds k = group_by_kind(candidates);
+  const std::size_t before = dd.tests();
+  Ddmin coarse([&](const Ddmin::Subset& chosen) { return dd.good(ops_of(k, chosen)); });
+  Ddmin::Subset every(k.names.size());
+  for (std::size_t i = 0; i < every.size(); ++i) every[i] = i;
+  const Ddmin::Subset kept = coarse.run(every, 2);  // `every`: all candidates, known to pass
+  for (const std::size_t i : kept) fix.kinds.push_back(k.names[i]);
+  fix.kind_tests = dd.tests() - before;
+  Ddmin::Subset ops = ops_of(k, kept);
+  fix.kind_ops = ops.size();
+  return ops;
+}
+
+}  // namespace
+
 MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
-                       const std::vector<OpAlone>* ranking, const SearchProgress* progress) {
+                       const std::vector<OpAlone>* ranking, const SearchProgress* progress,
+                       bool kinds_first) {
   const std::vector<std::string> candidates = candidate_ops(r, a, b);
   const model::ReductionPolicy inv = invariant_order(a, b);
   MinimalFix fix;
+  fix.search = ranking != nullptr ? "ranking" : kinds_first ? "kinds first" : "per op";
   const auto names = [&candidates](const Ddmin::Subset& subset) {
     std::vector<std::string> out;
     for (const auto i : subset) out.push_back(candidates[i]);
     return out;
+  };
+  const auto equal = [&](const std::vector<std::string>& ops) {
+    const Compared c = compare_stepwise(r, a, b, ops);
+    fix.passes += c.passes;
+    return c.equal;
   };
   Ddmin::Tested tested;
   if (progress != nullptr && progress->tested) {
@@ -395,8 +530,7 @@ MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
       progress->tested(best ? names(*best) : std::vector<std::string>{}, tests);
     };
   }
-  Ddmin dd([&](const Ddmin::Subset& subset) { return logits_equal(r, a, b, names(subset)); },
-           tested);
+  Ddmin dd([&](const Ddmin::Subset& subset) { return equal(names(subset)); }, tested);
   std::vector<std::size_t> all(candidates.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   if (!dd.good(all)) {
@@ -418,7 +552,10 @@ MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
     }
   }
   std::vector<std::size_t> set;
-  if (!dd.good({})) set = dd.run(start, granularity);
+  if (!dd.good({})) {
+    set = ranking == nullptr && kinds_first ? dd.remove_each(kinds_pass(dd, candidates, fix))
+                                            : dd.run(start, granularity);
+  }
   fix.ops = names(set);
   fix.tests = dd.tests();
   const auto overrides = compact_overrides(*r.model, fix.ops, inv);
@@ -428,12 +565,17 @@ MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
     *spec = model::reduction_spec(p);
   }
   // Checked by running the model again, not from ddmin's cache.
-  fix.confirmed = logits_equal(r, a, b, fix.ops);
+  const auto checked = [&](std::size_t done) {
+    if (progress != nullptr && progress->checked) progress->checked(done, fix.ops.size() + 1);
+  };
+  fix.confirmed = equal(fix.ops);
+  checked(1);
   fix.one_minimal = true;
   for (std::size_t k = 0; k < fix.ops.size(); ++k) {
     std::vector<std::string> fewer = fix.ops;
     fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(k));
-    if (logits_equal(r, a, b, fewer)) fix.one_minimal = false;
+    if (equal(fewer)) fix.one_minimal = false;
+    checked(k + 2);
   }
   return fix;
 }

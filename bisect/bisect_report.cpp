@@ -20,7 +20,8 @@ std::string ulps_text(std::uint64_t u) {
 }  // namespace
 
 BisectReport run_bisect(const Request& r, const std::string& prompt_text, const Setting& a,
-                        const Setting& b, bool minimal, bool ranking, const BisectUpdate& update) {
+                        const Setting& b, bool minimal, bool ranking, const BisectUpdate& update,
+                        bool kinds_first) {
   BisectReport out;
   const auto tell = [&](const std::string& stage) {
     if (update) update(out, stage);
@@ -51,6 +52,9 @@ BisectReport run_bisect(const Request& r, const std::string& prompt_text, const 
     tell(fmt::format("the minimal set's search: {} tests, the smallest set so far {} ops", tests,
                      best.size()));
   };
+  progress.checked = [&](std::size_t done, std::size_t total) {
+    tell(fmt::format("the minimal set's checks: {} of {} decodes of both", done, total));
+  };
   out.ranking_searched = ranking;
   out.minimal_searched = minimal;
   if (ranking) {
@@ -59,7 +63,7 @@ BisectReport run_bisect(const Request& r, const std::string& prompt_text, const 
   }
   if (minimal) {
     tell("the minimal set's search");
-    out.fix = minimal_fix(r, a, b, ranking ? &out.ranking : nullptr, &progress);
+    out.fix = minimal_fix(r, a, b, ranking ? &out.ranking : nullptr, &progress, kinds_first);
   }
   return out;
 }
@@ -114,6 +118,13 @@ std::string format_bisect(const BisectReport& r) {
                        r.fix.tests, r.fix.confirmed ? "confirmed by a rerun" : "NOT confirmed",
                        r.fix.one_minimal ? "1-minimal" : "NOT 1-minimal",
                        fmt::join(r.fix.ops, ", "));
+      if (r.fix.search == "kinds first") {
+        s += fmt::format(
+            "  search: ddmin over op kinds first ({} decodes of both) kept {} of them ({}), then "
+            "per op from their {} ops; {} forward passes of both settings in all\n",
+            r.fix.kind_tests, r.fix.kinds.size(), fmt::join(r.fix.kinds, ", "), r.fix.kind_ops,
+            r.fix.passes);
+      }
       s += fmt::format("  --policy {}\n", r.fix.policy_a);
       if (r.fix.policy_b != r.fix.policy_a)
         s += fmt::format("  (B: --policy {})\n", r.fix.policy_b);
@@ -172,12 +183,17 @@ nlohmann::json bisect_to_json(const BisectReport& r) {
                      : not_reached       ? nlohmann::json("not reached")
                      : r.fix.exists      ? nlohmann::json(r.fix.ops)
                                          : nlohmann::json(nullptr);
+  // The kinds the search kept (null unless it ran over kinds first).
+  const nlohmann::json kinds =
+      r.fix.search == "kinds first" ? nlohmann::json(r.fix.kinds) : nlohmann::json(nullptr);
   j["minimal_fix"] =
       !r.minimal_searched
           ? not_searched
           : nlohmann::json{{"exists", r.fix.exists},           {"policy_a", r.fix.policy_a},
                            {"policy_b", r.fix.policy_b},       {"confirmed", r.fix.confirmed},
-                           {"one_minimal", r.fix.one_minimal}, {"tests", r.fix.tests}};
+                           {"one_minimal", r.fix.one_minimal}, {"tests", r.fix.tests},
+                           {"search", r.fix.search},           {"kinds", kinds},
+                           {"kind_tests", r.fix.kind_tests},   {"forward_passes", r.fix.passes}};
   j["partial"] = r.partial.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.partial);
   j["ranking"] = r.ranking_searched ? nlohmann::json::array() : not_searched;
   j["ranking_left_out"] = r.ranking_searched           ? nlohmann::json(nullptr)

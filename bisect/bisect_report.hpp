@@ -10,7 +10,11 @@
 // "decimal (hex)"), inputs_matched), "minimal_set" (the op names; null
 // when no set of orders makes the settings agree, or when it was not run),
 // "minimal_fix" (exists, policy_a, policy_b, confirmed, one_minimal,
-// tests) and "ranking" (per candidate op: op, logits_differ, margin_move,
+// tests, search ("ranking", "kinds first" or "per op": how ddmin started,
+// bisect/bisect.hpp's minimal_fix), kinds (the op kinds the kinds-first
+// pass kept; null for the other searches), kind_tests (decodes of both in
+// that pass, part of tests), forward_passes (of both settings, search and
+// checks together)) and "ranking" (per candidate op: op, logits_differ, margin_move,
 // max_change, flips); "minimal_set", "minimal_fix" and "ranking" are the
 // string "not searched" when that search was turned off ("ranking_left_out":
 // why the ranking was not searched, null when it was), and "partial" is
@@ -59,10 +63,11 @@ using BisectUpdate = std::function<void(const BisectReport& so_far, const std::s
 // Everything above for one request. `minimal` and `ranking` can be turned
 // off (they decode the request many times). `update`, when given, is called
 // with what is known so far as each stage starts and after every decode of
-// both settings in the ranking and the minimal set's search.
+// both settings in the ranking and the minimal set's search. `kinds_first`:
+// minimal_fix's, used when the ranking is not run.
 BisectReport run_bisect(const Request& r, const std::string& prompt_text, const Setting& a,
                         const Setting& b, bool minimal = true, bool ranking = true,
-                        const BisectUpdate& update = {});
+                        const BisectUpdate& update = {}, bool kinds_first = true);
 
 // fplab bisect's default for the ranking: on a model of over 50M parameters
 // (every weight the forward pass reads, model/forward_ops.hpp) it is left

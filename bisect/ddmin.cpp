@@ -53,4 +53,22 @@ Ddmin::Subset Ddmin::run(Subset c, std::size_t n) {
   return c;
 }
 
+Ddmin::Subset Ddmin::remove_each(Subset c) {
+  bool removed = true;
+  while (removed && c.size() >= 2) {
+    removed = false;
+    for (std::size_t k = 0; k < c.size();) {
+      Subset rest = c;
+      rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(k));
+      if (good(rest)) {
+        c = std::move(rest);
+        removed = true;
+      } else {
+        ++k;
+      }
+    }
+  }
+  return c;
+}
+
 }  // namespace fplab::bisect

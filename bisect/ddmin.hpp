@@ -38,6 +38,15 @@ class Ddmin {
   // start; c.size(): each element alone, then each one's removal).
   Subset run(Subset c, std::size_t n);
 
+  // ddmin's finest granularity, complements only: each element's removal
+  // from `c` (which must pass) tried in turn and kept when the rest still
+  // passes, until a whole round removes none. The answer is 1-minimal as
+  // run()'s is (the last round tested each element's removal from it); it
+  // costs one test per element when none can go, where run() at
+  // granularity c.size() first tests each element alone as well. For a set
+  // known to be mostly needed (bisect's op kinds, each needed as a whole).
+  Subset remove_each(Subset c);
+
   // Subsets tested so far (cache hits not counted).
   [[nodiscard]] std::size_t tests() const { return tests_; }
 

@@ -42,6 +42,7 @@ struct BisectOptions {
   bool no_minimal = false;
   bool no_ranking = false;
   bool ranking = false;
+  bool per_op = false;
 };
 
 // What the search has found so far, for SIGINT/SIGTERM: kept by the update
@@ -144,6 +145,9 @@ void add_bisect_command(CLI::App& app) {
                 "Rank each op alone also on a model of over 50M parameters, where it is left "
                 "out by default (one decode of both settings per candidate op)")
       ->excludes(no_ranking);
+  cmd->add_flag("--per-op", o->per_op,
+                "Without a ranking, run ddmin from every candidate op instead of over op kinds "
+                "first (more decodes; the set is 1-minimal either way)");
   cmd->footer(
       "Examples:\n"
       "  fplab bisect --prompt 'In the beginning' --a batch=1 --b batch=8\n"
@@ -153,7 +157,8 @@ void add_bisect_command(CLI::App& app) {
       "  fplab bisect --dumps a.safetensors b.safetensors\n"
       "                                                first divergent tensor of two --dump files\n"
       "On a model of over 50M parameters the ranking is left out unless --ranking asks for it\n"
-      "(it decodes both settings once per candidate op); the output says so.\n"
+      "(it decodes both settings once per candidate op); the output says so. Without a ranking\n"
+      "ddmin runs over op kinds (every layer's mlp.down_proj as one) first, then per op.\n"
       "SIGINT or SIGTERM prints what was found so far, marked partial (exit 128 + signal).");
   cmd->callback([o] {
     // Stops from the first instant keep what was found (stop_with_what_was_found).
@@ -191,7 +196,7 @@ void add_bisect_command(CLI::App& app) {
       found().ranking_left_out = left_out;
     }
     auto report = bisect::run_bisect(r, o->prompt, a, b, !o->no_minimal,
-                                     !o->no_ranking && left_out.empty(), keep);
+                                     !o->no_ranking && left_out.empty(), keep, !o->per_op);
     report.ranking_left_out = left_out;
     const std::lock_guard<std::mutex> lock(found().mutex);  // a stop now waits for this
     fmt::print("{}", printed(report, o->json));

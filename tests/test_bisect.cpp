@@ -102,6 +102,30 @@ TEST_CASE("bisect: ddmin finds a planted pair among 16 candidates, 1-minimal", "
   CHECK(whole.run(all, 2) == all);
 }
 
+// remove_each (ddmin's finest granularity, complements only): the same
+// planted pair, 1-minimal; on a set of which nothing can go, one test per
+// element, where run() at that granularity also tests each element alone.
+TEST_CASE("bisect: ddmin's remove_each finds the planted pair; one test an element when all stay",
+          "[bisect]") {
+  using fplab::bisect::Ddmin;
+  const auto holds_pair = [](const Ddmin::Subset& s) {
+    const auto has = [&s](std::size_t i) { return std::find(s.begin(), s.end(), i) != s.end(); };
+    return has(3) && has(11);
+  };
+  Ddmin::Subset all(16);
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  Ddmin dd(holds_pair);
+  CHECK(dd.remove_each(all) == Ddmin::Subset{3, 11});
+  // Every element needed: 16 removals tried, each once; run() at granularity 16 tests 32.
+  const auto whole = [](const Ddmin::Subset& s) { return s.size() == 16; };
+  Ddmin each(whole);
+  CHECK(each.remove_each(all) == all);
+  CHECK(each.tests() == 16);
+  Ddmin finest(whole);
+  CHECK(finest.run(all, 16) == all);
+  CHECK(finest.tests() == 32);
+}
+
 TEST_CASE("bisect: a planted per-op override is the op found first, and ddmin finds exactly it",
           "[bisect]") {
   const Request r = request("batch-invariant");
@@ -563,4 +587,44 @@ TEST_CASE("bisect: a gpu policy's parameters survive the setting's policy builde
   CHECK(equal_under(q, c, e, fix.policy_a, fix.policy_b));
   CHECK_FALSE(equal_under(q, c, e, "batch-invariant,lm_head=gpu(hopper)",
                           "batch-invariant,lm_head=gpu(hopper,split-k=4)"));
+}
+
+// bisect's default search without a ranking (ddmin over op kinds, then per
+// op) against ddmin from every op: the same 1-minimal set on the bundled
+// model, in fewer forward passes, and it restores equality through its
+// printed --policy texts. (The same on a checkpoint fixture:
+// tests/test_cli_journey.cpp.)
+TEST_CASE("bisect: ddmin over op kinds first finds per-op ddmin's set in fewer passes",
+          "[bisect]") {
+  const Request r = request("library", 2);
+  const Setting a = setting({"batch=1"});
+  const Setting b = setting({"batch=8"});
+  const auto plain = fplab::bisect::minimal_fix(r, a, b, nullptr, nullptr, false);
+  const auto kinds = fplab::bisect::minimal_fix(r, a, b);
+  CHECK(plain.search == "per op");
+  CHECK(kinds.search == "kinds first");
+  REQUIRE(plain.exists);
+  REQUIRE(kinds.exists);
+  REQUIRE_FALSE(kinds.ops.empty());
+  CHECK(kinds.ops == plain.ops);
+  for (const auto* f : {&plain, &kinds}) {
+    CHECK(f->confirmed);
+    CHECK(f->one_minimal);
+  }
+  CHECK(equal_under(r, a, b, kinds.policy_a, kinds.policy_b));
+  INFO("forward passes: kinds first " << kinds.passes << ", per op " << plain.passes << "; tests "
+                                      << kinds.tests << " vs " << plain.tests);
+  CHECK(kinds.passes < plain.passes);
+  CHECK(kinds.tests < plain.tests);
+  // The kinds pass: part of the tests; every op of the set is of a kind it kept.
+  CHECK(plain.kinds.empty());
+  CHECK(kinds.kind_tests > 0);
+  CHECK(kinds.kind_tests < kinds.tests);
+  CHECK(kinds.kind_ops >= kinds.ops.size());
+  for (const auto& op : kinds.ops) {
+    INFO(op);
+    const auto dot = op.find('.', std::string("layers.").size());
+    const std::string kind = op.rfind("layers.", 0) == 0 ? op.substr(dot + 1) : op;
+    CHECK(std::find(kinds.kinds.begin(), kinds.kinds.end(), kind) != kinds.kinds.end());
+  }
 }

@@ -371,3 +371,35 @@ TEST_CASE("cli journey: the bound experiments print their bounds' progress on a 
     fs::remove_all(out);
   }
 }
+
+TEST_CASE(
+    "cli journey: bisect's op kinds first find --per-op's set on a checkpoint, in fewer passes",
+    "[cli][journey]") {
+  // bisect's default without a ranking (ddmin over op kinds, then per op)
+  // against --per-op (ddmin from every op) on a checkpoint fixture.
+  const std::string cmd = "bisect --model " + (kFixtureDir / "llama3-bf16").string() +
+                          " --prompt 'In the beginning' --b batch=4 -n 2 --json --no-ranking";
+  const auto kinds = run_fplab(cmd);
+  const auto plain = run_fplab(cmd + " --per-op");
+  INFO(kinds.output);
+  INFO(plain.output);
+  REQUIRE(kinds.exit_code == 0);
+  REQUIRE(plain.exit_code == 0);
+  const auto k = nlohmann::json::parse(kinds.output);
+  const auto p = nlohmann::json::parse(plain.output);
+  CHECK(k["minimal_fix"]["search"] == "kinds first");
+  CHECK(p["minimal_fix"]["search"] == "per op");
+  CHECK(p["minimal_fix"]["kinds"].is_null());
+  REQUIRE(k["minimal_set"].is_array());
+  CHECK_FALSE(k["minimal_set"].empty());
+  CHECK(k["minimal_set"] == p["minimal_set"]);
+  for (const auto* j : {&k, &p}) {
+    CHECK((*j)["minimal_fix"]["confirmed"] == true);
+    CHECK((*j)["minimal_fix"]["one_minimal"] == true);
+  }
+  CHECK(k["minimal_fix"]["kinds"].is_array());
+  CHECK(k["minimal_fix"]["kind_tests"].get<int>() > 0);
+  CHECK(k["minimal_fix"]["forward_passes"].get<int>() <
+        p["minimal_fix"]["forward_passes"].get<int>());
+  CHECK(k["minimal_fix"]["tests"].get<int>() < p["minimal_fix"]["tests"].get<int>());
+}
