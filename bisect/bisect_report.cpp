@@ -220,9 +220,10 @@ std::string format_dump_bisect(const DumpBisect& d, const std::string& file_a,
   const DumpTensor& f = d.tensors[*d.first_divergent];
   s += fmt::format("first divergent tensor: {} (#{} in A's order), {}", f.name, *d.first_divergent,
                    name(f.status));
-  if (f.status == DumpTensor::Status::differs)
+  if (f.status == DumpTensor::Status::differs) {
     s += fmt::format(": {} of {} elements moved, largest {} ulps ({} vs {})", f.moved, f.elements,
                      ulps_text(f.max_ulps), f.a, f.b);
+  }
   s += fmt::format("\n{} of {} tensors divergent:\n", d.divergent(), d.tensors.size());
   std::size_t width = 44;  // the tensor column, as wide as the longest name
   for (const auto& t : d.tensors) width = std::max(width, t.name.size());

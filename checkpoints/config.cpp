@@ -424,9 +424,10 @@ ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string
     fail_input(source, "attention_bias is not a " + name + " field (it has no biases)");
   }
   if (c.architecture == Architecture::qwen2 || c.architecture == Architecture::qwen2_moe) {
-    if (j.contains("attention_bias"))
+    if (j.contains("attention_bias")) {
       fail_input(source,
                  "attention_bias is not a " + name + " field (its q, k, v biases are fixed)");
+    }
     // Qwen2MoeConfig's qkv_bias (default true); Qwen2's are always there.
     c.qkv_bias = c.architecture == Architecture::qwen2 || !j.contains("qkv_bias") ||
                  flag(j, "qkv_bias", source);

@@ -58,9 +58,8 @@ std::size_t scalar_bytes(GgufType t) {
     case GgufType::u64:
     case GgufType::i64:
     case GgufType::f64:
+    case GgufType::string:  // at least its length
       return 8;
-    case GgufType::string:
-      return 8;  // at least its length
     case GgufType::array:
       return 12;
   }

@@ -233,12 +233,14 @@ ArchitectureConfig config_from_gguf(const GgufFile& g, const std::string& file) 
   if (g.has(arch + ".vocab_size") && u("vocab_size") != c.vocab_size) {
     throw InputError(file + ": " + arch + ".vocab_size disagrees with token_embd.weight");
   }
-  if (g.has("tokenizer.ggml.bos_token_id"))
+  if (g.has("tokenizer.ggml.bos_token_id")) {
     c.bos_token_ids = {
         static_cast<std::int64_t>(g.unsigned_at("tokenizer.ggml.bos_token_id", file))};
-  if (g.has("tokenizer.ggml.eos_token_id"))
+  }
+  if (g.has("tokenizer.ggml.eos_token_id")) {
     c.eos_token_ids = {
         static_cast<std::int64_t>(g.unsigned_at("tokenizer.ggml.eos_token_id", file))};
+  }
   return c;
 }
 

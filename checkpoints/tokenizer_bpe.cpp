@@ -354,7 +354,7 @@ bool null_or(const json& j, std::string_view key, const json& allowed) {
 void parse_normalizer(const json& n, BpeTokenizer::Impl& t) {
   if (n.is_null()) return;
   if (!n.is_object() || !n.contains("type")) fail_input(t.source, "normalizer has no type");
-  const auto type = n["type"];
+  const auto& type = n["type"];
   if (type == "NFC") {
     t.nfc = true;
   } else if (type == "Sequence" && n.contains("normalizers") && n["normalizers"].is_array()) {
@@ -518,9 +518,10 @@ BpeTokenizer BpeTokenizer::from_gguf(const GgufFile& g, const std::string& sourc
   auto& t = *tok.impl_;
   t.source = source;
   const auto model = g.string_at("tokenizer.ggml.model", source);
-  if (model != "gpt2")
+  if (model != "gpt2") {
     fail_input(source,
                "tokenizer.ggml.model '" + model + "' is not supported (gpt2: byte-level BPE)");
+  }
   const auto pre = g.has("tokenizer.ggml.pre") ? g.string_at("tokenizer.ggml.pre", source)
                                                : std::string("default");
   if (pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3") {

@@ -30,7 +30,7 @@ for arg in "$@"; do
   esac
 done
 [ -f "$build/compile_commands.json" ] || { echo "clang_tidy: no $build/compile_commands.json" >&2; exit 2; }
-areas='(reductions|precision|lab|experiments|reports|model|io|cli|sampling|bench|collectives|mpi|platforms|examples)'
+areas='(reductions|precision|matrixunits|lab|experiments|reports|model|io|checkpoints|cli|sampling|bench|collectives|mpi|bisect|platforms|examples)'
 every_file="^$PWD/$areas/"
 files=$every_file
 if [ "$all" -eq 0 ]; then
