@@ -380,6 +380,192 @@ std::vector<std::size_t> sizes(const Params& p, const char* key) {
   return v;
 }
 
+// The policies it has always swept (blas's logits are checked against the
+// enclosure by tests/test_certified_tokens.cpp, kAllReductionPolicies).
+constexpr std::array kSwept = {ReductionPolicy::library, ReductionPolicy::split_k,
+                               ReductionPolicy::batch_invariant, ReductionPolicy::tp_invariant};
+
+// Each (policy, T) of the sweep the model's shape does not split into, said
+// why; throws std::invalid_argument when it splits into none.
+std::vector<std::string> unsplittable(const ModelConfig& c,
+                                      const std::vector<std::size_t>& degrees) {
+  std::vector<std::string> left_out;
+  std::size_t runnable = 0;
+  for (const auto t : degrees) {
+    for (const auto r : kSwept) {
+      const std::string why = tp_refusal(c, r, t);
+      if (why.empty()) {
+        ++runnable;
+      } else {
+        left_out.push_back(fmt::format("{} at T = {} ({})", name(r), t, why));
+      }
+    }
+  }
+  if (runnable == 0) {
+    throw std::invalid_argument(fmt::format(
+        "the model splits into none of the degrees asked for: {}", fmt::join(left_out, "; ")));
+  }
+  return left_out;
+}
+
+// The three greedy paths with their bounds: fp32's and bf16's first-order
+// bounds and (`rigorous`) the rigorous enclosure's.
+struct Paths {
+  CertifiedPath rigorous;
+  FirstOrderPath fp32, bf16;
+};
+
+// The paths measured independently, on the machine's cores; an exception
+// may not leave a section, so each is kept and rethrown after.
+Paths measure_paths(const Model& m, std::size_t prompts, std::size_t steps, std::size_t first,
+                    bool rigorous, RunContext& ctx) {
+  Paths out;
+  // Progress (lab/run_context.hpp): each step's bound on each path, from
+  // the sections' threads one at a time.
+  std::mutex progress_mutex;
+  std::uint64_t bounded = 0;
+  const std::uint64_t bounds_total = prompts * steps * (rigorous ? 3 : 2);
+  const std::function<void()> step_done = [&] {
+    const std::lock_guard<std::mutex> lock(progress_mutex);
+    ctx.progress(++bounded, bounds_total, "bounds");
+  };
+  std::exception_ptr failed[3];
+  const auto keep = [&failed](int i, const auto& measure) {
+    try {
+      measure();
+    } catch (...) {
+      failed[i] = std::current_exception();
+    }
+  };
+#pragma omp parallel sections num_threads(2)
+  {
+#pragma omp section
+    keep(0, [&] { out.fp32 = measure_first_order_path(m, prompts, steps, {}, first, step_done); });
+#pragma omp section
+    keep(1, [&] {
+      out.bf16 = measure_first_order_path(m, prompts, steps,
+                                          FirstOrderOptions{.precision = PrecisionPolicy::bf16},
+                                          first, step_done);
+    });
+#pragma omp section
+    keep(2, [&] {
+      if (rigorous) out.rigorous = measure_certified_path(m, prompts, steps, {}, first, step_done);
+    });
+  }
+  for (const auto& e : failed) {
+    if (e) std::rethrow_exception(e);
+  }
+  return out;
+}
+
+// The sweeps' checks: fp32's runs against the fp32 bounds with, last, the
+// negative control (bf16's logits against the fp32 bound), and bf16's runs
+// against the bf16 first-order bound.
+struct Sweeps {
+  std::vector<SweepCheck> fp32;  // the control last
+  std::vector<SweepCheck> bf16;
+};
+
+Sweeps check_sweeps(const Model& m, const Paths& paths, bool rigorous,
+                    const std::vector<std::size_t>& batches,
+                    const std::vector<std::size_t>& degrees) {
+  Sweeps out;
+  out.fp32 = rigorous ? check_sweep(m, paths.rigorous, paths.fp32, batches, degrees, kSwept)
+                      : check_first_order(m, paths.fp32, batches, kSwept, degrees);
+  const std::array one_batch = {std::size_t{1}}, one_tp = {std::size_t{1}};
+  const std::array bi = {ReductionPolicy::batch_invariant};
+  out.fp32.push_back(
+      rigorous
+          ? check_sweep(m, paths.rigorous, paths.fp32, one_batch, one_tp, bi, PrecisionPolicy::bf16)
+                .front()
+          : check_first_order(m, paths.fp32, one_batch, bi, one_tp, PrecisionPolicy::bf16).front());
+  out.bf16 = check_first_order(m, paths.bf16, batches, kReductionPolicies);
+  return out;
+}
+
+void record_sweeps(const Sweeps& s, bool rigorous, ExperimentRecord& out) {
+  record_sweep(s.bf16, "sweep_bf16",
+               "bf16: every measured logit of the bf16 policies (T = 1) against the bf16 "
+               "first-order bound, along the bf16 path",
+               rigorous, out);
+  record_sweep(s.fp32, "sweep",
+               rigorous ? "Every measured logit against both bounds, per tensor-parallel degree, "
+                          "policy and batch size (fp32; the last row: bf16's logits against the "
+                          "fp32 bounds, a control)"
+                        : "Every measured logit against the first-order bound, per "
+                          "tensor-parallel degree, policy and batch size (fp32; the last row: "
+                          "bf16's logits against the fp32 bounds, a control)",
+               rigorous, out);
+}
+
+// The sweeps summed for the note: fp32's runs (the control left out), and
+// bf16's.
+struct SweepTotals {
+  std::int64_t outside = 0, outside_fo = 0, flips = 0, fo_flips = 0, control_ok = 0;
+  double worst = 0;
+  std::int64_t bf16_outside = 0, bf16_flips = 0;
+};
+
+SweepTotals totals(const Sweeps& s) {
+  SweepTotals t;
+  for (const auto& c : s.bf16) {
+    t.bf16_outside += c.outside_first_order;
+    t.bf16_flips += c.first_order_flips;
+  }
+  for (std::size_t i = 0; i + 1 < s.fp32.size(); ++i) {
+    const auto& c = s.fp32[i];
+    t.outside += c.outside, t.outside_fo += c.outside_first_order;
+    t.flips += c.certified_flips, t.fo_flips += c.first_order_flips;
+    t.control_ok += c.outside_control > 0 ? 1 : 0;
+    t.worst = std::max(t.worst, c.worst_ratio);
+  }
+  return t;
+}
+
+// The summary note: the rigorous enclosure's, or the first-order bound's
+// alone (with a note on what is left out).
+void record_summary(const Paths& paths, const Sweeps& s, bool rigorous, ExperimentRecord& out) {
+  const SweepTotals t = totals(s);
+  const SweepCheck& control = s.fp32.back();
+  const std::size_t runs = s.fp32.size() - 1;
+  if (rigorous) {
+    out.add_note(fmt::format(
+        "Rigorous enclosure: {} of {} steps certified (its bound outgrows the residual stream at "
+        "layer 1, table growth). First-order bound: {} of {} certified in fp32, {} of {} with "
+        "bf16's rounding points. Over the sweep of {} policy x batch x TP runs: {} logits outside "
+        "the rigorous enclosure, {} outside the first-order bound (the largest |l - centre| / "
+        "bound {:.3g}), {} rigorously and {} first-order certified steps flipped. Negative "
+        "controls: the bound x 2^-20 is violated in {} of the {} runs; bf16's logits fall outside "
+        "the fp32 first-order bound {} times. bf16 (T = 1, {} runs): {} logits outside the bf16 "
+        "first-order bound, {} certified steps flipped. No published claim: fplab's own "
+        "certificate.",
+        paths.rigorous.certified_steps, paths.rigorous.total_steps, paths.fp32.certified_steps,
+        paths.fp32.total_steps, paths.bf16.certified_steps, paths.bf16.total_steps, runs, t.outside,
+        t.outside_fo, t.worst, t.flips, t.fo_flips, t.control_ok, runs, control.outside_first_order,
+        s.bf16.size(), t.bf16_outside, t.bf16_flips));
+    return;
+  }
+  out.add_note(fmt::format(
+      "First-order bound{}: {} of {} steps certified in fp32, {} of {} with bf16's rounding "
+      "points. Over the sweep of {} policy x batch x TP runs: {} logits outside the "
+      "first-order bound (the largest |l - centre| / bound {:.3g}), {} first-order certified "
+      "steps flipped. Negative controls: the bound x 2^-20 is violated in {} of the {} runs; "
+      "bf16's logits fall outside the fp32 first-order bound {} times. bf16 (T = 1, {} runs): "
+      "{} logits outside the bf16 first-order bound, {} certified steps flipped. No published "
+      "claim: fplab's own certificate.",
+      paths.fp32.cover ? " (from the cover: a row per element of the final norm's output and per "
+                         "gap of the 32 runners-up)"
+                       : "",
+      paths.fp32.certified_steps, paths.fp32.total_steps, paths.bf16.certified_steps,
+      paths.bf16.total_steps, runs, t.outside_fo, t.worst, t.fo_flips, t.control_ok, runs,
+      control.outside_first_order, s.bf16.size(), t.bf16_outside, t.bf16_flips));
+  out.add_note(
+      "Left out: the rigorous enclosure (model/enclosure.hpp covers only models of the bundled "
+      "model's kind: no grouped-query attention, biases, q/k norms, tied embeddings, own "
+      "head_dim or RoPE scaling; it certifies nothing even there, its bound outgrowing the "
+      "residual stream at layer 1).");
+}
+
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const Model& m = experiment_model(p, out);
   // The rigorous enclosure covers the bundled model's kind only (model/
@@ -393,139 +579,12 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   if (first + prompts > kPrompts.size()) {
     throw std::invalid_argument("first + prompts must be at most 12");
   }
-  // The policies it has always swept (blas's logits are checked against the
-  // enclosure by tests/test_certified_tokens.cpp, kAllReductionPolicies);
-  // each (policy, T) the model's shape does not split into is left out.
-  const std::array swept = {ReductionPolicy::library, ReductionPolicy::split_k,
-                            ReductionPolicy::batch_invariant, ReductionPolicy::tp_invariant};
-  std::vector<std::string> left_out;
-  std::size_t runnable = 0;
-  for (const auto t : degrees) {
-    for (const auto r : swept) {
-      const std::string why = tp_refusal(m.config(), r, t);
-      if (why.empty()) {
-        ++runnable;
-      } else {
-        left_out.push_back(fmt::format("{} at T = {} ({})", name(r), t, why));
-      }
-    }
-  }
-  if (runnable == 0) {
-    throw std::invalid_argument(fmt::format(
-        "the model splits into none of the degrees asked for: {}", fmt::join(left_out, "; ")));
-  }
-  CertifiedPath path;
-  FirstOrderPath fp32, bf16;
-  // Progress (lab/run_context.hpp): each step's bound on each path, from
-  // the sections' threads one at a time.
-  std::mutex progress_mutex;
-  std::uint64_t bounded = 0;
-  const std::uint64_t bounds_total = prompts * steps * (rigorous ? 3 : 2);
-  const std::function<void()> step_done = [&] {
-    const std::lock_guard<std::mutex> lock(progress_mutex);
-    ctx.progress(++bounded, bounds_total, "bounds");
-  };
-  // Independent measurements, on the machine's cores; an exception may not
-  // leave a section, so each is kept and rethrown after.
-  std::exception_ptr failed[3];
-  const auto keep = [&failed](int i, const auto& measure) {
-    try {
-      measure();
-    } catch (...) {
-      failed[i] = std::current_exception();
-    }
-  };
-#pragma omp parallel sections num_threads(2)
-  {
-#pragma omp section
-    keep(0, [&] { fp32 = measure_first_order_path(m, prompts, steps, {}, first, step_done); });
-#pragma omp section
-    keep(1, [&] {
-      bf16 = measure_first_order_path(m, prompts, steps,
-                                      FirstOrderOptions{.precision = PrecisionPolicy::bf16}, first,
-                                      step_done);
-    });
-#pragma omp section
-    keep(2, [&] {
-      if (rigorous) path = measure_certified_path(m, prompts, steps, {}, first, step_done);
-    });
-  }
-  for (const auto& e : failed) {
-    if (e) std::rethrow_exception(e);
-  }
-  record_paths(rigorous ? &path : nullptr, fp32, bf16, out);
-  auto sweep = rigorous ? check_sweep(m, path, fp32, batches, degrees, swept)
-                        : check_first_order(m, fp32, batches, swept, degrees);
-  // The negative control: bf16's logits against the fp32 bound.
-  const std::array one_batch = {std::size_t{1}}, one_tp = {std::size_t{1}};
-  const std::array bi = {ReductionPolicy::batch_invariant};
-  const auto control =
-      rigorous ? check_sweep(m, path, fp32, one_batch, one_tp, bi, PrecisionPolicy::bf16).front()
-               : check_first_order(m, fp32, one_batch, bi, one_tp, PrecisionPolicy::bf16).front();
-  sweep.push_back(control);
-  const auto bf16_sweep = check_first_order(m, bf16, batches, kReductionPolicies);
-  record_sweep(bf16_sweep, "sweep_bf16",
-               "bf16: every measured logit of the bf16 policies (T = 1) against the bf16 "
-               "first-order bound, along the bf16 path",
-               rigorous, out);
-  std::int64_t bf16_outside = 0, bf16_flips = 0;
-  for (const auto& c : bf16_sweep) {
-    bf16_outside += c.outside_first_order;
-    bf16_flips += c.first_order_flips;
-  }
-  record_sweep(sweep, "sweep",
-               rigorous ? "Every measured logit against both bounds, per tensor-parallel degree, "
-                          "policy and batch size (fp32; the last row: bf16's logits against the "
-                          "fp32 bounds, a control)"
-                        : "Every measured logit against the first-order bound, per "
-                          "tensor-parallel degree, policy and batch size (fp32; the last row: "
-                          "bf16's logits against the fp32 bounds, a control)",
-               rigorous, out);
-  std::int64_t outside = 0, outside_fo = 0, flips = 0, fo_flips = 0, control_ok = 0;
-  double worst = 0;
-  for (std::size_t i = 0; i + 1 < sweep.size(); ++i) {
-    const auto& c = sweep[i];
-    outside += c.outside, outside_fo += c.outside_first_order;
-    flips += c.certified_flips, fo_flips += c.first_order_flips;
-    control_ok += c.outside_control > 0 ? 1 : 0;
-    worst = std::max(worst, c.worst_ratio);
-  }
-  if (rigorous) {
-    out.add_note(fmt::format(
-        "Rigorous enclosure: {} of {} steps certified (its bound outgrows the residual stream at "
-        "layer 1, table growth). First-order bound: {} of {} certified in fp32, {} of {} with "
-        "bf16's rounding points. Over the sweep of {} policy x batch x TP runs: {} logits outside "
-        "the rigorous enclosure, {} outside the first-order bound (the largest |l - centre| / "
-        "bound {:.3g}), {} rigorously and {} first-order certified steps flipped. Negative "
-        "controls: the bound x 2^-20 is violated in {} of the {} runs; bf16's logits fall outside "
-        "the fp32 first-order bound {} times. bf16 (T = 1, {} runs): {} logits outside the bf16 "
-        "first-order bound, {} certified steps flipped. No published claim: fplab's own "
-        "certificate.",
-        path.certified_steps, path.total_steps, fp32.certified_steps, fp32.total_steps,
-        bf16.certified_steps, bf16.total_steps, sweep.size() - 1, outside, outside_fo, worst, flips,
-        fo_flips, control_ok, sweep.size() - 1, control.outside_first_order, bf16_sweep.size(),
-        bf16_outside, bf16_flips));
-  } else {
-    out.add_note(fmt::format(
-        "First-order bound{}: {} of {} steps certified in fp32, {} of {} with bf16's rounding "
-        "points. Over the sweep of {} policy x batch x TP runs: {} logits outside the "
-        "first-order bound (the largest |l - centre| / bound {:.3g}), {} first-order certified "
-        "steps flipped. Negative controls: the bound x 2^-20 is violated in {} of the {} runs; "
-        "bf16's logits fall outside the fp32 first-order bound {} times. bf16 (T = 1, {} runs): "
-        "{} logits outside the bf16 first-order bound, {} certified steps flipped. No published "
-        "claim: fplab's own certificate.",
-        fp32.cover ? " (from the cover: a row per element of the final norm's output and per "
-                     "gap of the 32 runners-up)"
-                   : "",
-        fp32.certified_steps, fp32.total_steps, bf16.certified_steps, bf16.total_steps,
-        sweep.size() - 1, outside_fo, worst, fo_flips, control_ok, sweep.size() - 1,
-        control.outside_first_order, bf16_sweep.size(), bf16_outside, bf16_flips));
-    out.add_note(
-        "Left out: the rigorous enclosure (model/enclosure.hpp covers only models of the bundled "
-        "model's kind: no grouped-query attention, biases, q/k norms, tied embeddings, own "
-        "head_dim or RoPE scaling; it certifies nothing even there, its bound outgrowing the "
-        "residual stream at layer 1).");
-  }
+  const std::vector<std::string> left_out = unsplittable(m.config(), degrees);
+  const Paths paths = measure_paths(m, prompts, steps, first, rigorous, ctx);
+  record_paths(rigorous ? &paths.rigorous : nullptr, paths.fp32, paths.bf16, out);
+  const Sweeps sweeps = check_sweeps(m, paths, rigorous, batches, degrees);
+  record_sweeps(sweeps, rigorous, out);
+  record_summary(paths, sweeps, rigorous, out);
   if (!left_out.empty()) {
     out.add_note(fmt::format("Left out, the model's shape does not split so: {}.",
                              fmt::join(left_out, "; ")));

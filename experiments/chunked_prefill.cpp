@@ -12,6 +12,8 @@
 #include "lab/experiment.hpp"
 #include "model/bundled.hpp"
 #include "model/decode.hpp"
+#include "reports/argument_ids.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab::model::experiments {
 
@@ -137,9 +139,14 @@ void record_prefill(const std::vector<PrefillChange>& rows, std::size_t vocab,
   out.add_table(std::move(t));
 
   // One row for the report's headline figure (a line among the perturbations).
-  Table pt{"perturbation", "Chunked prefill as a perturbation of the logits", "perturbation"};
-  pt.add_column("size", "largest |change| of a last-position logit", ".3e", true);
-  pt.add_row("chunked prefill, fp32").set("size", Value::f64(moved));
+  namespace ids = argument_ids::perturbation;
+  Columns<double> columns;
+  columns.add(
+      ids::size, "largest |change| of a last-position logit", [](double d) { return d; }, ".3e",
+      true);
+  Table pt =
+      columns.table(ids::table, "Chunked prefill as a perturbation of the logits", "perturbation");
+  columns.add_row(pt, "chunked prefill, fp32", moved);
   pt.caption =
       "Largest change over library and split-k, every chunk size and cached prefix length; "
       "batch-invariant moves nothing.";

@@ -28,6 +28,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "experiments/gated_determinism.hpp"
+
 #include "experiments/model_support.hpp"
 #include "io/numbers.hpp"
 #include "lab/experiment.hpp"
@@ -50,18 +52,6 @@ double seconds_since(Clock::time_point t0) {
 }
 
 double ratio(double a, double b) { return b == 0 ? 0.0 : a / b; }
-
-struct Row {
-  PrecisionPolicy precision = PrecisionPolicy::fp32;
-  Gate gate;
-  std::size_t prompts = 0;
-  std::size_t deterministic = 0;  // prompts equal to the reference at every batch size
-  std::int64_t runs = 0, differing_runs = 0;
-  GatedStats stats;           // the gated rows' counts, the passes of every run
-  double seconds = 0;         // the decodes' wall time
-  double bound_seconds = 0;   // the bound gate's verdicts, at their measured mean
-  std::int64_t verdicts = 0;  // verdicts the runs asked for
-};
 
 std::vector<std::vector<Token>> batch_rows(const Model& m, const std::vector<Token>& prompt,
                                            std::size_t batch) {
@@ -153,13 +143,13 @@ double timed_verdicts(const Setup& s, StepBounds& bounds,
 }
 
 // Every gate on every prompt and batch at one precision, interleaved (every
-// gate on the same prompt and batch one after another): one Row per gate.
-std::vector<Row> gated_runs(const Setup& s, PrecisionPolicy precision,
-                            const std::vector<std::vector<Token>>& reference, StepBounds* bounds,
-                            double verdict_seconds, Progress& progress) {
+// gate on the same prompt and batch one after another): one GateRow per gate.
+std::vector<GateRow> gated_runs(const Setup& s, PrecisionPolicy precision,
+                                const std::vector<std::vector<Token>>& reference,
+                                StepBounds* bounds, double verdict_seconds, Progress& progress) {
   const auto& gates = s.gates;
   const auto& prompts = s.prompts;
-  std::vector<Row> rows(gates.size());
+  std::vector<GateRow> rows(gates.size());
   std::vector<std::vector<bool>> equal(gates.size(), std::vector<bool>(prompts.size(), true));
   for (const std::size_t batch : s.batches) {
     for (std::size_t i = 0; i < prompts.size(); ++i) {
@@ -200,10 +190,10 @@ std::vector<Row> gated_runs(const Setup& s, PrecisionPolicy precision,
   return rows;
 }
 
-// One line of the strategies table: a gate's Row, with its work over
+// One line of the strategies table: a gate's GateRow, with its work over
 // always-invariant's.
 struct Costed {
-  const Row* row = nullptr;
+  const GateRow* row = nullptr;
   double work_tokens = 0;
   double work_passes = 0;
 };
@@ -257,11 +247,37 @@ const Columns<Costed>& strategy_columns() {
   return columns;
 }
 
+// One line of the strategy-times table: a gate's GateRow and always-invariant's
+// wall time. Wall times vary from run to run: a measurement, outside the
+// fingerprint.
+struct Timed {
+  const GateRow* row = nullptr;
+  double base_seconds = 0;
+};
+
+const Columns<Timed>& time_columns() {
+  static const Columns<Timed> columns = [] {
+    Columns<Timed> c;
+    c.add(
+         ColumnId{"wall"}, "decode wall time / always-invariant's (measured)",
+         [](const Timed& x) { return ratio(x.row->seconds, x.base_seconds); }, ".3f")
+        .add(
+            ColumnId{"wall_with_bound"}, "with the bound's verdicts (measured mean each)",
+            [](const Timed& x) {
+              return ratio(x.row->seconds + x.row->bound_seconds, x.base_seconds);
+            },
+            ".3f");
+    return c;
+  }();
+  return columns;
+}
+
 // One precision's rows into the strategies table and their wall times into
 // `times`, each over always-invariant's.
-void record_rows(PrecisionPolicy precision, const std::vector<Row>& rows, Table& t, Table& times) {
-  const Row* invariant_row = nullptr;
-  for (const Row& r : rows)
+void record_rows(PrecisionPolicy precision, const std::vector<GateRow>& rows, Table& t,
+                 Table& times) {
+  const GateRow* invariant_row = nullptr;
+  for (const GateRow& r : rows)
     if (r.gate.kind == GateKind::invariant) invariant_row = &r;
   // Always-invariant's work: its decodes (counted as the fast batch's,
   // which runs the invariant policy) or, without that row, the tokens
@@ -272,80 +288,92 @@ void record_rows(PrecisionPolicy precision, const std::vector<Row>& rows, Table&
     base_passes = static_cast<double>(invariant_row->stats.fast_passes);
     base_seconds = invariant_row->seconds;
   }
-  for (const Row& r : rows) {
+  for (const GateRow& r : rows) {
     const double work = static_cast<double>(r.stats.fast_tokens + r.stats.invariant_tokens);
     const double passes = static_cast<double>(r.stats.fast_passes + r.stats.invariant_passes);
     const std::string key = fmt::format("{} {}", name(precision), gate_spec(r.gate));
     strategy_columns().add_row(t, key, {&r, ratio(work, base_tokens), ratio(passes, base_passes)});
-    times.add_row(key)
-        .set("wall", Value::f64(ratio(r.seconds, base_seconds)))
-        .set("wall_with_bound", Value::f64(ratio(r.seconds + r.bound_seconds, base_seconds)));
+    time_columns().add_row(times, key, {&r, base_seconds});
   }
 }
 
-}  // namespace
-
-void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const Model& m = experiment_model(p, out);
-  const auto first = static_cast<std::size_t>(p.integer("first"));
-  const auto n_prompts = static_cast<std::size_t>(p.integer("prompts"));
-  const auto steps = static_cast<std::size_t>(p.integer("steps"));
-  const bool rigorous = p.integer("rigorous") != 0;
-  if (first + n_prompts > kPrompts.size())
-    throw std::invalid_argument("first + prompts must be at most 12");
+// The run's parameters, read and checked.
+struct Settings {
+  std::size_t first = 0, steps = 0;
+  bool rigorous = false;
   std::vector<std::size_t> batches;
-  for (const auto b : p.int_list("batches")) batches.push_back(static_cast<std::size_t>(b));
-  const std::vector<Gate> gates = gates_for(p, m, rigorous, out);
-  const std::string& fast = p.text("fast");  // a reduction spec
+  std::vector<Gate> gates;
   std::vector<PrecisionPolicy> precisions;
-  for (const auto& s : p.text_list("precisions")) precisions.push_back(parse_precision_policy(s));
-  std::vector<std::vector<Token>> prompts;
-  for (std::size_t i = first; i < first + n_prompts; ++i)
-    prompts.push_back(m.tokenizer().encode(kPrompts[i]));
+  std::vector<std::vector<Token>> prompts;  // kPrompts[first, first + prompts)
+};
 
-  Table t = strategy_columns().table(
-      TableId{"strategies"}, "What determinism costs: each gate against always-invariant decoding",
-      "precision, gate");
-  // Wall times vary from run to run: a measurement, outside the fingerprint.
-  Table times{"strategy-times", "Gated decoding's wall time relative to always-invariant's",
-              "precision, gate"};
-  times.add_column("wall", "decode wall time / always-invariant's (measured)", ".3f");
-  times.add_column("wall_with_bound", "with the bound's verdicts (measured mean each)", ".3f");
+Settings read_settings(const Params& p, const Model& m, ExperimentRecord& out) {
+  Settings s;
+  s.first = static_cast<std::size_t>(p.integer("first"));
+  const auto n_prompts = static_cast<std::size_t>(p.integer("prompts"));
+  s.steps = static_cast<std::size_t>(p.integer("steps"));
+  s.rigorous = p.integer("rigorous") != 0;
+  if (s.first + n_prompts > kPrompts.size())
+    throw std::invalid_argument("first + prompts must be at most 12");
+  for (const auto b : p.int_list("batches")) s.batches.push_back(static_cast<std::size_t>(b));
+  s.gates = gates_for(p, m, s.rigorous, out);
+  for (const auto& x : p.text_list("precisions")) s.precisions.push_back(parse_precision_policy(x));
+  for (std::size_t i = s.first; i < s.first + n_prompts; ++i)
+    s.prompts.push_back(m.tokenizer().encode(kPrompts[i]));
+  return s;
+}
 
-  const OneThread one;
-  // Progress (lab/run_context.hpp): each reference decode, each prompt's
-  // bound verdicts, each gated run.
-  const bool wants_bound = std::any_of(gates.begin(), gates.end(),
-                                       [](const Gate& g) { return g.kind == GateKind::bound; });
-  const std::uint64_t units_per_precision =
-      prompts.size() * (wants_bound ? 2 : 1) + batches.size() * prompts.size() * gates.size();
-  const std::uint64_t total = precisions.size() * units_per_precision;
-  Progress progress{ctx, 0, total};
-  const Setup setup{m, prompts, batches, gates, steps, fast};
+// Every precision's gated rows, and what the claims read off them.
+struct Measured {
+  std::vector<std::vector<GateRow>> by_precision;  // in Settings::precisions' order
+  std::vector<GateRow> all_rows;                   // the same, one after another
   std::int64_t bound_violations = 0;
-  double flip_rate_bf16 = -1, flip_rate_fp32 = -1;
-  std::vector<Row> all_rows;
-  for (const auto precision : precisions) {
+  double flip_rate_bf16 = -1, flip_rate_fp32 = -1;  // window:1's rollbacks / steps
+};
+
+// The reference decodes, the bound's timed verdicts and the gated runs, per
+// precision (on the caller's thread count: one, for the wall times).
+Measured measure(const Setup& setup, const Settings& s, RunContext& ctx) {
+  const bool wants_bound = std::any_of(s.gates.begin(), s.gates.end(),
+                                       [](const Gate& g) { return g.kind == GateKind::bound; });
+  const std::uint64_t units_per_precision = s.prompts.size() * (wants_bound ? 2 : 1) +
+                                            s.batches.size() * s.prompts.size() * s.gates.size();
+  Progress progress{ctx, 0, s.precisions.size() * units_per_precision};
+  Measured out;
+  for (const auto precision : s.precisions) {
     const Policy invariant{ReductionPolicy::batch_invariant, precision};
     const auto reference = reference_decodes(setup, invariant, progress);
-    // The bound's verdicts along each reference path, timed.
     std::optional<StepBounds> bounds;
-    if (wants_bound) bounds.emplace(m, precision, rigorous);
+    if (wants_bound) bounds.emplace(setup.m, precision, s.rigorous);
     const double verdict_seconds =
         bounds ? timed_verdicts(setup, *bounds, reference, progress) : 0.0;
-    std::vector<Row> rows = gated_runs(setup, precision, reference, bounds ? &*bounds : nullptr,
-                                       verdict_seconds, progress);
-    for (const Row& r : rows) {
-      bound_violations += r.stats.bound_violations;
+    std::vector<GateRow> rows = gated_runs(setup, precision, reference, bounds ? &*bounds : nullptr,
+                                           verdict_seconds, progress);
+    for (const GateRow& r : rows) {
+      out.bound_violations += r.stats.bound_violations;
       if (r.gate.kind == GateKind::window && r.gate.window == 1) {
         const double rate =
             ratio(static_cast<double>(r.stats.rollbacks), static_cast<double>(r.stats.steps));
-        (precision == PrecisionPolicy::bf16 ? flip_rate_bf16 : flip_rate_fp32) = rate;
+        (precision == PrecisionPolicy::bf16 ? out.flip_rate_bf16 : out.flip_rate_fp32) = rate;
       }
     }
-    record_rows(precision, rows, t, times);
-    all_rows.insert(all_rows.end(), rows.begin(), rows.end());
+    out.all_rows.insert(out.all_rows.end(), rows.begin(), rows.end());
+    out.by_precision.push_back(std::move(rows));
   }
+  return out;
+}
+
+// The strategies table, and strategy-times as a measurement.
+void record_strategies(const Params& p, const Settings& s, const Measured& r,
+                       ExperimentRecord& out) {
+  Table t = strategy_columns().table(
+      TableId{"strategies"}, "What determinism costs: each gate against always-invariant decoding",
+      "precision, gate");
+  Table times = time_columns().table(TableId{"strategy-times"},
+                                     "Gated decoding's wall time relative to always-invariant's",
+                                     "precision, gate");
+  for (std::size_t i = 0; i < s.precisions.size(); ++i)
+    record_rows(s.precisions[i], r.by_precision[i], t, times);
   t.caption = fmt::format(
       "Prompts {} to {}, {} greedy steps, each prompt row 0 of a batch of {} (the other rows "
       "unrelated requests decoding {} ungated); fast policy {}. Reference: the prompt alone, "
@@ -354,172 +382,222 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       "decodes on one thread, gates interleaved per prompt and batch, on a shared machine (noisy); "
       "the bound gate's verdicts (one reverse pass over the whole prefix each) are timed apart "
       "and added at their measured mean.",
-      first, first + n_prompts - 1, steps, fmt::join(p.int_list("batches"), ", "), p.text("fast"),
-      p.text("fast"));
+      s.first, s.first + s.prompts.size() - 1, s.steps, fmt::join(p.int_list("batches"), ", "),
+      p.text("fast"), p.text("fast"));
   out.add_table(std::move(t));
   times.caption =
       "The decodes on one thread, gates interleaved per prompt and batch, on a shared machine "
       "(noisy); the bound gate's verdicts (one reverse pass over the whole prefix each) are timed "
       "apart and added at their measured mean. A measurement: not in the results' fingerprint.";
   out.add_measurement(std::move(times));
+}
 
-  // The claims.
-  const auto find = [&](PrecisionPolicy pr, auto pred) -> const Row* {
-    for (const Row& r : all_rows)
-      if (r.precision == pr && pred(r.gate)) return &r;
-    return nullptr;
-  };
-  const auto rate = [](const Row& r) {
-    return ratio(static_cast<double>(r.stats.recomputed), static_cast<double>(r.stats.steps));
-  };
-  // MarginGate: the flips, and the smallest TAU tried that reaches full
-  // determinism with its trigger rate.
-  for (const auto pr : precisions) {
-    const Row* calibrated = nullptr;
-    const Row* failing = nullptr;
-    for (const Row& r : all_rows) {
-      if (r.precision != pr || !is_margin(r.gate)) continue;
-      if (r.deterministic == r.prompts) {
-        if (calibrated == nullptr || r.gate.tau < calibrated->gate.tau) calibrated = &r;
-      } else if (failing == nullptr || r.gate.tau > failing->gate.tau) {
-        failing = &r;
-      }
-    }
-    const Row* bound = find(pr, [](const Gate& g) { return g.kind == GateKind::bound; });
-    std::string line = fmt::format("{}:", name(pr));
-    if (calibrated != nullptr) {
-      line += fmt::format(
-          " the smallest margin gate reaching 100 % determinism is margin:{} "
-          "(trigger rate {:.1f} %);",
-          calibrated->gate.tau, 100 * rate(*calibrated));
-    }
-    if (failing != nullptr) {
-      line += fmt::format(" margin:{} fails ({} of {} prompts deterministic, {} runs differ);",
-                          failing->gate.tau, failing->deterministic, failing->prompts,
-                          failing->differing_runs);
-    }
-    if (bound != nullptr) {
-      line += fmt::format(
-          " the bound gate: {} of {} prompts deterministic, trigger rate {:.1f} %, "
-          "{} steps accepted on the rigorous enclosure, {} on the first-order "
-          "bound.",
-          bound->deterministic, bound->prompts, 100 * rate(*bound), bound->stats.rigorous,
-          bound->stats.first_order);
-    }
-    out.add_note(line);
+// The first row of precision `pr` whose gate passes `pred` (null if none).
+template <class Pred>
+const GateRow* find_row(const std::vector<GateRow>& rows, PrecisionPolicy pr, Pred pred) {
+  for (const GateRow& r : rows)
+    if (r.precision == pr && pred(r.gate)) return &r;
+  return nullptr;
+}
+
+double trigger_rate(const GateRow& r) {
+  return ratio(static_cast<double>(r.stats.recomputed), static_cast<double>(r.stats.steps));
+}
+
+}  // namespace
+
+const GateRow* smallest_deterministic_margin(const std::vector<GateRow>& rows, PrecisionPolicy pr) {
+  const GateRow* out = nullptr;
+  for (const GateRow& r : rows) {
+    if (r.precision == pr && is_margin(r.gate) && r.deterministic == r.prompts &&
+        (out == nullptr || r.gate.tau < out->gate.tau))
+      out = &r;
   }
-  const Row* margin_bf16 = nullptr;
-  for (const Row& r : all_rows) {
-    if (r.precision == PrecisionPolicy::bf16 && is_margin(r.gate) && r.deterministic == r.prompts &&
-        (margin_bf16 == nullptr || r.gate.tau < margin_bf16->gate.tau))
-      margin_bf16 = &r;
+  return out;
+}
+
+std::string margin_note(const std::vector<GateRow>& rows, PrecisionPolicy pr) {
+  const GateRow* calibrated = smallest_deterministic_margin(rows, pr);
+  const GateRow* failing = nullptr;
+  for (const GateRow& r : rows) {
+    if (r.precision != pr || !is_margin(r.gate) || r.deterministic == r.prompts) continue;
+    if (failing == nullptr || r.gate.tau > failing->gate.tau) failing = &r;
   }
-  if (flip_rate_bf16 >= 0 && margin_bf16 != nullptr) {
-    const double flips = 100 * flip_rate_bf16;
-    const double trig = 100 * rate(*margin_bf16);
-    const bool sparse = flips <= 1.3;
-    const bool over = trig > flips;
-    out.add_verdict(
-        "B11",
-        fmt::format("bf16 {}: flips on {:.2f} % of decode steps (window:1's rollbacks); the "
-                    "smallest margin gate tried that restores 100 % determinism (margin:{}) "
-                    "fires on {:.1f} %; fp32 flips on {:.2f} %",
-                    p.text("fast"), flips, margin_bf16->gate.tau, trig,
-                    100 * std::max(flip_rate_fp32, 0.0)),
-        sparse && over ? Status::reproduced : Status::differs,
-        sparse && over
-            ? "flips are sparse and the margin gate that catches all of them fires on many more "
-              "steps than flip, as MarginGate reports; the rates are this " +
-                  model_phrase(m) + "'s, not Llama's"
-            : "the flip rate or the calibrated trigger rate falls outside the shape MarginGate "
-              "reports (sparse flips, a gate firing on more steps than flip)");
+  const GateRow* bound =
+      find_row(rows, pr, [](const Gate& g) { return g.kind == GateKind::bound; });
+  std::string line = fmt::format("{}:", name(pr));
+  if (calibrated != nullptr) {
+    line += fmt::format(
+        " the smallest margin gate reaching 100 % determinism is margin:{} "
+        "(trigger rate {:.1f} %);",
+        calibrated->gate.tau, 100 * trigger_rate(*calibrated));
   }
-  const auto invariant_tokens = [&](PrecisionPolicy pr) {
-    const Row* r = find(pr, [](const Gate& g) { return g.kind == GateKind::invariant; });
-    return r == nullptr ? 0.0 : static_cast<double>(r->stats.fast_tokens);
-  };
-  const Row* window64 = nullptr;
-  for (const auto pr : precisions) {
-    const Row* w =
-        find(pr, [](const Gate& g) { return g.kind == GateKind::window && g.window == 64; });
+  if (failing != nullptr) {
+    line += fmt::format(" margin:{} fails ({} of {} prompts deterministic, {} runs differ);",
+                        failing->gate.tau, failing->deterministic, failing->prompts,
+                        failing->differing_runs);
+  }
+  if (bound != nullptr) {
+    line += fmt::format(
+        " the bound gate: {} of {} prompts deterministic, trigger rate {:.1f} %, "
+        "{} steps accepted on the rigorous enclosure, {} on the first-order "
+        "bound.",
+        bound->deterministic, bound->prompts, 100 * trigger_rate(*bound), bound->stats.rigorous,
+        bound->stats.first_order);
+  }
+  return line;
+}
+
+namespace {
+
+// B11 (MarginGate): sparse bf16 flips, and a calibrated margin gate firing
+// on more steps than flip.
+void verdict_b11(const Measured& r, const std::string& fast, const Model& m,
+                 ExperimentRecord& out) {
+  const GateRow* margin_bf16 = smallest_deterministic_margin(r.all_rows, PrecisionPolicy::bf16);
+  if (r.flip_rate_bf16 < 0 || margin_bf16 == nullptr) return;
+  const double flips = 100 * r.flip_rate_bf16;
+  const double trig = 100 * trigger_rate(*margin_bf16);
+  const bool sparse = flips <= 1.3;
+  const bool over = trig > flips;
+  out.add_verdict(
+      "B11",
+      fmt::format("bf16 {}: flips on {:.2f} % of decode steps (window:1's rollbacks); the "
+                  "smallest margin gate tried that restores 100 % determinism (margin:{}) "
+                  "fires on {:.1f} %; fp32 flips on {:.2f} %",
+                  fast, flips, margin_bf16->gate.tau, trig, 100 * std::max(r.flip_rate_fp32, 0.0)),
+      sparse && over ? Status::reproduced : Status::differs,
+      sparse && over
+          ? "flips are sparse and the margin gate that catches all of them fires on many more "
+            "steps than flip, as MarginGate reports; the rates are this " +
+                model_phrase(m) + "'s, not Llama's"
+          : "the flip rate or the calibrated trigger rate falls outside the shape MarginGate "
+            "reports (sparse flips, a gate firing on more steps than flip)");
+}
+
+// B12 (LLM-42): every window gate restores sequence determinism; window:64's
+// counts (bf16's where both precisions ran).
+void verdict_b12(const Settings& s, const Measured& r, ExperimentRecord& out) {
+  const GateRow* window64 = nullptr;
+  for (const auto pr : s.precisions) {
+    const GateRow* w = find_row(
+        r.all_rows, pr, [](const Gate& g) { return g.kind == GateKind::window && g.window == 64; });
     if (w != nullptr && (window64 == nullptr || pr == PrecisionPolicy::bf16)) window64 = w;
   }
-  if (window64 != nullptr) {
-    std::vector<std::size_t> widths;  // the window gates' W
-    for (const Gate& g : gates) {
-      if (g.kind == GateKind::window) widths.push_back(g.window);
-    }
-    bool all_windows = true;
-    for (const Row& r : all_rows) {
-      if (r.gate.kind != GateKind::window) continue;
-      all_windows = all_windows && r.deterministic == r.prompts;
-    }
-    out.add_verdict(
-        "B12",
-        fmt::format("every window gate (W = {}) restores 100 % sequence determinism: {}; window:64 "
-                    "in {}: {} rollbacks, {} tokens replayed, {} discarded, work {:.2f}x "
-                    "always-invariant's in token-forwards",
-                    fmt::join(widths, ", "), all_windows ? "yes" : "NO", name(window64->precision),
-                    window64->stats.rollbacks, window64->stats.replayed, window64->stats.discarded,
-                    ratio(static_cast<double>(window64->stats.fast_tokens +
-                                              window64->stats.invariant_tokens),
-                          invariant_tokens(window64->precision))),
-        all_windows ? Status::reproduced : Status::differs,
-        all_windows ? "decode fast, replay each window under a fixed order, roll back at the "
-                      "first mismatch: the committed tokens equal batch-invariant decoding's at "
-                      "every batch size"
-                    : "a window gate left a sequence unequal to batch-invariant decoding");
+  if (window64 == nullptr) return;
+  std::vector<std::size_t> widths;  // the window gates' W
+  for (const Gate& g : s.gates) {
+    if (g.kind == GateKind::window) widths.push_back(g.window);
   }
-  // What the first-order bound drops, sampled (model/first_order_remainder.hpp):
-  // the sample reads the bound's adjoint of every logit, a row per logit,
-  // which a checkpoint's vocabulary takes the cover instead of.
-  if (rows_per_logit(m.config())) {
-    Table rt{"remainder",
-             "The first-order bound's dropped remainder, sampled: every op output moved by c |v| "
-             "(random signs), the logits' change against its first-order part",
-             "precision, scale"};
-    rt.add_column("precision", "precision of the weights");
-    rt.add_column("scale", "c (relative move of every op output)", ".3e", true);
-    rt.add_column("linear", "largest first-order change of a logit, max |J e|", ".3e", true);
-    rt.add_column("remainder", "largest remainder on a logit, max |l(e) - l(0) - J e|", ".3e",
-                  true);
-    rt.add_column("ratio", "remainder / linear", ".3e", true);
-    rt.add_column("gap_remainder", "largest remainder on a gap l_lead - l_j", ".3e", true);
-    rt.add_column("gap_bound", "first-order bound on the top-2 gap (the rounding sizes, c = 1)",
-                  ".3e", true);
-    rt.add_column("gap", "the centre's top-2 gap", ".3e", true);
-    const std::array scales = {0x1p-24, 0x1p-16, 0x1p-8, 0x1p-6, 0x1p-4};
-    for (const auto pr : precisions) {
-      for (const auto& r : measure_remainder(m, pr, prompts[0], scales, 1)) {
-        rt.add_row(fmt::format("{} c {}", name(pr), to_hex(r.scale)))
-            .set("precision", Value::text(std::string(name(pr))))
-            .set("scale", Value::f64(r.scale))
-            .set("linear", Value::f64(r.linear))
-            .set("remainder", Value::f64(r.remainder))
-            .set("ratio", Value::f64(ratio(r.remainder, r.linear)))
-            .set("gap_remainder", Value::f64(r.gap_remainder))
-            .set("gap_bound", Value::f64(r.gap_bound))
-            .set("gap", Value::f64(r.gap));
-      }
-    }
-    rt.caption = fmt::format(
-        "After prompt {} (its last position), one seeded sign vector per scale. The remainder is "
-        "what a rigorous certificate must bound on top of the first-order one; it grows as c^2 "
-        "against J e's c. Not a bound: a sample. The rigorous enclosure of the activations a proof "
-        "of the remainder would need is vacuous from layer 1 on (certified-tokens, table growth).",
-        first);
-    out.add_table(std::move(rt));
-  } else {
+  bool all_windows = true;
+  for (const GateRow& x : r.all_rows) {
+    if (x.gate.kind != GateKind::window) continue;
+    all_windows = all_windows && x.deterministic == x.prompts;
+  }
+  const GateRow* invariant = find_row(r.all_rows, window64->precision,
+                                      [](const Gate& g) { return g.kind == GateKind::invariant; });
+  const double invariant_tokens =
+      invariant == nullptr ? 0.0 : static_cast<double>(invariant->stats.fast_tokens);
+  out.add_verdict(
+      "B12",
+      fmt::format(
+          "every window gate (W = {}) restores 100 % sequence determinism: {}; window:64 "
+          "in {}: {} rollbacks, {} tokens replayed, {} discarded, work {:.2f}x "
+          "always-invariant's in token-forwards",
+          fmt::join(widths, ", "), all_windows ? "yes" : "NO", name(window64->precision),
+          window64->stats.rollbacks, window64->stats.replayed, window64->stats.discarded,
+          ratio(static_cast<double>(window64->stats.fast_tokens + window64->stats.invariant_tokens),
+                invariant_tokens)),
+      all_windows ? Status::reproduced : Status::differs,
+      all_windows ? "decode fast, replay each window under a fixed order, roll back at the "
+                    "first mismatch: the committed tokens equal batch-invariant decoding's at "
+                    "every batch size"
+                  : "a window gate left a sequence unequal to batch-invariant decoding");
+}
+
+// One row of the remainder table: one precision's sample at one scale.
+struct Remainder {
+  PrecisionPolicy precision = PrecisionPolicy::fp32;
+  RemainderSample sample;
+};
+
+const Columns<Remainder>& remainder_columns() {
+  using R = Remainder;
+  static const Columns<R> columns = [] {
+    Columns<R> c;
+    const auto f64 = [](double RemainderSample::*field) {
+      return [field](const R& x) { return x.sample.*field; };
+    };
+    c.add(ColumnId{"precision"}, "precision of the weights",
+          [](const R& x) { return name(x.precision); })
+        .add(ColumnId{"scale"}, "c (relative move of every op output)",
+             f64(&RemainderSample::scale), ".3e", true)
+        .add(ColumnId{"linear"}, "largest first-order change of a logit, max |J e|",
+             f64(&RemainderSample::linear), ".3e", true)
+        .add(ColumnId{"remainder"}, "largest remainder on a logit, max |l(e) - l(0) - J e|",
+             f64(&RemainderSample::remainder), ".3e", true)
+        .add(
+            ColumnId{"ratio"}, "remainder / linear",
+            [](const R& x) { return ratio(x.sample.remainder, x.sample.linear); }, ".3e", true)
+        .add(ColumnId{"gap_remainder"}, "largest remainder on a gap l_lead - l_j",
+             f64(&RemainderSample::gap_remainder), ".3e", true)
+        .add(ColumnId{"gap_bound"},
+             "first-order bound on the top-2 gap (the rounding sizes, c = 1)",
+             f64(&RemainderSample::gap_bound), ".3e", true)
+        .add(ColumnId{"gap"}, "the centre's top-2 gap", f64(&RemainderSample::gap), ".3e", true);
+    return c;
+  }();
+  return columns;
+}
+
+// What the first-order bound drops, sampled (model/first_order_remainder.hpp):
+// the sample reads the bound's adjoint of every logit, a row per logit,
+// which a checkpoint's vocabulary takes the cover instead of.
+void record_remainder(const Model& m, const Settings& s, ExperimentRecord& out) {
+  if (!rows_per_logit(m.config())) {
     out.add_note(
         "No table 'remainder': its sample reads the first-order bound's adjoint of every "
         "logit, a row per logit, and over a checkpoint's vocabulary the bound takes the cover "
         "instead (model/first_order_bound.hpp).");
+    return;
   }
+  Table rt = remainder_columns().table(
+      TableId{"remainder"},
+      "The first-order bound's dropped remainder, sampled: every op output moved by c |v| "
+      "(random signs), the logits' change against its first-order part",
+      "precision, scale");
+  const std::array scales = {0x1p-24, 0x1p-16, 0x1p-8, 0x1p-6, 0x1p-4};
+  for (const auto pr : s.precisions) {
+    for (const auto& r : measure_remainder(m, pr, s.prompts[0], scales, 1))
+      remainder_columns().add_row(rt, fmt::format("{} c {}", name(pr), to_hex(r.scale)), {pr, r});
+  }
+  rt.caption = fmt::format(
+      "After prompt {} (its last position), one seeded sign vector per scale. The remainder is "
+      "what a rigorous certificate must bound on top of the first-order one; it grows as c^2 "
+      "against J e's c. Not a bound: a sample. The rigorous enclosure of the activations a proof "
+      "of the remainder would need is vacuous from layer 1 on (certified-tokens, table growth).",
+      s.first);
+  out.add_table(std::move(rt));
+}
+
+}  // namespace
+
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const Model& m = experiment_model(p, out);
+  const Settings s = read_settings(p, m, out);
+  const OneThread one;  // every decode and the remainder sample on one thread
+  const Measured r =
+      measure(Setup{m, s.prompts, s.batches, s.gates, s.steps, p.text("fast")}, s, ctx);
+  record_strategies(p, s, r, out);
+  for (const auto pr : s.precisions) out.add_note(margin_note(r.all_rows, pr));
+  verdict_b11(r, p.text("fast"), m, out);
+  verdict_b12(s, r, out);
+  record_remainder(m, s, out);
   out.add_note(fmt::format(
       "Bound violations (a certified step whose fast token was not the bound's lead): {}. "
       "Rows 'fast' are the negative control (batch-variant decoding unchecked); 'invariant' the "
       "baseline every ratio divides by.",
-      bound_violations));
+      r.bound_violations));
 }
 
 Experiment make() {

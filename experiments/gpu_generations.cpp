@@ -21,6 +21,8 @@
 #include "matrixunits/kernel_order.hpp"
 #include "matrixunits/mma.hpp"
 #include "reductions/exact.hpp"
+#include "reports/argument_ids.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab::model::experiments {
 
@@ -181,54 +183,59 @@ std::vector<TensorCoreProbe> probe_tensor_cores() {
 
 namespace gpu_generations_experiment {
 
+// The pairs table's columns; a, b and max_change are read by the report's
+// headline figure (reports/argument_ids.hpp).
+const Columns<GenerationPair>& pair_columns() {
+  namespace ids = argument_ids::gpu_generations::pairs;
+  using P = GenerationPair;
+  static const Columns<P> columns = [] {
+    Columns<P> c;
+    c.add(ids::a, "a", &P::a)
+        .add(ids::b, "b", &P::b)
+        .add(ColumnId{"logits_differing"}, "logits differing", &P::logits_differing)
+        .add(ColumnId{"logits_total"}, "of", &P::logits_total)
+        .add(ids::max_change, "largest change", &P::max_change, "", true)
+        .add(ColumnId{"smallest_gap"}, "smallest top-2 gap (a)", &P::smallest_gap, "", true)
+        .add(ColumnId{"gaps_crossed"}, "prompts: change > gap", &P::gaps_crossed)
+        .add(ColumnId{"diverged"}, "answers diverged", &P::diverged)
+        .add(ColumnId{"first_step"}, "first differing step (-1: none)", &P::first_step);
+    return c;
+  }();
+  return columns;
+}
+
 void record_pairs(const GpuGenerations& g, ExperimentRecord& out) {
-  Table t{"pairs", "Logits after each prompt and greedy answers, arithmetic against arithmetic",
-          "pair"};
-  t.add_column("a", "a");
-  t.add_column("b", "b");
-  t.add_column("logits_differing", "logits differing");
-  t.add_column("logits_total", "of");
-  t.add_column("max_change", "largest change", "", true);
-  t.add_column("smallest_gap", "smallest top-2 gap (a)", "", true);
-  t.add_column("gaps_crossed", "prompts: change > gap");
-  t.add_column("diverged", "answers diverged");
-  t.add_column("first_step", "first differing step (-1: none)");
+  Table t = pair_columns().table(
+      argument_ids::gpu_generations::pairs::table,
+      "Logits after each prompt and greedy answers, arithmetic against arithmetic", "pair");
   t.caption =
       "bf16 weights and activations; 'ieee-fp32' is batch-invariant's IEEE fp32 accumulation; each "
       "gpu(...) runs every product on that architecture's matrix units (one chain over K). The "
       "first rows compare each architecture with IEEE fp32, the rest each with the one before it.";
   for (std::size_t i = 0; i < g.pairs.size(); ++i) {
-    const auto& p = g.pairs[i];
-    t.add_row(std::to_string(i + 1))
-        .set("a", Value::text(p.a))
-        .set("b", Value::text(p.b))
-        .set("logits_differing", Value::integer(p.logits_differing))
-        .set("logits_total", Value::integer(p.logits_total))
-        .set("max_change", Value::f64(p.max_change))
-        .set("smallest_gap", Value::f64(p.smallest_gap))
-        .set("gaps_crossed", Value::integer(p.gaps_crossed))
-        .set("diverged", Value::integer(p.diverged))
-        .set("first_step", Value::integer(p.first_step));
+    pair_columns().add_row(t, std::to_string(i + 1), g.pairs[i]);
   }
   out.add_table(std::move(t));
 }
 
+// One row of the fp8 table: one kernel's errors over the same dot products.
+struct Fp8Errors {
+  std::size_t k = 0, trials = 0;
+  double max_relative = 0, mean_relative = 0;
+};
+
 void record_fp8(const Fp8Accumulation& f, ExperimentRecord& out) {
-  Table t{"fp8", "fp8 (E4M3) dot products on Hopper's wgmma against the exact value", "kernel"};
-  t.add_column("k", "K");
-  t.add_column("trials", "dot products");
-  t.add_column("max_relative", "largest relative error", "", true);
-  t.add_column("mean_relative", "mean relative error", "", true);
-  t.add_row("gpu(hopper,e4m3)")
-      .set("k", Value::integer(static_cast<std::int64_t>(f.k)))
-      .set("trials", Value::integer(static_cast<std::int64_t>(f.trials)))
-      .set("max_relative", Value::f64(f.max_relative))
-      .set("mean_relative", Value::f64(f.mean_relative));
-  t.add_row("gpu(hopper,e4m3,promote=128)")
-      .set("k", Value::integer(static_cast<std::int64_t>(f.k)))
-      .set("trials", Value::integer(static_cast<std::int64_t>(f.trials)))
-      .set("max_relative", Value::f64(f.max_relative_promoted))
-      .set("mean_relative", Value::f64(f.mean_relative_promoted));
+  Columns<Fp8Errors> columns;
+  columns.add(ColumnId{"k"}, "K", &Fp8Errors::k)
+      .add(ColumnId{"trials"}, "dot products", &Fp8Errors::trials)
+      .add(ColumnId{"max_relative"}, "largest relative error", &Fp8Errors::max_relative, "", true)
+      .add(ColumnId{"mean_relative"}, "mean relative error", &Fp8Errors::mean_relative, "", true);
+  Table t =
+      columns.table(TableId{"fp8"},
+                    "fp8 (E4M3) dot products on Hopper's wgmma against the exact value", "kernel");
+  columns.add_row(t, "gpu(hopper,e4m3)", {f.k, f.trials, f.max_relative, f.mean_relative});
+  columns.add_row(t, "gpu(hopper,e4m3,promote=128)",
+                  {f.k, f.trials, f.max_relative_promoted, f.mean_relative_promoted});
   t.caption =
       "Positive E4M3 inputs (a growing sum); the exact value is the exact dot product of the "
       "same fp8 inputs.";
@@ -236,19 +243,17 @@ void record_fp8(const Fp8Accumulation& f, ExperimentRecord& out) {
 }
 
 void record_probes(const std::vector<TensorCoreProbe>& probes, ExperimentRecord& out) {
-  Table t{"probes", "Fasi et al.'s behaviours, one f16 instruction each", "probe"};
-  t.add_column("architecture", "architecture");
-  t.add_column("behaviour", "behaviour");
-  t.add_column("tensor_core", "D", "", true);
-  t.add_column("ieee", "IEEE fp32 / fp16", "", true);
-  t.add_column("shown", "shown");
+  using P = TensorCoreProbe;
+  Columns<P> columns;
+  columns.add(ColumnId{"architecture"}, "architecture", &P::architecture)
+      .add(ColumnId{"behaviour"}, "behaviour", &P::behaviour)
+      .add(ColumnId{"tensor_core"}, "D", &P::tensor_core, "", true)
+      .add(ColumnId{"ieee"}, "IEEE fp32 / fp16", &P::ieee, "", true)
+      .add(ColumnId{"shown"}, "shown", [](const P& p) { return p.shown ? "yes" : "no"; });
+  Table t = columns.table(TableId{"probes"}, "Fasi et al.'s behaviours, one f16 instruction each",
+                          "probe");
   for (std::size_t i = 0; i < probes.size(); ++i) {
-    t.add_row(std::to_string(i + 1))
-        .set("architecture", Value::text(probes[i].architecture))
-        .set("behaviour", Value::text(probes[i].behaviour))
-        .set("tensor_core", Value::f32(probes[i].tensor_core))
-        .set("ieee", Value::f32(probes[i].ieee))
-        .set("shown", Value::text(probes[i].shown ? "yes" : "no"));
+    columns.add_row(t, std::to_string(i + 1), probes[i]);
   }
   out.add_table(std::move(t));
 }

@@ -225,104 +225,114 @@ Replay replay_tml(python::SumVersion v, std::int64_t shuffles, std::uint32_t see
   return {seen.size(), *seen.begin(), *seen.rbegin(), zeros};
 }
 
-void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const auto& numbers = p.real_list("numbers");
+// The `strategies` parameter, parsed.
+std::vector<Strategy> parse_strategies(const Params& p) {
   const auto& names = p.text_list("strategies");
-  const auto& dtypes = p.text_list("dtypes");
-  const std::string& mode = p.text("mode");
   std::vector<Strategy> strategies;
   strategies.reserve(names.size());
   for (const auto& n : names) {
     strategies.push_back(parse_strategy(n));
   }
+  return strategies;
+}
+
+// Whether the numbers are TML's eight, in any order.
+bool is_tml(const std::vector<double>& numbers) {
   std::vector<double> sorted(numbers);
   std::vector<double> tml_numbers{1e-10, 1e-5, 1e-2, 1, -1e-10, -1e-5, -1e-2, -1};
   std::sort(sorted.begin(), sorted.end());
   std::sort(tml_numbers.begin(), tml_numbers.end());
-  const bool tml = sorted == tml_numbers;
+  return sorted == tml_numbers;
+}
+
+// Every order enumerated, per strategy and precision (here or across MPI
+// ranks): the exhaustive table, its histograms and figures, and the
+// timings as measurements; the distinct and zero counts by "strategy dtype".
+std::map<std::string, Counts> record_exhaustive(const Params& p,
+                                                const std::vector<Strategy>& strategies,
+                                                RunContext& ctx, ExperimentRecord& out) {
+  const auto& numbers = p.real_list("numbers");
+  const auto& dtypes = p.text_list("dtypes");
   const auto ranks = p.integer("ranks");
-  if (mode != "sampling" && ranks == 0 && numbers.size() > kMaxEnumeratedInputs) {
-    throw InputError(fmt::format(
-        "permutations: {} numbers: at most {} in one process; set ranks=P to enumerate them "
-        "across P MPI ranks (up to {} numbers)",
-        numbers.size(), kMaxEnumeratedInputs, kMaxDistributedInputs));
+  Table summary = exhaustive_columns().table(
+      argument_ids::permutations::exhaustive::table,
+      "All " + std::to_string(numbers.size()) + "! orders, enumerated exhaustively",
+      "order, precision");
+  summary.caption =
+      "Every order of the numbers, each summed by the strategy in the given precision. "
+      "`pairwise` on 8 numbers is the balanced tree ((a+b)+(c+d))+((e+f)+(g+h)). "
+      "Totals are told apart by their bits (-0 and +0 are two totals).";
+  Table timings{"exhaustive-seconds", "Time to enumerate every order", "order, precision"};
+  std::vector<Table> histograms;
+  std::vector<Figure> figures;
+  timings.add_column("seconds", "seconds", ".3f");
+  std::optional<DistributedEnumeration> distributed;
+  std::size_t next_row = 0;
+  if (ranks > 0) {
+    distributed =
+        enumerate_distributed(strategies, dtypes, numbers, static_cast<std::size_t>(ranks),
+                              static_cast<int>(p.integer("rank_threads")));
   }
-
   std::map<std::string, Counts> exhaustive;
-  if (mode != "sampling") {
-    Table summary = exhaustive_columns().table(
-        argument_ids::permutations::exhaustive::table,
-        "All " + std::to_string(numbers.size()) + "! orders, enumerated exhaustively",
-        "order, precision");
-    summary.caption =
-        "Every order of the numbers, each summed by the strategy in the given precision. "
-        "`pairwise` on 8 numbers is the balanced tree ((a+b)+(c+d))+((e+f)+(g+h)). "
-        "Totals are told apart by their bits (-0 and +0 are two totals).";
-    Table timings{"exhaustive-seconds", "Time to enumerate every order", "order, precision"};
-    std::vector<Table> histograms;
-    std::vector<Figure> figures;
-    timings.add_column("seconds", "seconds", ".3f");
-    std::optional<DistributedEnumeration> distributed;
-    std::size_t next_row = 0;
-    if (ranks > 0) {
-      distributed =
-          enumerate_distributed(strategies, dtypes, numbers, static_cast<std::size_t>(ranks),
-                                static_cast<int>(p.integer("rank_threads")));
+  for (const auto& s : strategies) {
+    for (const auto& dtype : dtypes) {
+      const bool hist = (s.order == Order::sequential ||
+                         (s.order == Order::pairwise && s.param == 1 && dtype == "float64"));
+      const MpiEnumerateRow* row = distributed ? &distributed->rows.at(next_row++) : nullptr;
+      const Counts c =
+          dtype == "float32"
+              ? exhaustive_row<float>(s, dtype, numbers,
+                                      row ? from_distributed<float>(*row)
+                                          : enumerate_here<float>(s, dtype, numbers, ctx),
+                                      summary, histograms, figures, hist, timings)
+              : exhaustive_row<double>(s, dtype, numbers,
+                                       row ? from_distributed<double>(*row)
+                                           : enumerate_here<double>(s, dtype, numbers, ctx),
+                                       summary, histograms, figures, hist, timings);
+      exhaustive[s.name() + " " + dtype] = c;
     }
-    for (const auto& s : strategies) {
-      for (const auto& dtype : dtypes) {
-        const bool hist = (s.order == Order::sequential ||
-                           (s.order == Order::pairwise && s.param == 1 && dtype == "float64"));
-        const MpiEnumerateRow* row = distributed ? &distributed->rows.at(next_row++) : nullptr;
-        const Counts c =
-            dtype == "float32"
-                ? exhaustive_row<float>(s, dtype, numbers,
-                                        row ? from_distributed<float>(*row)
-                                            : enumerate_here<float>(s, dtype, numbers, ctx),
-                                        summary, histograms, figures, hist, timings)
-                : exhaustive_row<double>(s, dtype, numbers,
-                                         row ? from_distributed<double>(*row)
-                                             : enumerate_here<double>(s, dtype, numbers, ctx),
-                                         summary, histograms, figures, hist, timings);
-        exhaustive[s.name() + " " + dtype] = c;
-      }
-    }
-    out.add_table(std::move(summary));
-    for (auto& t : histograms) out.add_table(std::move(t));
-    for (auto& f : figures) out.add_figure(std::move(f));
-    out.add_measurement(std::move(timings));
-    if (distributed) out.add_measurement(distributed_table(*distributed));
   }
-  if (mode != "exhaustive") {
-    Table t{"sampled",
-            fmt::format("{} seeded random shuffles (std::mt19937_64, seed {})",
-                        p.integer("shuffles"), ctx.seed()),
-            "order, precision"};
-    t.add_column("strategy", "strategy")
-        .add_column("dtype", "precision")
-        .add_column("shuffles", "shuffles")
-        .add_column("distinct", "distinct totals")
-        .add_column("zeros", "shuffles summing to exactly 0")
-        .add_column("min", "smallest total")
-        .add_column("max", "largest total");
-    t.caption =
-        "Sampling mode: each strategy sums the same sequence of shuffles (Fisher-Yates driven by "
-        "std::mt19937_64; the first shuffle of every row starts from the numbers as given).";
-    for (const auto& s : strategies) {
-      for (const auto& dtype : dtypes) {
-        if (dtype == "float32") {
-          sampled_row<float>(s, dtype, numbers, p.integer("shuffles"), ctx.seed(), t);
-        } else {
-          sampled_row<double>(s, dtype, numbers, p.integer("shuffles"), ctx.seed(), t);
-        }
-      }
-    }
-    out.add_table(std::move(t));
-  }
+  out.add_table(std::move(summary));
+  for (auto& t : histograms) out.add_table(std::move(t));
+  for (auto& f : figures) out.add_figure(std::move(f));
+  out.add_measurement(std::move(timings));
+  if (distributed) out.add_measurement(distributed_table(*distributed));
+  return exhaustive;
+}
 
-  // TML's own script, replayed bit for bit.
-  const auto tml_shuffles = p.integer("tml_shuffles");
-  const auto tml_seed = static_cast<std::uint32_t>(p.integer("tml_seed"));
+// Seeded random shuffles per strategy and precision: the sampled table.
+void record_sampled(const Params& p, const std::vector<Strategy>& strategies, RunContext& ctx,
+                    ExperimentRecord& out) {
+  const auto& numbers = p.real_list("numbers");
+  Table t{"sampled",
+          fmt::format("{} seeded random shuffles (std::mt19937_64, seed {})", p.integer("shuffles"),
+                      ctx.seed()),
+          "order, precision"};
+  t.add_column("strategy", "strategy")
+      .add_column("dtype", "precision")
+      .add_column("shuffles", "shuffles")
+      .add_column("distinct", "distinct totals")
+      .add_column("zeros", "shuffles summing to exactly 0")
+      .add_column("min", "smallest total")
+      .add_column("max", "largest total");
+  t.caption =
+      "Sampling mode: each strategy sums the same sequence of shuffles (Fisher-Yates driven by "
+      "std::mt19937_64; the first shuffle of every row starts from the numbers as given).";
+  for (const auto& s : strategies) {
+    for (const auto& dtype : p.text_list("dtypes")) {
+      if (dtype == "float32") {
+        sampled_row<float>(s, dtype, numbers, p.integer("shuffles"), ctx.seed(), t);
+      } else {
+        sampled_row<double>(s, dtype, numbers, p.integer("shuffles"), ctx.seed(), t);
+      }
+    }
+  }
+  out.add_table(std::move(t));
+}
+
+// TML's own script, replayed bit for bit: the tml-replay table; returns
+// CPython 3.12's replay.
+Replay record_tml_replay(std::int64_t tml_shuffles, std::uint32_t tml_seed, ExperimentRecord& out) {
   Table replay{
       "tml-replay",
       fmt::format(
@@ -352,19 +362,16 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
         .set("zeros", Value::integer(static_cast<std::int64_t>(r.zeros)));
   }
   out.add_table(std::move(replay));
+  return r312;
+}
 
+// A2: the quote's 102 against the exhaustive counts and TML's replay.
+void verdict_a2(std::map<std::string, Counts>& exhaustive, const Replay& r312,
+                std::int64_t tml_shuffles, std::uint32_t tml_seed, ExperimentRecord& out) {
   const auto count = [&](const std::string& key) -> std::string {
     const auto it = exhaustive.find(key);
     return it == exhaustive.end() ? std::string("not run") : std::to_string(it->second.distinct);
   };
-  if (!tml || mode == "sampling" || exhaustive.count("sequential float64") == 0 ||
-      exhaustive.count("sequential float32") == 0 || exhaustive.count("pairwise(1) float64") == 0) {
-    out.add_verdict("A2", "not measured with these parameters", Status::differs,
-                    "The verdict needs the default parameters: TML's eight numbers, enumerated "
-                    "exhaustively with "
-                    "sequential and pairwise in float64 and float32.");
-    return;
-  }
   const std::string ours = fmt::format(
       "all 40,320 orders: {} distinct totals left to right in double, {} in float32, {} with a "
       "balanced tree "
@@ -388,6 +395,34 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
                               replay_matches ? " (TML's 102, reproduced)" : "",
                               count("sequential float64"), exhaustive["sequential float64"].zeros,
                               count("sequential float32"), count("pairwise(1) float64")));
+}
+
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const auto& numbers = p.real_list("numbers");
+  const std::string& mode = p.text("mode");
+  const std::vector<Strategy> strategies = parse_strategies(p);
+  const bool tml = is_tml(numbers);
+  if (mode != "sampling" && p.integer("ranks") == 0 && numbers.size() > kMaxEnumeratedInputs) {
+    throw InputError(fmt::format(
+        "permutations: {} numbers: at most {} in one process; set ranks=P to enumerate them "
+        "across P MPI ranks (up to {} numbers)",
+        numbers.size(), kMaxEnumeratedInputs, kMaxDistributedInputs));
+  }
+  std::map<std::string, Counts> exhaustive;
+  if (mode != "sampling") exhaustive = record_exhaustive(p, strategies, ctx, out);
+  if (mode != "exhaustive") record_sampled(p, strategies, ctx, out);
+  const auto tml_shuffles = p.integer("tml_shuffles");
+  const auto tml_seed = static_cast<std::uint32_t>(p.integer("tml_seed"));
+  const Replay r312 = record_tml_replay(tml_shuffles, tml_seed, out);
+  if (!tml || mode == "sampling" || exhaustive.count("sequential float64") == 0 ||
+      exhaustive.count("sequential float32") == 0 || exhaustive.count("pairwise(1) float64") == 0) {
+    out.add_verdict("A2", "not measured with these parameters", Status::differs,
+                    "The verdict needs the default parameters: TML's eight numbers, enumerated "
+                    "exhaustively with "
+                    "sequential and pairwise in float64 and float32.");
+    return;
+  }
+  verdict_a2(exhaustive, r312, tml_shuffles, tml_seed, out);
   out.add_note(
       "Exhaustive enumeration by a level programme over the strategy's addition tree: for every "
       "subset of the numbers, the distinct evaluation states (exact bits) its orders reach and "

@@ -131,7 +131,7 @@ void record_summary(const std::vector<PrecisionDivergence>& rows, std::size_t st
 
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   const Model& m = experiment_model(p, out);
-  const auto steps = static_cast<std::size_t>(p.integer("steps"));
+  const auto steps = static_cast<std::size_t>(p.integer(argument_ids::precision_flips::steps.id));
   const auto rows =
       measure_precision_flips(m, static_cast<std::size_t>(p.integer("prompts")), steps, ctx);
   record_texts(m, rows, steps, out);
@@ -149,8 +149,8 @@ Experiment make() {
                    .params = {ParamSpec::integer("prompts", "prompts (of the fixed 12)", "8", "2",
                                                  1, 12)
                                   .quick_when_large("1"),
-                              ParamSpec::integer("steps", "greedy steps per prompt", "120", "30", 1,
-                                                 190)
+                              ParamSpec::integer(argument_ids::precision_flips::steps.str(),
+                                                 "greedy steps per prompt", "120", "30", 1, 190)
                                   .quick_when_large("8")
                                   .full_when_large("46"),
                               model_param()},

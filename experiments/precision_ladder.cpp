@@ -8,6 +8,8 @@
 #include "experiments/precision_ladder.hpp"
 #include "io/numbers.hpp"
 #include "lab/experiment.hpp"
+#include "reports/argument_ids.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab::model::experiments {
 
@@ -128,10 +130,13 @@ void record_first_steps(const std::vector<LadderRung>& rungs, ExperimentRecord& 
 }
 
 void record_perturbation(const std::vector<LadderRung>& rungs, ExperimentRecord& out) {
-  Table t{"perturbation", "For the headline figure: LayerCast's logit change", "perturbation"};
-  t.add_column("size", "size", ".3e", true);
-  t.add_row("LayerCast vs fp32, measured largest change")
-      .set("size", Value::f64(rungs[1].logit_change));
+  namespace ids = argument_ids::perturbation;
+  Columns<double> columns;
+  columns.add(
+      ids::size, "size", [](double d) { return d; }, ".3e", true);
+  Table t = columns.table(ids::table, "For the headline figure: LayerCast's logit change",
+                          "perturbation");
+  columns.add_row(t, "LayerCast vs fp32, measured largest change", rungs[1].logit_change);
   out.add_table(std::move(t));
 }
 

@@ -14,6 +14,8 @@
 #include "experiments/quantization_scales.hpp"
 #include "io/numbers.hpp"
 #include "lab/experiment.hpp"
+#include "reports/argument_ids.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab::model::experiments {
 
@@ -196,11 +198,13 @@ void record_answers(const Model& m, const QuantizationScales& q, ExperimentRecor
 }
 
 void record_perturbation(const QuantizationScales& q, ExperimentRecord& out) {
-  Table t{"perturbation", "For the headline figure: the per-tensor scale's logit change",
-          "perturbation"};
-  t.add_column("size", "size", ".3e", true);
-  t.add_row("fp8 per-tensor scale, outlier batch mate")
-      .set("size", Value::f64(q.rules.front().max_change));
+  namespace ids = argument_ids::perturbation;
+  Columns<double> columns;
+  columns.add(
+      ids::size, "size", [](double d) { return d; }, ".3e", true);
+  Table t = columns.table(
+      ids::table, "For the headline figure: the per-tensor scale's logit change", "perturbation");
+  columns.add_row(t, "fp8 per-tensor scale, outlier batch mate", q.rules.front().max_change);
   out.add_table(std::move(t));
 }
 

@@ -21,6 +21,7 @@
 #include "io/numbers.hpp"
 #include "lab/experiment.hpp"
 #include "model/route_recorder.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab::model::experiments {
 
@@ -236,16 +237,29 @@ double share(std::int64_t part, std::int64_t whole) {
 
 double largest(const std::vector<double>& sorted) { return sorted.empty() ? 0.0 : sorted.back(); }
 
+// The flips table's columns: one row per (precision, policy) run.
+const Columns<RouterFlipRun>& flips_columns() {
+  static const Columns<RouterFlipRun> columns = [] {
+    Columns<RouterFlipRun> c;
+    c.add(ColumnId{"tokens"}, "comparable tokens", &RouterFlipRun::tokens)
+        .add(ColumnId{"pairs"}, "(token, layer) pairs", &RouterFlipRun::pairs)
+        .add(ColumnId{"flips"}, "router flips", &RouterFlipRun::flips)
+        .add(
+            ColumnId{"flip_share"}, "share of pairs",
+            [](const RouterFlipRun& r) { return share(r.flips, r.pairs); }, ".3e", true)
+        .add(ColumnId{"flipped_tokens"}, "tokens with a flip", &RouterFlipRun::flipped_tokens)
+        .add(ColumnId{"answers"}, "batched answers", &RouterFlipRun::answers)
+        .add(ColumnId{"changed"}, "answers changed", &RouterFlipRun::changed)
+        .add(ColumnId{"changed_after_flip"}, "of them after a router flip",
+             &RouterFlipRun::changed_after_flip);
+    return c;
+  }();
+  return columns;
+}
+
 void record_flips(const RouterFlipMeasurements& g, ExperimentRecord& out) {
-  Table t{"flips", "Router flips and changed answers", "precision and policy"};
-  t.add_column("tokens", "comparable tokens");
-  t.add_column("pairs", "(token, layer) pairs");
-  t.add_column("flips", "router flips");
-  t.add_column("flip_share", "share of pairs", ".3e", true);
-  t.add_column("flipped_tokens", "tokens with a flip");
-  t.add_column("answers", "batched answers");
-  t.add_column("changed", "answers changed");
-  t.add_column("changed_after_flip", "of them after a router flip");
+  Table t = flips_columns().table(TableId{"flips"}, "Router flips and changed answers",
+                                  "precision and policy");
   t.caption = fmt::format(
       "Each of the first {} prompts decoded greedily ({} steps) alone, and in batches of {} "
       "(row j: prompt j mod {}); a batched row compared with its prompt's alone run at every "
@@ -253,79 +267,101 @@ void record_flips(const RouterFlipMeasurements& g, ExperimentRecord& out) {
       "of the top {} of {} experts differs, at one of {} sparse layers.",
       g.prompts, g.steps, fmt::join(g.batches, ", "), g.prompts, g.experts_per_token, g.experts,
       g.sparse_layers);
-  for (const auto& r : g.runs) {
-    t.add_row(run_key(r))
-        .set("tokens", Value::integer(r.tokens))
-        .set("pairs", Value::integer(r.pairs))
-        .set("flips", Value::integer(r.flips))
-        .set("flip_share", Value::f64(share(r.flips, r.pairs)))
-        .set("flipped_tokens", Value::integer(r.flipped_tokens))
-        .set("answers", Value::integer(r.answers))
-        .set("changed", Value::integer(r.changed))
-        .set("changed_after_flip", Value::integer(r.changed_after_flip));
-  }
+  for (const auto& r : g.runs) flips_columns().add_row(t, run_key(r), r);
   out.add_table(std::move(t));
 }
 
+// The gaps table's columns: the run's router gaps against its perturbations.
+const Columns<RouterFlipRun>& gaps_columns() {
+  using R = RouterFlipRun;
+  static const Columns<R> columns = [] {
+    Columns<R> c;
+    c.add(ColumnId{"n"}, "gaps", [](const R& r) { return r.gaps.size(); })
+        .add(
+            ColumnId{"min"}, "smallest gap",
+            [](const R& r) { return r.gaps.empty() ? 0.0 : r.gaps.front(); }, ".3e", true)
+        .add(
+            ColumnId{"p1"}, "1st percentile", [](const R& r) { return percentile(r.gaps, 1); },
+            ".3e")
+        .add(
+            ColumnId{"p50"}, "median gap", [](const R& r) { return percentile(r.gaps, 50); }, ".3e")
+        .add(
+            ColumnId{"perturbation"}, "largest perturbation",
+            [](const R& r) { return largest(r.perturbations); }, ".3e", true)
+        .add(
+            ColumnId{"perturbation_p50"}, "median perturbation",
+            [](const R& r) { return percentile(r.perturbations, 50); }, ".3e")
+        .add(
+            ColumnId{"below"}, "share of gaps below the largest perturbation",
+            [](const R& r) { return share_below(r.gaps, largest(r.perturbations)); }, ".4f")
+        .add(
+            ColumnId{"flip_gap"}, "largest gap at a flip",
+            [](const R& r) { return largest(r.flip_gaps); }, ".3e", true);
+    return c;
+  }();
+  return columns;
+}
+
 void record_gaps(const RouterFlipMeasurements& g, ExperimentRecord& out) {
-  Table t{"gaps", "Router gaps against the batching perturbation", "precision and policy"};
-  t.add_column("n", "gaps");
-  t.add_column("min", "smallest gap", ".3e", true);
-  t.add_column("p1", "1st percentile", ".3e");
-  t.add_column("p50", "median gap", ".3e");
-  t.add_column("perturbation", "largest perturbation", ".3e", true);
-  t.add_column("perturbation_p50", "median perturbation", ".3e");
-  t.add_column("below", "share of gaps below the largest perturbation", ".4f");
-  t.add_column("flip_gap", "largest gap at a flip", ".3e", true);
+  Table t = gaps_columns().table(TableId{"gaps"}, "Router gaps against the batching perturbation",
+                                 "precision and policy");
   t.caption = fmt::format(
       "Gap: the alone run's {}-th minus {}-th largest router probability (softmax of the "
       "float32 logits in float64) at each comparable (token, layer) pair; perturbation: the "
       "largest |change| of a router probability batching caused at an unflipped pair. "
       "Percentiles by nearest rank.",
       g.experts_per_token, g.experts_per_token + 1);
-  for (const auto& r : g.runs) {
-    t.add_row(run_key(r))
-        .set("n", Value::integer(static_cast<std::int64_t>(r.gaps.size())))
-        .set("min", Value::f64(r.gaps.empty() ? 0.0 : r.gaps.front()))
-        .set("p1", Value::f64(percentile(r.gaps, 1)))
-        .set("p50", Value::f64(percentile(r.gaps, 50)))
-        .set("perturbation", Value::f64(largest(r.perturbations)))
-        .set("perturbation_p50", Value::f64(percentile(r.perturbations, 50)))
-        .set("below", Value::f64(share_below(r.gaps, largest(r.perturbations))))
-        .set("flip_gap", Value::f64(largest(r.flip_gaps)));
-  }
+  for (const auto& r : g.runs) gaps_columns().add_row(t, run_key(r), r);
   out.add_table(std::move(t));
 }
 
+// The median flipped layer's change over the largest unflipped one; none
+// when nothing flipped or the unflipped tokens kept every bit.
+std::optional<double> amplification_ratio(const RouterFlipRun& r) {
+  const double plain = largest(r.plain_layer);
+  if (r.flip_layer.empty() || !(plain > 0)) return std::nullopt;
+  return percentile(r.flip_layer, 50) / plain;
+}
+
+// The amplification table's columns: a flip's change beside a plain one.
+const Columns<RouterFlipRun>& amplification_columns() {
+  using R = RouterFlipRun;
+  static const Columns<R> columns = [] {
+    Columns<R> c;
+    c.add(ColumnId{"flipped"}, "flipped tokens", [](const R& r) { return r.flip_layer.size(); })
+        .add(
+            ColumnId{"flip_layer_p50"}, "median layer change at a flip",
+            [](const R& r) { return percentile(r.flip_layer, 50); }, ".3e", true)
+        .add(
+            ColumnId{"flip_layer_max"}, "largest layer change at a flip",
+            [](const R& r) { return largest(r.flip_layer); }, ".3e")
+        .add(
+            ColumnId{"flip_logits_p50"}, "median logit change at a flip",
+            [](const R& r) { return percentile(r.flip_logits, 50); }, ".3e", true)
+        .add(ColumnId{"plain"}, "unflipped tokens", [](const R& r) { return r.plain_layer.size(); })
+        .add(
+            ColumnId{"plain_layer_max"}, "largest layer change unflipped",
+            [](const R& r) { return largest(r.plain_layer); }, ".3e", true)
+        .add(
+            ColumnId{"plain_logits_max"}, "largest logit change unflipped",
+            [](const R& r) { return largest(r.plain_logits); }, ".3e", true)
+        .add(ColumnId{"ratio"}, "median flip / largest unflipped layer change", amplification_ratio,
+             ".3g");
+    return c;
+  }();
+  return columns;
+}
+
 void record_amplification(const RouterFlipMeasurements& g, ExperimentRecord& out) {
-  Table t{"amplification", "What a router flip does, beside a plain last-bit change",
-          "precision and policy"};
-  t.add_column("flipped", "flipped tokens");
-  t.add_column("flip_layer_p50", "median layer change at a flip", ".3e", true);
-  t.add_column("flip_layer_max", "largest layer change at a flip", ".3e");
-  t.add_column("flip_logits_p50", "median logit change at a flip", ".3e", true);
-  t.add_column("plain", "unflipped tokens");
-  t.add_column("plain_layer_max", "largest layer change unflipped", ".3e", true);
-  t.add_column("plain_logits_max", "largest logit change unflipped", ".3e", true);
-  t.add_column("ratio", "median flip / largest unflipped layer change", ".3g");
+  Table t = amplification_columns().table(TableId{"amplification"},
+                                          "What a router flip does, beside a plain last-bit change",
+                                          "precision and policy");
   t.caption =
       "At a token with a router flip: the largest |change| of the first flipped layer's output "
       "(the next layer's input) and of the logits; at a token without one: the largest |change| "
       "of any layer's output and of the logits. The ratio is empty when nothing flipped or "
       "the unflipped tokens kept every bit.";
-  for (const auto& r : g.runs) {
-    const double plain = largest(r.plain_layer);
-    const double flip = percentile(r.flip_layer, 50);
-    Row& row = t.add_row(run_key(r));
-    if (!r.flip_layer.empty() && plain > 0) row.set("ratio", Value::f64(flip / plain));
-    row.set("flipped", Value::integer(static_cast<std::int64_t>(r.flip_layer.size())))
-        .set("flip_layer_p50", Value::f64(flip))
-        .set("flip_layer_max", Value::f64(largest(r.flip_layer)))
-        .set("flip_logits_p50", Value::f64(percentile(r.flip_logits, 50)))
-        .set("plain", Value::integer(static_cast<std::int64_t>(r.plain_layer.size())))
-        .set("plain_layer_max", Value::f64(plain))
-        .set("plain_logits_max", Value::f64(largest(r.plain_logits)));
-  }
+  for (const auto& r : g.runs) amplification_columns().add_row(t, run_key(r), r);
   out.add_table(std::move(t));
 }
 

@@ -23,6 +23,8 @@
 #include "experiments/tensor_parallel.hpp"
 #include "lab/experiment.hpp"
 #include "model/tensor_parallel.hpp"
+#include "reports/argument_ids.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab::model::experiments {
 
@@ -152,8 +154,13 @@ void sweep_table(const std::vector<TpCell>& cells, std::size_t prompts, std::siz
 // change that the degree alone causes under split-k (else the first policy
 // measured that is not tp-invariant).
 void lines_table(const std::vector<TpCell>& cells, ExperimentRecord& out) {
-  Table t{"perturbation", "Largest |logit change| from the tensor-parallel degree", "perturbation"};
-  t.add_column("policy", "policy").add_column("size", "largest |change|", ".3g", true);
+  namespace ids = argument_ids::perturbation;
+  Columns<TpCell> columns;
+  columns
+      .add(ColumnId{"policy"}, "policy", [](const TpCell& c) { return reduction_spec(c.policy); })
+      .add(ids::size, "largest |change|", &TpCell::max_change, ".3g", true);
+  Table t = columns.table(ids::table, "Largest |logit change| from the tensor-parallel degree",
+                          "perturbation");
   t.caption =
       "The logits after each prompt at T shards vs T = 1, fp32: the T = 2 and T = 4 "
       "perturbations of the headline figure.";
@@ -164,9 +171,7 @@ void lines_table(const std::vector<TpCell>& cells, ExperimentRecord& out) {
       if (pick == nullptr || is_plain(c.policy, ReductionPolicy::split_k)) pick = &c;
     }
     if (pick == nullptr) continue;
-    t.add_row(fmt::format("TP {} vs 1, fp32, {}", T, reduction_spec(pick->policy)))
-        .set("policy", Value::text(reduction_spec(pick->policy)))
-        .set("size", Value::f64(pick->max_change));
+    columns.add_row(t, fmt::format("TP {} vs 1, fp32, {}", T, reduction_spec(pick->policy)), *pick);
   }
   out.add_table(std::move(t));
 }

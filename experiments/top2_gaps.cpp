@@ -85,10 +85,6 @@ Status b4_status(std::size_t steps, double share_below_01) {
 
 namespace top2_gaps_experiment {
 
-// The perturbations table's share of greedy gaps below (not read by the
-// argument; the gap CDF's markers name it with heldout_below).
-constexpr ColumnId kGreedyBelow{"greedy_below"};
-
 // The stats table's columns, each read from one source's sorted gaps.
 const Columns<std::vector<double>>& stats_columns() {
   namespace ids = argument_ids::top2_gaps::stats;
@@ -137,7 +133,7 @@ void record_perturbations(const GapMeasurements& g, ExperimentRecord& out) {
       .add(
           ids::size, "size", [](double d) { return d; }, ".3e", true)
       .add(
-          kGreedyBelow, "share of greedy gaps below",
+          ids::greedy_below, "share of greedy gaps below",
           [&](double d) { return share_below(g.greedy, d); }, ".4f")
       .add(
           ids::heldout_below, "share of teacher-forced gaps below",
@@ -165,23 +161,42 @@ void record_perturbations(const GapMeasurements& g, ExperimentRecord& out) {
 // gaps, with the rank), for the report: it reads the share of gaps below a
 // perturbation that another experiment measured from them, to within one
 // quantile step (0.1 percentage point) (reports/argument.hpp).
+// One quantile row: each gap list's rank and the gap at that rank.
+struct Quantile {
+  std::size_t greedy_rank = 0, heldout_rank = 0;
+  double greedy = 0, heldout = 0;
+};
+
+const Columns<Quantile>& quantile_columns() {
+  namespace ids = argument_ids::top2_gaps::gap_quantiles;
+  static const Columns<Quantile> columns = [] {
+    Columns<Quantile> c;
+    c.add(ids::greedy, "greedy gap", &Quantile::greedy, ".3e", true)
+        .add(ids::greedy_rank, "its rank", &Quantile::greedy_rank)
+        .add(ids::heldout, "teacher-forced gap", &Quantile::heldout, ".3e", true)
+        .add(ids::heldout_rank, "its rank", &Quantile::heldout_rank);
+    return c;
+  }();
+  return columns;
+}
+
 void record_quantiles(const GapMeasurements& g, ExperimentRecord& out) {
-  Table q{"gap-quantiles", "Quantiles of the top-2 gaps", "quantile"};
-  q.add_column("greedy", "greedy gap", ".3e", true);
-  q.add_column("greedy_rank", "its rank");
-  q.add_column("heldout", "teacher-forced gap", ".3e", true);
-  q.add_column("heldout_rank", "its rank");
+  Table q = quantile_columns().table(argument_ids::top2_gaps::gap_quantiles::table,
+                                     "Quantiles of the top-2 gaps", "quantile");
   q.in_report = false;
   if (g.greedy.empty() || g.heldout.empty()) return;
   constexpr int kSteps = 1000;
+  const auto rank = [](int i, const std::vector<double>& gaps) {
+    return static_cast<std::size_t>(
+        std::llround(static_cast<double>(i) * static_cast<double>(gaps.size() - 1) / kSteps));
+  };
   for (int i = 0; i <= kSteps; ++i) {
-    Row& row = q.add_row(fmt::format("{:.3f}", i / double{kSteps}));
-    for (const auto& [column, gaps] : {std::pair{"greedy", &g.greedy}, {"heldout", &g.heldout}}) {
-      const auto rank = static_cast<std::size_t>(
-          std::llround(static_cast<double>(i) * static_cast<double>(gaps->size() - 1) / kSteps));
-      row.set(column, Value::f64((*gaps)[rank]))
-          .set(std::string(column) + "_rank", Value::integer(static_cast<std::int64_t>(rank)));
-    }
+    Quantile at;
+    at.greedy_rank = rank(i, g.greedy);
+    at.heldout_rank = rank(i, g.heldout);
+    at.greedy = g.greedy[at.greedy_rank];
+    at.heldout = g.heldout[at.heldout_rank];
+    quantile_columns().add_row(q, fmt::format("{:.3f}", i / double{kSteps}), at);
   }
   out.add_table(std::move(q));
 }
@@ -217,7 +232,8 @@ void record_cdf(const GapMeasurements& g, ExperimentRecord& out) {
   f.markers = {
       argument_ids::top2_gaps::perturbations::table.str(),
       argument_ids::top2_gaps::perturbations::size.str(),
-      {kGreedyBelow.str(), argument_ids::top2_gaps::perturbations::heldout_below.str()},
+      {argument_ids::top2_gaps::perturbations::greedy_below.str(),
+       argument_ids::top2_gaps::perturbations::heldout_below.str()},
       {"greedy", "held-out"},
       {"batching, fp32, library", "batching, fp32, split-k",
        "fp16 vs fp32, measured largest change", "bf16 rounding at the top logit's magnitude",

@@ -194,12 +194,12 @@ Spans gaps_sentence(const Results& r) {
 }
 
 // The value of an experiment's parameter as recorded ("" when absent).
-std::string parameter(const Results& r, const char* experiment, const char* name) {
+std::string parameter(const Results& r, std::string_view experiment, argument_ids::ParamId name) {
   const ExperimentRecord* e = r.experiment(experiment);
   if (e == nullptr) return {};
   for (const auto& p : e->parameters)
-    if (p.name == name) return p.value;
-  missed(fmt::format("{}: no parameter '{}'", experiment, name));
+    if (p.name == name.id) return p.value;
+  missed(fmt::format("{}: no parameter '{}'", experiment, name.id));
   return {};
 }
 
@@ -237,7 +237,7 @@ Spans flips_sentence(const Results& r) {
   if (summary != nullptr) {
     const double diverged = number_or_nan(summary, "bf16", precision::summary::diverged);
     const double prompts = number_or_nan(summary, "bf16", precision::summary::prompts);
-    const std::string steps = parameter(r, "precision-flips", "steps");
+    const std::string steps = parameter(r, precision::experiment, precision::steps);
     if (std::isfinite(diverged) && std::isfinite(prompts)) {
       out.push_back(text((flips != nullptr ? ", and " : s) + std::string("bf16 changed ") +
                          count(static_cast<std::int64_t>(diverged)) + " of " +
@@ -357,17 +357,18 @@ bool is_lead_figure(const ExperimentRecord& e, const Figure& f) {
 
 namespace {
 
-// The share of one source's gaps below x (see headline_record).
-double share_from_quantiles(const Table& q, const std::string& source, double x) {
-  const std::string rank_column = source + "_rank";
-  const Value* last = q.rows.back().get(rank_column);
+// The share of one source's gaps below x (see headline_record); NaN when a
+// quantile or rank cell is missing (noted as a miss).
+double share_from_quantiles(const Table& q, const argument_ids::top2_gaps::gap_quantiles::Source& s,
+                            double x) {
+  const Value* last = lookup(q, q.rows.back(), s.rank);
   if (last == nullptr) return std::nan("");
   const double n = static_cast<double>(last->as_int() + 1);
   double at_least = 0;
   double at_most = n;
   for (const auto& row : q.rows) {
-    const Value* v = row.get(source);
-    const Value* rank = row.get(rank_column);
+    const Value* v = lookup(q, row, s.gap);
+    const Value* rank = lookup(q, row, s.rank);
     if (v == nullptr || rank == nullptr) return std::nan("");
     if (v->to_double() < x) {
       at_least = static_cast<double>(rank->as_int() + 1);
@@ -377,6 +378,16 @@ double share_from_quantiles(const Table& q, const std::string& source, double x)
     }
   }
   return (at_least + at_most) / (2 * n);
+}
+
+// The quantile source of a marker's share column (null, noted as a miss,
+// when no gap list has that share column).
+const argument_ids::top2_gaps::gap_quantiles::Source* quantile_source(const std::string& share) {
+  for (const auto& s : argument_ids::top2_gaps::gap_quantiles::sources) {
+    if (s.share.id == share) return &s;
+  }
+  missed(fmt::format("top2-gaps: no gap quantiles for the share column '{}'", share));
+  return nullptr;
 }
 
 // The cross-GPU perturbation: the largest logit change of gpu-generations'
@@ -425,8 +436,9 @@ ExperimentRecord headline_record(const Results& r, const ExperimentRecord& e) {
   ExperimentRecord out = e;
   const auto f = std::find_if(out.figures.begin(), out.figures.end(),
                               [&](const Figure& fig) { return is_headline(e, fig); });
-  const Table* quantiles = e.table("gap-quantiles");
-  if (quantiles == nullptr) missed(e.id + ": no table 'gap-quantiles'");
+  namespace quantile_ids = argument_ids::top2_gaps::gap_quantiles;
+  const Table* quantiles = e.table(quantile_ids::table.id);
+  if (quantiles == nullptr) missed(fmt::format("{}: no table '{}'", e.id, quantile_ids::table.id));
   if (f == out.figures.end() || quantiles == nullptr || quantiles->rows.empty()) return out;
   const auto markers = std::find_if(out.tables.begin(), out.tables.end(),
                                     [&](const Table& t) { return t.id == f->markers.table; });
@@ -437,17 +449,20 @@ ExperimentRecord headline_record(const Results& r, const ExperimentRecord& e) {
     if (markers->find(key) != nullptr) return;
     Row& added = markers->add_row(key).set(f->markers.x, size);
     for (const auto& share : f->markers.shares) {
-      const std::string column = share.substr(0, share.find("_below"));
-      added.set(share, Value::f64(share_from_quantiles(*quantiles, column, size.to_double())));
+      const quantile_ids::Source* gaps = quantile_source(share);
+      const double below = gaps == nullptr
+                               ? std::nan("")
+                               : share_from_quantiles(*quantiles, *gaps, size.to_double());
+      added.set(share, Value::f64(below));
     }
     f->markers.rows.push_back(key);
     if (sources.empty() || sources.back() != source) sources.push_back(source);
   };
   for (const auto& other : r.experiments) {
-    const Table* t = other.id == e.id ? nullptr : other.table("perturbation");
+    const Table* t = other.id == e.id ? nullptr : other.table(argument_ids::perturbation::table.id);
     if (t == nullptr) continue;
     for (const auto& row : t->rows) {
-      const Value* size = lookup(*t, row, ColumnId{"size"});
+      const Value* size = lookup(*t, row, argument_ids::perturbation::size);
       if (size != nullptr && size->is_float()) add_line(row.key, other.id, *size);
     }
   }

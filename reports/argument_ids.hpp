@@ -2,7 +2,9 @@
 // (reports/argument.cpp) reads, one namespace per experiment and table:
 // argument_ids::<experiment>::<table>::table is the TableId, the other names
 // in it that table's ColumnIds, and argument_ids::<experiment>::experiment
-// the experiment's id. The experiments that write these tables declare them
+// the experiment's id; a ParamId names a parameter the argument quotes, and
+// argument_ids::perturbation the table that several experiments write for
+// the headline figure (headline_record). The experiments that write these tables declare them
 // with Columns<Row> (reports/columns.hpp) through the same constants, so an
 // id is spelled once, here, and renaming it renames writer and reader both.
 //
@@ -13,12 +15,19 @@
 // argument.cpp, and argument_misses() still reports a missing one.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "reports/columns.hpp"
 
 namespace fplab::argument_ids {
+
+// An experiment parameter's name, as its ParamSpec declares it.
+struct ParamId {
+  std::string_view id;
+  [[nodiscard]] std::string str() const { return std::string(id); }
+};
 
 namespace permutations {
 inline constexpr std::string_view experiment{"permutations"};
@@ -62,9 +71,37 @@ inline constexpr ColumnId min{"min"};
 namespace perturbations {
 inline constexpr TableId table{"perturbations"};
 inline constexpr ColumnId size{"size"};
+inline constexpr ColumnId greedy_below{"greedy_below"};
 inline constexpr ColumnId heldout_below{"heldout_below"};
 }  // namespace perturbations
+// The headline figure (headline_record) reads a marker's share of gaps below
+// from the quantiles: each share column of `perturbations` from its gap
+// list's quantile column and that quantile's rank.
+namespace gap_quantiles {
+inline constexpr TableId table{"gap-quantiles"};
+inline constexpr ColumnId greedy{"greedy"};
+inline constexpr ColumnId greedy_rank{"greedy_rank"};
+inline constexpr ColumnId heldout{"heldout"};
+inline constexpr ColumnId heldout_rank{"heldout_rank"};
+struct Source {
+  ColumnId share;  // perturbations' share column
+  ColumnId gap;    // this table's quantile of the gaps
+  ColumnId rank;   // that quantile's rank among the sorted gaps
+};
+inline constexpr Source sources[] = {{perturbations::greedy_below, greedy, greedy_rank},
+                                     {perturbations::heldout_below, heldout, heldout_rank}};
+}  // namespace gap_quantiles
 }  // namespace top2_gaps
+
+// The headline figure's lines from other experiments: every experiment's
+// `perturbation` table (other than top2-gaps), one line per row at `size`.
+// `writers` are the experiments that write one today.
+namespace perturbation {
+inline constexpr TableId table{"perturbation"};
+inline constexpr ColumnId size{"size"};
+inline constexpr std::string_view writers[] = {"quantization-scales", "precision-ladder",
+                                               "chunked-prefill", "tensor-parallel"};
+}  // namespace perturbation
 
 namespace flip_prediction {
 inline constexpr std::string_view experiment{"flip-prediction"};
@@ -83,6 +120,8 @@ inline constexpr TableId table{"summary"};
 inline constexpr ColumnId diverged{"diverged"};
 inline constexpr ColumnId prompts{"prompts"};
 }  // namespace summary
+// The parameter the argument quotes ("within N steps").
+inline constexpr ParamId steps{"steps"};
 }  // namespace precision_flips
 
 namespace batch_answers {
@@ -120,7 +159,7 @@ inline std::vector<TableRead> argument_reads() {
   namespace summary = precision_flips::summary;
   namespace lead = batch_answers::lead;
   namespace gpu_pairs = gpu_generations::pairs;
-  return {
+  std::vector<TableRead> reads{
       {permutations::experiment, perm::table, {perm::orders, perm::distinct}},
       {associativity::experiment,
        assoc::table,
@@ -137,6 +176,16 @@ inline std::vector<TableRead> argument_reads() {
        gpu_pairs::table,
        {gpu_pairs::a, gpu_pairs::b, gpu_pairs::max_change}},
   };
+  reads.push_back({top2_gaps::experiment, pert::table, {pert::greedy_below}});
+  namespace quantiles = top2_gaps::gap_quantiles;
+  reads.push_back(
+      {top2_gaps::experiment,
+       quantiles::table,
+       {quantiles::greedy, quantiles::greedy_rank, quantiles::heldout, quantiles::heldout_rank}});
+  for (const std::string_view writer : perturbation::writers) {
+    reads.push_back({writer, perturbation::table, {perturbation::size}});
+  }
+  return reads;
 }
 
 }  // namespace fplab::argument_ids

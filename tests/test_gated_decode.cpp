@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli_runner.hpp"
+#include "experiments/gated_determinism.hpp"
 #include "first_order_probes.hpp"
 #include "model/bundled.hpp"
 #include "model/decode.hpp"
@@ -49,6 +50,63 @@ TEST_CASE("parse_gate: the spellings and their errors", "[model][gated]") {
   for (const char* s : {"", "bounds", "margin", "margin:", "margin:-1", "margin:inf", "margin:x",
                         "window:0", "window:-3", "window:2.5", "window"})
     CHECK_THROWS_AS(fm::parse_gate(s), std::invalid_argument);
+}
+
+TEST_CASE("gated-determinism's margin reading: the calibrated gate, the failing one, the note",
+          "[model][gated]") {
+  namespace gd = fplab::model::experiments::gated_determinism_experiment;
+  using fm::PrecisionPolicy;
+  // One row per gate, 4 prompts each; `steps` 100, `recomputed` given.
+  const auto row = [](PrecisionPolicy pr, const char* gate, std::size_t deterministic,
+                      std::int64_t recomputed) {
+    gd::GateRow r;
+    r.precision = pr;
+    r.gate = fm::parse_gate(gate);
+    r.prompts = 4;
+    r.deterministic = deterministic;
+    r.differing_runs = static_cast<std::int64_t>(4 - deterministic);
+    r.stats.steps = 100;
+    r.stats.recomputed = recomputed;
+    return r;
+  };
+  std::vector<gd::GateRow> rows = {row(PrecisionPolicy::bf16, "margin:0.25", 4, 40),
+                                   row(PrecisionPolicy::bf16, "margin:0", 1, 0),
+                                   row(PrecisionPolicy::bf16, "margin:0.05", 4, 12),
+                                   row(PrecisionPolicy::bf16, "margin:0.01", 3, 5),
+                                   row(PrecisionPolicy::bf16, "window:1", 4, 0),
+                                   row(PrecisionPolicy::fp32, "margin:0.01", 4, 2),
+                                   row(PrecisionPolicy::fp32, "margin:0.05", 4, 9)};
+  rows.push_back(row(PrecisionPolicy::bf16, "bound", 4, 30));
+  rows.back().stats.rigorous = 50;
+  rows.back().stats.first_order = 20;
+
+  const gd::GateRow* bf16 = gd::smallest_deterministic_margin(rows, PrecisionPolicy::bf16);
+  REQUIRE(bf16 != nullptr);
+  CHECK(bf16->gate.tau == 0.05);  // not 0.01 (3 of 4), not fp32's 0.01, not window:1
+  const gd::GateRow* fp32 = gd::smallest_deterministic_margin(rows, PrecisionPolicy::fp32);
+  REQUIRE(fp32 != nullptr);
+  CHECK(fp32->gate.tau == 0.01);
+  CHECK(gd::margin_note(rows, PrecisionPolicy::bf16) ==
+        "bf16: the smallest margin gate reaching 100 % determinism is margin:0.05 (trigger rate "
+        "12.0 %); margin:0.01 fails (3 of 4 prompts deterministic, 1 runs differ); the bound "
+        "gate: 4 of 4 prompts deterministic, trigger rate 30.0 %, 50 steps accepted on the "
+        "rigorous enclosure, 20 on the first-order bound.");
+  CHECK(gd::margin_note(rows, PrecisionPolicy::fp32) ==
+        "fp32: the smallest margin gate reaching 100 % determinism is margin:0.01 (trigger rate "
+        "2.0 %);");
+
+  // Negative control: margin:0.05 loses a prompt, so the reading moves to
+  // margin:0.25 and margin:0.05 becomes the failing gate.
+  rows[2].deterministic = 3;
+  rows[2].differing_runs = 1;
+  REQUIRE(gd::smallest_deterministic_margin(rows, PrecisionPolicy::bf16) != nullptr);
+  CHECK(gd::smallest_deterministic_margin(rows, PrecisionPolicy::bf16)->gate.tau == 0.25);
+  CHECK(gd::margin_note(rows, PrecisionPolicy::bf16).find("margin:0.05 fails") !=
+        std::string::npos);
+  // No margin gate deterministic: none, and the note says only the rest.
+  rows[0].deterministic = 2;
+  CHECK(gd::smallest_deterministic_margin(rows, PrecisionPolicy::bf16) == nullptr);
+  CHECK(gd::margin_note(rows, PrecisionPolicy::bf16).rfind("bf16: margin:0.25 fails", 0) == 0);
 }
 
 TEST_CASE("gated decoding equals always-invariant decoding at every batch size", "[model][gated]") {

@@ -563,7 +563,8 @@ TEST_CASE("the argument finds every table, row, column and figure it reads, in f
   const auto dir = temp_dir("argument-reads");
   const auto run = run_fplab(
       "run permutations associativity batch-variance top2-gaps flip-prediction precision-flips "
-      "batch-answers gpu-generations --quick --out " +
+      "batch-answers gpu-generations quantization-scales precision-ladder chunked-prefill "
+      "tensor-parallel --quick --out " +
       dir.string());
   REQUIRE(run.exit_code == 0);
   const Results r = read_results_json((dir / "results.json").string());
@@ -605,31 +606,71 @@ TEST_CASE("the argument finds every table, row, column and figure it reads, in f
     REQUIRE(t != nullptr);
     for (const auto& column : read.columns) CHECK(t->column(column.id) != nullptr);
   }
-  // Negative control: a column renamed where its table declares it (the
-  // column and every row's cell, as a renamed id in a Columns<Row> would).
-  namespace batching = fplab::argument_ids::batch_variance::batching;
-  Results declared_renamed = r;
-  std::string first_key;
-  for (auto& e : declared_renamed.experiments) {
-    for (auto& t : e.tables) {
-      if (e.id != fplab::argument_ids::batch_variance::experiment || t.id != batching::table.id)
-        continue;
-      for (auto& c : t.columns) {
-        if (c.id == batching::share.id) c.id = "share_of_vocabulary";
-      }
-      for (auto& row : t.rows) {
-        auto cell = row.cells.extract(batching::share.str());
-        if (cell.empty()) continue;
-        if (first_key.empty()) first_key = row.key;
-        cell.key() = "share_of_vocabulary";
-        row.cells.insert(std::move(cell));
+  // Negative controls: a column renamed where its table declares it (the
+  // column and every row's cell, as a renamed id in a Columns<Row> would);
+  // returns the keys of the rows renamed.
+  const auto rename_declared = [](Results& results, std::string_view experiment, TableId table,
+                                  ColumnId from, const std::string& to) {
+    std::vector<std::string> keys;
+    for (auto& e : results.experiments) {
+      for (auto& t : e.tables) {
+        if (e.id != experiment || t.id != table.id) continue;
+        for (auto& c : t.columns) {
+          if (c.id == from.id) c.id = to;
+        }
+        for (auto& row : t.rows) {
+          auto cell = row.cells.extract(from.str());
+          if (cell.empty()) continue;
+          keys.push_back(row.key);
+          cell.key() = to;
+          row.cells.insert(std::move(cell));
+        }
       }
     }
-  }
-  REQUIRE_FALSE(first_key.empty());
+    return keys;
+  };
+  namespace ids = fplab::argument_ids;
+  namespace batching = ids::batch_variance::batching;
+  Results declared_renamed = r;
+  const std::vector<std::string> share_keys =
+      rename_declared(declared_renamed, ids::batch_variance::experiment, batching::table,
+                      batching::share, "share_of_vocabulary");
+  REQUIRE_FALSE(share_keys.empty());
   const std::vector<std::string> misses = fplab::report::argument_misses(declared_renamed);
   REQUIRE_FALSE(misses.empty());
-  CHECK(misses.front() == "table 'batching': row '" + first_key + "' has no 'share'");
+  CHECK(misses.front() == "table 'batching': row '" + share_keys.front() + "' has no 'share'");
   const Table* renamed = declared_renamed.experiment("batch-variance")->table("batching");
   CHECK(renamed->column(batching::share.id) == nullptr);
+
+  // The headline figure's reads fail the same way: a writer's `perturbation`
+  // table with `size` renamed, and top2-gaps' quantile rank renamed.
+  for (const std::string_view writer : ids::perturbation::writers) {
+    Results size_renamed = r;
+    const std::vector<std::string> keys = rename_declared(
+        size_renamed, writer, ids::perturbation::table, ids::perturbation::size, "largest");
+    REQUIRE_FALSE(keys.empty());
+    std::vector<std::string> expected;
+    for (const auto& key : keys)
+      expected.push_back("table 'perturbation': row '" + key + "' has no 'size'");
+    CHECK(fplab::report::argument_misses(size_renamed) == expected);
+    CHECK(size_renamed.experiment(writer)->table("perturbation")->column("size") == nullptr);
+  }
+  namespace quantiles = ids::top2_gaps::gap_quantiles;
+  Results rank_renamed = r;
+  REQUIRE_FALSE(rename_declared(rank_renamed, ids::top2_gaps::experiment, quantiles::table,
+                                quantiles::heldout_rank, "heldout_position")
+                    .empty());
+  const std::vector<std::string> rank_misses = fplab::report::argument_misses(rank_renamed);
+  REQUIRE_FALSE(rank_misses.empty());
+  CHECK(rank_misses.front() == "table 'gap-quantiles': row '1.000' has no 'heldout_rank'");
+  // And the quoted parameter, renamed.
+  Results param_renamed = r;
+  for (auto& e : param_renamed.experiments) {
+    for (auto& p : e.parameters) {
+      if (e.id == ids::precision_flips::experiment && p.name == ids::precision_flips::steps.id)
+        p.name = "greedy_steps";
+    }
+  }
+  CHECK(fplab::report::argument_misses(param_renamed) ==
+        std::vector<std::string>{"precision-flips: no parameter 'steps'"});
 }
