@@ -1,10 +1,13 @@
-// nv_fused's integer body (nv_fused_body.hpp) at width 8, compiled for AVX2
-// by the target pragma below and called only where cpuid says the CPU has
-// it (dot_add.cpp): 64-bit variable shifts and compares in vector lanes.
+// nv_fused's bodies compiled for AVX2 by the target pragma below and called
+// only where cpuid says the CPU has it: the integer step (nv_fused_body.hpp,
+// width 8; dot_add.cpp), with 64-bit variable shifts and compares in vector
+// lanes, and the chain on split operands (nv_fused_split_body.hpp, width
+// kSplitWidth; nv_fused_split.cpp).
 #include <cstddef>
 #include <cstdint>
 
 #include "matrixunits/nv_fused_avx2.hpp"
+#include "matrixunits/nv_fused_split.hpp"
 
 #if defined(__x86_64__)
 // Every function from here on, the body's included, is compiled for AVX2.
@@ -17,6 +20,7 @@
 #endif
 
 #include "matrixunits/nv_fused_body.hpp"
+#include "matrixunits/nv_fused_split_body.hpp"
 
 namespace fplab::nv_fused_body {
 
@@ -26,6 +30,16 @@ FusedUnits fused_units_avx2(const double* a, const double* b, std::size_t n, dou
 }
 
 }  // namespace fplab::nv_fused_body
+
+namespace fplab::nv_fused_split {
+
+SplitChain split_chain_avx2(const double* a, const std::int16_t* ea, const double* b,
+                            const std::int16_t* eb, std::size_t steps, double c,
+                            const SplitRule& rule) {
+  return split_chain<kSplitWidth>(a, ea, b, eb, steps, c, rule);
+}
+
+}  // namespace fplab::nv_fused_split
 
 #if defined(__clang__)
 #pragma clang attribute pop

@@ -16,23 +16,25 @@ constexpr std::size_t kGpuRows = 256;
 
 void linear_gpu(const float* x, const float* w, float* y, std::size_t M, std::size_t N,
                 std::size_t K, const GpuDot& kernel) {
-  // Each row of x and of w converted to the kernel's inputs once (w by
-  // blocks of rows), then every output's dot product on them.
-  std::vector<double> xs(M * K), ws(std::min(N, kGpuRows) * K);
-  kernel.convert(std::span<const float>(x, M * K), xs);
+  // Each row of x and of w converted to the kernel's inputs and split once
+  // (w by blocks of rows), then every output's dot product on them.
+  if (K == 0) {
+    std::fill(y, y + M * N, kernel.dot({}, {}));
+    return;
+  }
+  GpuSplitRows xs, ws;
+  kernel.split(std::span<const float>(x, M * K), K, xs);
   // A matrix-unit dot costs about 20x a float one: threads from a
   // twentieth of the float kernels' threshold.
   [[maybe_unused]] const bool threads = M * N * K * 20 >= kParallelWork;
   for (std::size_t n0 = 0; n0 < N; n0 += kGpuRows) {
     const std::size_t rows = std::min(kGpuRows, N - n0);
-    kernel.convert(std::span<const float>(w + n0 * K, rows * K),
-                   std::span<double>(ws).first(rows * K));
+    kernel.split(std::span<const float>(w + n0 * K, rows * K), K, ws);
     const auto outputs = static_cast<long>(M * rows);
 #pragma omp parallel for schedule(static, 64) if (threads)
     for (long o = 0; o < outputs; ++o) {
       const auto m = static_cast<std::size_t>(o) / rows, n = static_cast<std::size_t>(o) % rows;
-      y[m * N + n0 + n] = kernel.dot_converted(std::span<const double>(xs).subspan(m * K, K),
-                                               std::span<const double>(ws).subspan(n * K, K));
+      y[m * N + n0 + n] = kernel.dot_split(xs, m, ws, n);
     }
   }
 }

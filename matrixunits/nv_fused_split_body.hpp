@@ -1,0 +1,164 @@
+// nv_fused's chain on split operands (internal to matrixunits/): the steps
+// of dot_add.hpp's nv_fused at scale 1, chained through the accumulator,
+// over values whose MMA-Sim exponents e(x) were computed once per row
+// (kernel_order.hpp's GpuSplitRows), written once over a vector width W;
+// nv_fused_split.hpp declares it for the rest of matrixunits/.
+//
+// It takes the chain only where every value is finite, of at most 24
+// significant bits and within binary32's range (zero, or 2^-149 <= |x| <
+// 2^128: the caller's per-row check), fraction_bits <= 40, and the result
+// is fp32 or e8m13 toward zero. Each step is then the reference's formula
+// with ldexp as a multiplication by a power of two:
+//   E = max(e(c), max_i e(a_i) + e(b_i)),  s = F - E,
+//   sum = trunc(c 2^s) + sum_i trunc(a_i b_i 2^s),  v = sum 2^-s,
+// every operation exact: a_i b_i has at most 48 bits and lies in
+// [2^-298, 2^256); 2^s and 2^-s are normal (|s| <= 300); the scaled terms
+// lie above 2^-600 (no subnormal) and below 2^(F+2), so each trunc is the
+// reference's integer and the sum of at most 65 of them, below 2^(F+9) <=
+// 2^49, is exact as a double in any order. v is then rounded as the
+// reference's round_result rounds (the low bits cleared; below 2^-126 a
+// multiple of 2^(-126 - result bits)). A step whose result reaches 2^128
+// (an infinity) ends the chain: the caller runs the reference from there.
+//
+// W lanes of partial sums run side by side (the exact sum is the same in
+// any order, so W changes no bit); the products past the last full vector
+// run in lane 0. This header defines its templates with internal linkage
+// and includes nothing that defines a function (builtins only):
+// matrixunits/nv_fused_avx2.cpp compiles it for AVX2; nv_fused_split.cpp's
+// build for the baseline instruction set is the fallback.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "matrixunits/nv_fused_split.hpp"
+
+namespace fplab::nv_fused_split {
+
+namespace {
+
+// 2^s for |s| <= 1022, by its bits.
+inline double power_of_two(int s) {
+  return __builtin_bit_cast(double, static_cast<std::uint64_t>(s + 1023) << 52);
+}
+
+// MMA-Sim's e(c) of a finite accumulator within binary32's range.
+inline int accumulator_exponent(double c, int c_emin) {
+  const std::uint64_t bits = __builtin_bit_cast(std::uint64_t, c);
+  const int e = static_cast<int>((bits >> 52) & 0x7FF) - 1023;
+  if ((bits << 1) == 0) return -126;
+  return e > c_emin ? e : c_emin;
+}
+
+// The reference's round_result for fp32 / e8m13 toward zero, |v| < 2^128.
+inline double truncated_result(double v, int result_bits) {
+  const double magnitude = v < 0 ? -v : v;
+  double t;
+  if (magnitude < 0x1p-126) {
+    t = __builtin_trunc(v * power_of_two(126 + result_bits)) * power_of_two(-126 - result_bits);
+  } else {
+    const std::uint64_t low = (std::uint64_t{1} << (52 - result_bits)) - 1;
+    t = __builtin_bit_cast(double, __builtin_bit_cast(std::uint64_t, v) & ~low);
+  }
+  return t == 0.0 ? 0.0 : t;  // +0, as MMA-Sim's integer rounding gives
+}
+
+// The step's exact sum of the products' terms at scale 2^s (n = G when G
+// is not 0). Narrow: F <= 29, so every term is below 2^31 and truncates by
+// a conversion to int32 (vectorised under AVX2, where trunc is not).
+template <std::size_t W, std::size_t G, bool Narrow>
+inline __attribute__((always_inline)) double product_terms(const double* a, const double* b,
+                                                           std::size_t n, double scale) {
+  if constexpr (G != 0) n = G;
+  double lane[W] = {};
+  std::size_t i = 0;
+  for (; i + W <= n; i += W) {
+    for (std::size_t j = 0; j < W; ++j) {
+      const double t = a[i + j] * b[i + j] * scale;
+      lane[j] += Narrow ? static_cast<double>(static_cast<std::int32_t>(t)) : __builtin_trunc(t);
+    }
+  }
+  for (; i < n; ++i) lane[0] += __builtin_trunc(a[i] * b[i] * scale);
+  double sum = 0.0;
+  for (std::size_t j = 0; j < W; ++j) sum += lane[j];
+  return sum;
+}
+
+// max_i e(a_i) + e(b_i) over n products (n = G when G is not 0).
+template <std::size_t W, std::size_t G>
+inline __attribute__((always_inline)) int largest_product_exponent(const std::int16_t* ea,
+                                                                   const std::int16_t* eb,
+                                                                   std::size_t n) {
+  if constexpr (G != 0) n = G;
+  int lane[W];
+  for (std::size_t j = 0; j < W; ++j) lane[j] = -32768;
+  std::size_t i = 0;
+  for (; i + W <= n; i += W) {
+    for (std::size_t j = 0; j < W; ++j) {
+      const int p = ea[i + j] + eb[i + j];
+      lane[j] = p > lane[j] ? p : lane[j];
+    }
+  }
+  for (; i < n; ++i) {
+    const int p = ea[i] + eb[i];
+    lane[0] = p > lane[0] ? p : lane[0];
+  }
+  int e = lane[0];
+  for (std::size_t j = 1; j < W; ++j) e = lane[j] > e ? lane[j] : e;
+  return e;
+}
+
+// `steps` steps of rule.group products each from the accumulator c; G is
+// the group when known at compile time (0: rule.group).
+template <std::size_t W, std::size_t G, bool Narrow>
+SplitChain split_chain_of(const double* a, const std::int16_t* ea, const double* b,
+                          const std::int16_t* eb, std::size_t steps, double c,
+                          const SplitRule& rule) {
+  const std::size_t g = G != 0 ? G : static_cast<std::size_t>(rule.group);
+  SplitChain out{c, 0};
+  for (std::size_t k = 0; k < steps; ++k) {
+    const std::size_t i = k * g;
+    const int ec = accumulator_exponent(out.acc, rule.c_emin);
+    const int ep = largest_product_exponent<W, G>(ea + i, eb + i, g);
+    const int s = rule.fraction_bits - (ep > ec ? ep : ec);
+    const double scale = power_of_two(s);
+    const double sum =
+        __builtin_trunc(out.acc * scale) + product_terms<W, G, Narrow>(a + i, b + i, g, scale);
+    const double v = sum * power_of_two(-s);
+    out.steps = k + 1;
+    if (v >= 0x1p128 || v <= -0x1p128) {
+      out.acc = v > 0 ? __builtin_inf() : -__builtin_inf();
+      return out;
+    }
+    out.acc = truncated_result(v, rule.result_bits);
+  }
+  return out;
+}
+
+// split_chain_of with the kernels' groups (8, 16, 32) fixed at compile
+// time, and narrow terms where F <= 29.
+template <std::size_t W, bool Narrow>
+SplitChain split_chain_narrow(const double* a, const std::int16_t* ea, const double* b,
+                              const std::int16_t* eb, std::size_t steps, double c,
+                              const SplitRule& rule) {
+  switch (rule.group) {
+    case 8:
+      return split_chain_of<W, 8, Narrow>(a, ea, b, eb, steps, c, rule);
+    case 16:
+      return split_chain_of<W, 16, Narrow>(a, ea, b, eb, steps, c, rule);
+    case 32:
+      return split_chain_of<W, 32, Narrow>(a, ea, b, eb, steps, c, rule);
+    default:
+      return split_chain_of<W, 0, Narrow>(a, ea, b, eb, steps, c, rule);
+  }
+}
+template <std::size_t W>
+SplitChain split_chain(const double* a, const std::int16_t* ea, const double* b,
+                       const std::int16_t* eb, std::size_t steps, double c, const SplitRule& rule) {
+  if (rule.fraction_bits <= 29) return split_chain_narrow<W, true>(a, ea, b, eb, steps, c, rule);
+  return split_chain_narrow<W, false>(a, ea, b, eb, steps, c, rule);
+}
+
+}  // namespace
+
+}  // namespace fplab::nv_fused_split
