@@ -20,9 +20,9 @@
 // multiple of 2^(-126 - result bits)). A step whose result reaches 2^128
 // (an infinity) ends the chain: the caller runs the reference from there.
 //
-// W lanes of partial sums run side by side (the exact sum is the same in
-// any order, so W changes no bit); the products past the last full vector
-// run in lane 0. This header defines its templates with internal linkage
+// W lanes of partial sums run side by side as one vector (the exact sum is
+// the same in any order, so W changes no bit); the products past the last
+// full vector run one by one. This header defines its templates with internal linkage
 // and includes nothing that defines a function (builtins only):
 // matrixunits/nv_fused_avx2.cpp compiles it for AVX2; nv_fused_split.cpp's
 // build for the baseline instruction set is the fallback.
@@ -63,24 +63,53 @@ inline double truncated_result(double v, int result_bits) {
   return t == 0.0 ? 0.0 : t;  // +0, as MMA-Sim's integer rounding gives
 }
 
+// Vectors of C lanes (GCC's and clang's vector extensions: instructions
+// of the unit's instruction set, C scalars on a narrower one), read
+// unaligned from memory: doubles with their truncating conversions to
+// int32 and int64, and int16 exponents widened to int32.
+template <std::size_t C>
+struct Lanes {
+  typedef double Doubles __attribute__((vector_size(sizeof(double) * C)));
+  typedef double DoublesIn __attribute__((vector_size(sizeof(double) * C), aligned(8), may_alias));
+  typedef std::int32_t Int32s __attribute__((vector_size(sizeof(std::int32_t) * C)));
+  typedef std::int64_t Int64s __attribute__((vector_size(sizeof(std::int64_t) * C)));
+  typedef std::int16_t Int16sIn
+      __attribute__((vector_size(sizeof(std::int16_t) * C), aligned(2), may_alias));
+};
+
 // The step's exact sum of the products' terms at scale 2^s (n = G when G
-// is not 0). Narrow: F <= 29, so every term is below 2^31 and truncates by
-// a conversion to int32 (vectorised under AVX2, where trunc is not).
+// is not 0), W lanes as vectors of at most 4 (an int32 vector of 4 fits one
+// 128-bit register). Each term, below 2^(F+2) <= 2^42, truncates toward
+// zero by a conversion to int64, or to int32 where Narrow (F <= 29: below
+// 2^31; a vector conversion AVX2 has, where it has neither int64's nor
+// trunc's).
 template <std::size_t W, std::size_t G, bool Narrow>
 inline __attribute__((always_inline)) double product_terms(const double* a, const double* b,
                                                            std::size_t n, double scale) {
+  constexpr std::size_t C = W < 4 ? W : 4;
+  using L = Lanes<C>;
   if constexpr (G != 0) n = G;
-  double lane[W] = {};
+  typename L::Doubles lane[W / C] = {};
   std::size_t i = 0;
   for (; i + W <= n; i += W) {
-    for (std::size_t j = 0; j < W; ++j) {
-      const double t = a[i + j] * b[i + j] * scale;
-      lane[j] += Narrow ? static_cast<double>(static_cast<std::int32_t>(t)) : __builtin_trunc(t);
+    for (std::size_t k = 0; k < W / C; ++k) {
+      const auto x = *reinterpret_cast<const typename L::DoublesIn*>(a + i + k * C);
+      const auto y = *reinterpret_cast<const typename L::DoublesIn*>(b + i + k * C);
+      const typename L::Doubles t = x * y * scale;
+      if constexpr (Narrow) {
+        lane[k] += __builtin_convertvector(__builtin_convertvector(t, typename L::Int32s),
+                                           typename L::Doubles);
+      } else {
+        lane[k] += __builtin_convertvector(__builtin_convertvector(t, typename L::Int64s),
+                                           typename L::Doubles);
+      }
     }
   }
-  for (; i < n; ++i) lane[0] += __builtin_trunc(a[i] * b[i] * scale);
   double sum = 0.0;
-  for (std::size_t j = 0; j < W; ++j) sum += lane[j];
+  for (; i < n; ++i) sum += static_cast<double>(static_cast<std::int64_t>(a[i] * b[i] * scale));
+  for (std::size_t k = 0; k < W / C; ++k) {
+    for (std::size_t j = 0; j < C; ++j) sum += lane[k][j];
+  }
   return sum;
 }
 
@@ -89,22 +118,23 @@ template <std::size_t W, std::size_t G>
 inline __attribute__((always_inline)) int largest_product_exponent(const std::int16_t* ea,
                                                                    const std::int16_t* eb,
                                                                    std::size_t n) {
+  using L = Lanes<W>;
   if constexpr (G != 0) n = G;
-  int lane[W];
-  for (std::size_t j = 0; j < W; ++j) lane[j] = -32768;
+  typename L::Int32s lane = typename L::Int32s{} - 32768;
   std::size_t i = 0;
   for (; i + W <= n; i += W) {
-    for (std::size_t j = 0; j < W; ++j) {
-      const int p = ea[i + j] + eb[i + j];
-      lane[j] = p > lane[j] ? p : lane[j];
-    }
+    const auto x = *reinterpret_cast<const typename L::Int16sIn*>(ea + i);
+    const auto y = *reinterpret_cast<const typename L::Int16sIn*>(eb + i);
+    const typename L::Int32s p = __builtin_convertvector(x, typename L::Int32s) +
+                                 __builtin_convertvector(y, typename L::Int32s);
+    lane = p > lane ? p : lane;
   }
+  int e = -32768;
   for (; i < n; ++i) {
     const int p = ea[i] + eb[i];
-    lane[0] = p > lane[0] ? p : lane[0];
+    e = p > e ? p : e;
   }
-  int e = lane[0];
-  for (std::size_t j = 1; j < W; ++j) e = lane[j] > e ? lane[j] : e;
+  for (std::size_t j = 0; j < W; ++j) e = lane[j] > e ? lane[j] : e;
   return e;
 }
 
