@@ -294,6 +294,45 @@ float GpuDot::dot_split(const GpuSplitRows& x, std::size_t xr, const GpuSplitRow
   return total;
 }
 
+void GpuDot::dot_split_rows(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y,
+                            std::size_t yr, std::size_t count, float* out) const {
+  constexpr std::size_t R = nv_fused_split::kSplitChains;
+  const auto k = static_cast<std::size_t>(spec_.k);
+  const bool whole = splits_ && order_.split_k == 1 && order_.promote == 0 && x.length > 0 &&
+                     x.length == y.length && x.length % k == 0 && x.fast[xr] != 0;
+  std::size_t j = 0;
+  if (whole) {
+    const auto g = static_cast<std::size_t>(rule_.group);
+    const std::size_t n = x.length, steps = n / g;
+    const nv_fused_split::SplitRule rule{rule_.group, rule_.fraction_bits,
+                                         rule_.result == ResultRounding::f32_toward_zero ? 23 : 13,
+                                         rule_.c_emin};
+    for (; j + R <= count; j += R) {
+      bool fast = true;
+      for (std::size_t r = 0; r < R; ++r) fast = fast && y.fast[yr + j + r] != 0;
+      if (!fast) break;
+      std::array<const double*, R> b{};
+      std::array<const std::int16_t*, R> eb{};
+      std::array<nv_fused_split::SplitChain, R> chains{};
+      for (std::size_t r = 0; r < R; ++r) {
+        b[r] = y.values.data() + (yr + j + r) * n;
+        eb[r] = y.exponents.data() + (yr + j + r) * n;
+      }
+      nv_fused_split::split_chains_dispatched(x.values.data() + xr * n, x.exponents.data() + xr * n,
+                                              b.data(), eb.data(), steps, chains.data(), rule);
+      for (std::size_t r = 0; r < R; ++r) {
+        double acc = chains[r].acc;
+        if (chains[r].steps < steps) {  // overflowed: the reference goes on
+          const std::size_t from = chains[r].steps * g;
+          acc = dot_add(rule_, x.row(xr).subspan(from), y.row(yr + j + r).subspan(from), acc);
+        }
+        out[j + r] = static_cast<float>(acc);
+      }
+    }
+  }
+  for (; j < count; ++j) out[j] = dot_split(x, xr, y, yr + j);
+}
+
 float GpuDot::part_split(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y,
                          std::size_t yr, std::size_t first, std::size_t end) const {
   const auto k = static_cast<std::size_t>(spec_.k);

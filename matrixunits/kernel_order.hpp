@@ -117,6 +117,11 @@ class GpuDot {
   // else dot_converted. x and y have the same length.
   [[nodiscard]] float dot_split(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y,
                                 std::size_t yr) const;
+  // out[j] = dot_split(x, xr, y, yr + j) for j < count, the same bits: one
+  // chain, without split-k or promotion, over a K the instruction's k
+  // divides runs kSplitChains rows of y at once (their latencies overlap).
+  void dot_split_rows(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y, std::size_t yr,
+                      std::size_t count, float* out) const;
 
  private:
   // One part's chain over blocks [first, end) from +0, with promotion.

@@ -39,6 +39,12 @@ SplitChain split_chain_avx2(const double* a, const std::int16_t* ea, const doubl
   return split_chain<kSplitWidth>(a, ea, b, eb, steps, c, rule);
 }
 
+void split_chains_avx2(const double* a, const std::int16_t* ea, const double* const* b,
+                       const std::int16_t* const* eb, std::size_t steps, SplitChain* chains,
+                       const SplitRule& rule) {
+  split_chains<kSplitWidth, kSplitChains>(a, ea, b, eb, steps, chains, rule);
+}
+
 }  // namespace fplab::nv_fused_split
 
 #if defined(__clang__)

@@ -165,6 +165,45 @@ SplitChain split_chain_of(const double* a, const std::int16_t* ea, const double*
   return out;
 }
 
+// R chains side by side on the same a (one row of x against R rows of
+// weights), each with its own b, accumulator and SplitChain (acc in, acc
+// and steps out): independent chains whose latencies overlap. A chain
+// whose step overflows stops there; the others go on.
+template <std::size_t W, std::size_t G, bool Narrow, std::size_t R>
+void split_chains_of(const double* a, const std::int16_t* ea, const double* const* b,
+                     const std::int16_t* const* eb, std::size_t steps, SplitChain* chains,
+                     const SplitRule& rule) {
+  const std::size_t g = G != 0 ? G : static_cast<std::size_t>(rule.group);
+  double acc[R];
+  bool live[R];
+  for (std::size_t r = 0; r < R; ++r) {
+    acc[r] = chains[r].acc;
+    live[r] = true;
+    chains[r].steps = steps;
+  }
+  for (std::size_t k = 0; k < steps; ++k) {
+    const std::size_t i = k * g;
+    for (std::size_t r = 0; r < R; ++r) {
+      if (!live[r]) continue;
+      const int ec = accumulator_exponent(acc[r], rule.c_emin);
+      const int ep = largest_product_exponent<W, G>(ea + i, eb[r] + i, g);
+      const int s = rule.fraction_bits - (ep > ec ? ep : ec);
+      const double scale = power_of_two(s);
+      const double sum = static_cast<double>(static_cast<std::int64_t>(acc[r] * scale)) +
+                         product_terms<W, G, Narrow>(a + i, b[r] + i, g, scale);
+      const double v = sum * power_of_two(-s);
+      if (v >= 0x1p128 || v <= -0x1p128) {
+        acc[r] = v > 0 ? __builtin_inf() : -__builtin_inf();
+        chains[r].steps = k + 1;
+        live[r] = false;
+        continue;
+      }
+      acc[r] = truncated_result(v, rule.result_bits);
+    }
+  }
+  for (std::size_t r = 0; r < R; ++r) chains[r].acc = acc[r];
+}
+
 // split_chain_of with the kernels' groups (8, 16, 32) fixed at compile
 // time, and narrow terms where F <= 29.
 template <std::size_t W, bool Narrow>
@@ -182,6 +221,24 @@ SplitChain split_chain_narrow(const double* a, const std::int16_t* ea, const dou
       return split_chain_of<W, 0, Narrow>(a, ea, b, eb, steps, c, rule);
   }
 }
+template <std::size_t W, std::size_t R>
+void split_chains(const double* a, const std::int16_t* ea, const double* const* b,
+                  const std::int16_t* const* eb, std::size_t steps, SplitChain* chains,
+                  const SplitRule& rule) {
+  const bool narrow = rule.fraction_bits <= 29;
+  switch (rule.group) {
+    case 16:
+      if (narrow) return split_chains_of<W, 16, true, R>(a, ea, b, eb, steps, chains, rule);
+      return split_chains_of<W, 16, false, R>(a, ea, b, eb, steps, chains, rule);
+    case 32:
+      if (narrow) return split_chains_of<W, 32, true, R>(a, ea, b, eb, steps, chains, rule);
+      return split_chains_of<W, 32, false, R>(a, ea, b, eb, steps, chains, rule);
+    default:
+      if (narrow) return split_chains_of<W, 0, true, R>(a, ea, b, eb, steps, chains, rule);
+      return split_chains_of<W, 0, false, R>(a, ea, b, eb, steps, chains, rule);
+  }
+}
+
 template <std::size_t W>
 SplitChain split_chain(const double* a, const std::int16_t* ea, const double* b,
                        const std::int16_t* eb, std::size_t steps, double c, const SplitRule& rule) {

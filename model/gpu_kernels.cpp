@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <span>
 #include <vector>
 
@@ -11,6 +12,8 @@ namespace {
 
 // Rows of w converted to the kernel's inputs at a time.
 constexpr std::size_t kGpuRows = 256;
+// Outputs of one row of x computed in one call (GpuDot::dot_split_rows).
+constexpr std::size_t kChains = 4;
 
 }  // namespace
 
@@ -30,11 +33,17 @@ void linear_gpu(const float* x, const float* w, float* y, std::size_t M, std::si
   for (std::size_t n0 = 0; n0 < N; n0 += kGpuRows) {
     const std::size_t rows = std::min(kGpuRows, N - n0);
     kernel.split(std::span<const float>(w + n0 * K, rows * K), K, ws);
-    const auto outputs = static_cast<long>(M * rows);
-#pragma omp parallel for schedule(static, 64) if (threads)
-    for (long o = 0; o < outputs; ++o) {
-      const auto m = static_cast<std::size_t>(o) / rows, n = static_cast<std::size_t>(o) % rows;
-      y[m * N + n0 + n] = kernel.dot_split(xs, m, ws, n);
+    // Tasks of kChains outputs of one row of x (their chains run side by side).
+    const std::size_t chunks = (rows + kChains - 1) / kChains;
+    const auto tasks = static_cast<long>(M * chunks);
+#pragma omp parallel for schedule(static, 16) if (threads)
+    for (long t = 0; t < tasks; ++t) {
+      const std::size_t m = static_cast<std::size_t>(t) / chunks;
+      const std::size_t n = static_cast<std::size_t>(t) % chunks * kChains;
+      const std::size_t count = std::min(kChains, rows - n);
+      std::array<float, kChains> out{};
+      kernel.dot_split_rows(xs, m, ws, n, count, out.data());
+      std::copy_n(out.begin(), count, y + m * N + n0 + n);
     }
   }
 }

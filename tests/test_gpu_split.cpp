@@ -152,6 +152,104 @@ TEST_CASE("nv_fused's split chain equals dot_add across vector edges", "[matrixu
                     "nv-fused split chain: width 3 is not 1, 2, 4, 8 or 16");
 }
 
+TEST_CASE("nv_fused's split chains side by side equal dot_add", "[matrixunits][gpu][fast]") {
+  constexpr std::size_t R = nv_fused_split::kSplitChains;
+  std::mt19937_64 rng(4307);
+  std::size_t chains = 0, overflowed = 0;
+  for (const DotAddRule& r : chain_rules()) {
+    const auto g = static_cast<std::size_t>(r.group);
+    for (std::size_t steps = 1; steps <= 2 * 16 + 1; ++steps) {
+      for (int kind = 0; kind < 4; ++kind) {
+        const std::size_t n = steps * g;
+        const std::vector<float> xf = row_of(kind, n, rng);
+        const std::vector<double> x(xf.begin(), xf.end());
+        std::vector<std::int16_t> ex(n);
+        for (std::size_t i = 0; i < n; ++i) ex[i] = exponent_of(x[i], r.a_emin);
+        // Row 0 the single chain's partner (huge for kind 3: an overflow),
+        // the others narrow: chains that stop and chains that go on.
+        std::vector<std::vector<double>> y(R);
+        std::vector<std::vector<std::int16_t>> ey(R, std::vector<std::int16_t>(n));
+        std::vector<const double*> b(R);
+        std::vector<const std::int16_t*> eb(R);
+        std::vector<double> c(R), ref(R);
+        for (std::size_t q = 0; q < R; ++q) {
+          const std::vector<float> yf = row_of(q == 0 && kind == 3 ? 5 : q == 0 ? kind : 0, n, rng);
+          y[q].assign(yf.begin(), yf.end());
+          for (std::size_t i = 0; i < n; ++i) ey[q][i] = exponent_of(y[q][i], r.b_emin);
+          b[q] = y[q].data();
+          eb[q] = ey[q].data();
+          c[q] = static_cast<float>(random_float(-6, 6, rng));
+          ref[q] = dot_add(r, x, y[q], c[q]);
+        }
+        const auto check = [&](std::vector<nv_fused_split::SplitChain> got) {
+          for (std::size_t q = 0; q < R; ++q) {
+            ++chains;
+            INFO("fraction bits " << r.fraction_bits << " steps " << steps << " kind " << kind
+                                  << " chain " << q);
+            double acc = got[q].acc;
+            if (got[q].steps < steps) {
+              ++overflowed;
+              CHECK(std::isinf(acc));
+              acc = dot_add(r, std::span<const double>(x).subspan(got[q].steps * g),
+                            std::span<const double>(y[q]).subspan(got[q].steps * g), acc);
+            }
+            CHECK(bits(acc) == bits(ref[q]));
+          }
+        };
+        const auto start = [&] {
+          std::vector<nv_fused_split::SplitChain> in(R);
+          for (std::size_t q = 0; q < R; ++q) in[q].acc = c[q];
+          return in;
+        };
+        for (const std::size_t w : kWidths) {
+          auto got = start();
+          nv_fused_split::split_chains_at_width(x.data(), ex.data(), b.data(), eb.data(), steps,
+                                                got.data(), split_rule(r), w);
+          check(got);
+        }
+        auto got = start();
+        nv_fused_split::split_chains_dispatched(x.data(), ex.data(), b.data(), eb.data(), steps,
+                                                got.data(), split_rule(r));
+        check(got);
+      }
+    }
+  }
+  CHECK(overflowed > 0);
+  CHECK(overflowed < chains / 4);  // the other chains of an overflowing one go on
+}
+
+TEST_CASE("GpuDot::dot_split_rows equals dot_split row by row", "[matrixunits][gpu][fast]") {
+  std::mt19937_64 rng(4308);
+  std::size_t compared = 0;
+  for (const char* order : {"gpu(hopper)", "gpu(hopper,split-k=2)", "gpu(ada,e4m3)",
+                            "gpu(blackwell,f16)", "gpu(ampere,tf32)", "gpu(cdna3)"}) {
+    const GpuDot kernel(parse_gpu_kernel_order(order));
+    for (const std::size_t n : {16, 64, 50, 576}) {
+      constexpr std::size_t kRows = 11;
+      std::vector<float> yf;
+      for (std::size_t q = 0; q < kRows; ++q) {
+        const std::vector<float> row = row_of(q == 6 ? 4 : q == 9 ? 3 : 0, n, rng);
+        yf.insert(yf.end(), row.begin(), row.end());
+      }
+      GpuSplitRows xs, ys;
+      kernel.split(row_of(1, n, rng), n, xs);
+      kernel.split(yf, n, ys);
+      for (std::size_t first = 0; first < kRows; ++first) {
+        for (std::size_t count = 0; first + count <= kRows; ++count) {
+          std::vector<float> out(count);
+          kernel.dot_split_rows(xs, 0, ys, first, count, out.data());
+          for (std::size_t j = 0; j < count; ++j) {
+            INFO(order << " n = " << n << " rows " << first << " + " << j);
+            CHECK(bits(out[j]) == bits(kernel.dot_split(xs, 0, ys, first + j)));
+            ++compared;
+          }
+        }
+      }
+    }
+  }
+  CHECK(compared == 6 * 4 * 286);
+}
+
 TEST_CASE("GpuDot::dot_split equals dot_converted for every kernel", "[matrixunits][gpu][fast]") {
   std::mt19937_64 rng(4306);
   std::size_t dots = 0, fast_rows = 0, infinite = 0;
