@@ -41,7 +41,9 @@ void split_chains_dispatched(const double* a, const std::int16_t* ea, const doub
                              const std::int16_t* const* eb, std::size_t steps, SplitChain* chains,
                              const SplitRule& rule) {
 #if defined(__x86_64__)
+  static const bool avx512 = __builtin_cpu_supports("avx512f") != 0;
   static const bool avx2 = __builtin_cpu_supports("avx2") != 0;
+  if (avx512) return split_chains_avx512(a, ea, b, eb, steps, chains, rule);
   if (avx2) return split_chains_avx2(a, ea, b, eb, steps, chains, rule);
 #endif
   split_chains<kSplitWidth, kSplitChains>(a, ea, b, eb, steps, chains, rule);

@@ -40,7 +40,8 @@ SplitChain split_chain_at_width(const double* a, const std::int16_t* ea, const d
 
 // kSplitChains chains side by side on the same a: chains[r] (acc in, acc
 // and steps out) is split_chain on b[r], eb[r] from chains[r].acc, the same
-// bits; their latencies overlap. Dispatched as split_chain_dispatched.
+// bits; their latencies overlap. Built for AVX-512F (8 double lanes at
+// once) or AVX2 where cpuid finds them.
 inline constexpr std::size_t kSplitChains = 4;
 void split_chains_dispatched(const double* a, const std::int16_t* ea, const double* const* b,
                              const std::int16_t* const* eb, std::size_t steps, SplitChain* chains,
@@ -51,14 +52,18 @@ void split_chains_at_width(const double* a, const std::int16_t* ea, const double
                            const SplitRule& rule, std::size_t width);
 
 #if defined(__x86_64__)
-// The AVX2 build (nv_fused_avx2.cpp): call only where
-// __builtin_cpu_supports says the CPU has it.
+// The builds for AVX2 (nv_fused_avx2.cpp) and AVX-512F (split_chains only,
+// nv_fused_avx512.cpp): call only where __builtin_cpu_supports says the
+// CPU has the set.
 SplitChain split_chain_avx2(const double* a, const std::int16_t* ea, const double* b,
                             const std::int16_t* eb, std::size_t steps, double c,
                             const SplitRule& rule);
 void split_chains_avx2(const double* a, const std::int16_t* ea, const double* const* b,
                        const std::int16_t* const* eb, std::size_t steps, SplitChain* chains,
                        const SplitRule& rule);
+void split_chains_avx512(const double* a, const std::int16_t* ea, const double* const* b,
+                         const std::int16_t* const* eb, std::size_t steps, SplitChain* chains,
+                         const SplitRule& rule);
 #endif
 
 }  // namespace fplab::nv_fused_split

@@ -24,8 +24,9 @@
 // the same in any order, so W changes no bit); the products past the last
 // full vector run one by one. This header defines its templates with internal linkage
 // and includes nothing that defines a function (builtins only):
-// matrixunits/nv_fused_avx2.cpp compiles it for AVX2; nv_fused_split.cpp's
-// build for the baseline instruction set is the fallback.
+// matrixunits/nv_fused_avx2.cpp and nv_fused_avx512.cpp compile it for
+// AVX2 and AVX-512F; nv_fused_split.cpp's build for the baseline
+// instruction set is the fallback.
 #pragma once
 
 #include <cstddef>
@@ -78,15 +79,13 @@ struct Lanes {
 };
 
 // The step's exact sum of the products' terms at scale 2^s (n = G when G
-// is not 0), W lanes as vectors of at most 4 (an int32 vector of 4 fits one
-// 128-bit register). Each term, below 2^(F+2) <= 2^42, truncates toward
-// zero by a conversion to int64, or to int32 where Narrow (F <= 29: below
-// 2^31; a vector conversion AVX2 has, where it has neither int64's nor
-// trunc's).
-template <std::size_t W, std::size_t G, bool Narrow>
+// is not 0), W lanes as vectors of C (by default at most 4: an int32
+// vector of 4 fits AVX2's 128-bit conversions; AVX-512 takes 8). Each term, below 2^(F+2) <= 2^42,
+// truncates toward zero by a conversion to int64, or to int32 where Narrow (F <= 29: below 2^31; a
+// vector conversion AVX2 has, where it has neither int64's nor trunc's).
+template <std::size_t W, std::size_t G, bool Narrow, std::size_t C = (W < 4 ? W : 4)>
 inline __attribute__((always_inline)) double product_terms(const double* a, const double* b,
                                                            std::size_t n, double scale) {
-  constexpr std::size_t C = W < 4 ? W : 4;
   using L = Lanes<C>;
   if constexpr (G != 0) n = G;
   typename L::Doubles lane[W / C] = {};
@@ -169,7 +168,7 @@ SplitChain split_chain_of(const double* a, const std::int16_t* ea, const double*
 // weights), each with its own b, accumulator and SplitChain (acc in, acc
 // and steps out): independent chains whose latencies overlap. A chain
 // whose step overflows stops there; the others go on.
-template <std::size_t W, std::size_t G, bool Narrow, std::size_t R>
+template <std::size_t W, std::size_t G, bool Narrow, std::size_t R, std::size_t C>
 void split_chains_of(const double* a, const std::int16_t* ea, const double* const* b,
                      const std::int16_t* const* eb, std::size_t steps, SplitChain* chains,
                      const SplitRule& rule) {
@@ -190,7 +189,7 @@ void split_chains_of(const double* a, const std::int16_t* ea, const double* cons
       const int s = rule.fraction_bits - (ep > ec ? ep : ec);
       const double scale = power_of_two(s);
       const double sum = static_cast<double>(static_cast<std::int64_t>(acc[r] * scale)) +
-                         product_terms<W, G, Narrow>(a + i, b[r] + i, g, scale);
+                         product_terms<W, G, Narrow, C>(a + i, b[r] + i, g, scale);
       const double v = sum * power_of_two(-s);
       if (v >= 0x1p128 || v <= -0x1p128) {
         acc[r] = v > 0 ? __builtin_inf() : -__builtin_inf();
@@ -221,21 +220,21 @@ SplitChain split_chain_narrow(const double* a, const std::int16_t* ea, const dou
       return split_chain_of<W, 0, Narrow>(a, ea, b, eb, steps, c, rule);
   }
 }
-template <std::size_t W, std::size_t R>
+template <std::size_t W, std::size_t R, std::size_t C = (W < 4 ? W : 4)>
 void split_chains(const double* a, const std::int16_t* ea, const double* const* b,
                   const std::int16_t* const* eb, std::size_t steps, SplitChain* chains,
                   const SplitRule& rule) {
   const bool narrow = rule.fraction_bits <= 29;
   switch (rule.group) {
     case 16:
-      if (narrow) return split_chains_of<W, 16, true, R>(a, ea, b, eb, steps, chains, rule);
-      return split_chains_of<W, 16, false, R>(a, ea, b, eb, steps, chains, rule);
+      if (narrow) return split_chains_of<W, 16, true, R, C>(a, ea, b, eb, steps, chains, rule);
+      return split_chains_of<W, 16, false, R, C>(a, ea, b, eb, steps, chains, rule);
     case 32:
-      if (narrow) return split_chains_of<W, 32, true, R>(a, ea, b, eb, steps, chains, rule);
-      return split_chains_of<W, 32, false, R>(a, ea, b, eb, steps, chains, rule);
+      if (narrow) return split_chains_of<W, 32, true, R, C>(a, ea, b, eb, steps, chains, rule);
+      return split_chains_of<W, 32, false, R, C>(a, ea, b, eb, steps, chains, rule);
     default:
-      if (narrow) return split_chains_of<W, 0, true, R>(a, ea, b, eb, steps, chains, rule);
-      return split_chains_of<W, 0, false, R>(a, ea, b, eb, steps, chains, rule);
+      if (narrow) return split_chains_of<W, 0, true, R, C>(a, ea, b, eb, steps, chains, rule);
+      return split_chains_of<W, 0, false, R, C>(a, ea, b, eb, steps, chains, rule);
   }
 }
 
