@@ -10,14 +10,10 @@
 #include "matrixunits/nv_fused_split.hpp"
 
 #if defined(__x86_64__)
+#include "io/isa_target.hpp"
 // Every function from here on, the body's included, is compiled for AVX2.
 // No header that defines functions is included below this line.
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2")
-#endif
+FPLAB_ISA_TARGET_AVX2_BEGIN
 
 #include "matrixunits/nv_fused_body.hpp"
 #include "matrixunits/nv_fused_split_body.hpp"
@@ -47,9 +43,5 @@ void split_chains_avx2(const double* a, const std::int16_t* ea, const double* co
 
 }  // namespace fplab::nv_fused_split
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+FPLAB_ISA_TARGET_END
 #endif

@@ -9,14 +9,10 @@
 #include "matrixunits/nv_fused_split.hpp"
 
 #if defined(__x86_64__)
+#include "io/isa_target.hpp"
 // Every function from here on, the body's included, is compiled for
 // AVX-512F. No header that defines functions is included below this line.
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f")
-#endif
+FPLAB_ISA_TARGET_AVX512F_BEGIN
 
 #include "matrixunits/nv_fused_split_body.hpp"
 
@@ -30,9 +26,5 @@ void split_chains_avx512(const double* a, const std::int16_t* ea, const double* 
 
 }  // namespace fplab::nv_fused_split
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+FPLAB_ISA_TARGET_END
 #endif
