@@ -167,7 +167,7 @@ GpuKernelOrder parse_gpu_kernel_order(std::string_view text) {
 }
 
 MmaSpec kernel_instruction(const GpuKernelOrder& o) {
-  const MmaSpec spec = find_instruction(o.architecture, o.input);
+  MmaSpec spec = find_instruction(o.architecture, o.input);
   if (spec.k == 0) {
     refuse_order(std::string(name(o.architecture)) + " has no " + std::string(name(o.input)) +
                  " matrix instruction with an f32 accumulator (its kernels take: " +

@@ -247,7 +247,7 @@ TEST_CASE("GpuDot::dot_split_rows equals dot_split row by row", "[matrixunits][g
       }
     }
   }
-  CHECK(compared == 6 * 4 * 286);
+  CHECK(compared == std::size_t{6} * 4 * 286);
 }
 
 TEST_CASE("GpuDot::dot_split equals dot_converted for every kernel", "[matrixunits][gpu][fast]") {
