@@ -4,10 +4,12 @@
 #include <array>
 #include <bit>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
 
+#include "matrixunits/nv_fused_split.hpp"
 #include "precision/rounding.hpp"
 
 namespace fplab {
@@ -89,6 +91,39 @@ std::size_t part_start(std::size_t blocks, std::size_t parts, std::size_t s) {
   return s * (blocks / parts) + std::min(s, blocks % parts);
 }
 
+// MMA-Sim's e(x) of a finite binary32 value (dot_add.hpp): -126 for a
+// zero, else max(ilogb(x), emin), read from a normal's exponent field.
+std::int16_t mma_exponent(double x, int emin) {
+  const auto field =
+      static_cast<int>((std::bit_cast<std::uint32_t>(static_cast<float>(x)) >> 23) & 0xFF);
+  const int e = field != 0 ? field - 127 : std::ilogb(x);
+  return static_cast<std::int16_t>(x == 0.0 ? -126 : std::max(e, emin));
+}
+
+// A value the split chain takes: a finite binary32 value (every kernel
+// input type's values are).
+bool splittable(double x) {
+  return std::isfinite(x) && static_cast<double>(static_cast<float>(x)) == x;
+}
+
+// `steps` steps of the rule's groups from acc: the split chain while the
+// accumulator is finite, the reference dot_add from a step that overflows.
+double chain_steps(const DotAddRule& rule, const nv_fused_split::SplitRule& split,
+                   std::span<const double> a, const std::int16_t* ea, std::span<const double> b,
+                   const std::int16_t* eb, double acc) {
+  const auto g = static_cast<std::size_t>(rule.group);
+  const std::size_t steps = a.size() / g;
+  std::size_t done = 0;
+  if (std::isfinite(acc)) {
+    const nv_fused_split::SplitChain c =
+        nv_fused_split::split_chain_dispatched(a.data(), ea, b.data(), eb, steps, acc, split);
+    acc = c.acc;
+    done = c.steps;
+  }
+  if (done == steps) return acc;
+  return dot_add(rule, a.subspan(done * g), b.subspan(done * g), acc);
+}
+
 }  // namespace
 
 std::string name(const GpuKernelOrder& o) {
@@ -155,6 +190,11 @@ GpuDot::GpuDot(const GpuKernelOrder& o)
     refuse_order(name(o) +
                  ": split-k must be >= 1 and promote a multiple of k = " + std::to_string(spec_.k));
   }
+  const bool truncating = rule_.result == ResultRounding::f32_toward_zero ||
+                          rule_.result == ResultRounding::f32_e8m13_toward_zero;
+  splits_ = rule_.algorithm == DotAddAlgorithm::nv_fused && truncating &&
+            rule_.fraction_bits <= 40 && rule_.a_emin == rule_.b_emin && !rule_.flush_subnormals &&
+            rule_.group > 0 && spec_.k % rule_.group == 0;
 }
 
 double GpuDot::input_value(float v) const {
@@ -216,6 +256,129 @@ float GpuDot::dot_converted(std::span<const double> x, std::span<const double> y
     total = s == 0 ? partial : total + partial;
   }
   return total;
+}
+
+void GpuDot::split(std::span<const float> in, std::size_t length, GpuSplitRows& out) const {
+  if (length == 0 || in.size() % length != 0) refuse_order("gpu split: rows of unequal length");
+  out.length = length;
+  out.values.resize(in.size());
+  out.exponents.resize(in.size());
+  out.fast.assign(in.size() / length, 1);
+  // A bf16 value already (the forward pass at bf16 precision) is kept as
+  // input_value keeps it, without its call.
+  const bool bf16 = spec_.a == MmaType::bf16;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const float f = in[i];
+    const bool kept = bf16 && (std::bit_cast<std::uint32_t>(f) & 0xFFFFU) == 0;
+    const double v = kept ? double{f} : input_value(f);
+    out.values[i] = v;
+    const bool takes = splittable(v);
+    out.exponents[i] = takes ? mma_exponent(v, rule_.a_emin) : std::int16_t{0};
+    if (!takes) out.fast[i / length] = 0;
+  }
+}
+
+float GpuDot::dot_split(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y,
+                        std::size_t yr) const {
+  if (x.length != y.length) refuse_order("gpu dot: vectors of different lengths");
+  if (!splits_ || x.fast[xr] == 0 || y.fast[yr] == 0) return dot_converted(x.row(xr), y.row(yr));
+  const auto k = static_cast<std::size_t>(spec_.k);
+  const std::size_t blocks = std::max<std::size_t>(1, (x.length + k - 1) / k);
+  const std::size_t parts = std::min(blocks, static_cast<std::size_t>(order_.split_k));
+  float total = 0.0f;
+  for (std::size_t s = 0; s < parts; ++s) {
+    const float partial =
+        part_split(x, xr, y, yr, part_start(blocks, parts, s), part_start(blocks, parts, s + 1));
+    total = s == 0 ? partial : total + partial;
+  }
+  return total;
+}
+
+void GpuDot::dot_split_rows(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y,
+                            std::size_t yr, std::size_t count, float* out) const {
+  constexpr std::size_t R = nv_fused_split::kSplitChains;
+  const auto k = static_cast<std::size_t>(spec_.k);
+  const bool whole = splits_ && order_.split_k == 1 && order_.promote == 0 && x.length > 0 &&
+                     x.length == y.length && x.length % k == 0 && x.fast[xr] != 0;
+  std::size_t j = 0;
+  if (whole) {
+    const auto g = static_cast<std::size_t>(rule_.group);
+    const std::size_t n = x.length, steps = n / g;
+    const nv_fused_split::SplitRule rule{rule_.group, rule_.fraction_bits,
+                                         rule_.result == ResultRounding::f32_toward_zero ? 23 : 13,
+                                         rule_.c_emin};
+    for (; j + R <= count; j += R) {
+      bool fast = true;
+      for (std::size_t r = 0; r < R; ++r) fast = fast && y.fast[yr + j + r] != 0;
+      if (!fast) break;
+      std::array<const double*, R> b{};
+      std::array<const std::int16_t*, R> eb{};
+      std::array<nv_fused_split::SplitChain, R> chains{};
+      for (std::size_t r = 0; r < R; ++r) {
+        b[r] = y.values.data() + (yr + j + r) * n;
+        eb[r] = y.exponents.data() + (yr + j + r) * n;
+      }
+      nv_fused_split::split_chains_dispatched(x.values.data() + xr * n, x.exponents.data() + xr * n,
+                                              b.data(), eb.data(), steps, chains.data(), rule);
+      for (std::size_t r = 0; r < R; ++r) {
+        double acc = chains[r].acc;
+        if (chains[r].steps < steps) {  // overflowed: the reference goes on
+          const std::size_t from = chains[r].steps * g;
+          acc = dot_add(rule_, x.row(xr).subspan(from), y.row(yr + j + r).subspan(from), acc);
+        }
+        out[j + r] = static_cast<float>(acc);
+      }
+    }
+  }
+  for (; j < count; ++j) out[j] = dot_split(x, xr, y, yr + j);
+}
+
+float GpuDot::part_split(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y,
+                         std::size_t yr, std::size_t first, std::size_t end) const {
+  const auto k = static_cast<std::size_t>(spec_.k);
+  const std::size_t n = x.length, full = n / k;  // blocks without padding
+  const auto promote_blocks = static_cast<std::size_t>(order_.promote) / k;  // 0: never
+  const nv_fused_split::SplitRule rule{rule_.group, rule_.fraction_bits,
+                                       rule_.result == ResultRounding::f32_toward_zero ? 23 : 13,
+                                       rule_.c_emin};
+  const std::span<const double> xv = x.row(xr), yv = y.row(yr);
+  const std::int16_t* xe = x.exponents.data() + xr * n;
+  const std::int16_t* ye = y.exponents.data() + yr * n;
+  // Blocks [b0, b1) chained from acc: the full ones in place, a last padded
+  // one through zeros of exponent -126 past K (as dot_converted pads).
+  const auto chain = [&](std::size_t b0, std::size_t b1, double acc) {
+    const std::size_t f1 = std::min(b1, full);
+    if (b0 < f1) {
+      acc = chain_steps(rule_, rule, xv.subspan(b0 * k, (f1 - b0) * k), xe + b0 * k,
+                        yv.subspan(b0 * k, (f1 - b0) * k), ye + b0 * k, acc);
+    }
+    if (b1 > full) {  // the last block, padded
+      std::array<double, 64> a{}, b{};
+      std::array<std::int16_t, 64> ea{}, eb{};
+      ea.fill(-126);
+      eb.fill(-126);
+      const std::size_t from = full * k, count = n - from;
+      std::copy_n(xv.begin() + static_cast<long>(from), count, a.begin());
+      std::copy_n(yv.begin() + static_cast<long>(from), count, b.begin());
+      std::copy_n(xe + from, count, ea.begin());
+      std::copy_n(ye + from, count, eb.begin());
+      acc = chain_steps(rule_, rule, std::span<const double>(a.data(), k), ea.data(),
+                        std::span<const double>(b.data(), k), eb.data(), acc);
+    }
+    return acc;
+  };
+  if (promote_blocks == 0) return static_cast<float>(chain(first, end, 0.0));
+  float promoted = 0.0f;
+  double acc = 0.0;
+  for (std::size_t b0 = first; b0 < end; b0 += promote_blocks) {
+    const std::size_t b1 = std::min(end, b0 + promote_blocks);
+    acc = chain(b0, b1, 0.0);
+    if (b1 - b0 == promote_blocks) {
+      promoted = promoted + static_cast<float>(acc);
+      acc = 0.0;
+    }
+  }
+  return promoted + static_cast<float>(acc);
 }
 
 float gpu_dot(const GpuKernelOrder& o, std::span<const float> x, std::span<const float> y) {

@@ -45,6 +45,8 @@
 // of the instruction's k.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -74,6 +76,22 @@ MmaSpec kernel_instruction(const GpuKernelOrder& o);
 // instruction), in the order bf16, f16, tf32, e4m3, e5m2.
 std::vector<MmaType> kernel_input_types(MatrixArchitecture a);
 
+// Rows of kernel inputs converted (step 2) and split once, for
+// GpuDot::dot_split: each value as a double beside MMA-Sim's exponent e(x)
+// of the instruction's input type (dot_add.hpp), and per row whether every
+// value is one the split chain takes (finite, of at most 24 significant
+// bits, zero or within binary32's range). Filled by GpuDot::split().
+struct GpuSplitRows {
+  std::size_t length = 0;               // values per row
+  std::vector<double> values;           // row r at [r * length, (r + 1) * length)
+  std::vector<std::int16_t> exponents;  // e(values[i])
+  std::vector<std::uint8_t> fast;       // per row: 1 when the split chain takes it
+
+  [[nodiscard]] std::span<const double> row(std::size_t r) const {
+    return std::span<const double>(values).subspan(r * length, length);
+  }
+};
+
 // A prepared kernel: the order with its instruction and rule looked up
 // once. dot() is thread-safe.
 class GpuDot {
@@ -90,11 +108,30 @@ class GpuDot {
   // dot() of inputs already converted (steps 3-5): a product converts each
   // row and column once, not once per output.
   [[nodiscard]] float dot_converted(std::span<const double> x, std::span<const double> y) const;
+  // `in` (rows of `length` values) converted and split into `out`.
+  void split(std::span<const float> in, std::size_t length, GpuSplitRows& out) const;
+  // dot_converted(x.row(xr), y.row(yr)), the same bits: an nv_fused
+  // instruction with an fp32 or e8m13 accumulator, A and B of one type and
+  // at most 40 fractional bits runs matrixunits/nv_fused_split.hpp's chain
+  // on rows it takes (the reference from a step that overflows), anything
+  // else dot_converted. x and y have the same length.
+  [[nodiscard]] float dot_split(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y,
+                                std::size_t yr) const;
+  // out[j] = dot_split(x, xr, y, yr + j) for j < count, the same bits: one
+  // chain, without split-k or promotion, over a K the instruction's k
+  // divides runs kSplitChains rows of y at once (their latencies overlap).
+  void dot_split_rows(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y, std::size_t yr,
+                      std::size_t count, float* out) const;
 
  private:
+  // One part's chain over blocks [first, end) from +0, with promotion.
+  [[nodiscard]] float part_split(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y,
+                                 std::size_t yr, std::size_t first, std::size_t end) const;
+
   GpuKernelOrder order_;
   MmaSpec spec_;
   DotAddRule rule_;
+  bool splits_ = false;  // dot_split runs the split chain
 };
 
 // GpuDot(o).dot(x, y).

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <span>
 #include <vector>
 
@@ -11,28 +12,38 @@ namespace {
 
 // Rows of w converted to the kernel's inputs at a time.
 constexpr std::size_t kGpuRows = 256;
+// Outputs of one row of x computed in one call (GpuDot::dot_split_rows).
+constexpr std::size_t kChains = 4;
 
 }  // namespace
 
 void linear_gpu(const float* x, const float* w, float* y, std::size_t M, std::size_t N,
                 std::size_t K, const GpuDot& kernel) {
-  // Each row of x and of w converted to the kernel's inputs once (w by
-  // blocks of rows), then every output's dot product on them.
-  std::vector<double> xs(M * K), ws(std::min(N, kGpuRows) * K);
-  kernel.convert(std::span<const float>(x, M * K), xs);
+  // Each row of x and of w converted to the kernel's inputs and split once
+  // (w by blocks of rows), then every output's dot product on them.
+  if (K == 0) {
+    std::fill(y, y + M * N, kernel.dot({}, {}));
+    return;
+  }
+  GpuSplitRows xs, ws;
+  kernel.split(std::span<const float>(x, M * K), K, xs);
   // A matrix-unit dot costs about 20x a float one: threads from a
   // twentieth of the float kernels' threshold.
   [[maybe_unused]] const bool threads = M * N * K * 20 >= kParallelWork;
   for (std::size_t n0 = 0; n0 < N; n0 += kGpuRows) {
     const std::size_t rows = std::min(kGpuRows, N - n0);
-    kernel.convert(std::span<const float>(w + n0 * K, rows * K),
-                   std::span<double>(ws).first(rows * K));
-    const auto outputs = static_cast<long>(M * rows);
-#pragma omp parallel for schedule(static, 64) if (threads)
-    for (long o = 0; o < outputs; ++o) {
-      const auto m = static_cast<std::size_t>(o) / rows, n = static_cast<std::size_t>(o) % rows;
-      y[m * N + n0 + n] = kernel.dot_converted(std::span<const double>(xs).subspan(m * K, K),
-                                               std::span<const double>(ws).subspan(n * K, K));
+    kernel.split(std::span<const float>(w + n0 * K, rows * K), K, ws);
+    // Tasks of kChains outputs of one row of x (their chains run side by side).
+    const std::size_t chunks = (rows + kChains - 1) / kChains;
+    const auto tasks = static_cast<long>(M * chunks);
+#pragma omp parallel for schedule(static, 16) if (threads)
+    for (long t = 0; t < tasks; ++t) {
+      const std::size_t m = static_cast<std::size_t>(t) / chunks;
+      const std::size_t n = static_cast<std::size_t>(t) % chunks * kChains;
+      const std::size_t count = std::min(kChains, rows - n);
+      std::array<float, kChains> out{};
+      kernel.dot_split_rows(xs, m, ws, n, count, out.data());
+      std::copy_n(out.begin(), count, y + m * N + n0 + n);
     }
   }
 }

@@ -6,15 +6,11 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include "io/isa_target.hpp"
 
 // Every function from here on, the body's included, is compiled for AVX2.
 // No header that defines functions is included below this line.
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2")
-#endif
+FPLAB_ISA_TARGET_AVX2_BEGIN
 
 #include "reductions/exact_blocks_body.hpp"
 
@@ -206,10 +202,6 @@ void double_pass_avx2(const double* x, std::size_t n, double c, bool zeros, Doub
 
 }  // namespace fplab::exact_blocks
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+FPLAB_ISA_TARGET_END
 
 #endif  // __x86_64__

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #if defined(__x86_64__)
+#include "io/isa_target.hpp"
 #if defined(__GNUC__) && !defined(__clang__)
 // GCC 12's avx512fintrin.h initialises _mm512_undefined_ps() from itself,
 // which -W(maybe-)uninitialized reports at every masked AVX-512 builtin (a
@@ -16,12 +17,7 @@
 
 // Every function from here on, the body's included, is compiled for
 // AVX-512F. No header that defines functions is included below this line.
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f")
-#endif
+FPLAB_ISA_TARGET_AVX512F_BEGIN
 
 #include "reductions/exact_blocks_body.hpp"
 
@@ -170,10 +166,6 @@ void double_pass_avx512(const double* x, std::size_t n, double c, bool zeros, Do
 
 }  // namespace fplab::exact_blocks
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+FPLAB_ISA_TARGET_END
 
 #endif  // __x86_64__

@@ -1,0 +1,30 @@
+// nv_fused's chains on split operands (nv_fused_split_body.hpp's
+// split_chains, width kSplitWidth as one 512-bit vector of doubles, its
+// int32 conversion one 256-bit vector) compiled for AVX-512F by the target
+// region below, called only where cpuid says the CPU has it
+// (nv_fused_split.cpp).
+#include <cstddef>
+#include <cstdint>
+
+#include "matrixunits/nv_fused_split.hpp"
+
+#if defined(__x86_64__)
+#include "io/isa_target.hpp"
+// Every function from here on, the body's included, is compiled for
+// AVX-512F. No header that defines functions is included below this line.
+FPLAB_ISA_TARGET_AVX512F_BEGIN
+
+#include "matrixunits/nv_fused_split_body.hpp"
+
+namespace fplab::nv_fused_split {
+
+void split_chains_avx512(const double* a, const std::int16_t* ea, const double* const* b,
+                         const std::int16_t* const* eb, std::size_t steps, SplitChain* chains,
+                         const SplitRule& rule) {
+  split_chains<kSplitWidth, kSplitChains, kSplitWidth>(a, ea, b, eb, steps, chains, rule);
+}
+
+}  // namespace fplab::nv_fused_split
+
+FPLAB_ISA_TARGET_END
+#endif
