@@ -93,11 +93,13 @@ bool compare_token(const std::vector<LayerRecord>& a, const std::vector<LayerRec
   ++run.tokens;
   std::optional<double> flip_layer;  // the first flipped layer's output change
   double plain = 0;                  // the largest output change of any layer
+  std::optional<std::size_t> first;  // the first flipped layer
   for (std::size_t l = 0; l < a.size(); ++l) {
     const double out_change = largest_change(a[l].output, b[l].output);
     plain = std::max(plain, out_change);
     if (a[l].experts.empty()) continue;  // a dense layer
     ++run.pairs;
+    ++run.layer_pairs[l];
     const auto pa = probabilities(a[l].router);
     const double gap = route_gap(pa, k);
     run.gaps.push_back(gap);
@@ -106,8 +108,12 @@ bool compare_token(const std::vector<LayerRecord>& a, const std::vector<LayerRec
       continue;
     }
     ++run.flips;
+    ++run.layer_flips[l];
     run.flip_gaps.push_back(gap);
-    if (!flip_layer) flip_layer = out_change;
+    if (!flip_layer) {
+      flip_layer = out_change;
+      first = l;
+    }
   }
   const double logits = largest_change(a_logits, b_logits);
   if (!flip_layer) {
@@ -116,6 +122,7 @@ bool compare_token(const std::vector<LayerRecord>& a, const std::vector<LayerRec
     return false;
   }
   ++run.flipped_tokens;
+  ++run.layer_first[*first];
   run.flip_layer.push_back(*flip_layer);
   run.flip_logits.push_back(logits);
   return true;
@@ -155,6 +162,8 @@ RouterFlipRun measure_run(const Model& m, const std::string& precision, const st
   const Policy p = parse_policy(policy, precision);
   run.batch_invariant = is_plain(p, ReductionPolicy::batch_invariant);
   const std::size_t k = m.config().experts_per_token;
+  for (auto* v : {&run.layer_pairs, &run.layer_flips, &run.layer_first})
+    v->assign(m.config().n_layers, 0);
   std::vector<Trace> alone;
   alone.reserve(prompts.size());
   for (const auto& prompt : prompts)
@@ -302,6 +311,35 @@ const Columns<RouterFlipRun>& gaps_columns() {
   return columns;
 }
 
+// One (run, sparse layer) row of the per-layer table.
+struct LayerFlips {
+  std::int64_t layer = 0, pairs = 0, flips = 0, first = 0;
+  [[nodiscard]] double flip_share() const { return share(flips, pairs); }
+};
+
+void record_layers(const RouterFlipMeasurements& g, const Model& m, ExperimentRecord& out) {
+  Columns<LayerFlips> columns;
+  columns.add(ColumnId{"layer"}, "layer", &LayerFlips::layer)
+      .add(ColumnId{"pairs"}, "(token, layer) pairs", &LayerFlips::pairs)
+      .add(ColumnId{"flips"}, "router flips", &LayerFlips::flips)
+      .add(ColumnId{"flip_share"}, "share of pairs", &LayerFlips::flip_share, ".3e", true)
+      .add(ColumnId{"first"}, "flipped tokens whose first flip is here", &LayerFlips::first);
+  Table t = columns.table(TableId{"layers"}, "Router flips per layer", "precision, policy, layer");
+  t.caption =
+      "The flips table by sparse layer: a run's pairs, flips and first flips sum to its pairs, "
+      "flips and flipped tokens. A flip at a later layer of a token that already flipped "
+      "earlier may follow from the earlier one (its input has changed).";
+  for (const auto& r : g.runs) {
+    for (std::size_t l = 0; l < m.config().n_layers; ++l) {
+      if (!m.config().sparse(l)) continue;
+      const LayerFlips row{static_cast<std::int64_t>(l), r.layer_pairs[l], r.layer_flips[l],
+                           r.layer_first[l]};
+      columns.add_row(t, fmt::format("{} layer {}", run_key(r), l), row);
+    }
+  }
+  out.add_table(std::move(t));
+}
+
 void record_gaps(const RouterFlipMeasurements& g, ExperimentRecord& out) {
   Table t = gaps_columns().table(TableId{"gaps"}, "Router gaps against the batching perturbation",
                                  "precision and policy");
@@ -417,6 +455,7 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
                   m.metadata().contains("upcycled") ? " (" + m.metadata().at("upcycled") + ")"
                                                     : std::string()));
   record_flips(g, out);
+  record_layers(g, m, out);
   record_gaps(g, out);
   record_amplification(g, out);
   record_verdict(g, m, out);

@@ -21,6 +21,8 @@
 // largest |change| of layer L's output (its mlp_residual, the next layer's
 // input) and of the logits; without any flip, the largest |change| of any
 // layer's output and of the logits (the plain last-bit change).
+// Per layer, the same counts of pairs and flips, and how many flipped tokens
+// flipped first there (the per-layer breakdown; they sum to the totals).
 #pragma once
 
 #include <cstddef>
@@ -55,6 +57,9 @@ struct RouterFlipRun {
   std::int64_t answers = 0;             // batched rows decoded
   std::int64_t changed = 0;             // of them, answers that differ from alone
   std::int64_t changed_after_flip = 0;  // of those, with a router flip up to the divergence
+  // Per layer (index: layer; a dense layer stays 0): comparable pairs, flips,
+  // and flipped tokens whose first flipped layer it is.
+  std::vector<std::int64_t> layer_pairs, layer_flips, layer_first;
 };
 
 struct RouterFlipMeasurements {

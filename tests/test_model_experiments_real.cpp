@@ -239,7 +239,8 @@ const nlohmann::json* table(const nlohmann::json& e, const std::string& id) {
 
 // router-flips (claim M4) on a Mixture-of-Experts checkpoint (qwen3moe-bf16:
 // top 3 of 8 experts on two of three layers): it runs, records the model,
-// and batch-invariant flips no router.
+// batch-invariant flips no router, and the per-layer table has the two
+// sparse layers only.
 TEST_CASE("real experiments: router-flips on a Mixture-of-Experts checkpoint", "[real][moe]") {
   const Fixture moe = {"qwen3moe-bf16",
                        "Qwen3MoeForCausalLM",
@@ -267,6 +268,18 @@ TEST_CASE("real experiments: router-flips on a Mixture-of-Experts checkpoint", "
           2 * row["cells"]["tokens"]["value"].get<std::int64_t>());
     if (row["key"].get<std::string>().ends_with("batch-invariant"))
       CHECK(row["cells"]["flips"]["value"] == 0);
+  }
+  // The per-layer table: the sparse layers 0 and 2 only (layer 1 is in
+  // mlp_only_layers), each with one pair per comparable token.
+  const auto* layers = table(e, "layers");
+  REQUIRE(layers != nullptr);
+  REQUIRE(layers->at("rows").size() == 12);  // 6 runs x 2 sparse layers
+  for (const auto& row : layers->at("rows")) {
+    INFO(row["key"]);
+    const auto layer = row["cells"]["layer"]["value"].get<std::int64_t>();
+    CHECK((layer == 0 || layer == 2));
+    CHECK(row["cells"]["flips"]["value"].get<std::int64_t>() <=
+          row["cells"]["pairs"]["value"].get<std::int64_t>());
   }
   CHECK(verdict(e, "M4")["status"].is_string());
   std::filesystem::remove_all(out);

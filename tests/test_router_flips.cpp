@@ -1,7 +1,8 @@
 // router-flips (claim M4) at --quick on "bundled-moe" (the bundled model
 // upcycled into 8 experts, top 2): batch-invariant flips no router and
 // moves no bit, a batch-dependent policy flips routers (the negative
-// control); the tables count the same tokens; a dense model is refused.
+// control); the tables count the same tokens, the per-layer table sums to
+// the totals; a dense model is refused.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
@@ -36,8 +37,8 @@ double cell_f64(const fplab::ExperimentRecord& r, const char* table, const std::
 TEST_CASE("router-flips: batch-invariant flips no router, a batch-dependent policy does",
           "[model][experiments][moe][M4]") {
   const auto r = run_quick("router-flips");
-  for (const char* t : {"flips", "gaps", "amplification"}) REQUIRE(r.table(t) != nullptr);
-  std::int64_t dependent_flips = 0;
+  for (const char* t : {"flips", "layers", "gaps", "amplification"}) REQUIRE(r.table(t) != nullptr);
+  std::int64_t dependent_flips = 0, layer_flips_total = 0;
   for (const std::string precision : {"fp32", "bf16"}) {
     for (const std::string policy : {"library", "split-k", "batch-invariant"}) {
       const std::string row = precision + " " + policy;
@@ -63,11 +64,28 @@ TEST_CASE("router-flips: batch-invariant flips no router, a batch-dependent poli
       } else {
         dependent_flips += cell_int(r, "flips", row, "flips");
       }
+      // The per-layer breakdown sums to the run's totals, layer by layer
+      // (the bundled model's 4 layers, all sparse).
+      std::int64_t pairs = 0, flips = 0, first = 0;
+      for (int l = 0; l < 4; ++l) {
+        const std::string key = row + " layer " + std::to_string(l);
+        CHECK(cell_int(r, "layers", key, "layer") == l);
+        CHECK(cell_int(r, "layers", key, "pairs") == tokens);
+        pairs += cell_int(r, "layers", key, "pairs");
+        flips += cell_int(r, "layers", key, "flips");
+        first += cell_int(r, "layers", key, "first");
+        CHECK(cell_int(r, "layers", key, "first") <= cell_int(r, "layers", key, "flips"));
+      }
+      CHECK(pairs == cell_int(r, "flips", row, "pairs"));
+      CHECK(flips == cell_int(r, "flips", row, "flips"));
+      CHECK(first == flipped);
+      if (policy != "batch-invariant") layer_flips_total += flips;
     }
   }
   // The negative control: batching does flip routers under some
   // batch-dependent policy, and the verdict is decided.
   CHECK(dependent_flips > 0);
+  CHECK(layer_flips_total == dependent_flips);
   REQUIRE(r.verdicts.size() == 1);
   CHECK(r.verdicts[0].claim == "M4");
   CHECK(r.verdicts[0].status != fplab::Status::too_little_data);

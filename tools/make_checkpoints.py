@@ -12,6 +12,9 @@ for bf16 rounding, which numpy lacks). Nothing here imports fplab.
   /usr/bin/python3 tools/make_checkpoints.py --smollm2-shapes DIR   # 135M random weights, bf16
   /usr/bin/python3 tools/make_checkpoints.py --qwen25-shapes DIR [--tokenizer-json FILE]
                                     # Qwen2.5-0.5B's shapes (494M random weights, bf16)
+  /usr/bin/python3 tools/make_checkpoints.py --qwen3moe-shapes DIR [--tokenizer-json FILE]
+                                    # a 0.5B-class Qwen3-MoE (533,491,712 random weights):
+                                    # model.safetensors (bf16) and model-f32.gguf, the same weights
   /usr/bin/python3 tools/make_checkpoints.py --smollm2-shapes DIR --gguf-f32 --tokenizer-json FILE
                                     # DIR/model-f32.gguf: float32, llama.cpp loads it
                                     # (so does --qwen25-shapes DIR --gguf-f32)
@@ -215,6 +218,93 @@ def qwen25_05b_config():
         "torch_dtype": "bfloat16", "attention_dropout": 0.0, "initializer_range": 0.02,
         "use_cache": True,
     }
+
+
+def qwen3moe_05b_config():
+    """A Qwen3-MoE shape of the 0.5B class (no such public model; the keys
+    are Qwen3-30B-A3B's config.json, the sizes scaled down): hidden 1024,
+    12 layers, 16 heads (8 kv, head_dim 128, Qwen3-0.6B's attention), 32
+    experts of width 256 per layer, the top 4 renormalised, Qwen's 151,936
+    tokens, tied embeddings: 533,491,712 parameters; a token's pass
+    multiplies by 269,250,560 of them (4 of 32 experts a layer, lm_head)."""
+    return {
+        "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "vocab_size": 151936,
+        "hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 12,
+        "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "hidden_act": "silu",
+        "max_position_embeddings": 40960, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+        "rope_scaling": None, "attention_bias": False, "use_sliding_window": False,
+        "sliding_window": None, "max_window_layers": 12, "num_experts": 32, "num_experts_per_tok": 4,
+        "moe_intermediate_size": 256, "norm_topk_prob": True, "decoder_sparse_step": 1,
+        "mlp_only_layers": [], "router_aux_loss_coef": 0.001, "output_router_logits": False,
+        "tie_word_embeddings": True, "bos_token_id": 151643, "eos_token_id": 151645,
+        "torch_dtype": "bfloat16", "attention_dropout": 0.0, "initializer_range": 0.02,
+        "use_cache": True,
+    }
+
+
+def shape_tensor(name, shape, seed, index):
+    """Tensor `index` of a shapes model, bf16-rounded, as float32: drawn
+    from its own generator (seed, index), so that a writer can make any one
+    tensor again without holding the others."""
+    rng = np.random.default_rng([seed, index])
+    if name.endswith("norm.weight"):
+        x = 1.0 + 0.1 * rng.standard_normal(shape, dtype=np.float32)
+    else:
+        x = rng.standard_normal(shape, dtype=np.float32) / np.float32(math.sqrt(shape[-1]))
+    return torch.from_numpy(x).to(torch.bfloat16).to(torch.float32).numpy()
+
+
+def write_moe_shapes(directory, cfg, seed, tokenizer_json, pre):
+    """DIR/config.json + DIR/model.safetensors (bf16) and DIR/model-f32.gguf
+    (float32, llama.cpp's names, experts stacked [experts, out, in], the
+    tokenizer in its metadata): the same weights in both, bf16 values that
+    float32 holds exactly. One tensor in memory at a time (the GGUF's
+    stacked experts: one layer's matrices of one kind)."""
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    shapes = list(hf_tensor_shapes(cfg).items())
+    index = {name: i for i, (name, _) in enumerate(shapes)}
+    # safetensors: the header from the shapes, then each tensor's bf16 bytes
+    header, offset = {}, 0
+    for name, shape in shapes:
+        header[name] = {"dtype": "BF16", "shape": list(shape), "data_offsets": [offset, offset + 2 * math.prod(shape)]}
+        offset += 2 * math.prod(shape)
+    header["__metadata__"] = {"format": "pt"}
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(os.path.join(directory, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        for i, (name, shape) in enumerate(shapes):
+            f.write(stored_bytes(shape_tensor(name, shape, seed, i), "BF16")[0])
+    # GGUF: experts stacked per layer and kind, in HF order otherwise
+    E = moe_shape(cfg)[0]
+    groups = []  # (gguf name, HF-order shape, [HF names])
+    for name, shape in shapes:
+        if ".mlp.experts." in name:
+            l, e, kind = name.split(".")[2], int(name.split(".")[5]), name.split(".")[6]
+            if e == 0:
+                members = [f"model.layers.{l}.mlp.experts.{j}.{kind}.weight" for j in range(E)]
+                groups.append((f"blk.{l}.ffn_{kind[:-5]}_exps.weight", (E,) + shape, members))
+            continue
+        groups.append((gguf_name(name), shape, [name]))
+    tok = None
+    if tokenizer_json:
+        with open(tokenizer_json, encoding="utf-8") as f:
+            tok = cut_tokenizer(json.load(f), cfg["vocab_size"])
+        copy_tokenizer(tokenizer_json, cfg["vocab_size"], os.path.join(directory, "tokenizer.json"))
+    entries = [(g, GGML_TYPES["F32"], shape, 4 * math.prod(shape)) for g, shape, _ in groups]
+    with open(os.path.join(directory, "model-f32.gguf"), "wb") as f:
+        f.write(gguf_header(gguf_metadata(cfg, tok, pre), entries))
+        for _, _, members in groups:
+            size = 0
+            for name in members:
+                raw = np.ascontiguousarray(shape_tensor(name, dict(shapes)[name], seed, index[name]),
+                                           dtype="<f4").tobytes()
+                f.write(raw)
+                size += len(raw)
+            f.write(b"\0" * ((-size) % 32))
+    return sum(math.prod(s) for _, s in shapes)
 
 
 def write_shapes_checkpoint(directory, cfg, seed, tokenizer_json):
@@ -1021,14 +1111,21 @@ def main():
                     help="write a bf16 checkpoint with SmolLM2-135M's shapes (random weights) to DIR")
     ap.add_argument("--qwen25-shapes", metavar="DIR",
                     help="write a bf16 checkpoint with Qwen2.5-0.5B's shapes (random weights) to DIR")
+    ap.add_argument("--qwen3moe-shapes", metavar="DIR",
+                    help="write a 0.5B-class Qwen3-MoE checkpoint (random weights) to DIR: "
+                    "model.safetensors (bf16) and model-f32.gguf, the same weights")
     ap.add_argument("--tokenizer-json", metavar="FILE",
-                    help="with --smollm2-shapes or --qwen25-shapes: copy FILE in as tokenizer.json, "
+                    help="with --smollm2-shapes, --qwen25-shapes or --qwen3moe-shapes: copy FILE in as tokenizer.json, "
                     "cut to the model's vocab_size")
     ap.add_argument("--gguf-f32", action="store_true",
                     help="with --smollm2-shapes or --qwen25-shapes: write DIR/model-f32.gguf only, "
                     "float32 random weights and the --tokenizer-json tokenizer in its metadata "
                     "(what llama.cpp needs to load it)")
     args = ap.parse_args()
+    if args.qwen3moe_shapes:
+        n = write_moe_shapes(args.qwen3moe_shapes, qwen3moe_05b_config(), 30, args.tokenizer_json, "qwen2")
+        print(f"wrote {args.qwen3moe_shapes} ({n} parameters: model.safetensors bf16, model-f32.gguf f32)")
+        return
     if args.gguf_f32:
         shapes = [(args.smollm2_shapes, smollm2_config(), 135, "llama-bpe"),
                   (args.qwen25_shapes, qwen25_05b_config(), 25, "qwen2")]
