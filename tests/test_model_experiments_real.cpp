@@ -591,39 +591,59 @@ TEST_CASE("real experiments: the bundled model's record", "[model][real][experim
   std::filesystem::remove_all(out);
 }
 
-TEST_CASE("real experiments: a model id from the Hugging Face cache is recorded as given",
-          "[model][real][experiments]") {
-  // A cache holding one snapshot whose files are symlinks into the
-  // qwen2-f16 fixture, as a Hugging Face client lays them out (blobs/).
-  const auto cache = std::filesystem::temp_directory_path() / "fplab-test-real-hf-cache";
+namespace {
+
+// Runs `experiment_args` on the model id TestOrg/NAME from a Hugging Face
+// cache holding one snapshot whose files are symlinks into the fixture
+// `fixture_name`, as a Hugging Face client lays them out (blobs/), and
+// checks the model record names the id, the snapshot and `architecture`.
+void check_model_id_from_cache(const std::string& fixture_name, const std::string& name,
+                               const std::string& experiment_args,
+                               const std::string& architecture) {
+  const auto cache = std::filesystem::temp_directory_path() / ("fplab-test-real-hf-cache-" + name);
   std::filesystem::remove_all(cache);
-  const auto repo = cache / "models--TestOrg--tiny-qwen2";
+  const auto repo = cache / ("models--TestOrg--" + name);
   const auto snapshot = repo / "snapshots" / "0123abcd";
   std::filesystem::create_directories(snapshot);
   std::filesystem::create_directories(repo / "refs");
   std::ofstream(repo / "refs" / "main") << "0123abcd";
-  const auto fixture = kFixtures / "qwen2-f16";
+  const auto fixture = kFixtures / fixture_name;
   for (const char* f : {"config.json", "model.safetensors", "tokenizer.json"})
     std::filesystem::create_symlink(fixture / f, snapshot / f);
   const auto out = cache / "out";
   ::setenv("HF_HUB_CACHE", cache.string().c_str(), 1);  // fplab (popen) inherits it
-  const auto run = fplab::test::run_fplab(
-      "run precision-flips --quick --set steps=2 --set prompts=1 --set model=TestOrg/tiny-qwen2 "
-      "--out " +
-      out.string());
+  const auto run = fplab::test::run_fplab("run " + experiment_args + " --set model=TestOrg/" +
+                                          name + " --out " + out.string());
   ::unsetenv("HF_HUB_CACHE");
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
   std::ifstream in(out / "results.json");
   const auto j = nlohmann::json::parse(in);
   const auto& m = j["experiments"][0]["models"].at(0);
-  CHECK(m["id"] == "TestOrg/tiny-qwen2");
+  CHECK(m["id"] == "TestOrg/" + name);
   CHECK(m["path"] == snapshot.string());
-  CHECK(m["architecture"] == "Qwen2ForCausalLM");
+  CHECK(m["architecture"] == architecture);
   REQUIRE(m["files"].size() == 3);
   CHECK(m["files"][1]["path"] == (snapshot / "model.safetensors").string());
   CHECK(m["files"][1]["sha256"] == sha256sum(fixture / "model.safetensors"));
   std::filesystem::remove_all(cache);
+}
+
+}  // namespace
+
+TEST_CASE("real experiments: a model id from the Hugging Face cache is recorded as given",
+          "[model][real][experiments]") {
+  check_model_id_from_cache("qwen2-f16", "tiny-qwen2",
+                            "precision-flips --quick --set steps=2 --set prompts=1",
+                            "Qwen2ForCausalLM");
+}
+
+// Issue 42 item 2: a Mixture-of-Experts model from a cache id, through the
+// same locator, loads as MoE (router-flips refuses a dense model).
+TEST_CASE("real experiments: a Mixture-of-Experts model id from the Hugging Face cache",
+          "[model][real][experiments][moe]") {
+  check_model_id_from_cache("qwen3moe-bf16", "tiny-qwen3moe", "router-flips --quick --set steps=2",
+                            "Qwen3MoeForCausalLM");
 }
 
 TEST_CASE("real experiments: tensor-parallel refuses when no degree splits the model",
