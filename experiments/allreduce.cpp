@@ -14,6 +14,7 @@
 #include <bit>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -28,6 +29,7 @@
 #include "mpi/allreduce.hpp"
 #include "reductions/error.hpp"
 #include "reductions/exact.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab {
 namespace allreduce_experiment {
@@ -147,24 +149,36 @@ std::size_t distinct(const std::vector<Cell>& cells, Pred keep) {
   return seen.size();
 }
 
+// The distinct tables' columns: a row holds one count per m of `sizes`.
+Columns<std::vector<std::size_t>> per_size_columns(const std::vector<std::int64_t>& sizes) {
+  Columns<std::vector<std::size_t>> c;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    c.add(ColumnId{fmt::format("m{}", sizes[i])}, fmt::format("m = {}", sizes[i]),
+          [i](const std::vector<std::size_t>& counts) { return counts[i]; });
+  }
+  return c;
+}
+
 // D1: distinct results over P, per algorithm and m.
 std::size_t distinct_over_p_table(const std::vector<Cell>& cells,
                                   const std::vector<std::int64_t>& sizes, ExperimentRecord& out) {
-  Table t{"distinct-over-p", "Distinct result vectors over P, per algorithm (D1)", "algorithm"};
-  for (auto m : sizes) t.add_column(fmt::format("m{}", m), fmt::format("m = {}", m));
+  const auto columns = per_size_columns(sizes);
+  Table t = columns.table(TableId{"distinct-over-p"},
+                          "Distinct result vectors over P, per algorithm (D1)", "algorithm");
   t.caption =
       "Each cell: how many different bit patterns of the m sums the P values of the sweep "
       "gave (1 = the same bits for every P).";
   std::size_t most = 0;
   const auto algos = algorithms();
   for (std::size_t a = 0; a < algos.size(); ++a) {
-    auto& row = t.add_row(algos[a].label);
+    std::vector<std::size_t> counts;
     for (auto m : sizes) {
       const std::size_t d = distinct(
           cells, [&](const Cell& c) { return c.algo == a && c.m == static_cast<std::size_t>(m); });
       if (algos[a].model != Collective::exact) most = std::max(most, d);
-      row.set(fmt::format("m{}", m), Value::integer(static_cast<std::int64_t>(d)));
+      counts.push_back(d);
     }
+    columns.add_row(t, algos[a].label, counts);
   }
   out.add_table(std::move(t));
   return most;
@@ -179,48 +193,64 @@ struct PerP {
 PerP distinct_over_algorithms_table(const std::vector<Cell>& cells,
                                     const std::vector<std::int64_t>& ranks,
                                     const std::vector<std::int64_t>& sizes, ExperimentRecord& out) {
-  Table t{"distinct-over-algorithms",
-          "Distinct result vectors over the six pinned algorithms (D2; P = 2: D3)", "P"};
-  for (auto m : sizes) t.add_column(fmt::format("m{}", m), fmt::format("m = {}", m));
+  const auto columns = per_size_columns(sizes);
+  Table t =
+      columns.table(TableId{"distinct-over-algorithms"},
+                    "Distinct result vectors over the six pinned algorithms (D2; P = 2: D3)", "P");
   t.caption =
       "MPI_SUM pinned to coll_tuned_allreduce_algorithm 1..6. Ring and segmented ring "
       "(segment size 0) share one order, and so do recursive doubling and Rabenseifner "
       "(the same pairs, the same balanced tree), so at most 4 can differ.";
   PerP r;
   for (auto p : ranks) {
-    auto& row = t.add_row(std::to_string(p));
+    std::vector<std::size_t> counts;
     for (auto m : sizes) {
       const std::size_t d = distinct(cells, [&](const Cell& c) {
         return c.p == static_cast<std::size_t>(p) && c.m == static_cast<std::size_t>(m) &&
                c.algo < 6;
       });
-      row.set(fmt::format("m{}", m), Value::integer(static_cast<std::int64_t>(d)));
+      counts.push_back(d);
       if (p == 7 && m == 1000) r.pinned_at_7_m1000 = d;
       if (p == 2) r.at_2 = std::max(r.at_2, d);
     }
+    columns.add_row(t, std::to_string(p), counts);
   }
   out.add_table(std::move(t));
   return r;
 }
 
+// One P's row of the max-ulps table: each MPI_SUM algorithm's largest ulps
+// (none where the sweep has no cell), and the exact MPI_Op's.
+struct MaxUlps {
+  std::vector<std::optional<std::int64_t>> algo = std::vector<std::optional<std::int64_t>>(7);
+  std::int64_t exact = 0;
+};
+
 void ulps_tables(const std::vector<Cell>& cells, const std::vector<std::int64_t>& ranks,
                  std::int64_t m, ExperimentRecord& out) {
   const auto algos = algorithms();
-  Table t{"max-ulps", fmt::format("Largest ulps from the correctly rounded sum, m = {}", m), "P"};
-  for (std::size_t a = 0; a < 7; ++a) t.add_column(fmt::format("a{}", a), algos[a].label);
-  t.add_column("exact", "exact MPI_Op");
+  Columns<MaxUlps> columns;
+  for (std::size_t a = 0; a < 7; ++a) {
+    columns.add(ColumnId{fmt::format("a{}", a)}, algos[a].label,
+                [a](const MaxUlps& u) { return u.algo[a]; });
+  }
+  columns.add(ColumnId{"exact"}, "exact MPI_Op", &MaxUlps::exact);
+  Table t =
+      columns.table(TableId{"max-ulps"},
+                    fmt::format("Largest ulps from the correctly rounded sum, m = {}", m), "P");
   for (auto p : ranks) {
-    auto& row = t.add_row(std::to_string(p));
+    MaxUlps row;
     std::uint64_t exact_max = 0;
     for (const auto& c : cells) {
       if (c.p != static_cast<std::size_t>(p) || c.m != static_cast<std::size_t>(m)) continue;
       if (c.algo < 7) {
-        row.set(fmt::format("a{}", c.algo), Value::integer(static_cast<std::int64_t>(c.max_ulps)));
+        row.algo[c.algo] = static_cast<std::int64_t>(c.max_ulps);
       } else {
         exact_max = std::max(exact_max, c.max_ulps);
       }
     }
-    row.set("exact", Value::integer(static_cast<std::int64_t>(exact_max)));
+    row.exact = static_cast<std::int64_t>(exact_max);
+    columns.add_row(t, std::to_string(p), row);
   }
   out.add_table(std::move(t));
   Figure f{"max-ulps", "Largest ulps from exact against P",
@@ -232,8 +262,10 @@ void ulps_tables(const std::vector<Cell>& cells, const std::vector<std::int64_t>
   f.series.push_back({"exact", "exact MPI_Op", "dashed"});
   out.add_figure(std::move(f));
 
-  Table h{"ulps-histogram", "Ulps from exact over every element of every MPI_SUM cell", "ulps"};
-  h.add_column("elements", "elements");
+  Columns<std::int64_t> histogram;
+  histogram.add(ColumnId{"elements"}, "elements", [](std::int64_t n) { return n; });
+  Table h = histogram.table(TableId{"ulps-histogram"},
+                            "Ulps from exact over every element of every MPI_SUM cell", "ulps");
   const std::vector<std::pair<std::string, std::uint64_t>> buckets{
       {"0", 0}, {"1", 1}, {"2", 2}, {"3-4", 4}, {"5-8", 8}, {"9-16", 16}, {">16", ~0ull}};
   std::vector<std::int64_t> counts(buckets.size());
@@ -246,19 +278,34 @@ void ulps_tables(const std::vector<Cell>& cells, const std::vector<std::int64_t>
     }
   }
   for (std::size_t b = 0; b < buckets.size(); ++b) {
-    h.add_row(buckets[b].first).set("elements", Value::integer(counts[b]));
+    histogram.add_row(h, buckets[b].first, counts[b]);
   }
   out.add_table(std::move(h));
+}
+
+// One algorithm's row of the agreement table.
+struct Agreement {
+  std::int64_t cells = 0, agree = 0, same = 0;
+  std::string resolved;  // ompi-default's only, else empty
+};
+
+const Columns<Agreement>& agreement_columns() {
+  static const Columns<Agreement> columns = [] {
+    Columns<Agreement> c;
+    c.add(ColumnId{"cells"}, "cells (P x m)", &Agreement::cells)
+        .add(ColumnId{"agree"}, "model == MPI on every rank", &Agreement::agree)
+        .add(ColumnId{"ranks_identical"}, "every rank the same bits", &Agreement::same)
+        .add(ColumnId{"resolved"}, "what ompi-default ran (last cell)", &Agreement::resolved);
+    return c;
+  }();
+  return columns;
 }
 
 // Model against MPI in every cell; returns (agreeing cells, cells).
 std::pair<std::size_t, std::size_t> agreement_table(const std::vector<Cell>& cells,
                                                     ExperimentRecord& out) {
-  Table t{"agreement", "Order model against Open MPI, every rank, bit for bit", "algorithm"};
-  t.add_column("cells", "cells (P x m)")
-      .add_column("agree", "model == MPI on every rank")
-      .add_column("ranks_identical", "every rank the same bits")
-      .add_column("resolved", "what ompi-default ran (last cell)");
+  Table t = agreement_columns().table(
+      TableId{"agreement"}, "Order model against Open MPI, every rank, bit for bit", "algorithm");
   const auto algos = algorithms();
   std::size_t agree_all = 0;
   for (std::size_t a = 0; a < algos.size(); ++a) {
@@ -272,11 +319,9 @@ std::pair<std::size_t, std::size_t> agreement_table(const std::vector<Cell>& cel
       resolved = resolved_algorithm(algos[a].model, c.p, c.m, 4);
     }
     agree_all += static_cast<std::size_t>(agree);
-    t.add_row(algos[a].label)
-        .set("cells", Value::integer(n))
-        .set("agree", Value::integer(agree))
-        .set("ranks_identical", Value::integer(same))
-        .set("resolved", Value::text(algos[a].model == Collective::ompi_default ? resolved : ""));
+    agreement_columns().add_row(
+        t, algos[a].label,
+        {n, agree, same, algos[a].model == Collective::ompi_default ? resolved : std::string()});
   }
   out.add_table(std::move(t));
   return {agree_all, cells.size()};

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "io/data_file.hpp"
@@ -15,6 +16,7 @@
 #include "lab/inputs.hpp"
 #include "reductions/error.hpp"
 #include "reductions/strategy.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab {
 namespace chunked_experiment {
@@ -83,14 +85,35 @@ std::map<std::string, std::string, std::less<>> claimed_totals() {
   return out;
 }
 
+// One row of the A4 table: the float64 reference (a double total, no
+// error) or one grouping (a float32 total).
+struct A4Row {
+  std::string strategy;
+  Value total;
+  std::optional<double> error;
+  std::string claimed_total;
+  std::optional<std::string> claimed_error;
+  bool match = false;
+};
+
+const Columns<A4Row>& a4_columns() {
+  static const Columns<A4Row> columns = [] {
+    Columns<A4Row> c;
+    c.add(ColumnId{"strategy"}, "fplab strategy", &A4Row::strategy)
+        .add(ColumnId{"total"}, "float32 total", &A4Row::total, ".9f", true)
+        .add(ColumnId{"error"}, "error vs float64", &A4Row::error, ".3e")
+        .add(ColumnId{"claimed_total"}, "claimed total", &A4Row::claimed_total)
+        .add(ColumnId{"claimed_error"}, "claimed error", &A4Row::claimed_error)
+        .add(ColumnId{"match"}, "digits match",
+             [](const A4Row& r) { return r.match ? "yes" : "no"; });
+    return c;
+  }();
+  return columns;
+}
+
 void a4_table(std::span<const float> x, double reference, ExperimentRecord& out) {
-  Table t{"a4", "A4: the table, digit for digit", "grouping"};
-  t.add_column("strategy", "fplab strategy")
-      .add_column("total", "float32 total", ".9f", true)
-      .add_column("error", "error vs float64", ".3e")
-      .add_column("claimed_total", "claimed total")
-      .add_column("claimed_error", "claimed error")
-      .add_column("match", "digits match");
+  const auto& columns = a4_columns();
+  Table t = columns.table(TableId{"a4"}, "A4: the table, digit for digit", "grouping");
   t.caption =
       "Totals printed to 9 decimals and errors to 4 significant digits, as the claim prints them; "
       "the hex "
@@ -98,11 +121,9 @@ void a4_table(std::span<const float> x, double reference, ExperimentRecord& out)
   const auto claimed = claimed_totals();
   const std::string& claimed_reference = claimed.find(kReferenceKey)->second;
   const std::string ref_text = fmt::format("{:.9f}", reference);
-  t.add_row("float64 reference")
-      .set("strategy", Value::text("numpy on the values widened to float64"))
-      .set("total", Value::f64(reference))
-      .set("claimed_total", Value::text(claimed_reference))
-      .set("match", Value::text(ref_text == claimed_reference ? "yes" : "no"));
+  columns.add_row(t, "float64 reference",
+                  {"numpy on the values widened to float64", Value::f64(reference), std::nullopt,
+                   claimed_reference, std::nullopt, ref_text == claimed_reference});
   int matches = ref_text == claimed_reference ? 1 : 0;
   std::string ours;
   std::string mismatches;
@@ -119,22 +140,14 @@ void a4_table(std::span<const float> x, double reference, ExperimentRecord& out)
                                 claimed_total, c.error);
     }
     ours += fmt::format("{}{} {}", ours.empty() ? "" : "; ", c.key, total_text);
-    t.add_row(c.key)
-        .set("strategy", Value::text(c.strategy))
-        .set("total", Value::f32(total))
-        .set("error", Value::f64(error))
-        .set("claimed_total", Value::text(claimed_total))
-        .set("claimed_error", Value::text(c.error))
-        .set("match", Value::text(ok ? "yes" : "no"));
+    columns.add_row(t, c.key, {c.strategy, Value::f32(total), error, claimed_total, c.error, ok});
   }
   const float buffered = sum(parse_strategy(kBuffered.strategy), x);
   const bool buffered_ok = fmt::format("{:.9f}", buffered) == kBufferedTotal;
-  t.add_row(kBuffered.key)
-      .set("strategy", Value::text(kBuffered.strategy))
-      .set("total", Value::f32(buffered))
-      .set("error", Value::f64(std::abs(static_cast<double>(buffered) - reference)))
-      .set("claimed_total", Value::text(std::string(kBufferedTotal) + " (claims.md's note)"))
-      .set("match", Value::text(buffered_ok ? "yes" : "no"));
+  columns.add_row(t, kBuffered.key,
+                  {kBuffered.strategy, Value::f32(buffered),
+                   std::abs(static_cast<double>(buffered) - reference),
+                   std::string(kBufferedTotal) + " (claims.md's note)", std::nullopt, buffered_ok});
   out.add_table(std::move(t));
 
   const int rows = static_cast<int>(std::size(kClaimed)) + 1;
@@ -151,23 +164,32 @@ void a4_table(std::span<const float> x, double reference, ExperimentRecord& out)
           : fmt::format("{} of {} rows match;{}", matches, rows, mismatches));
 }
 
+// One strategy's total, its errors from the float64 reference and the
+// exact sum, and its distance in ulps from the correctly rounded sum.
+struct StrategyTotal {
+  float total = 0;
+  double error = 0;
+  double abs_error = 0;
+  std::int64_t ulps = 0;
+};
+
 void strategies_table(std::span<const float> x, double reference,
                       const std::vector<std::string>& names, ExperimentRecord& out) {
-  Table t{"strategies", "Every strategy on the same million numbers", "strategy"};
-  t.add_column("total", "float32 total", ".9f", true)
-      .add_column("error", "error vs float64", ".3e")
-      .add_column("abs_error", "error vs exact", ".3e")
-      .add_column("ulps", "ulps from the correctly rounded sum");
+  Columns<StrategyTotal> columns;
+  columns.add(ColumnId{"total"}, "float32 total", &StrategyTotal::total, ".9f", true)
+      .add(ColumnId{"error"}, "error vs float64", &StrategyTotal::error, ".3e")
+      .add(ColumnId{"abs_error"}, "error vs exact", &StrategyTotal::abs_error, ".3e")
+      .add(ColumnId{"ulps"}, "ulps from the correctly rounded sum", &StrategyTotal::ulps);
+  Table t = columns.table(TableId{"strategies"}, "Every strategy on the same million numbers",
+                          "strategy");
   t.caption = "The exact sum is the superaccumulator's; `exact` is it rounded once to float32.";
   for (const auto& name : names) {
     const Strategy s = parse_strategy(name);
     const float total = sum(s, x);
     const Accuracy a = accuracy(x, total);
-    t.add_row(s.name())
-        .set("total", Value::f32(total))
-        .set("error", Value::f64(std::abs(static_cast<double>(total) - reference)))
-        .set("abs_error", Value::f64(a.abs_error))
-        .set("ulps", Value::integer(static_cast<std::int64_t>(a.ulps)));
+    columns.add_row(t, s.name(),
+                    {total, std::abs(static_cast<double>(total) - reference), a.abs_error,
+                     static_cast<std::int64_t>(a.ulps)});
   }
   out.add_table(std::move(t));
 }
@@ -178,11 +200,19 @@ void sweep(std::span<const float> x, double reference, const ExactSum& exact, co
            const std::vector<std::int64_t>& values,
            const std::function<std::string(std::int64_t)>& spelling, RunContext& ctx,
            ExperimentRecord& out, const std::string& xlabel) {
-  Table t{id, title, key};
-  t.add_column("strategy", "strategy")
-      .add_column("total", "float32 total", ".9f", true)
-      .add_column("error", "error vs float64", ".3e")
-      .add_column("abs_error", "error vs exact", ".3e");
+  // One setting: its strategy's spelling and total, and the total's errors.
+  struct Setting {
+    std::string strategy;
+    float total = 0;
+    double error = 0;
+    double abs_error = 0;
+  };
+  Columns<Setting> columns;
+  columns.add(ColumnId{"strategy"}, "strategy", &Setting::strategy)
+      .add(ColumnId{"total"}, "float32 total", &Setting::total, ".9f", true)
+      .add(ColumnId{"error"}, "error vs float64", &Setting::error, ".3e")
+      .add(ColumnId{"abs_error"}, "error vs exact", &Setting::abs_error, ".3e");
+  Table t = columns.table(TableId{id}, title, key);
   t.in_report = values.size() <= 20;
   std::set<std::uint32_t> distinct;
   for (std::size_t i = 0; i < values.size(); ++i) {
@@ -191,11 +221,9 @@ void sweep(std::span<const float> x, double reference, const ExactSum& exact, co
     ExactSum residual = exact;
     residual.add(-total);
     distinct.insert(std::bit_cast<std::uint32_t>(total));
-    t.add_row(std::to_string(values[i]))
-        .set("strategy", Value::text(name))
-        .set("total", Value::f32(total))
-        .set("error", Value::f64(std::abs(static_cast<double>(total) - reference)))
-        .set("abs_error", Value::f64(std::abs(residual.to_double())));
+    columns.add_row(t, std::to_string(values[i]),
+                    {name, total, std::abs(static_cast<double>(total) - reference),
+                     std::abs(residual.to_double())});
     ctx.progress(i + 1, values.size(), id);
   }
   t.caption =
@@ -218,15 +246,28 @@ void sweep(std::span<const float> x, double reference, const ExactSum& exact, co
 
 void threads_tables(std::span<const float> x, const std::vector<std::int64_t>& threads,
                     std::int64_t repeats, ExperimentRecord& out) {
-  Table t{"threads", "parallel(T): T OpenMP threads, partials added in thread order", "threads"};
-  t.add_column("total", "float32 total", ".9f", true);
+  Columns<float> totals;
+  totals.add(
+      ColumnId{"total"}, "float32 total", [](float total) { return total; }, ".9f", true);
+  Table t =
+      totals.table(TableId{"threads"},
+                   "parallel(T): T OpenMP threads, partials added in thread order", "threads");
   t.caption = "Deterministic for each T: the order is fixed by T, not by which threads run.";
-  Table m{"threads-measured", "Threads: time and the totals of omp-reduction(T) over repeated runs",
-          "threads"};
-  m.add_column("parallel_ms", "parallel(T) ms", ".2f")
-      .add_column("omp_ms", "omp-reduction(T) ms", ".2f")
-      .add_column("omp_distinct", "distinct omp-reduction totals")
-      .add_column("omp_runs", "runs");
+  // One T's measurement: the best times, and omp-reduction's distinct totals.
+  struct Timed {
+    double parallel_ms = 0;
+    double omp_ms = 0;
+    std::int64_t omp_distinct = 0;
+    std::int64_t omp_runs = 0;
+  };
+  Columns<Timed> timed;
+  timed.add(ColumnId{"parallel_ms"}, "parallel(T) ms", &Timed::parallel_ms, ".2f")
+      .add(ColumnId{"omp_ms"}, "omp-reduction(T) ms", &Timed::omp_ms, ".2f")
+      .add(ColumnId{"omp_distinct"}, "distinct omp-reduction totals", &Timed::omp_distinct)
+      .add(ColumnId{"omp_runs"}, "runs", &Timed::omp_runs);
+  Table m =
+      timed.table(TableId{"threads-measured"},
+                  "Threads: time and the totals of omp-reduction(T) over repeated runs", "threads");
   m.caption =
       "OpenMP's reduction clause combines thread partials in the order threads finish: with more "
       "than two "
@@ -247,12 +288,9 @@ void threads_tables(std::span<const float> x, const std::vector<std::int64_t>& t
       best_par = std::min(best_par, std::chrono::duration<double, std::milli>(t1 - t0).count());
       best_omp = std::min(best_omp, std::chrono::duration<double, std::milli>(t2 - t1).count());
     }
-    t.add_row(std::to_string(T)).set("total", Value::f32(total));
-    m.add_row(std::to_string(T))
-        .set("parallel_ms", Value::f64(best_par))
-        .set("omp_ms", Value::f64(best_omp))
-        .set("omp_distinct", Value::integer(static_cast<std::int64_t>(omp_totals.size())))
-        .set("omp_runs", Value::integer(repeats));
+    totals.add_row(t, std::to_string(T), total);
+    timed.add_row(m, std::to_string(T),
+                  {best_par, best_omp, static_cast<std::int64_t>(omp_totals.size()), repeats});
   }
   out.add_table(std::move(t));
   out.add_measurement(std::move(m));

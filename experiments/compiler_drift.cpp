@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <new>
+#include <optional>
 #include <random>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "reductions/error.hpp"
 #include "reductions/flag_variants.hpp"
 #include "reductions/strategy.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab {
 namespace compiler_drift_experiment {
@@ -129,13 +131,44 @@ std::vector<DriftRow> measure_drift(const DriftInputs& in) {
   return rows;
 }
 
-void record_drift(const std::vector<DriftRow>& rows, ExperimentRecord& out) {
-  Table values{"values", "Results of every variant (exact bits)", "dtype op strategy"};
-  Table drift{"drift", "Drift matrix: ulps from the strict build (0 = bit-identical)",
-              "dtype op strategy"};
-  Table native{"native", "-O3 -march=native (depends on the CPU; not held to a baseline)",
-               "dtype op strategy"};
-  values.in_report = false;
+// `v`'s result in `row`, or null where it did not run.
+const VariantResult* result_of(const DriftRow& row, const FlagVariant* v) {
+  for (const auto& r : row.results) {
+    if (r.variant == v) return &r;
+  }
+  return nullptr;
+}
+
+// A column of `v`'s result (exact bits) in each row.
+void add_value_column(Columns<DriftRow>& c, const FlagVariant& v) {
+  c.add(
+      ColumnId{v.name}, std::string(v.name),
+      [v = &v](const DriftRow& row) -> std::optional<Value> {
+        const VariantResult* r = result_of(row, v);
+        return r != nullptr ? std::optional<Value>(r->value) : std::nullopt;
+      },
+      "", true);
+}
+
+// A column of `v`'s ulps from the strict build in each row.
+void add_ulps_column(Columns<DriftRow>& c, const FlagVariant& v, const std::string& id,
+                     std::string label) {
+  c.add(ColumnId{id}, std::move(label),
+        [v = &v](const DriftRow& row) -> std::optional<std::int64_t> {
+          const VariantResult* r = result_of(row, v);
+          if (r == nullptr) return std::nullopt;
+          return static_cast<std::int64_t>(r->ulps);
+        });
+}
+
+// The values, drift and native tables' columns, a note for each variant
+// this CPU cannot run.
+struct DriftColumns {
+  Columns<DriftRow> values, drift, native;
+};
+
+DriftColumns drift_columns(ExperimentRecord& out) {
+  DriftColumns c;
   for (const auto& v : flag_variants()) {
     if (!runnable(v)) {
       out.add_note(fmt::format("variant {} skipped: this CPU lacks its instructions", v.name));
@@ -143,27 +176,31 @@ void record_drift(const std::vector<DriftRow>& rows, ExperimentRecord& out) {
     }
     const std::string col(v.name);
     if (v.cpu_dependent) {
-      native.add_column(col, col, "", true);
-      native.add_column(col + " ulps", "ulps");
+      add_value_column(c.native, v);
+      add_ulps_column(c.native, v, col + " ulps", "ulps");
       continue;
     }
-    values.add_column(col, col, "", true);
-    if (&v != &flag_variants()[0]) drift.add_column(col, col);
+    add_value_column(c.values, v);
+    if (&v != &flag_variants()[0]) add_ulps_column(c.drift, v, col, col);
   }
+  return c;
+}
+
+void record_drift(const std::vector<DriftRow>& rows, ExperimentRecord& out) {
+  const DriftColumns c = drift_columns(out);
+  Table values = c.values.table(TableId{"values"}, "Results of every variant (exact bits)",
+                                "dtype op strategy");
+  Table drift = c.drift.table(TableId{"drift"},
+                              "Drift matrix: ulps from the strict build (0 = bit-identical)",
+                              "dtype op strategy");
+  Table native = c.native.table(TableId{"native"},
+                                "-O3 -march=native (depends on the CPU; not held to a baseline)",
+                                "dtype op strategy");
+  values.in_report = false;
   for (const auto& row : rows) {
-    auto& vrow = values.add_row(row.key);
-    auto& drow = drift.add_row(row.key);
-    auto& nrow = native.add_row(row.key);
-    for (const auto& r : row.results) {
-      const std::string col(r.variant->name);
-      const auto ulps = static_cast<std::int64_t>(r.ulps);
-      if (r.variant->cpu_dependent) {
-        nrow.set(col, r.value).set(col + " ulps", Value::integer(ulps));
-        continue;
-      }
-      vrow.set(col, r.value);
-      if (r.variant != &flag_variants()[0]) drow.set(col, Value::integer(ulps));
-    }
+    c.values.add_row(values, row.key, row);
+    c.drift.add_row(drift, row.key, row);
+    c.native.add_row(native, row.key, row);
   }
   out.add_table(std::move(drift));
   out.add_table(std::move(values));
@@ -171,14 +208,16 @@ void record_drift(const std::vector<DriftRow>& rows, ExperimentRecord& out) {
 }
 
 void record_flags(ExperimentRecord& out) {
-  Table flags{"flags", "The variants and their flags", "variant"};
-  flags.add_column("flags", "flags");
-  flags.add_column("cpu_dependent", "CPU-dependent");
-  for (const auto& v : flag_variants()) {
-    flags.add_row(std::string(v.name))
-        .set("flags", Value::text(v.flags.empty() ? "(compiler defaults)" : std::string(v.flags)))
-        .set("cpu_dependent", Value::text(v.cpu_dependent ? "yes" : "no"));
-  }
+  Columns<FlagVariant> columns;
+  columns
+      .add(ColumnId{"flags"}, "flags",
+           [](const FlagVariant& v) {
+             return v.flags.empty() ? std::string("(compiler defaults)") : std::string(v.flags);
+           })
+      .add(ColumnId{"cpu_dependent"}, "CPU-dependent",
+           [](const FlagVariant& v) { return v.cpu_dependent ? "yes" : "no"; });
+  Table flags = columns.table(TableId{"flags"}, "The variants and their flags", "variant");
+  for (const auto& v : flag_variants()) columns.add_row(flags, std::string(v.name), v);
   out.add_table(std::move(flags));
 }
 

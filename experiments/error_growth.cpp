@@ -9,6 +9,7 @@
 #include "lab/random.hpp"
 #include "reductions/error.hpp"
 #include "reductions/strategy.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab {
 
@@ -67,6 +68,22 @@ std::string slug(std::string s) {
   return s;
 }
 
+// The growth tables' columns: the condition number, each strategy's
+// relative error, Higham's three bounds.
+Columns<ErrorFigures> growth_columns(const std::vector<Strategy>& strategies) {
+  Columns<ErrorFigures> c;
+  c.add(ColumnId{"cond"}, "condition number", &ErrorFigures::cond, ".3g");
+  for (std::size_t i = 0; i < strategies.size(); ++i) {
+    const std::string id = "rel_" + slug(strategies[i].name());
+    c.add(
+        ColumnId{id}, strategies[i].name(), [i](const ErrorFigures& e) { return e.rel[i]; }, ".2e");
+  }
+  c.add(ColumnId{"bound_sequential"}, "bound: sequential", &ErrorFigures::bound_sequential, ".2e")
+      .add(ColumnId{"bound_pairwise"}, "bound: pairwise", &ErrorFigures::bound_pairwise, ".2e")
+      .add(ColumnId{"bound_kahan"}, "bound: kahan", &ErrorFigures::bound_kahan, ".2e");
+  return c;
+}
+
 // One table and its figure: well- (uniform values, the first n of
 // `uniform`) or ill-conditioned data at each size.
 void record_growth(bool ill, const std::vector<std::size_t>& ns,
@@ -74,15 +91,12 @@ void record_growth(bool ill, const std::vector<std::size_t>& ns,
                    RunContext& ctx, std::uint64_t& done, ExperimentRecord& out) {
   const std::uint64_t total_work = 2 * ns.size();
   const std::string id = ill ? "ill" : "well";
-  Table t{id,
-          ill ? "Ill-conditioned data: pairs x, -x shuffled with one or two values in [0,1)"
-              : "Well-conditioned data: uniform values in [0,1) (condition number 1)",
-          "n"};
-  t.add_column("cond", "condition number", ".3g");
-  for (const auto& s : strategies) t.add_column("rel_" + slug(s.name()), s.name(), ".2e");
-  t.add_column("bound_sequential", "bound: sequential", ".2e")
-      .add_column("bound_pairwise", "bound: pairwise", ".2e")
-      .add_column("bound_kahan", "bound: kahan", ".2e");
+  const Columns<ErrorFigures> columns = growth_columns(strategies);
+  Table t = columns.table(
+      TableId{id},
+      ill ? "Ill-conditioned data: pairs x, -x shuffled with one or two values in [0,1)"
+          : "Well-conditioned data: uniform values in [0,1) (condition number 1)",
+      "n");
   t.caption =
       "Relative error |computed - exact| / |exact| of float32 sums (u = 2^-24), and Higham's "
       "bounds on it: "
@@ -98,14 +112,7 @@ void record_growth(bool ill, const std::vector<std::size_t>& ns,
     } else {
       x = std::span<const float>(uniform).first(n);
     }
-    const ErrorFigures e = measure_errors(x, strategies);
-    Row& row = t.add_row(std::to_string(n));
-    row.set("cond", Value::f64(e.cond));
-    for (std::size_t i = 0; i < strategies.size(); ++i)
-      row.set("rel_" + slug(strategies[i].name()), Value::f64(e.rel[i]));
-    row.set("bound_sequential", Value::f64(e.bound_sequential));
-    row.set("bound_pairwise", Value::f64(e.bound_pairwise));
-    row.set("bound_kahan", Value::f64(e.bound_kahan));
+    columns.add_row(t, std::to_string(n), measure_errors(x, strategies));
     ctx.progress(++done, total_work, id);
   }
   out.add_table(std::move(t));

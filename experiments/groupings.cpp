@@ -9,6 +9,7 @@
 #include "lab/experiment.hpp"
 #include "lab/random.hpp"
 #include "reductions/strategy.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab {
 
@@ -46,18 +47,36 @@ CountSpread count_spread(const std::vector<std::int64_t>& counts) {
 
 namespace groupings_experiment {
 
+// One seed's row: its groupings' count and range, and the exact sum.
+struct SeedRow {
+  GroupingCount count;
+  float exact = 0;
+};
+
+const Columns<SeedRow>& by_seed_columns() {
+  static const Columns<SeedRow> columns = [] {
+    Columns<SeedRow> c;
+    c.add(ColumnId{"distinct"}, "distinct totals",
+          [](const SeedRow& r) { return r.count.distinct; })
+        .add(
+            ColumnId{"min"}, "smallest total", [](const SeedRow& r) { return r.count.lo; }, "",
+            true)
+        .add(
+            ColumnId{"max"}, "largest total", [](const SeedRow& r) { return r.count.hi; }, "", true)
+        .add(ColumnId{"exact"}, "exact sum (float32)", &SeedRow::exact, "", true);
+    return c;
+  }();
+  return columns;
+}
+
 // One row per seed; returns the per-seed counts.
 std::vector<std::int64_t> record_by_seed(std::size_t n, std::int64_t groupings, std::int64_t seeds,
                                          const std::string& inner, const std::string& combine,
                                          RunContext& ctx, ExperimentRecord& out) {
-  Table t{
-      "by-seed",
+  Table t = by_seed_columns().table(
+      TableId{"by-seed"},
       fmt::format("Distinct totals of {} groupings of {} float32 normals, per seed", groupings, n),
-      "seed"};
-  t.add_column("distinct", "distinct totals")
-      .add_column("min", "smallest total", "", true)
-      .add_column("max", "largest total", "", true)
-      .add_column("exact", "exact sum (float32)", "", true);
+      "seed");
   t.caption = fmt::format(
       "Grouping g = 1..{}: chunked(g,{},{}), that is g contiguous chunks (np.array_split sizes), "
       "each summed by {} in float32, the chunk totals added by {}.",
@@ -68,11 +87,8 @@ std::vector<std::int64_t> record_by_seed(std::size_t n, std::int64_t groupings, 
     const auto x = float32_normals(n, seed);
     const auto r = count_groupings(x, groupings, inner, combine);
     counts.push_back(static_cast<std::int64_t>(r.distinct));
-    t.add_row(std::to_string(seed))
-        .set("distinct", Value::integer(counts.back()))
-        .set("min", Value::f32(r.lo))
-        .set("max", Value::f32(r.hi))
-        .set("exact", Value::f32(exact_sum(std::span<const float>(x))));
+    by_seed_columns().add_row(t, std::to_string(seed),
+                              SeedRow{r, exact_sum(std::span<const float>(x))});
     ctx.progress(static_cast<std::uint64_t>(k + 1), static_cast<std::uint64_t>(seeds));
   }
   out.add_table(std::move(t));
@@ -80,12 +96,15 @@ std::vector<std::int64_t> record_by_seed(std::size_t n, std::int64_t groupings, 
 }
 
 void record_spread(const CountSpread& sp, std::int64_t seeds, ExperimentRecord& out) {
-  Table s{"spread", fmt::format("Spread of the count over {} seeds", seeds), "statistic"};
-  s.add_column("value", "distinct totals");
-  s.add_row("first seed").set("value", Value::integer(sp.first));
-  s.add_row("min").set("value", Value::integer(sp.lo));
-  s.add_row("median").set("value", Value::f64(sp.median));
-  s.add_row("max").set("value", Value::integer(sp.hi));
+  // One statistic a row, of mixed types: the row's value is its cell.
+  Columns<Value> columns;
+  columns.add(ColumnId{"value"}, "distinct totals", [](const Value& v) { return v; });
+  Table s = columns.table(TableId{"spread"},
+                          fmt::format("Spread of the count over {} seeds", seeds), "statistic");
+  columns.add_row(s, "first seed", Value::integer(sp.first));
+  columns.add_row(s, "min", Value::integer(sp.lo));
+  columns.add_row(s, "median", Value::f64(sp.median));
+  columns.add_row(s, "max", Value::integer(sp.hi));
   out.add_table(std::move(s));
 }
 

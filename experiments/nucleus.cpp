@@ -11,6 +11,7 @@
 #include "io/numbers.hpp"
 #include "lab/experiment.hpp"
 #include "model/decode.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab::sampling {
 
@@ -54,22 +55,38 @@ struct Prompt {
   NucleusTrace trace;
 };
 
-void record_per_step(const std::vector<Prompt>& prompts, double top_p, std::size_t k,
-                     std::size_t steps, ExperimentRecord& out) {
-  Table t{"per-step",
-          fmt::format("Per step: the top-p = {} nucleus against top-k = {}", to_decimal(top_p), k),
-          "step"};
+// The per-step table's columns: a group per prompt ("key_..."), then k; a
+// row is a step, its cells read from each prompt's trace (`prompts` must
+// outlive the columns).
+Columns<std::size_t> per_step_columns(const std::vector<Prompt>& prompts, std::size_t k) {
+  Columns<std::size_t> c;
   for (const auto& pr : prompts) {
     const std::string& key = pr.key;
-    t.add_column(key + "_nucleus", key + ": nucleus");
-    t.add_column(key + "_nucleus_mass", key + ": its mass", ".4f");
-    t.add_column(key + "_leader", key + ": leader's p", ".4f");
-    t.add_column(key + "_topk_mass", fmt::format("{}: top-{} mass", key, k), ".4f");
-    t.add_column(key + "_extra", key + ": top-k tokens beyond the nucleus");
-    t.add_column(key + "_extra_mass", key + ": their mass", ".4f");
-    t.add_column(key + "_cut_mass", key + ": nucleus mass top-k cuts", ".4f");
+    const auto of = [&pr](auto member) {
+      return [&pr, member](std::size_t step) { return pr.trace.steps[step].*member; };
+    };
+    using F = StepFigures;
+    c.add(ColumnId{key + "_nucleus"}, key + ": nucleus", of(&F::nucleus))
+        .add(ColumnId{key + "_nucleus_mass"}, key + ": its mass", of(&F::nucleus_mass), ".4f")
+        .add(ColumnId{key + "_leader"}, key + ": leader's p", of(&F::leader), ".4f")
+        .add(ColumnId{key + "_topk_mass"}, fmt::format("{}: top-{} mass", key, k),
+             of(&F::topk_mass), ".4f")
+        .add(ColumnId{key + "_extra"}, key + ": top-k tokens beyond the nucleus", of(&F::extra))
+        .add(ColumnId{key + "_extra_mass"}, key + ": their mass", of(&F::extra_mass), ".4f")
+        .add(ColumnId{key + "_cut_mass"}, key + ": nucleus mass top-k cuts", of(&F::cut_mass),
+             ".4f");
   }
-  t.add_column("top_k", "k");
+  c.add(ColumnId{"top_k"}, "k", [k](std::size_t) { return k; });
+  return c;
+}
+
+void record_per_step(const std::vector<Prompt>& prompts, double top_p, std::size_t k,
+                     std::size_t steps, ExperimentRecord& out) {
+  const auto columns = per_step_columns(prompts, k);
+  Table t = columns.table(
+      TableId{"per-step"},
+      fmt::format("Per step: the top-p = {} nucleus against top-k = {}", to_decimal(top_p), k),
+      "step");
   t.caption = fmt::format(
       "Greedy continuation of each prompt (batch-invariant, fp32, T = 1); at each step the logits "
       "before the step's token. Step 0 is the prompt itself. 'beyond the nucleus': tokens top-k "
@@ -77,19 +94,7 @@ void record_per_step(const std::vector<Prompt>& prompts, double top_p, std::size
       "away (k < nucleus). Continuations: confident '{}', open '{}'.",
       shown_text(prompts[0].trace.continuation), shown_text(prompts[1].trace.continuation));
   for (std::size_t s = 0; s < steps; ++s) {
-    Row& r = t.add_row(std::to_string(s));
-    for (const auto& pr : prompts) {
-      const auto& f = pr.trace.steps[s];
-      const std::string& key = pr.key;
-      r.set(key + "_nucleus", Value::integer(static_cast<std::int64_t>(f.nucleus)))
-          .set(key + "_nucleus_mass", Value::f64(f.nucleus_mass))
-          .set(key + "_leader", Value::f64(f.leader))
-          .set(key + "_topk_mass", Value::f64(f.topk_mass))
-          .set(key + "_extra", Value::integer(static_cast<std::int64_t>(f.extra)))
-          .set(key + "_extra_mass", Value::f64(f.extra_mass))
-          .set(key + "_cut_mass", Value::f64(f.cut_mass));
-    }
-    r.set("top_k", Value::integer(static_cast<std::int64_t>(k)));
+    columns.add_row(t, std::to_string(s), s);
   }
   out.add_table(std::move(t));
   Figure fig;
@@ -107,18 +112,37 @@ void record_per_step(const std::vector<Prompt>& prompts, double top_p, std::size
   out.add_figure(std::move(fig));
 }
 
+// One prompt's steps summarised: nucleus sizes (the median the upper one),
+// step counts and mean masses.
+struct Summary {
+  std::size_t steps = 0;
+  std::size_t nucleus_min = 0, nucleus_median = 0, nucleus_max = 0;
+  std::int64_t one_token = 0, k_admits_extra = 0, k_cuts = 0;
+  double extra_mass_mean = 0, cut_mass_mean = 0, discard_mean = 0;
+};
+
+const Columns<Summary>& summary_columns() {
+  using S = Summary;
+  static const Columns<S> columns = [] {
+    Columns<S> c;
+    c.add(ColumnId{"steps"}, "steps", &S::steps)
+        .add(ColumnId{"nucleus_min"}, "nucleus min", &S::nucleus_min)
+        .add(ColumnId{"nucleus_median"}, "median", &S::nucleus_median)
+        .add(ColumnId{"nucleus_max"}, "max", &S::nucleus_max)
+        .add(ColumnId{"one_token"}, "steps with a 1-token nucleus", &S::one_token)
+        .add(ColumnId{"k_admits_extra"}, "steps top-k admits extra tokens", &S::k_admits_extra)
+        .add(ColumnId{"k_cuts"}, "steps top-k cuts the nucleus", &S::k_cuts)
+        .add(ColumnId{"extra_mass_mean"}, "mean mass admitted beyond the nucleus",
+             &S::extra_mass_mean, ".4f")
+        .add(ColumnId{"cut_mass_mean"}, "mean nucleus mass cut", &S::cut_mass_mean, ".4f")
+        .add(ColumnId{"discard_mean"}, "mean mass top-k discards", &S::discard_mean, ".4f");
+    return c;
+  }();
+  return columns;
+}
+
 void record_summary(const std::vector<Prompt>& prompts, std::size_t k, ExperimentRecord& out) {
-  Table sum{"summary", "Over all steps", "prompt"};
-  sum.add_column("steps", "steps");
-  sum.add_column("nucleus_min", "nucleus min");
-  sum.add_column("nucleus_median", "median");
-  sum.add_column("nucleus_max", "max");
-  sum.add_column("one_token", "steps with a 1-token nucleus");
-  sum.add_column("k_admits_extra", "steps top-k admits extra tokens");
-  sum.add_column("k_cuts", "steps top-k cuts the nucleus");
-  sum.add_column("extra_mass_mean", "mean mass admitted beyond the nucleus", ".4f");
-  sum.add_column("cut_mass_mean", "mean nucleus mass cut", ".4f");
-  sum.add_column("discard_mean", "mean mass top-k discards", ".4f");
+  Table sum = summary_columns().table(TableId{"summary"}, "Over all steps", "prompt");
   for (const auto& pr : prompts) {
     const auto& v = pr.trace.steps;
     std::vector<std::size_t> sizes;
@@ -135,17 +159,9 @@ void record_summary(const std::vector<Prompt>& prompts, std::size_t k, Experimen
     }
     std::sort(sizes.begin(), sizes.end());
     const double n = static_cast<double>(v.size());
-    sum.add_row(pr.key)
-        .set("steps", Value::integer(static_cast<std::int64_t>(v.size())))
-        .set("nucleus_min", Value::integer(static_cast<std::int64_t>(sizes.front())))
-        .set("nucleus_median", Value::integer(static_cast<std::int64_t>(sizes[sizes.size() / 2])))
-        .set("nucleus_max", Value::integer(static_cast<std::int64_t>(sizes.back())))
-        .set("one_token", Value::integer(ones))
-        .set("k_admits_extra", Value::integer(extra))
-        .set("k_cuts", Value::integer(cuts))
-        .set("extra_mass_mean", Value::f64(extra_mass / n))
-        .set("cut_mass_mean", Value::f64(cut_mass / n))
-        .set("discard_mean", Value::f64(discard / n));
+    summary_columns().add_row(sum, pr.key,
+                              {v.size(), sizes.front(), sizes[sizes.size() / 2], sizes.back(), ones,
+                               extra, cuts, extra_mass / n, cut_mass / n, discard / n});
   }
   sum.caption = "Median: the upper median. Discarded mass: 1 - the top-k mass.";
   out.add_table(std::move(sum));

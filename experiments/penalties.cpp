@@ -14,6 +14,7 @@
 #include "lab/experiment.hpp"
 #include "lab/inputs.hpp"
 #include "model/decode.hpp"
+#include "reports/columns.hpp"
 #include "sampling/decode.hpp"
 
 namespace fplab::sampling {
@@ -93,6 +94,12 @@ struct Penalty {
   SamplingConfig config;  // greedy (T = 0) with one penalty
 };
 
+// One text's share of repeated 4-grams, over all steps and the window.
+struct Shares {
+  double steps = 0;
+  double window = 0;
+};
+
 void record_repetition(const Params& p, const model::Model& m, const GreedyPath& path,
                        const std::vector<Penalty>& penalties,
                        const std::vector<std::vector<Token>>& free,
@@ -102,31 +109,26 @@ void record_repetition(const Params& p, const model::Model& m, const GreedyPath&
   const auto& greedy = path.tokens;
   const std::size_t n_samples = samples.size();
   const auto share = [](std::span<const Token> t) { return repeated_ngram_share(t); };
-  Table rep{"repetition", "Share of repeated 4-grams", "text"};
-  rep.add_column("share_steps", fmt::format("over {} steps", steps), ".4f");
-  rep.add_column("share_window", fmt::format("over {} steps", window), ".4f");
-  rep.add_row("greedy")
-      .set("share_steps", Value::f64(share(greedy)))
-      .set("share_window", Value::f64(share(std::span(greedy).first(window))));
+  Columns<Shares> columns;
+  columns.add(ColumnId{"share_steps"}, fmt::format("over {} steps", steps), &Shares::steps, ".4f")
+      .add(ColumnId{"share_window"}, fmt::format("over {} steps", window), &Shares::window, ".4f");
+  Table rep = columns.table(TableId{"repetition"}, "Share of repeated 4-grams", "text");
+  columns.add_row(rep, "greedy", {share(greedy), share(std::span(greedy).first(window))});
   double s_all = 0, s_win = 0;
   for (const auto& t : samples) {
     s_all += share(t);
     s_win += share(std::span(t).first(window));
   }
-  rep.add_row(fmt::format("sampled at T = 1 (mean of {} seeds)", n_samples))
-      .set("share_steps", Value::f64(s_all / static_cast<double>(n_samples)))
-      .set("share_window", Value::f64(s_win / static_cast<double>(n_samples)));
+  columns.add_row(rep, fmt::format("sampled at T = 1 (mean of {} seeds)", n_samples),
+                  {s_all / static_cast<double>(n_samples), s_win / static_cast<double>(n_samples)});
   if (const auto heldout = m.path().parent_path() / "heldout.txt"; std::filesystem::exists(heldout))
     record_input(out, "heldout", heldout);
   if (nat_steps >= 0) {
-    rep.add_row("KJV held-out text (mean of 100 windows)")
-        .set("share_steps", Value::f64(nat_steps))
-        .set("share_window", Value::f64(nat_window));
+    columns.add_row(rep, "KJV held-out text (mean of 100 windows)", {nat_steps, nat_window});
   }
   for (std::size_t i = 0; i < penalties.size(); ++i) {
-    rep.add_row("greedy with " + penalties[i].label)
-        .set("share_steps", Value::f64(share(free[i])))
-        .set("share_window", Value::f64(share(std::span(free[i]).first(window))));
+    columns.add_row(rep, "greedy with " + penalties[i].label,
+                    {share(free[i]), share(std::span(free[i]).first(window))});
   }
   if (!model::experiments::is_checkpoint(m)) {
     rep.caption = fmt::format(
@@ -149,21 +151,45 @@ void record_repetition(const Params& p, const model::Model& m, const GreedyPath&
   out.add_table(std::move(rep));
 }
 
+// One penalty's row of the decisions table: its teacher-forced changes, the
+// free run's divergence, and its size at the last counted step.
+struct Decision {
+  DecisionChanges changes;
+  double share = 0;  // changes.changed over the window
+  std::int64_t free_first_divergence = -1;
+  PenaltySize size;
+};
+
+Columns<Decision> decision_columns(const model::Model& m) {
+  Columns<Decision> c;
+  c.add(ColumnId{"changed"}, "decisions changed",
+        [](const Decision& d) { return d.changes.changed; })
+      .add(ColumnId{"share"}, "share", &Decision::share, ".4f")
+      .add(ColumnId{"first"}, "first changed step",
+           [](const Decision& d) { return d.changes.first; })
+      .add(ColumnId{"free_first_divergence"}, "free run: first step differing from greedy",
+           &Decision::free_first_divergence)
+      .add(ColumnId{"penalised"}, "last step: " + model::experiments::token_units(m) + " penalised",
+           [](const Decision& d) { return d.size.penalised; })
+      .add(
+          ColumnId{"largest_change"}, "last step: largest logit change",
+          [](const Decision& d) { return d.size.largest; }, ".3g")
+      .add(
+          ColumnId{"leader_change"}, "last step: the greedy token's logit change",
+          [](const Decision& d) { return d.size.leader; }, ".3g");
+  return c;
+}
+
 // Returns each penalty's largest logit change at the last counted step.
 std::vector<double> record_decisions(const model::Model& m, const GreedyPath& path,
                                      const std::vector<Penalty>& penalties,
                                      const std::vector<DecisionChanges>& changes,
                                      const std::vector<std::vector<Token>>& free, std::size_t steps,
                                      std::size_t window, ExperimentRecord& out) {
-  Table dec{"decisions", fmt::format("Greedy decisions each penalty changes over {} steps", window),
-            "penalty"};
-  dec.add_column("changed", "decisions changed");
-  dec.add_column("share", "share", ".4f");
-  dec.add_column("first", "first changed step");
-  dec.add_column("free_first_divergence", "free run: first step differing from greedy");
-  dec.add_column("penalised", "last step: " + model::experiments::token_units(m) + " penalised");
-  dec.add_column("largest_change", "last step: largest logit change", ".3g");
-  dec.add_column("leader_change", "last step: the greedy token's logit change", ".3g");
+  const auto columns = decision_columns(m);
+  Table dec = columns.table(
+      TableId{"decisions"},
+      fmt::format("Greedy decisions each penalty changes over {} steps", window), "penalty");
   dec.caption =
       "Teacher-forced: at each step of the plain greedy path, the argmax after the penalty "
       "(history: the tokens "
@@ -173,16 +199,10 @@ std::vector<double> record_decisions(const model::Model& m, const GreedyPath& pa
     // The penalty's size at the last counted step.
     const PenaltySize size = penalty_size(path, penalties[i].config, window - 1);
     largest_change[i] = size.largest;
-    dec.add_row(penalties[i].label)
-        .set("penalised", Value::integer(size.penalised))
-        .set("largest_change", Value::f64(size.largest))
-        .set("leader_change", Value::f64(size.leader))
-        .set("changed", Value::integer(changes[i].changed))
-        .set("share",
-             Value::f64(static_cast<double>(changes[i].changed) / static_cast<double>(window)))
-        .set("first", Value::integer(changes[i].first))
-        .set("free_first_divergence",
-             Value::integer(first_divergence(free[i], path.tokens, steps)));
+    columns.add_row(
+        dec, penalties[i].label,
+        {changes[i], static_cast<double>(changes[i].changed) / static_cast<double>(window),
+         first_divergence(free[i], path.tokens, steps), size});
     out.add_note(fmt::format("Greedy with {}: '{}'", penalties[i].label,
                              shown_text(model::experiments::decoded_text(m, free[i]))));
   }

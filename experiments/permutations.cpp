@@ -65,19 +65,27 @@ Enumerated<T> from_distributed(const MpiEnumerateRow& row) {
   return e;
 }
 
+// One rank's share of one row's enumeration.
+struct RankShare {
+  double seconds = 0;
+  double cpu = 0;
+  double rate = 0;  // orders per CPU second
+};
+
 Table distributed_table(const DistributedEnumeration& d) {
-  Table t{"exhaustive-ranks", "Across MPI ranks: each rank's share", "order, precision, rank"};
-  t.add_column("seconds", "wall seconds", ".3f")
-      .add_column("cpu", "CPU seconds", ".3f")
-      .add_column("rate", "orders per CPU second", ".4g");
+  Columns<RankShare> columns;
+  columns.add(ColumnId{"seconds"}, "wall seconds", &RankShare::seconds, ".3f")
+      .add(ColumnId{"cpu"}, "CPU seconds", &RankShare::cpu, ".3f")
+      .add(ColumnId{"rate"}, "orders per CPU second", &RankShare::rate, ".4g");
+  Table t = columns.table(TableId{"exhaustive-ranks"}, "Across MPI ranks: each rank's share",
+                          "order, precision, rank");
   for (const auto& r : d.rows) {
     const double row_orders = static_cast<double>(d.orders) / static_cast<double>(d.rows.size());
     for (std::size_t k = 0; k < r.rank_seconds.size(); ++k) {
-      t.add_row(fmt::format("{} {} rank {}", r.strategy, r.dtype, k))
-          .set("seconds", Value::f64(r.rank_seconds[k]))
-          .set("cpu", Value::f64(r.rank_cpu_seconds[k]))
-          .set("rate", Value::f64(row_orders / static_cast<double>(r.rank_seconds.size()) /
-                                  std::max(r.rank_cpu_seconds[k], 1e-9)));
+      columns.add_row(t, fmt::format("{} {} rank {}", r.strategy, r.dtype, k),
+                      {r.rank_seconds[k], r.rank_cpu_seconds[k],
+                       row_orders / static_cast<double>(r.rank_seconds.size()) /
+                           std::max(r.rank_cpu_seconds[k], 1e-9)});
     }
   }
   t.caption = fmt::format(
@@ -122,6 +130,33 @@ const Columns<ExhaustiveCounts>& exhaustive_columns() {
   return columns;
 }
 
+// The exhaustive-seconds table's column: a row's time to enumerate.
+const Columns<double>& timing_columns() {
+  static const Columns<double> columns = [] {
+    Columns<double> c;
+    c.add(
+        ColumnId{"seconds"}, "seconds", [](double s) { return s; }, ".3f");
+    return c;
+  }();
+  return columns;
+}
+
+// One bin of a histogram table: a distinct total and its orders.
+struct HistogramBin {
+  Value total;
+  std::uint64_t orders = 0;
+};
+
+const Columns<HistogramBin>& histogram_columns() {
+  static const Columns<HistogramBin> columns = [] {
+    Columns<HistogramBin> c;
+    c.add(ColumnId{"total"}, "total", &HistogramBin::total, "", true)
+        .add(ColumnId{"orders"}, "orders", &HistogramBin::orders);
+    return c;
+  }();
+  return columns;
+}
+
 template <class T>
 Counts exhaustive_row(const Strategy& s, const std::string& dtype, std::span<const double> numbers,
                       const Enumerated<T>& e, Table& summary, std::vector<Table>& histograms,
@@ -139,16 +174,14 @@ Counts exhaustive_row(const Strategy& s, const std::string& dtype, std::span<con
       summary, key,
       {s.name(), dtype, h.orders, h.distinct(), h.zeros(), n_correct,
        Value::of(h.totals.front().first), Value::of(h.totals.back().first)});
-  timings.add_row(key).set("seconds", Value::f64(seconds));
+  timing_columns().add_row(timings, key, seconds);
   if (histogram) {
-    Table t{"hist-" + slug(s.name()) + "-" + dtype, "Histogram of the totals: " + key, "#"};
-    t.add_column("total", "total", "", true).add_column("orders", "orders");
+    const std::string id = "hist-" + slug(s.name()) + "-" + dtype;
+    Table t = histogram_columns().table(TableId{id}, "Histogram of the totals: " + key, "#");
     t.in_report = false;
     std::size_t i = 0;
     for (const auto& [v, c] : h.totals) {
-      t.add_row(std::to_string(++i))
-          .set("total", Value::of(v))
-          .set("orders", Value::integer(static_cast<std::int64_t>(c)));
+      histogram_columns().add_row(t, std::to_string(++i), {Value::of(v), c});
     }
     t.caption = "Each distinct total of the " + std::to_string(h.orders) +
                 " orders and how many orders give it.";
@@ -164,6 +197,33 @@ Counts exhaustive_row(const Strategy& s, const std::string& dtype, std::span<con
     figures.push_back(std::move(f));
   }
   return {h.distinct(), h.zeros()};
+}
+
+// One row of the `sampled` table: a strategy in one precision over the
+// shuffles; min and max are float32 or float64 values by the precision.
+struct SampledCounts {
+  std::string strategy;
+  std::string dtype;
+  std::int64_t shuffles = 0;
+  std::size_t distinct = 0;
+  std::uint64_t zeros = 0;
+  Value min;
+  Value max;
+};
+
+const Columns<SampledCounts>& sampled_columns() {
+  static const Columns<SampledCounts> columns = [] {
+    Columns<SampledCounts> c;
+    c.add(ColumnId{"strategy"}, "strategy", &SampledCounts::strategy)
+        .add(ColumnId{"dtype"}, "precision", &SampledCounts::dtype)
+        .add(ColumnId{"shuffles"}, "shuffles", &SampledCounts::shuffles)
+        .add(ColumnId{"distinct"}, "distinct totals", &SampledCounts::distinct)
+        .add(ColumnId{"zeros"}, "shuffles summing to exactly 0", &SampledCounts::zeros)
+        .add(ColumnId{"min"}, "smallest total", &SampledCounts::min)
+        .add(ColumnId{"max"}, "largest total", &SampledCounts::max);
+    return c;
+  }();
+  return columns;
 }
 
 template <class T>
@@ -189,14 +249,9 @@ Counts sampled_row(const Strategy& s, const std::string& dtype, std::span<const 
     lo = std::min(lo, v);
     hi = std::max(hi, v);
   }
-  table.add_row(s.name() + " " + dtype)
-      .set("strategy", Value::text(s.name()))
-      .set("dtype", Value::text(dtype))
-      .set("shuffles", Value::integer(shuffles))
-      .set("distinct", Value::integer(static_cast<std::int64_t>(distinct.size())))
-      .set("zeros", Value::integer(static_cast<std::int64_t>(zeros)))
-      .set("min", Value::of(lo))
-      .set("max", Value::of(hi));
+  sampled_columns().add_row(
+      table, s.name() + " " + dtype,
+      {s.name(), dtype, shuffles, distinct.size(), zeros, Value::of(lo), Value::of(hi)});
   return {distinct.size(), zeros};
 }
 
@@ -262,10 +317,10 @@ std::map<std::string, Counts> record_exhaustive(const Params& p,
       "Every order of the numbers, each summed by the strategy in the given precision. "
       "`pairwise` on 8 numbers is the balanced tree ((a+b)+(c+d))+((e+f)+(g+h)). "
       "Totals are told apart by their bits (-0 and +0 are two totals).";
-  Table timings{"exhaustive-seconds", "Time to enumerate every order", "order, precision"};
+  Table timings = timing_columns().table(TableId{"exhaustive-seconds"},
+                                         "Time to enumerate every order", "order, precision");
   std::vector<Table> histograms;
   std::vector<Figure> figures;
-  timings.add_column("seconds", "seconds", ".3f");
   std::optional<DistributedEnumeration> distributed;
   std::size_t next_row = 0;
   if (ranks > 0) {
@@ -304,17 +359,11 @@ std::map<std::string, Counts> record_exhaustive(const Params& p,
 void record_sampled(const Params& p, const std::vector<Strategy>& strategies, RunContext& ctx,
                     ExperimentRecord& out) {
   const auto& numbers = p.real_list("numbers");
-  Table t{"sampled",
-          fmt::format("{} seeded random shuffles (std::mt19937_64, seed {})", p.integer("shuffles"),
-                      ctx.seed()),
-          "order, precision"};
-  t.add_column("strategy", "strategy")
-      .add_column("dtype", "precision")
-      .add_column("shuffles", "shuffles")
-      .add_column("distinct", "distinct totals")
-      .add_column("zeros", "shuffles summing to exactly 0")
-      .add_column("min", "smallest total")
-      .add_column("max", "largest total");
+  Table t =
+      sampled_columns().table(TableId{"sampled"},
+                              fmt::format("{} seeded random shuffles (std::mt19937_64, seed {})",
+                                          p.integer("shuffles"), ctx.seed()),
+                              "order, precision");
   t.caption =
       "Sampling mode: each strategy sums the same sequence of shuffles (Fisher-Yates driven by "
       "std::mt19937_64; the first shuffle of every row starts from the numbers as given).";
@@ -333,16 +382,17 @@ void record_sampled(const Params& p, const std::vector<Strategy>& strategies, Ru
 // TML's own script, replayed bit for bit: the tml-replay table; returns
 // CPython 3.12's replay.
 Replay record_tml_replay(std::int64_t tml_shuffles, std::uint32_t tml_seed, ExperimentRecord& out) {
-  Table replay{
-      "tml-replay",
+  Columns<Replay> columns;
+  columns.add(ColumnId{"distinct"}, "distinct results", &Replay::distinct)
+      .add(ColumnId{"min"}, "smallest", &Replay::lo, "", true)
+      .add(ColumnId{"max"}, "largest", &Replay::hi, "", true)
+      .add(ColumnId{"zeros"}, "exactly 0", &Replay::zeros);
+  Table replay = columns.table(
+      TableId{"tml-replay"},
       fmt::format(
           "TML's script replayed: {} shuffles after random.seed({}), summed with Python's sum()",
           tml_shuffles, tml_seed),
-      "Python sum()"};
-  replay.add_column("distinct", "distinct results")
-      .add_column("min", "smallest", "", true)
-      .add_column("max", "largest", "", true)
-      .add_column("zeros", "exactly 0");
+      "Python sum()");
   replay.caption =
       "The numbers 1e-10, 1e-5, 1e-2, 1 and their negatives, 1 and -1 being Python ints; the list "
       "shuffled in place 10,000 times by CPython's random.shuffle (Mersenne Twister, replayed "
@@ -355,11 +405,7 @@ Replay record_tml_replay(std::int64_t tml_shuffles, std::uint32_t tml_seed, Expe
         std::pair{"CPython 3.11 and older (plain)", python::SumVersion::cpython311}}) {
     const Replay r = replay_tml(version, tml_shuffles, tml_seed);
     if (version == python::SumVersion::cpython312) r312 = r;
-    replay.add_row(label)
-        .set("distinct", Value::integer(static_cast<std::int64_t>(r.distinct)))
-        .set("min", Value::f64(r.lo))
-        .set("max", Value::f64(r.hi))
-        .set("zeros", Value::integer(static_cast<std::int64_t>(r.zeros)));
+    columns.add_row(replay, label, r);
   }
   out.add_table(std::move(replay));
   return r312;

@@ -12,6 +12,7 @@
 #include "io/numbers.hpp"
 #include "lab/experiment.hpp"
 #include "model/decode.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab::sampling {
 
@@ -109,31 +110,74 @@ std::string order_key(const std::vector<Stage>& order) {
 
 using Prompts = std::vector<std::pair<std::string, std::string>>;
 
+// A getter of prompt i's `member` from a row of every prompt's figures.
+template <class Figures, class T>
+auto prompt_member(std::size_t i, T Figures::*member) {
+  return [i, member](const std::vector<Figures>& f) { return f[i].*member; };
+}
+
 void record_top_p(const Prompts& prompts, const std::vector<std::vector<float>>& logits,
                   const std::vector<double>& ts, double top_p, std::size_t V,
                   ExperimentRecord& out) {
-  Table tp{
-      "top-p-vs-temperature",
-      fmt::format("Candidates left by top-p = {}, after or before temperature", to_decimal(top_p)),
-      "T"};
-  for (const auto& pr : prompts) {
-    tp.add_column(pr.first + "_after", pr.first + ": top-p after T (standard)");
-    tp.add_column(pr.first + "_before", pr.first + ": top-p before T");
+  Columns<std::vector<TopPCounts>> columns;
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    const std::string& k = prompts[i].first;
+    columns
+        .add(ColumnId{k + "_after"}, k + ": top-p after T (standard)",
+             prompt_member(i, &TopPCounts::after))
+        .add(ColumnId{k + "_before"}, k + ": top-p before T",
+             prompt_member(i, &TopPCounts::before));
   }
+  Table tp = columns.table(
+      TableId{"top-p-vs-temperature"},
+      fmt::format("Candidates left by top-p = {}, after or before temperature", to_decimal(top_p)),
+      "T");
   tp.caption = fmt::format(
       "Top-p after temperature measures the nucleus of softmax(l/T); before it, the nucleus of "
       "softmax(l), which "
       "temperature then only reshapes. No top-k, no penalties. V = {}.",
       V);
   for (const double t : ts) {
-    Row& r = tp.add_row(to_decimal(t));
+    std::vector<TopPCounts> counts;
     for (std::size_t i = 0; i < prompts.size(); ++i) {
-      const TopPCounts n = top_p_counts(logits[i], t, top_p);
-      r.set(prompts[i].first + "_after", Value::integer(static_cast<std::int64_t>(n.after)));
-      r.set(prompts[i].first + "_before", Value::integer(static_cast<std::int64_t>(n.before)));
+      counts.push_back(top_p_counts(logits[i], t, top_p));
     }
+    columns.add_row(tp, to_decimal(t), counts);
   }
   out.add_table(std::move(tp));
+}
+
+// One temperature's row of the effective-penalty table.
+struct PenaltyRow {
+  double alpha_over_t = 0;
+  PenaltyOrderFigures f;
+};
+
+const Columns<PenaltyRow>& penalty_columns() {
+  using R = PenaltyRow;
+  static const Columns<R> columns = [] {
+    const auto of = [](auto member) { return [member](const R& r) { return r.f.*member; }; };
+    const auto flag = [](bool PenaltyOrderFigures::*member) {
+      return [member](const R& r) -> std::int64_t { return r.f.*member ? 1 : 0; };
+    };
+    using F = PenaltyOrderFigures;
+    Columns<R> c;
+    c.add(ColumnId{"alpha_over_t"}, "alpha / T", &R::alpha_over_t, "", true)
+        .add(ColumnId{"shift_before"}, "presence shift, penalties before T", of(&F::shift_before),
+             "", true)
+        .add(ColumnId{"shift_after"}, "presence shift, penalties after T", of(&F::shift_after), "",
+             true)
+        .add(ColumnId{"dev_before"}, "before: largest |shift - alpha / T|", of(&F::dev_before),
+             ".3g")
+        .add(ColumnId{"dev_after"}, "after: largest |shift - alpha|", of(&F::dev_after), ".3g")
+        .add(ColumnId{"exact"}, "every penalised token within rounding", flag(&F::exact))
+        .add(ColumnId{"repetition_max_rel"}, "CTRL: largest relative difference between the orders",
+             of(&F::repetition_max_rel), ".3g")
+        .add(ColumnId{"repetition_same_set"}, "CTRL: same candidates and token either way",
+             flag(&F::repetition_same));
+    return c;
+  }();
+  return columns;
 }
 
 // Returns the figures at the verdict's temperature T (zeros when T is not
@@ -143,20 +187,11 @@ PenaltyOrderFigures record_penalties(const std::vector<float>& logits,
                                      const std::vector<double>& ts, double T, double alpha,
                                      double theta, double top_p, const std::string& units,
                                      ExperimentRecord& out) {
-  Table pen{
-      "effective-penalty",
+  Table pen = penalty_columns().table(
+      TableId{"effective-penalty"},
       fmt::format("A penalty before or after temperature (presence alpha = {}, CTRL theta = {})",
                   to_decimal(alpha), to_decimal(theta)),
-      "T"};
-  pen.add_column("alpha_over_t", "alpha / T", "", true);
-  pen.add_column("shift_before", "presence shift, penalties before T", "", true);
-  pen.add_column("shift_after", "presence shift, penalties after T", "", true);
-  pen.add_column("dev_before", "before: largest |shift - alpha / T|", ".3g");
-  pen.add_column("dev_after", "after: largest |shift - alpha|", ".3g");
-  pen.add_column("exact", "every penalised token within rounding");
-  pen.add_column("repetition_max_rel", "CTRL: largest relative difference between the orders",
-                 ".3g");
-  pen.add_column("repetition_same_set", "CTRL: same candidates and token either way");
+      "T");
   pen.caption = fmt::format(
       "The logit shift of a penalised token in the final (scaled) logits: (l - alpha) / T - l / T "
       "when the "
@@ -178,15 +213,7 @@ PenaltyOrderFigures record_penalties(const std::vector<float>& logits,
   for (const double t : ts) {
     const PenaltyOrderFigures f = penalty_order_figures(logits, history, t, alpha, theta, top_p);
     shifts_exact = shifts_exact && f.exact;
-    pen.add_row(to_decimal(t))
-        .set("alpha_over_t", Value::f64(alpha / t))
-        .set("shift_before", Value::f64(f.shift_before))
-        .set("shift_after", Value::f64(f.shift_after))
-        .set("dev_before", Value::f64(f.dev_before))
-        .set("dev_after", Value::f64(f.dev_after))
-        .set("exact", Value::integer(f.exact ? 1 : 0))
-        .set("repetition_max_rel", Value::f64(f.repetition_max_rel))
-        .set("repetition_same_set", Value::integer(f.repetition_same ? 1 : 0));
+    penalty_columns().add_row(pen, to_decimal(t), {alpha / t, f});
     if (t == T) {
       at_t.shift_before = f.shift_before;
       at_t.shift_after = f.shift_after;
@@ -197,39 +224,50 @@ PenaltyOrderFigures record_penalties(const std::vector<float>& logits,
   return at_t;
 }
 
+// One prompt's cells of an all-orders row: its candidates and the leader's
+// probability.
+struct OrderCells {
+  std::size_t candidates = 0;
+  double leader = 0;
+};
+
 // Returns, per prompt, the distinct outcomes (candidates and their
 // probabilities, bit for bit).
 std::vector<std::vector<OrderOutcome>> record_all_orders(
     const Prompts& prompts, const std::vector<std::vector<float>>& logits,
     const std::vector<Token>& history, double T, std::int64_t top_k, double top_p, double alpha,
     ExperimentRecord& out) {
-  Table all{
-      "all-orders",
+  Columns<std::vector<OrderCells>> columns;
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    const std::string& k = prompts[i].first;
+    columns
+        .add(ColumnId{k + "_candidates"}, k + ": candidates",
+             prompt_member(i, &OrderCells::candidates))
+        .add(ColumnId{k + "_leader"}, k + ": leader's p", prompt_member(i, &OrderCells::leader),
+             ".4f");
+  }
+  Table all = columns.table(
+      TableId{"all-orders"},
       fmt::format("Candidates under each of the 24 stage orders (T = {}, top-k = {}, top-p = {}, "
                   "presence {})",
                   to_decimal(T), top_k, to_decimal(top_p), to_decimal(alpha)),
-      "order"};
-  for (const auto& pr : prompts) {
-    all.add_column(pr.first + "_candidates", pr.first + ": candidates");
-    all.add_column(pr.first + "_leader", pr.first + ": leader's p", ".4f");
-  }
+      "order");
   all.caption =
       "Each order is followed by renormalise -> draw. History for the presence penalty: the open "
       "prompt's greedy continuation (as above), for both prompts. The first row is the standard "
       "order.";
   std::vector<std::vector<OrderOutcome>> outcomes(prompts.size());
   for (const auto& o : all_stage_orders()) {
-    Row& r = all.add_row(order_key(o));
+    std::vector<OrderCells> cells;
     for (std::size_t i = 0; i < prompts.size(); ++i) {
       OrderOutcome outcome = order_outcome(logits[i], history, o, T, top_k, top_p, alpha);
-      r.set(prompts[i].first + "_candidates",
-            Value::integer(static_cast<std::int64_t>(outcome.tokens.size())))
-          .set(prompts[i].first + "_leader",
-               Value::f64(*std::max_element(outcome.probs.begin(), outcome.probs.end())));
+      cells.push_back(
+          {outcome.tokens.size(), *std::max_element(outcome.probs.begin(), outcome.probs.end())});
       if (std::find(outcomes[i].begin(), outcomes[i].end(), outcome) == outcomes[i].end()) {
         outcomes[i].push_back(std::move(outcome));
       }
     }
+    columns.add_row(all, order_key(o), cells);
   }
   out.add_table(std::move(all));
   return outcomes;

@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "experiments/sampling_support.hpp"
 #include "experiments/seeded_sampling.hpp"
 #include "io/numbers.hpp"
 #include "io/sha256.hpp"
 #include "lab/experiment.hpp"
+#include "reports/columns.hpp"
 #include "sampling/decode.hpp"
 
 namespace fplab::sampling {
@@ -113,8 +115,9 @@ void record_runs(const Params& p, const RunContext& ctx, const model::Model& m,
                  const std::vector<RunResult>& runs, std::size_t n, std::size_t steps,
                  ExperimentRecord& out) {
   const RunResult* ref = &runs[0];
-  Table runs_t{"runs", "The decoding runs", "run"};
-  runs_t.add_column("sha256", "sha256 of the N texts");
+  Columns<RunResult> columns;
+  columns.add(ColumnId{"sha256"}, "sha256 of the N texts", &RunResult::digest);
+  Table runs_t = columns.table(TableId{"runs"}, "The decoding runs", "run");
   runs_t.caption = fmt::format(
       "{} samples of {} steps after '{}', seeds {}..{}, T = {}, top-k = {}, top-p = {}. 'alone': "
       "each sample in a "
@@ -124,23 +127,63 @@ void record_runs(const Params& p, const RunContext& ctx, const model::Model& m,
       n, steps, shown_text(p.text("prompt")), ctx.seed(), ctx.seed() + n - 1,
       to_decimal(p.real("temperature")), p.integer("top_k"), to_decimal(p.real("top_p")),
       shown_text(model::experiments::decoded_text(m, ref->tokens[0])));
-  for (const auto& r : runs) runs_t.add_row(r.label).set("sha256", Value::text(r.digest));
+  for (const auto& r : runs) columns.add_row(runs_t, r.label, r);
   out.add_table(std::move(runs_t));
+}
+
+// The comparisons table's columns; the first changed steps and the edge
+// distance are empty where no sample changed.
+const Columns<RunComparison>& comparison_columns() {
+  using C = RunComparison;
+  static const Columns<C> columns = [] {
+    Columns<C> c;
+    c.add(ColumnId{"identical"}, "samples byte-identical", &C::identical)
+        .add(ColumnId{"changed"}, "samples changed", [](const C& f) { return f.firsts.size(); })
+        .add(ColumnId{"first_min"}, "first changed step: earliest",
+             [](const C& f) -> std::optional<std::int64_t> {
+               if (f.firsts.empty()) return std::nullopt;
+               return f.firsts.front();
+             })
+        .add(ColumnId{"first_median"}, "median",
+             [](const C& f) -> std::optional<std::int64_t> {
+               if (f.firsts.empty()) return std::nullopt;
+               return f.firsts[f.firsts.size() / 2];
+             })
+        .add(ColumnId{"flip_mean"}, "chance per step that u picks another token", &C::flip_mean,
+             ".3g")
+        .add(ColumnId{"expected"}, "expected samples changed", &C::expected, ".3g")
+        .add(ColumnId{"logit_diff"}, "step 0: largest |logit difference|", &C::logit_diff, ".3g")
+        .add(ColumnId{"logits_differ"}, "step 0: logits differing (of V)", &C::logits_differ)
+        .add(
+            ColumnId{"edge_min"}, "at the change: u's distance to a CDF edge, smallest",
+            [](const C& f) -> std::optional<double> {
+              if (f.firsts.empty()) return std::nullopt;
+              return f.edge_min;
+            },
+            ".3g");
+    return c;
+  }();
+  return columns;
+}
+
+// The divergence table's columns: one per comparison, its cell at a step
+// the samples changed by then (`comps` must outlive the columns).
+Columns<std::size_t> divergence_columns(const std::vector<Comparison>& comps) {
+  Columns<std::size_t> columns;
+  for (const auto& c : comps) {
+    columns.add(ColumnId{c.key}, c.label, [&firsts = c.figures.firsts](std::size_t s) {
+      return std::upper_bound(firsts.begin(), firsts.end(), static_cast<std::int64_t>(s)) -
+             firsts.begin();
+    });
+  }
+  return columns;
 }
 
 void record_comparisons(const std::vector<Comparison>& comps, std::size_t n, std::size_t steps,
                         ExperimentRecord& out) {
-  Table cmp{"comparisons", "Same seeds, two runs: how many samples change, and where",
-            "comparison"};
-  cmp.add_column("identical", "samples byte-identical");
-  cmp.add_column("changed", "samples changed");
-  cmp.add_column("first_min", "first changed step: earliest");
-  cmp.add_column("first_median", "median");
-  cmp.add_column("flip_mean", "chance per step that u picks another token", ".3g");
-  cmp.add_column("expected", "expected samples changed", ".3g");
-  cmp.add_column("logit_diff", "step 0: largest |logit difference|", ".3g");
-  cmp.add_column("logits_differ", "step 0: logits differing (of V)");
-  cmp.add_column("edge_min", "at the change: u's distance to a CDF edge, smallest", ".3g");
+  Table cmp = comparison_columns().table(TableId{"comparisons"},
+                                         "Same seeds, two runs: how many samples change, and where",
+                                         "comparison");
   cmp.caption =
       "A sample has changed when its text differs; its first changed step is the first token that "
       "differs (the "
@@ -157,32 +200,10 @@ void record_comparisons(const std::vector<Comparison>& comps, std::size_t n, std
       "overlap); expected samples changed: N (1 - (1 - that chance)^steps), what random seeds "
       "would give on "
       "average if every step had the mean chance.";
-  Table curve{"divergence", "Samples changed by each step", "step"};
-  for (const auto& c : comps) {
-    const RunComparison& f = c.figures;
-    Row& r = cmp.add_row(c.label);
-    r.set("identical", Value::integer(f.identical))
-        .set("changed", Value::integer(static_cast<std::int64_t>(f.firsts.size())))
-        .set("flip_mean", Value::f64(f.flip_mean))
-        .set("expected", Value::f64(f.expected))
-        .set("logit_diff", Value::f64(f.logit_diff))
-        .set("logits_differ", Value::integer(f.logits_differ));
-    if (!f.firsts.empty()) {
-      r.set("first_min", Value::integer(f.firsts.front()))
-          .set("first_median", Value::integer(f.firsts[f.firsts.size() / 2]))
-          .set("edge_min", Value::f64(f.edge_min));
-    }
-    curve.add_column(c.key, c.label);
-  }
-  for (std::size_t s = 0; s < steps; ++s) {
-    Row& r = curve.add_row(std::to_string(s));
-    for (const auto& c : comps) {
-      const auto& firsts = c.figures.firsts;
-      const auto k = std::upper_bound(firsts.begin(), firsts.end(), static_cast<std::int64_t>(s)) -
-                     firsts.begin();
-      r.set(c.key, Value::integer(k));
-    }
-  }
+  for (const auto& c : comps) comparison_columns().add_row(cmp, c.label, c.figures);
+  const auto divergence = divergence_columns(comps);
+  Table curve = divergence.table(TableId{"divergence"}, "Samples changed by each step", "step");
+  for (std::size_t s = 0; s < steps; ++s) divergence.add_row(curve, std::to_string(s), s);
   curve.caption = "Cumulative: samples whose text has differed by that step.";
   out.add_table(std::move(cmp));
   out.add_table(std::move(curve));

@@ -8,6 +8,7 @@
 #include "lab/experiment.hpp"
 #include "precision/format.hpp"
 #include "precision/queries.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab {
 
@@ -22,39 +23,57 @@ Bf16Probe bf16_probe(double probe) {
 
 namespace spacing_experiment {
 
+// One magnitude 2^k of the spacing and max-error tables.
+struct Magnitude {
+  std::int64_t exponent = 0;
+  double x = 0;
+};
+
+// A column per format, its cell `of(x, format)`, then the exponent.
+template <class Of>
+Columns<Magnitude> per_format_columns(const std::vector<Format>& formats, Of of) {
+  Columns<Magnitude> c;
+  for (const auto& f : formats) {
+    c.add(ColumnId{f.name}, std::string(f.name),
+          [f, of](const Magnitude& m) { return of(m.x, f); });
+  }
+  c.add(ColumnId{"exponent"}, "log2", &Magnitude::exponent);
+  return c;
+}
+
+void add_magnitude_rows(const Columns<Magnitude>& columns, Table& t, std::int64_t lo,
+                        std::int64_t hi) {
+  for (auto k = lo; k <= hi; ++k) {
+    const double x = std::ldexp(1.0, static_cast<int>(k));
+    columns.add_row(t, to_decimal(x), Magnitude{k, x});
+  }
+}
+
 void record_spacing(const std::vector<Format>& formats, std::int64_t lo, std::int64_t hi,
                     ExperimentRecord& out) {
-  Table t{"spacing", fmt::format("Spacing at magnitudes 2^{} .. 2^{}", lo, hi), "magnitude"};
-  for (const auto& f : formats) t.add_column(std::string(f.name), std::string(f.name));
-  t.add_column("exponent", "log2");
+  const auto columns =
+      per_format_columns(formats, [](double x, const Format& f) { return spacing(x, f); });
+  Table t = columns.table(TableId{"spacing"},
+                          fmt::format("Spacing at magnitudes 2^{} .. 2^{}", lo, hi), "magnitude");
   t.caption =
       "The gap between consecutive values of each format in the binade [2^k, 2^(k+1)), 2^(k-p+1) "
       "with p "
       "significand bits (implicit bit included): fp32 24, tf32 11, bf16 8, fp16 11, e4m3 4, e5m2 "
       "3.";
-  for (auto k = lo; k <= hi; ++k) {
-    const double x = std::ldexp(1.0, static_cast<int>(k));
-    Row& rs = t.add_row(to_decimal(x));
-    for (const auto& f : formats) rs.set(std::string(f.name), Value::f64(spacing(x, f)));
-    rs.set("exponent", Value::integer(k));
-  }
+  add_magnitude_rows(columns, t, lo, hi);
   out.add_table(std::move(t));
 }
 
 void record_max_error(const std::vector<Format>& formats, std::int64_t lo, std::int64_t hi,
                       ExperimentRecord& out) {
-  Table e{"max-error",
-          fmt::format("Largest rounding error (round to nearest) at 2^{} .. 2^{}", lo, hi),
-          "magnitude"};
-  for (const auto& f : formats) e.add_column(std::string(f.name), std::string(f.name));
-  e.add_column("exponent", "log2");
+  const auto columns = per_format_columns(
+      formats, [](double x, const Format& f) { return max_rounding_error(x, f); });
+  Table e = columns.table(
+      TableId{"max-error"},
+      fmt::format("Largest rounding error (round to nearest) at 2^{} .. 2^{}", lo, hi),
+      "magnitude");
   e.caption = "Half the spacing: the furthest round to nearest can move a value of that magnitude.";
-  for (auto k = lo; k <= hi; ++k) {
-    const double x = std::ldexp(1.0, static_cast<int>(k));
-    Row& re = e.add_row(to_decimal(x));
-    for (const auto& f : formats) re.set(std::string(f.name), Value::f64(max_rounding_error(x, f)));
-    re.set("exponent", Value::integer(k));
-  }
+  add_magnitude_rows(columns, e, lo, hi);
   out.add_table(std::move(e));
 }
 
@@ -76,14 +95,18 @@ void record_spacing_figure(const std::vector<Format>& formats, ExperimentRecord&
 }
 
 void record_bf16_probe(double probe, const Bf16Probe& b16, ExperimentRecord& out) {
-  Table b{"bf16-near-16", fmt::format("bfloat16 around {}", to_decimal(probe)), "quantity"};
-  b.add_column("value", "value", "", true);
-  b.add_row("explicit mantissa bits").set("value", Value::integer(kBF16.mantissa_bits()));
-  b.add_row("value below").set("value", Value::f64(b16.below));
-  b.add_row("value above").set("value", Value::f64(b16.above));
-  b.add_row("next value up").set("value", Value::f64(b16.next_up));
-  b.add_row("spacing").set("value", Value::f64(b16.spacing));
-  b.add_row("largest rounding error").set("value", Value::f64(b16.max_error));
+  // One quantity a row, of mixed types: the row's value is its cell.
+  Columns<Value> columns;
+  columns.add(
+      ColumnId{"value"}, "value", [](const Value& v) { return v; }, "", true);
+  Table b = columns.table(TableId{"bf16-near-16"},
+                          fmt::format("bfloat16 around {}", to_decimal(probe)), "quantity");
+  columns.add_row(b, "explicit mantissa bits", Value::integer(kBF16.mantissa_bits()));
+  columns.add_row(b, "value below", Value::f64(b16.below));
+  columns.add_row(b, "value above", Value::f64(b16.above));
+  columns.add_row(b, "next value up", Value::f64(b16.next_up));
+  columns.add_row(b, "spacing", Value::f64(b16.spacing));
+  columns.add_row(b, "largest rounding error", Value::f64(b16.max_error));
   out.add_table(std::move(b));
 }
 

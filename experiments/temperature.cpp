@@ -12,6 +12,7 @@
 #include "experiments/temperature.hpp"
 #include "io/numbers.hpp"
 #include "lab/experiment.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab::sampling {
 namespace {
@@ -127,20 +128,44 @@ std::string t_key(double t) { return to_decimal(t); }
 
 const std::vector<double> kC1Temperatures = {1e-3, 1e-2, 0.1, 0.5, 0.9, 1.5, 2, 10, 100, 1e4};
 
+// A getter of prompt i's `member` from a row of every prompt's figures.
+template <class Figures, class T>
+auto prompt_member(std::size_t i, T Figures::*member) {
+  return [i, member](const std::vector<Figures>& f) { return f[i].*member; };
+}
+
+// The c1-properties table's columns: a group per prompt ("key_..."), a row
+// holding each prompt's figures in prompt order.
+Columns<std::vector<C1Figures>> c1_columns(const std::vector<Prompt>& prompts) {
+  using F = C1Figures;
+  Columns<std::vector<F>> c;
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    const std::string& k = prompts[i].key;
+    c.add(ColumnId{k + "_leader"}, k + ": leader's p", prompt_member(i, &F::leader), ".6g")
+        .add(ColumnId{k + "_uniform_dev"}, k + ": max |V p - 1|", prompt_member(i, &F::uniform_dev),
+             ".3g")
+        .add(ColumnId{k + "_identity_rel"}, k + ": softmax(l/T) vs p^(1/T) renorm., rel.",
+             prompt_member(i, &F::identity_rel), ".3g")
+        .add(ColumnId{k + "_identity_ratio"}, k + ": that / its rounding bound",
+             prompt_member(i, &F::identity_ratio), ".3g")
+        .add(ColumnId{k + "_prob_scaling_rel"}, k + ": p/T renormalised vs p, rel.",
+             prompt_member(i, &F::prob_scaling_rel), ".3g")
+        .add(ColumnId{k + "_logit_scaling_abs"}, k + ": softmax(l/T) vs p, max abs",
+             prompt_member(i, &F::logit_scaling_abs), ".3g")
+        .add(ColumnId{k + "_same_ranking"}, k + ": ranking of l/T = ranking of l",
+             [i](const std::vector<F>& f) -> std::int64_t {
+               return f[i].same_ranking && f[i].prob_order ? 1 : 0;
+             });
+  }
+  return c;
+}
+
 void record_c1(const model::Model& m, const std::vector<Prompt>& prompts, std::size_t V, int seeds,
                RunContext& ctx, ExperimentRecord& out) {
   const std::vector<double>& c1_ts = kC1Temperatures;
-  Table c1{"c1-properties", "C1 on the model's logits: temperature divides the logits", "T"};
-  for (const auto& pr : prompts) {
-    const std::string k = pr.key;
-    c1.add_column(k + "_leader", k + ": leader's p", ".6g");
-    c1.add_column(k + "_uniform_dev", k + ": max |V p - 1|", ".3g");
-    c1.add_column(k + "_identity_rel", k + ": softmax(l/T) vs p^(1/T) renorm., rel.", ".3g");
-    c1.add_column(k + "_identity_ratio", k + ": that / its rounding bound", ".3g");
-    c1.add_column(k + "_prob_scaling_rel", k + ": p/T renormalised vs p, rel.", ".3g");
-    c1.add_column(k + "_logit_scaling_abs", k + ": softmax(l/T) vs p, max abs", ".3g");
-    c1.add_column(k + "_same_ranking", k + ": ranking of l/T = ranking of l");
-  }
+  const auto columns = c1_columns(prompts);
+  Table c1 = columns.table(TableId{"c1-properties"},
+                           "C1 on the model's logits: temperature divides the logits", "T");
   c1.caption = fmt::format(
       "Logits after each prompt (batch-invariant, fp32; V = {} tokens). 'p^(1/T) renorm.': "
       "softmax(l)^(1/T) "
@@ -156,17 +181,10 @@ void record_c1(const model::Model& m, const std::vector<Prompt>& prompts, std::s
        uniform_ok = true;
   double worst_identity = 0, worst_scaling = 0;
   for (const double t : c1_ts) {
-    Row& r = c1.add_row(t_key(t));
-    for (std::size_t i = 0; i < prompts.size(); ++i) {
-      const auto f = c1_figures(prompts[i].logits, t);
-      const std::string k = prompts[i].key;
-      r.set(k + "_leader", Value::f64(f.leader))
-          .set(k + "_uniform_dev", Value::f64(f.uniform_dev))
-          .set(k + "_identity_rel", Value::f64(f.identity_rel))
-          .set(k + "_identity_ratio", Value::f64(f.identity_ratio))
-          .set(k + "_prob_scaling_rel", Value::f64(f.prob_scaling_rel))
-          .set(k + "_logit_scaling_abs", Value::f64(f.logit_scaling_abs))
-          .set(k + "_same_ranking", Value::integer(f.same_ranking && f.prob_order ? 1 : 0));
+    std::vector<C1Figures> figures;
+    figures.reserve(prompts.size());
+    for (const auto& pr : prompts) {
+      const auto& f = figures.emplace_back(c1_figures(pr.logits, t));
       identity_ok = identity_ok && f.identity_ratio < 1;
       scaling_ok = scaling_ok && f.prob_scaling_rel <= f.prob_scaling_bound;
       ranking_ok = ranking_ok && f.same_ranking && f.prob_order;
@@ -174,6 +192,7 @@ void record_c1(const model::Model& m, const std::vector<Prompt>& prompts, std::s
       worst_identity = std::max(worst_identity, f.identity_rel);
       worst_scaling = std::max(worst_scaling, f.prob_scaling_rel);
     }
+    columns.add_row(c1, t_key(t), figures);
   }
   // Monotone in T: the leader never loses mass as T falls, the spread never
   // grows as T rises.
@@ -237,17 +256,32 @@ void record_c1(const model::Model& m, const std::vector<Prompt>& prompts, std::s
           : "At least one property failed; see the c1-properties table.");
 }
 
+// The mass table's columns: a group per prompt ("key_..."), a row holding
+// each prompt's figures in prompt order; V the vocabulary's size.
+Columns<std::vector<MassFigures>> mass_columns(const std::vector<Prompt>& prompts, std::size_t V) {
+  using F = MassFigures;
+  Columns<std::vector<F>> c;
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    const std::string& k = prompts[i].key;
+    c.add(ColumnId{k + "_n50"}, k + ": 50 %", prompt_member(i, &F::n50))
+        .add(ColumnId{k + "_n90"}, k + ": 90 %", prompt_member(i, &F::n90))
+        .add(ColumnId{k + "_n99"}, k + ": 99 %", prompt_member(i, &F::n99))
+        .add(
+            ColumnId{k + "_share90"}, k + ": 90 % share of V",
+            [i, V](const std::vector<F>& f) {
+              return static_cast<double>(f[i].n90) / static_cast<double>(V);
+            },
+            ".4f")
+        .add(ColumnId{k + "_leader"}, k + ": leader's p", prompt_member(i, &F::leader), ".4f");
+  }
+  return c;
+}
+
 void record_mass(const std::vector<Prompt>& prompts, const std::vector<double>& ts, std::size_t V,
                  ExperimentRecord& out) {
-  Table mass{"mass", "Tokens needed to hold 50 / 90 / 99 % of the probability mass", "T"};
-  for (const auto& pr : prompts) {
-    const std::string k = pr.key;
-    mass.add_column(k + "_n50", k + ": 50 %");
-    mass.add_column(k + "_n90", k + ": 90 %");
-    mass.add_column(k + "_n99", k + ": 99 %");
-    mass.add_column(k + "_share90", k + ": 90 % share of V", ".4f");
-    mass.add_column(k + "_leader", k + ": leader's p", ".4f");
-  }
+  const auto columns = mass_columns(prompts, V);
+  Table mass = columns.table(TableId{"mass"},
+                             "Tokens needed to hold 50 / 90 / 99 % of the probability mass", "T");
   mass.caption = fmt::format(
       "The smallest number of tokens, taken in decreasing probability, whose probabilities add up "
       "to the "
@@ -256,16 +290,10 @@ void record_mass(const std::vector<Prompt>& prompts, const std::vector<double>& 
       "({} tokens) so that it compares with Qwen's 151,936. Prompts: confident '{}', open '{}'.",
       V, shown_text(prompts[0].text), shown_text(prompts[1].text));
   for (const double t : ts) {
-    Row& r = mass.add_row(t_key(t));
-    for (const auto& pr : prompts) {
-      const auto f = mass_figures(pr.logits, t);
-      const std::string k = pr.key;
-      r.set(k + "_n50", Value::integer(static_cast<std::int64_t>(f.n50)))
-          .set(k + "_n90", Value::integer(static_cast<std::int64_t>(f.n90)))
-          .set(k + "_n99", Value::integer(static_cast<std::int64_t>(f.n99)))
-          .set(k + "_share90", Value::f64(static_cast<double>(f.n90) / static_cast<double>(V)))
-          .set(k + "_leader", Value::f64(f.leader));
-    }
+    std::vector<MassFigures> figures;
+    figures.reserve(prompts.size());
+    for (const auto& pr : prompts) figures.push_back(mass_figures(pr.logits, t));
+    columns.add_row(mass, t_key(t), figures);
   }
   out.add_table(std::move(mass));
   Figure fig;
