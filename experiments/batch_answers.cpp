@@ -100,31 +100,45 @@ std::string policy_key(const Policy& p) {
   return fmt::format("{} {}", precision_spec(p), reduction_spec(p));
 }
 
+// The answers table's columns: "changed at batch N" for each batch size,
+// then the policy's summary (the earliest divergence's step and batch, -1
+// when none).
+Columns<PolicyAnswers> answers_columns(const std::vector<std::size_t>& batches) {
+  using A = PolicyAnswers;
+  Columns<A> c;
+  for (std::size_t j = 0; j < batches.size(); ++j) {
+    const std::string id = fmt::format("batch_{}", batches[j]);
+    c.add(ColumnId{id}, fmt::format("changed at batch {}", batches[j]),
+          [j](const A& a) { return a.changed[j]; });
+  }
+  const auto earliest = [](std::size_t Divergence::*field) {
+    return [field](const A& a) {
+      const Divergence* first = a.earliest();
+      return first ? static_cast<std::int64_t>(first->*field) : std::int64_t{-1};
+    };
+  };
+  c.add(ColumnId{"distinct"}, "most distinct answers of one prompt", &A::distinct_max)
+      .add(ColumnId{"first_step"}, "earliest differing step over every prompt and batch (-1: none)",
+           earliest(&Divergence::step))
+      .add(ColumnId{"first_batch"}, "the batch size of that earliest step (-1: none)",
+           earliest(&Divergence::batch))
+      .add(ColumnId{"copies_agree"}, "copies in a batch agree",
+           [](const A& a) { return a.copies_agree ? "yes" : "no"; });
+  return c;
+}
+
 void answers_table(const std::vector<PolicyAnswers>& all, const std::vector<std::size_t>& batches,
                    std::size_t prompts, std::size_t steps, ExperimentRecord& out) {
-  Table t{"answers", "Greedy answers that change with the batch (copies of the prompt)",
-          "precision policy"};
-  for (const std::size_t b : batches)
-    t.add_column(fmt::format("batch_{}", b), fmt::format("changed at batch {}", b));
-  t.add_column("distinct", "most distinct answers of one prompt")
-      .add_column("first_step", "earliest differing step over every prompt and batch (-1: none)")
-      .add_column("first_batch", "the batch size of that earliest step (-1: none)")
-      .add_column("copies_agree", "copies in a batch agree");
+  const Columns<PolicyAnswers> columns = answers_columns(batches);
+  Table t = columns.table(TableId{"answers"},
+                          "Greedy answers that change with the batch (copies of the prompt)",
+                          "precision policy");
   t.caption = fmt::format(
       "{} prompts, {} greedy steps each. A prompt's answer alone (batch 1) against copy 0 of the "
       "same prompt in a batch of N copies; 'distinct' counts the different texts one prompt gave "
       "over batch 1 and every N.",
       prompts, steps);
-  for (const auto& a : all) {
-    Row& r = t.add_row(policy_key(a.policy));
-    for (std::size_t j = 0; j < batches.size(); ++j)
-      r.set(fmt::format("batch_{}", batches[j]), Value::integer(a.changed[j]));
-    const Divergence* first = a.earliest();
-    r.set("distinct", Value::integer(a.distinct_max))
-        .set("first_step", Value::integer(first ? static_cast<std::int64_t>(first->step) : -1))
-        .set("first_batch", Value::integer(first ? static_cast<std::int64_t>(first->batch) : -1))
-        .set("copies_agree", Value::text(a.copies_agree ? "yes" : "no"));
-  }
+  for (const auto& a : all) columns.add_row(t, policy_key(a.policy), a);
   out.add_table(std::move(t));
 }
 
@@ -221,33 +235,48 @@ void lead_table(const PolicyAnswers& a, const Model& m, ExperimentRecord& out) {
   out.add_table(std::move(t));
 }
 
+// The lead-steps table's row: a step's top two, alone and in the batch,
+// and whether it is the split.
+struct LeadStep {
+  TopTwo alone, batched;
+  bool split = false;
+};
+
+const Columns<LeadStep>& lead_step_columns() {
+  static const Columns<LeadStep> columns = [] {
+    using S = LeadStep;
+    Columns<S> c;
+    const auto logit = [&c](std::string_view id, std::string label, auto getter) {
+      c.add(ColumnId{id}, std::move(label), getter, ".6f", true);
+    };
+    logit("alone_1st", "alone: 1st logit", [](const S& s) { return s.alone.first_logit; });
+    logit("alone_2nd", "alone: 2nd logit", [](const S& s) { return s.alone.second_logit; });
+    logit("alone_gap", "alone: gap", [](const S& s) { return s.alone.gap(); });
+    logit("batched_1st", "batched: 1st logit", [](const S& s) { return s.batched.first_logit; });
+    logit("batched_2nd", "batched: 2nd logit", [](const S& s) { return s.batched.second_logit; });
+    logit("batched_gap", "batched: gap", [](const S& s) { return s.batched.gap(); });
+    logit("split", "the split (its step only: the larger gap there)",
+          [](const S& s) -> std::optional<float> {
+            if (!s.split) return std::nullopt;
+            return std::max(s.alone.gap(), s.batched.gap());
+          });
+    return c;
+  }();
+  return columns;
+}
+
 // The headline's own figure: the lead example's top-2 gap at every step,
 // alone and in the batch, with the split marked (an impulse at its step).
 void lead_figure(const Divergence& d, const Model& m, ExperimentRecord& out) {
-  Table t{"lead-steps", "The lead example step by step: top-2 logits alone and in the batch",
-          "step"};
-  t.add_column("alone_1st", "alone: 1st logit", ".6f", true)
-      .add_column("alone_2nd", "alone: 2nd logit", ".6f", true)
-      .add_column("alone_gap", "alone: gap", ".6f", true)
-      .add_column("batched_1st", "batched: 1st logit", ".6f", true)
-      .add_column("batched_2nd", "batched: 2nd logit", ".6f", true)
-      .add_column("batched_gap", "batched: gap", ".6f", true)
-      .add_column("split", "the split (its step only: the larger gap there)", ".6f", true);
+  const Columns<LeadStep>& columns = lead_step_columns();
+  Table t =
+      columns.table(TableId{"lead-steps"},
+                    "The lead example step by step: top-2 logits alone and in the batch", "step");
   t.caption = fmt::format(
       "Each run on its own tokens: the same up to step {}, its own text after it.", d.step);
   t.in_report = false;
-  for (std::size_t s = 0; s < d.steps_alone.size() && s < d.steps_batched.size(); ++s) {
-    const TopTwo& a = d.steps_alone[s];
-    const TopTwo& b = d.steps_batched[s];
-    Row& r = t.add_row(std::to_string(s));
-    r.set("alone_1st", Value::f32(a.first_logit))
-        .set("alone_2nd", Value::f32(a.second_logit))
-        .set("alone_gap", Value::f32(a.gap()))
-        .set("batched_1st", Value::f32(b.first_logit))
-        .set("batched_2nd", Value::f32(b.second_logit))
-        .set("batched_gap", Value::f32(b.gap()));
-    if (s == d.step) r.set("split", Value::f32(std::max(a.gap(), b.gap())));
-  }
+  for (std::size_t s = 0; s < d.steps_alone.size() && s < d.steps_batched.size(); ++s)
+    columns.add_row(t, std::to_string(s), {d.steps_alone[s], d.steps_batched[s], s == d.step});
   out.add_table(std::move(t));
   Figure f;
   f.id = "lead-gap";

@@ -91,9 +91,12 @@ Status b2_status(const std::vector<PolicyShares>& shares) {
 namespace batch_variance_experiment {
 
 void record_repeats(const Repeats& r, ExperimentRecord& out) {
-  Table rep{"repeats", "B1: the same prompt, batch of 1, repeated (library policy, fp32)", "runs"};
-  rep.add_column("identical", "bit-identical to the first");
-  rep.add_row(std::to_string(r.runs)).set("identical", Value::integer(r.identical));
+  Columns<Repeats> columns;
+  columns.add(ColumnId{"identical"}, "bit-identical to the first", &Repeats::identical);
+  Table rep =
+      columns.table(TableId{"repeats"},
+                    "B1: the same prompt, batch of 1, repeated (library policy, fp32)", "runs");
+  columns.add_row(rep, std::to_string(r.runs), r);
   out.add_table(std::move(rep));
   out.add_verdict(
       "B1", fmt::format("{}/{} bit-identical", r.identical, r.runs),
@@ -250,16 +253,16 @@ void record_batching(const std::vector<BatchChange>& rows, const std::string& pr
 }
 
 void record_eigen(const std::vector<EigenProbe>& probes, ExperimentRecord& out) {
-  Table e{"eigen", "B9: row 0 of X W^T by Eigen, X one row vs X a batch", "matrix, batch"};
-  e.add_column("out", "outputs");
-  e.add_column("differing", "outputs differing");
-  e.add_column("max_abs_diff", "largest |difference|", ".3e", true);
+  Columns<EigenProbe> columns;
+  columns.add(ColumnId{"out"}, "outputs", &EigenProbe::out_features)
+      .add(ColumnId{"differing"}, "outputs differing", &EigenProbe::differing)
+      .add(ColumnId{"max_abs_diff"}, "largest |difference|", &EigenProbe::max_abs_diff, ".3e",
+           true);
+  Table e = columns.table(TableId{"eigen"}, "B9: row 0 of X W^T by Eigen, X one row vs X a batch",
+                          "matrix, batch");
   std::int64_t eigen_diff = 0;
   for (const auto& pr : probes) {
-    e.add_row(fmt::format("{} batch {}", pr.matrix, pr.batch))
-        .set("out", Value::integer(static_cast<std::int64_t>(pr.out_features)))
-        .set("differing", Value::integer(static_cast<std::int64_t>(pr.differing)))
-        .set("max_abs_diff", Value::f64(pr.max_abs_diff));
+    columns.add_row(e, fmt::format("{} batch {}", pr.matrix, pr.batch), pr);
     eigen_diff += static_cast<std::int64_t>(pr.differing);
   }
   out.add_table(std::move(e));
@@ -273,17 +276,17 @@ void record_eigen(const std::vector<EigenProbe>& probes, ExperimentRecord& out) 
 
 // Wall-clock, so a measurement (varies from run to run).
 void record_throughput(const Model& m, std::size_t steps, ExperimentRecord& out) {
-  Table th{"throughput", "Forward-pass tokens/s per policy (fp32)", "policy, batch"};
-  th.add_column("decode", "decode tokens/s", ".0f");
-  th.add_column("prefill", "prefill tokens/s", ".0f");
-  th.add_column("decode_cpu", "decode tokens/CPU-s", ".0f");
+  Columns<Throughput> columns;
+  columns.add(ColumnId{"decode"}, "decode tokens/s", &Throughput::decode_tokens_per_s, ".0f")
+      .add(ColumnId{"prefill"}, "prefill tokens/s", &Throughput::prefill_tokens_per_s, ".0f")
+      .add(ColumnId{"decode_cpu"}, "decode tokens/CPU-s", &Throughput::decode_tokens_per_cpu_s,
+           ".0f");
+  Table th = columns.table(TableId{"throughput"}, "Forward-pass tokens/s per policy (fp32)",
+                           "policy, batch");
   for (const auto red : kReductionPolicies) {
     for (const std::size_t b : {std::size_t{1}, std::size_t{16}}) {
       const auto r = measure_throughput(m, Policy{red, PrecisionPolicy::fp32}, b, steps, 32);
-      th.add_row(fmt::format("{} batch {}", name(red), b))
-          .set("decode", Value::f64(r.decode_tokens_per_s))
-          .set("prefill", Value::f64(r.prefill_tokens_per_s))
-          .set("decode_cpu", Value::f64(r.decode_tokens_per_cpu_s));
+      columns.add_row(th, fmt::format("{} batch {}", name(red), b), r);
     }
   }
   out.add_measurement(std::move(th));

@@ -25,6 +25,7 @@
 #include "model/bundled.hpp"
 #include "model/decode.hpp"
 #include "model/tensor_parallel.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab::model::experiments {
 
@@ -271,36 +272,57 @@ double share(std::int64_t part, std::int64_t whole) {
   return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
 }
 
+// A row of the certified table: one bound's certified steps. The rigorous
+// enclosure has no gap bound of its own (an empty cell).
+struct BoundRow {
+  std::int64_t steps = 0, certified = 0;
+  double median_bound = 0;  // on a logit (half-width)
+  std::optional<double> median_gap_bound;
+  double smallest_certified_gap = 0, largest_uncertified_gap = 0;
+};
+
+BoundRow bound_row(const CertifiedPath& r) {
+  return {r.total_steps, r.certified_steps,        r.median_width / 2,
+          std::nullopt,  r.smallest_certified_gap, r.largest_uncertified_gap};
+}
+
+BoundRow bound_row(const FirstOrderPath& f) {
+  return {f.total_steps,      f.certified_steps,        f.median_logit_bound,
+          f.median_gap_bound, f.smallest_certified_gap, f.largest_uncertified_gap};
+}
+
+const Columns<BoundRow>& certified_columns() {
+  using B = BoundRow;
+  static const Columns<B> columns = [] {
+    Columns<B> c;
+    c.add(ColumnId{"steps"}, "greedy steps", &B::steps)
+        .add(ColumnId{"certified"}, "certified steps", &B::certified)
+        .add(
+            ColumnId{"share"}, "share certified",
+            [](const B& b) { return share(b.certified, b.steps); }, ".4f")
+        .add(ColumnId{"median_bound"}, "median bound on a logit (half-width)", &B::median_bound,
+             ".3e", true)
+        .add(ColumnId{"median_gap_bound"}, "median bound on a gap l_lead - l_j",
+             &B::median_gap_bound, ".3e", true)
+        .add(ColumnId{"smallest_certified_gap"}, "smallest top-2 gap certified",
+             &B::smallest_certified_gap, ".3e", true)
+        .add(ColumnId{"largest_uncertified_gap"}, "largest top-2 gap not certified",
+             &B::largest_uncertified_gap, ".3e", true);
+    return c;
+  }();
+  return columns;
+}
+
 // `r`: null when the rigorous enclosure was left out (a checkpoint).
 void record_paths(const CertifiedPath* r, const FirstOrderPath& fp32, const FirstOrderPath& bf16,
                   ExperimentRecord& out) {
-  Table t{"certified", "Greedy steps certified, per bound (batch-invariant greedy path)", "bound"};
-  t.add_column("steps", "greedy steps");
-  t.add_column("certified", "certified steps");
-  t.add_column("share", "share certified", ".4f");
-  t.add_column("median_bound", "median bound on a logit (half-width)", ".3e", true);
-  t.add_column("median_gap_bound", "median bound on a gap l_lead - l_j", ".3e", true);
-  t.add_column("smallest_certified_gap", "smallest top-2 gap certified", ".3e", true);
-  t.add_column("largest_uncertified_gap", "largest top-2 gap not certified", ".3e", true);
-  if (r != nullptr) {
-    t.add_row("rigorous fp32")
-        .set("steps", Value::integer(r->total_steps))
-        .set("certified", Value::integer(r->certified_steps))
-        .set("share", Value::f64(share(r->certified_steps, r->total_steps)))
-        .set("median_bound", Value::f64(r->median_width / 2))
-        .set("smallest_certified_gap", Value::f64(r->smallest_certified_gap))
-        .set("largest_uncertified_gap", Value::f64(r->largest_uncertified_gap));
-  }
-  for (const auto* f : {&fp32, &bf16}) {
-    t.add_row(fmt::format("first-order {}", name(f->precision)))
-        .set("steps", Value::integer(f->total_steps))
-        .set("certified", Value::integer(f->certified_steps))
-        .set("share", Value::f64(share(f->certified_steps, f->total_steps)))
-        .set("median_bound", Value::f64(f->median_logit_bound))
-        .set("median_gap_bound", Value::f64(f->median_gap_bound))
-        .set("smallest_certified_gap", Value::f64(f->smallest_certified_gap))
-        .set("largest_uncertified_gap", Value::f64(f->largest_uncertified_gap));
-  }
+  const Columns<BoundRow>& columns = certified_columns();
+  Table t =
+      columns.table(TableId{"certified"},
+                    "Greedy steps certified, per bound (batch-invariant greedy path)", "bound");
+  if (r != nullptr) columns.add_row(t, "rigorous fp32", bound_row(*r));
+  for (const auto* f : {&fp32, &bf16})
+    columns.add_row(t, fmt::format("first-order {}", name(f->precision)), bound_row(*f));
   t.caption = fmt::format(
       "Prompts {} to {}, {} greedy steps each (bf16: its own batch-invariant greedy path). "
       "A step is certified when the leader beats every other token whatever the association "
@@ -319,57 +341,60 @@ void record_paths(const CertifiedPath* r, const FirstOrderPath& fp32, const Firs
   out.add_table(std::move(t));
   if (r == nullptr) return;
 
-  Table g{"growth",
-          "How the rigorous enclosure grows: the residual stream's 2-norm bound after each layer",
-          "layer"};
-  g.add_column("smallest", "smallest r / ||x|| over the steps", ".3e", true);
-  g.add_column("largest", "largest r / ||x|| over the steps", ".3e", true);
-  for (std::size_t l = 0; l < r->growth_min.size(); ++l) {
-    g.add_row(std::to_string(l))
-        .set("smallest", Value::f64(r->growth_min[l]))
-        .set("largest", Value::f64(r->growth_max[l]));
-  }
+  Columns<std::size_t> growth;  // a row: a layer's index
+  growth
+      .add(
+          ColumnId{"smallest"}, "smallest r / ||x|| over the steps",
+          [r](std::size_t l) { return r->growth_min[l]; }, ".3e", true)
+      .add(
+          ColumnId{"largest"}, "largest r / ||x|| over the steps",
+          [r](std::size_t l) { return r->growth_max[l]; }, ".3e", true);
+  Table g = growth.table(
+      TableId{"growth"},
+      "How the rigorous enclosure grows: the residual stream's 2-norm bound after each layer",
+      "layer");
+  for (std::size_t l = 0; l < r->growth_min.size(); ++l) growth.add_row(g, std::to_string(l), l);
   g.caption =
       "r bounds ||x - x^|| over every member of the family (any order of every sum) against the "
       "reference x^; r / ||x|| of 1 or more says nothing about the stream any more.";
   out.add_table(std::move(g));
 }
 
-// `rigorous`: with the rigorous enclosure's columns (left out with it).
+// A sweep table's columns; `rigorous`: with the rigorous enclosure's
+// columns (left out with it).
+Columns<SweepCheck> sweep_columns(bool rigorous) {
+  using S = SweepCheck;
+  Columns<S> c;
+  c.add(ColumnId{"policy"}, "reduction policy", [](const S& r) { return name(r.policy); })
+      .add(ColumnId{"batch"}, "batch size", &S::batch)
+      .add(ColumnId{"tp"}, "tensor-parallel degree", &S::tp)
+      .add(ColumnId{"precision"}, "precision of the forward passes",
+           [](const S& r) { return name(r.precision); })
+      .add(ColumnId{"logits"}, "logits compared", &S::logits);
+  if (rigorous) c.add(ColumnId{"outside"}, "outside their rigorous enclosure", &S::outside);
+  c.add(ColumnId{"outside_first_order"}, "outside their first-order bound", &S::outside_first_order)
+      .add(ColumnId{"outside_control"}, "outside the first-order bound x 2^-20",
+           &S::outside_control)
+      .add(ColumnId{"worst_ratio"}, "largest |l - centre| / bound", &S::worst_ratio, ".3e", true);
+  if (rigorous) {
+    c.add(ColumnId{"certified_flips"}, "rigorously certified steps flipped", &S::certified_flips);
+  }
+  c.add(ColumnId{"first_order_flips"}, "first-order certified steps flipped", &S::first_order_flips)
+      .add(ColumnId{"uncertified_flips"}, "uncertified steps flipped", &S::uncertified_flips);
+  return c;
+}
+
 void record_sweep(const std::vector<SweepCheck>& rows, const std::string& table,
                   const std::string& title, bool rigorous, ExperimentRecord& out) {
-  Table t{table, title, "policy, batch, tp"};
-  t.add_column("policy", "reduction policy");
-  t.add_column("batch", "batch size");
-  t.add_column("tp", "tensor-parallel degree");
-  t.add_column("precision", "precision of the forward passes");
-  t.add_column("logits", "logits compared");
-  if (rigorous) t.add_column("outside", "outside their rigorous enclosure");
-  t.add_column("outside_first_order", "outside their first-order bound");
-  t.add_column("outside_control", "outside the first-order bound x 2^-20");
-  t.add_column("worst_ratio", "largest |l - centre| / bound", ".3e", true);
-  if (rigorous) t.add_column("certified_flips", "rigorously certified steps flipped");
-  t.add_column("first_order_flips", "first-order certified steps flipped");
-  t.add_column("uncertified_flips", "uncertified steps flipped");
+  const Columns<SweepCheck> columns = sweep_columns(rigorous);
+  Table t = columns.table(TableId{table}, title, "policy, batch, tp");
   for (const auto& r : rows) {
-    auto& row = t.add_row(fmt::format("{} batch {} tp {}{}", name(r.policy), r.batch, r.tp,
-                                      r.precision == PrecisionPolicy::fp32
-                                          ? std::string()
-                                          : " " + std::string(name(r.precision))));
-    row.set("policy", Value::text(std::string(name(r.policy))))
-        .set("batch", Value::integer(static_cast<std::int64_t>(r.batch)))
-        .set("tp", Value::integer(static_cast<std::int64_t>(r.tp)))
-        .set("precision", Value::text(std::string(name(r.precision))))
-        .set("logits", Value::integer(r.logits))
-        .set("outside_first_order", Value::integer(r.outside_first_order))
-        .set("outside_control", Value::integer(r.outside_control))
-        .set("worst_ratio", Value::f64(r.worst_ratio))
-        .set("first_order_flips", Value::integer(r.first_order_flips))
-        .set("uncertified_flips", Value::integer(r.uncertified_flips));
-    if (rigorous) {
-      row.set("outside", Value::integer(r.outside))
-          .set("certified_flips", Value::integer(r.certified_flips));
-    }
+    columns.add_row(
+        t,
+        fmt::format("{} batch {} tp {}{}", name(r.policy), r.batch, r.tp,
+                    r.precision == PrecisionPolicy::fp32 ? std::string()
+                                                         : " " + std::string(name(r.precision))),
+        r);
   }
   out.add_table(std::move(t));
 }

@@ -96,17 +96,23 @@ std::string variant_key(const PrefillChange& c) {
 
 void record_prefill(const std::vector<PrefillChange>& rows, std::size_t vocab,
                     ExperimentRecord& out) {
-  Table t{"prefill",
-          "D7: last-position logits after chunked prefill or a prefix-cache hit, against the "
-          "prompt prefilled at once (fp32)",
-          "policy, variant"};
-  t.add_column("policy", "reduction policy");
-  t.add_column("tokens", "prompt tokens");
-  t.add_column("chunk", "chunk size (0: a prefix-cache hit)");
-  t.add_column("prefix", "cached prefix length (0: chunked)");
-  t.add_column("differing", "logits differing");
-  t.add_column("max_change", "largest |change|", ".3e", true);
-  t.add_column("same_argmax", "greedy token unchanged (1/0)");
+  using C = PrefillChange;
+  Columns<C> prefill;
+  prefill.add(ColumnId{"policy"}, "reduction policy", [](const C& r) { return name(r.policy); })
+      .add(ColumnId{"tokens"}, "prompt tokens", &C::prompt_tokens)
+      .add(ColumnId{"chunk"}, "chunk size (0: a prefix-cache hit)", &C::chunk)
+      .add(ColumnId{"prefix"}, "cached prefix length (0: chunked)", &C::prefix)
+      .add(ColumnId{"differing"}, "logits differing", [](const C& r) { return r.change.differing; })
+      .add(
+          ColumnId{"max_change"}, "largest |change|",
+          [](const C& r) { return r.change.max_change; }, ".3e", true)
+      .add(ColumnId{"same_argmax"}, "greedy token unchanged (1/0)",
+           [](const C& r) { return r.same_argmax ? 1 : 0; });
+  Table t = prefill.table(
+      TableId{"prefill"},
+      "D7: last-position logits after chunked prefill or a prefix-cache hit, against the "
+      "prompt prefilled at once (fp32)",
+      "policy, variant");
   t.caption = fmt::format(
       "The prompt: the twelve prompts one after the other, cut at the given length; {} logits. "
       "At 192 tokens every chunk is full; at 193 (65 with --quick) the last pass of every "
@@ -119,14 +125,7 @@ void record_prefill(const std::vector<PrefillChange>& rows, std::size_t vocab,
   double moved = 0;  // largest change of library and split-k
   std::int64_t bi_differing = 0, split_k_chunk_differing = 0, others_differing = 0;
   for (const auto& r : rows) {
-    t.add_row(fmt::format("{} {}", name(r.policy), variant_key(r)))
-        .set("policy", Value::text(std::string(name(r.policy))))
-        .set("tokens", Value::integer(static_cast<std::int64_t>(r.prompt_tokens)))
-        .set("chunk", Value::integer(static_cast<std::int64_t>(r.chunk)))
-        .set("prefix", Value::integer(static_cast<std::int64_t>(r.prefix)))
-        .set("differing", Value::integer(r.change.differing))
-        .set("max_change", Value::f64(r.change.max_change))
-        .set("same_argmax", Value::integer(r.same_argmax ? 1 : 0));
+    prefill.add_row(t, fmt::format("{} {}", name(r.policy), variant_key(r)), r);
     if (r.policy == ReductionPolicy::batch_invariant) {
       bi_differing += r.change.differing;
     } else {

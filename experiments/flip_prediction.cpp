@@ -213,16 +213,19 @@ void record(const FlipMeasurements& fm, ExperimentRecord& out) {
   const double d = conds[0].delta;
   const double share = share_below(sgaps, d);
   const double p1 = percentile(sgaps, 1);
-  Table w{"wait", "Steps before one flip from fp32 batch variance (library) is expected",
-          "estimate"};
-  w.add_column("steps", "steps", ".3g");
+  Columns<double> columns;  // a row: an estimate of the steps
+  columns.add(
+      ColumnId{"steps"}, "steps", [](double estimate) { return estimate; }, ".3g");
+  Table w = columns.table(TableId{"wait"},
+                          "Steps before one flip from fp32 batch variance (library) is expected",
+                          "estimate");
   w.caption = fmt::format(
       "Direct: 1 / (share of held-out gaps below {}), when any is. Extrapolated: assuming the "
       "density of gaps is "
       "flat below the 1st percentile ({}), share(delta) = 0.01 x delta / p1.",
       to_prose(d), to_prose(p1));
-  if (share > 0) w.add_row("direct").set("steps", Value::f64(1.0 / share));
-  if (d > 0 && p1 > 0) w.add_row("extrapolated").set("steps", Value::f64(p1 / (0.01 * d)));
+  if (share > 0) columns.add_row(w, "direct", 1.0 / share);
+  if (d > 0 && p1 > 0) columns.add_row(w, "extrapolated", p1 / (0.01 * d));
   out.add_table(std::move(w));
   out.add_note(
       share > 0

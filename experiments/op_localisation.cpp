@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "experiments/chunked_prefill.hpp"
@@ -16,6 +17,7 @@
 #include "model/bundled.hpp"
 #include "model/split_rule.hpp"
 #include "model/tensor_parallel.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab::bisect {
 
@@ -85,43 +87,49 @@ std::vector<Localisation> measure_op_localisation(const model::Model& m,
 
 namespace op_localisation_experiment {
 
-Value count(std::size_t n) { return Value::integer(static_cast<std::int64_t>(n)); }
+// 1 for yes, 0 for no: the tables' flag columns.
+int flag(bool yes) { return yes ? 1 : 0; }
 
 std::string key(const Localisation& l) {
   return fmt::format("{}, {}", model::name(l.policy), l.comparison);
 }
 
+// A column of the first divergence's `field`: no cell when none diverged.
+template <class T>
+auto at_first(T Divergence::*field) {
+  return [field](const Localisation& l) -> std::optional<T> {
+    if (!l.report.first) return std::nullopt;
+    return *l.report.first.*field;
+  };
+}
+
+const Columns<Localisation>& first_columns() {
+  using L = Localisation;
+  static const Columns<L> columns = [] {
+    Columns<L> c;
+    c.add(ColumnId{"op"}, "first divergent op",
+          [](const L& l) { return l.report.first ? l.report.first->op : std::string("none"); })
+        .add(ColumnId{"step"}, "step", at_first(&Divergence::step))
+        .add(ColumnId{"position"}, "position", at_first(&Divergence::position))
+        .add(ColumnId{"moved"}, "elements moved", at_first(&Divergence::moved))
+        .add(ColumnId{"elements"}, "elements", at_first(&Divergence::elements))
+        .add(ColumnId{"max_ulps"}, "largest move (float32 ulps)", at_first(&Divergence::max_ulps))
+        .add(ColumnId{"a"}, "that element, A", at_first(&Divergence::a), "", true)
+        .add(ColumnId{"b"}, "that element, B", at_first(&Divergence::b), "", true)
+        .add(ColumnId{"same_text"}, "same greedy text (1/0)",
+             [](const L& l) { return flag(l.report.text_a == l.report.text_b); });
+    return c;
+  }();
+  return columns;
+}
+
 void record_first(const std::vector<Localisation>& rows, ExperimentRecord& out) {
-  Table t{"first-divergent",
-          "The first op whose output differs while its inputs matched (the request: row 0; "
-          "step 0 is the prefill)",
-          "policy, comparison"};
-  t.add_column("op", "first divergent op");
-  t.add_column("step", "step");
-  t.add_column("position", "position");
-  t.add_column("moved", "elements moved");
-  t.add_column("elements", "elements");
-  t.add_column("max_ulps", "largest move (float32 ulps)");
-  t.add_column("a", "that element, A", "", true);
-  t.add_column("b", "that element, B", "", true);
-  t.add_column("same_text", "same greedy text (1/0)");
-  for (const auto& l : rows) {
-    auto& row = t.add_row(key(l));
-    row.set("same_text", count(l.report.text_a == l.report.text_b ? 1 : 0));
-    if (!l.report.first) {
-      row.set("op", Value::text("none"));
-      continue;
-    }
-    const Divergence& d = *l.report.first;
-    row.set("op", Value::text(d.op))
-        .set("step", count(d.step))
-        .set("position", count(d.position))
-        .set("moved", count(d.moved))
-        .set("elements", count(d.elements))
-        .set("max_ulps", Value::integer(static_cast<std::int64_t>(d.max_ulps)))
-        .set("a", Value::f32(d.a))
-        .set("b", Value::f32(d.b));
-  }
+  Table t = first_columns().table(
+      TableId{"first-divergent"},
+      "The first op whose output differs while its inputs matched (the request: row 0; "
+      "step 0 is the prefill)",
+      "policy, comparison");
+  for (const auto& l : rows) first_columns().add_row(t, key(l), l);
   t.caption =
       "Ops in the forward pass's order (model/forward_ops.hpp), traced for the request at every "
       "position: the prefill's ops op by op over the prompt's positions, then one position per "
@@ -129,32 +137,38 @@ void record_first(const std::vector<Localisation>& rows, ExperimentRecord& out) 
   out.add_table(std::move(t));
 }
 
+const Columns<Localisation>& fix_columns() {
+  using L = Localisation;
+  static const Columns<L> columns = [] {
+    Columns<L> c;
+    c.add(ColumnId{"candidates"}, "ops whose order is not the invariant one",
+          [](const L& l) { return l.report.ranking.size(); })
+        .add(ColumnId{"size"}, "ops in the set", [](const L& l) { return l.report.fix.ops.size(); })
+        .add(ColumnId{"linear"}, "of them linear (matmul)", &L::linear)
+        .add(ColumnId{"rmsnorm"}, "of them RMSNorm", &L::rmsnorm)
+        .add(ColumnId{"attention"}, "of them attention", &L::attention)
+        .add(ColumnId{"tests"}, "decodes of both settings",
+             [](const L& l) { return l.report.fix.tests; })
+        .add(ColumnId{"checked"}, "confirmed by a rerun and 1-minimal (1/0)",
+             [](const L& l) {
+               const MinimalFix& f = l.report.fix;
+               return flag(f.exists && f.confirmed && f.one_minimal);
+             })
+        .add(ColumnId{"policy"}, "the --policy text of setting A",
+             [](const L& l) { return l.report.fix.policy_a; });
+    return c;
+  }();
+  return columns;
+}
+
 void record_fix(const std::vector<Localisation>& rows, std::size_t candidates_total,
                 ExperimentRecord& out) {
-  Table t{"minimal-fix",
-          "ddmin: a 1-minimal set of ops which, made invariant (batch-invariant; tp-invariant for "
-          "TP), gives bit-identical logits at every decoded step",
-          "policy, comparison"};
-  t.add_column("candidates", "ops whose order is not the invariant one");
-  t.add_column("size", "ops in the set");
-  t.add_column("linear", "of them linear (matmul)");
-  t.add_column("rmsnorm", "of them RMSNorm");
-  t.add_column("attention", "of them attention");
-  t.add_column("tests", "decodes of both settings");
-  t.add_column("checked", "confirmed by a rerun and 1-minimal (1/0)");
-  t.add_column("policy", "the --policy text of setting A");
-  for (const auto& l : rows) {
-    const MinimalFix& f = l.report.fix;
-    t.add_row(key(l))
-        .set("candidates", count(l.report.ranking.size()))
-        .set("size", count(f.ops.size()))
-        .set("linear", count(l.linear))
-        .set("rmsnorm", count(l.rmsnorm))
-        .set("attention", count(l.attention))
-        .set("tests", count(f.tests))
-        .set("checked", count(f.exists && f.confirmed && f.one_minimal ? 1 : 0))
-        .set("policy", Value::text(f.policy_a));
-  }
+  Table t = fix_columns().table(
+      TableId{"minimal-fix"},
+      "ddmin: a 1-minimal set of ops which, made invariant (batch-invariant; tp-invariant for "
+      "TP), gives bit-identical logits at every decoded step",
+      "policy, comparison");
+  for (const auto& l : rows) fix_columns().add_row(t, key(l), l);
   t.caption = fmt::format(
       "Of the model's {} ops that reduce; every other op keeps the policy's order. The set is "
       "checked by running the model again: once with the set (equal logits), and once per op of "
@@ -163,15 +177,37 @@ void record_fix(const std::vector<Localisation>& rows, std::size_t candidates_to
   out.add_table(std::move(t));
 }
 
+// A row of the ranking table: an op alone variant, and its rank among the
+// comparison's ops that move the logits.
+struct RankedOp {
+  std::size_t rank = 0;
+  const OpAlone* op = nullptr;
+};
+
+const Columns<RankedOp>& ranking_columns() {
+  using R = RankedOp;
+  static const Columns<R> columns = [] {
+    Columns<R> c;
+    c.add(ColumnId{"rank"}, "rank", &R::rank)
+        .add(
+            ColumnId{"margin_move"}, "largest top-2 margin move",
+            [](const R& r) { return r.op->margin_move; }, ".3e", true)
+        .add(
+            ColumnId{"max_change"}, "largest logit change",
+            [](const R& r) { return r.op->max_change; }, ".3e", true)
+        .add(ColumnId{"flips"}, "alone flips a greedy token (1/0)",
+             [](const R& r) { return flag(r.op->flips); });
+    return c;
+  }();
+  return columns;
+}
+
 void record_ranking(const std::vector<Localisation>& rows, std::size_t top, ExperimentRecord& out) {
-  Table t{"ranking",
-          "Each op alone variant (every other candidate invariant), by how far it moves the "
-          "top-2 margin",
-          "policy, comparison, op"};
-  t.add_column("rank", "rank");
-  t.add_column("margin_move", "largest top-2 margin move", ".3e", true);
-  t.add_column("max_change", "largest logit change", ".3e", true);
-  t.add_column("flips", "alone flips a greedy token (1/0)");
+  Table t = ranking_columns().table(
+      TableId{"ranking"},
+      "Each op alone variant (every other candidate invariant), by how far it moves the "
+      "top-2 margin",
+      "policy, comparison, op");
   std::size_t flips = 0;
   for (const auto& l : rows) {
     std::size_t rank = 0;
@@ -179,11 +215,7 @@ void record_ranking(const std::vector<Localisation>& rows, std::size_t top, Expe
       flips += o.flips ? 1 : 0;
       if (!o.logits_differ || rank >= top) continue;
       ++rank;
-      t.add_row(fmt::format("{}, {}", key(l), o.op))
-          .set("rank", count(rank))
-          .set("margin_move", Value::f64(o.margin_move))
-          .set("max_change", Value::f64(o.max_change))
-          .set("flips", count(o.flips ? 1 : 0));
+      ranking_columns().add_row(t, fmt::format("{}, {}", key(l), o.op), {rank, &o});
     }
   }
   t.caption = fmt::format(

@@ -65,23 +65,26 @@ Divergence summarise(const std::vector<PrecisionDivergence>& rows, bool bf16) {
 
 void record_texts(const Model& m, const std::vector<PrecisionDivergence>& rows, std::size_t steps,
                   ExperimentRecord& out) {
-  Table t{"texts", "Greedy continuations, fp32 vs bf16 vs fp16 (batch-invariant)", "prompt"};
-  t.add_column("prompt", "prompt");
-  t.add_column("fp32", "fp32");
-  t.add_column("bf16", "bf16");
-  t.add_column("bf16_first", "bf16: first differing step (-1: none)");
-  t.add_column("fp16", "fp16");
-  t.add_column("fp16_first", "fp16: first differing step (-1: none)");
+  // One row per prompt, by its index into `rows` (and kPrompts).
+  const auto text = [&](std::vector<Token> PrecisionDivergence::*tokens) {
+    return [&m, &rows, tokens](std::size_t i) { return decoded_text(m, rows[i].*tokens); };
+  };
+  const auto first = [&rows](std::int64_t PrecisionDivergence::*step) {
+    return [&rows, step](std::size_t i) { return rows[i].*step; };
+  };
+  Columns<std::size_t> columns;
+  columns.add(ColumnId{"prompt"}, "prompt", [](std::size_t i) { return kPrompts[i]; })
+      .add(ColumnId{"fp32"}, "fp32", text(&PrecisionDivergence::fp32))
+      .add(ColumnId{"bf16"}, "bf16", text(&PrecisionDivergence::bf16))
+      .add(ColumnId{"bf16_first"}, "bf16: first differing step (-1: none)",
+           first(&PrecisionDivergence::bf16_first))
+      .add(ColumnId{"fp16"}, "fp16", text(&PrecisionDivergence::fp16))
+      .add(ColumnId{"fp16_first"}, "fp16: first differing step (-1: none)",
+           first(&PrecisionDivergence::fp16_first));
+  Table t = columns.table(TableId{"texts"},
+                          "Greedy continuations, fp32 vs bf16 vs fp16 (batch-invariant)", "prompt");
   t.caption = fmt::format("{} steps after each prompt; steps count from 0.", steps);
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    t.add_row(std::to_string(i + 1))
-        .set("prompt", Value::text(std::string(kPrompts[i])))
-        .set("fp32", Value::text(decoded_text(m, rows[i].fp32)))
-        .set("bf16", Value::text(decoded_text(m, rows[i].bf16)))
-        .set("bf16_first", Value::integer(rows[i].bf16_first))
-        .set("fp16", Value::text(decoded_text(m, rows[i].fp16)))
-        .set("fp16_first", Value::integer(rows[i].fp16_first));
-  }
+  for (std::size_t i = 0; i < rows.size(); ++i) columns.add_row(t, std::to_string(i + 1), i);
   out.add_table(std::move(t));
   Figure f;
   f.id = "divergence";

@@ -90,42 +90,43 @@ namespace precision_ladder_experiment {
 
 void record_ladder(const std::vector<LadderRung>& rungs, const std::vector<std::size_t>& batches,
                    std::size_t prompts, std::size_t steps, ExperimentRecord& out) {
-  Table t{"ladder", "Divergence from fp32, and between batch sizes, per precision", "precision"};
-  t.add_column("diverged", "answers differing from fp32 (batch-invariant)")
-      .add_column("mean_first", "mean first differing step", ".1f")
-      .add_column("logit_change", "largest |logit change| vs fp32 at the prompt's end", ".3e",
-                  true);
-  for (const std::size_t b : batches)
-    t.add_column(fmt::format("batch_{}", b), fmt::format("split-k: changed at batch {}", b));
-  t.add_column("batch_total", "split-k: changed answers, all batch sizes");
+  using R = LadderRung;
+  Columns<R> columns;
+  columns.add(ColumnId{"diverged"}, "answers differing from fp32 (batch-invariant)", &R::diverged)
+      .add(ColumnId{"mean_first"}, "mean first differing step", &R::mean_first, ".1f")
+      .add(ColumnId{"logit_change"}, "largest |logit change| vs fp32 at the prompt's end",
+           &R::logit_change, ".3e", true);
+  for (std::size_t j = 0; j < batches.size(); ++j) {
+    const std::string id = fmt::format("batch_{}", batches[j]);
+    columns.add(ColumnId{id}, fmt::format("split-k: changed at batch {}", batches[j]),
+                [j](const R& r) { return r.batch_changed[j]; });
+  }
+  columns.add(ColumnId{"batch_total"}, "split-k: changed answers, all batch sizes",
+              &R::batch_changed_total);
+  Table t =
+      columns.table(TableId{"ladder"},
+                    "Divergence from fp32, and between batch sizes, per precision", "precision");
   t.caption = fmt::format(
       "{} prompts, {} greedy steps each. Batch columns: answers under split-k that differ from the "
       "same prompt's answer alone when it runs in a batch of b (groups of b consecutive prompts).",
       prompts, steps);
-  for (const auto& r : rungs) {
-    Row& row = t.add_row(std::string(name(r.precision)));
-    row.set("diverged", Value::integer(r.diverged))
-        .set("mean_first", Value::f64(r.mean_first))
-        .set("logit_change", Value::f64(r.logit_change));
-    for (std::size_t j = 0; j < batches.size(); ++j)
-      row.set(fmt::format("batch_{}", batches[j]), Value::integer(r.batch_changed[j]));
-    row.set("batch_total", Value::integer(r.batch_changed_total));
-  }
+  for (const auto& r : rungs) columns.add_row(t, std::string(name(r.precision)), r);
   out.add_table(std::move(t));
 }
 
 void record_first_steps(const std::vector<LadderRung>& rungs, ExperimentRecord& out) {
-  Table t{"first_steps", "First greedy step that differs from fp32, per prompt (-1: none)",
-          "prompt"};
-  t.add_column("prompt", "prompt");
-  for (std::size_t k = 1; k < rungs.size(); ++k)
-    t.add_column(std::string(name(rungs[k].precision)), std::string(name(rungs[k].precision)));
-  for (std::size_t i = 0; i < rungs[0].answers.size(); ++i) {
-    Row& row = t.add_row(std::to_string(i + 1));
-    row.set("prompt", Value::text(std::string(kPrompts[i])));
-    for (std::size_t k = 1; k < rungs.size(); ++k)
-      row.set(std::string(name(rungs[k].precision)), Value::integer(rungs[k].first[i]));
+  // One row per prompt, by its index; a column per rung below fp32 (rung 0).
+  Columns<std::size_t> columns;
+  columns.add(ColumnId{"prompt"}, "prompt", [](std::size_t i) { return kPrompts[i]; });
+  for (std::size_t k = 1; k < rungs.size(); ++k) {
+    const std::string id(name(rungs[k].precision));
+    columns.add(ColumnId{id}, id, [&rung = rungs[k]](std::size_t i) { return rung.first[i]; });
   }
+  Table t =
+      columns.table(TableId{"first_steps"},
+                    "First greedy step that differs from fp32, per prompt (-1: none)", "prompt");
+  for (std::size_t i = 0; i < rungs[0].answers.size(); ++i)
+    columns.add_row(t, std::to_string(i + 1), i);
   out.add_table(std::move(t));
 }
 

@@ -140,60 +140,66 @@ QuantizationScales measure_quantization_scales(const Model& m, std::size_t n_pro
 namespace quantization_scales_experiment {
 
 void record_rules(const QuantizationScales& q, std::size_t steps, ExperimentRecord& out) {
-  Table t{"rules", "A request alone vs beside an outlier batch mate, fp8 linears",
-          "activation scale"};
-  t.add_column("prompts_moved", "requests whose logits moved")
-      .add_column("differing", "differing logits")
-      .add_column("max_change", "largest |logit change|", ".3e", true)
-      .add_column("answers_flipped", "greedy answers that changed")
-      .add_column("vs_unquantized", "fp8 vs unquantized fp32: largest |logit change|", ".3e", true);
+  using E = RuleEffect;
+  Columns<E> columns;
+  columns.add(ColumnId{"prompts_moved"}, "requests whose logits moved", &E::prompts_moved)
+      .add(ColumnId{"differing"}, "differing logits", &E::differing)
+      .add(ColumnId{"max_change"}, "largest |logit change|", &E::max_change, ".3e", true)
+      .add(ColumnId{"answers_flipped"}, "greedy answers that changed", &E::answers_flipped)
+      .add(ColumnId{"vs_unquantized"}, "fp8 vs unquantized fp32: largest |logit change|",
+           &E::vs_unquantized, ".3e", true);
+  Table t = columns.table(TableId{"rules"},
+                          "A request alone vs beside an outlier batch mate, fp8 linears",
+                          "activation scale");
   const auto n = q.rules.empty() ? 0 : q.rules.front().requests.size();
   t.caption = fmt::format(
       "{} request prompts, {} greedy steps each, batch-invariant fp32 reductions (no sum "
       "depends on the batch). Logits are compared at every step both runs reached with the same "
       "tokens; every decoder linear in E4M3, lm_head unquantized.",
       n, steps);
-  for (const auto& e : q.rules) {
-    t.add_row(std::string(name(e.rule)))
-        .set("prompts_moved", Value::integer(e.prompts_moved))
-        .set("differing", Value::integer(e.differing))
-        .set("max_change", Value::f64(e.max_change))
-        .set("answers_flipped", Value::integer(e.answers_flipped))
-        .set("vs_unquantized", Value::f64(e.vs_unquantized));
-  }
+  for (const auto& e : q.rules) columns.add_row(t, std::string(name(e.rule)), e);
   out.add_table(std::move(t));
 }
 
 void record_mate(const Model& m, const QuantizationScales& q, ExperimentRecord& out) {
-  Table t{"batch_mate", "The batch mate and its outlier", "what"};
-  t.add_column("value", "value")
-      .add_column("amax", "largest |input| of a decoder linear", ".6g", true);
+  // A row: its text (none for the requests' row) and its largest input.
+  struct MateRow {
+    std::optional<std::string> value;
+    float amax = 0;
+  };
+  Columns<MateRow> columns;
+  columns.add(ColumnId{"value"}, "value", &MateRow::value)
+      .add(ColumnId{"amax"}, "largest |input| of a decoder linear", &MateRow::amax, ".6g", true);
+  Table t = columns.table(TableId{"batch_mate"}, "The batch mate and its outlier", "what");
   t.caption =
       "The mate is the filler prompt whose largest input to a decoder linear (unquantized fp32, "
       "the prompt alone) is the largest of the 15 fillers: one activation at one position, "
       "larger than any the requests produce.";
-  t.add_row("batch mate")
-      .set("value", Value::text(decoded_text(m, q.mate.prompt)))
-      .set("amax", Value::f32(q.mate.mate_amax));
-  t.add_row("requests (largest, each alone)").set("amax", Value::f32(q.mate.request_amax));
+  columns.add_row(t, "batch mate", {decoded_text(m, q.mate.prompt), q.mate.mate_amax});
+  columns.add_row(t, "requests (largest, each alone)", {std::nullopt, q.mate.request_amax});
   out.add_table(std::move(t));
 }
 
 void record_answers(const Model& m, const QuantizationScales& q, ExperimentRecord& out) {
-  Table t{"answers", "Per request: first greedy step that changes beside the mate (-1: none)",
-          "prompt"};
-  t.add_column("prompt", "prompt");
-  for (const auto& e : q.rules) t.add_column(std::string(name(e.rule)), std::string(name(e.rule)));
-  t.add_column("alone", "per-tensor, alone").add_column("batched", "per-tensor, beside the mate");
+  // One row per request, by its index; a column per rule, then per-tensor's
+  // two texts.
   const RuleEffect& per_tensor = q.rules.front();
-  for (std::size_t i = 0; i < per_tensor.requests.size(); ++i) {
-    Row& r = t.add_row(std::to_string(i + 1));
-    r.set("prompt", Value::text(std::string(kPrompts[i])));
-    for (const auto& e : q.rules)
-      r.set(std::string(name(e.rule)), Value::integer(e.requests[i].first_flip));
-    r.set("alone", Value::text(decoded_text(m, per_tensor.requests[i].alone)))
-        .set("batched", Value::text(decoded_text(m, per_tensor.requests[i].batched)));
+  Columns<std::size_t> columns;
+  columns.add(ColumnId{"prompt"}, "prompt", [](std::size_t i) { return kPrompts[i]; });
+  for (const auto& e : q.rules) {
+    const std::string id(name(e.rule));
+    columns.add(ColumnId{id}, id, [&e](std::size_t i) { return e.requests[i].first_flip; });
   }
+  columns
+      .add(ColumnId{"alone"}, "per-tensor, alone",
+           [&](std::size_t i) { return decoded_text(m, per_tensor.requests[i].alone); })
+      .add(ColumnId{"batched"}, "per-tensor, beside the mate",
+           [&](std::size_t i) { return decoded_text(m, per_tensor.requests[i].batched); });
+  Table t = columns.table(TableId{"answers"},
+                          "Per request: first greedy step that changes beside the mate (-1: none)",
+                          "prompt");
+  for (std::size_t i = 0; i < per_tensor.requests.size(); ++i)
+    columns.add_row(t, std::to_string(i + 1), i);
   out.add_table(std::move(t));
 }
 

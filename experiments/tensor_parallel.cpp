@@ -125,28 +125,23 @@ std::string cell_key(const TpCell& c) {
 
 void sweep_table(const std::vector<TpCell>& cells, std::size_t prompts, std::size_t steps,
                  Collective order, ExperimentRecord& out) {
-  Table t{"sweep", "Each policy at T shards against the same policy at T = 1", "policy tp"};
-  t.add_column("differing", "logits differing from T = 1")
-      .add_column("logits", "logits compared")
-      .add_column("max_change", "largest |change|", ".3g", true)
-      .add_column("max_prob_moved", "prompts whose top probability moved")
-      .add_column("flips", "greedy answers that flip")
-      .add_column("first_flip", "first flipped step (-1: none)");
+  Columns<TpCell> columns;
+  columns.add(ColumnId{"differing"}, "logits differing from T = 1", &TpCell::differing)
+      .add(ColumnId{"logits"}, "logits compared", &TpCell::logits)
+      .add(ColumnId{"max_change"}, "largest |change|", &TpCell::max_change, ".3g", true)
+      .add(ColumnId{"max_prob_moved"}, "prompts whose top probability moved",
+           &TpCell::max_prob_moved)
+      .add(ColumnId{"flips"}, "greedy answers that flip", &TpCell::flips)
+      .add(ColumnId{"first_flip"}, "first flipped step (-1: none)", &TpCell::first_flip_step);
+  Table t = columns.table(TableId{"sweep"},
+                          "Each policy at T shards against the same policy at T = 1", "policy tp");
   t.caption = fmt::format(
       "fp32, {} prompts in one batch; logits after each prompt (one prefill), greedy answers of "
       "{} steps. In process: every shard computed here, the row-parallel all-reduce ({}) by "
       "collectives/allreduce_model (equal to Open MPI bit for bit); tp-invariant adds as the "
       "fixed tree whatever the order.",
       prompts, steps, name(order));
-  for (const TpCell& c : cells) {
-    t.add_row(cell_key(c))
-        .set("differing", Value::integer(c.differing))
-        .set("logits", Value::integer(c.logits))
-        .set("max_change", Value::f64(c.max_change))
-        .set("max_prob_moved", Value::integer(c.max_prob_moved))
-        .set("flips", Value::integer(c.flips))
-        .set("first_flip", Value::integer(c.first_flip_step));
-  }
+  for (const TpCell& c : cells) columns.add_row(t, cell_key(c), c);
   out.add_table(std::move(t));
 }
 
@@ -177,29 +172,31 @@ void lines_table(const std::vector<TpCell>& cells, ExperimentRecord& out) {
 }
 
 void order_table(const OrderSweep& s, ExperimentRecord& out) {
-  Table t{fmt::format("orders_tp{}", s.degree),
-          fmt::format("All-reduce orders at T = {} (split-k)", s.degree), "order"};
-  t.add_column("same", "logits identical to the first order's");
+  Columns<OrderCell> columns;
+  columns.add(ColumnId{"same"}, "logits identical to the first order's",
+              [](const OrderCell& c) { return c.same_as_first ? "yes" : "no"; });
+  const std::string id = fmt::format("orders_tp{}", s.degree);
+  Table t = columns.table(TableId{id},
+                          fmt::format("All-reduce orders at T = {} (split-k)", s.degree), "order");
   t.caption = fmt::format(
       "The logits after each of the first {} prompts (one batch, fp32); {} distinct logit vectors "
       "over {} orders.",
       kOrderPrompts, s.distinct, s.orders.size());
-  for (const OrderCell& c : s.orders)
-    t.add_row(std::string(name(c.order))).set("same", Value::text(c.same_as_first ? "yes" : "no"));
+  for (const OrderCell& c : s.orders) columns.add_row(t, std::string(name(c.order)), c);
   out.add_table(std::move(t));
 }
 
 void fixed_table(const FixedDegree& f, ReductionPolicy r, ExperimentRecord& out) {
-  Table t{"fixed", "Reproducible at a fixed T, not across T", "comparison"};
-  t.add_column("differing", "logits differing");
+  Columns<std::int64_t> columns;  // a row: its count of differing logits
+  columns.add(ColumnId{"differing"}, "logits differing", [](std::int64_t n) { return n; });
+  Table t =
+      columns.table(TableId{"fixed"}, "Reproducible at a fixed T, not across T", "comparison");
   t.caption = fmt::format(
       "{}, fp32, T = {}: each prompt alone vs inside the batch of all "
       "prompts at the same T, and at T vs T = 1.",
       name(r), f.degree);
-  t.add_row(fmt::format("alone vs batched, tp{}", f.degree))
-      .set("differing", Value::integer(f.alone_vs_batched_differing));
-  t.add_row(fmt::format("tp{} vs tp1", f.degree))
-      .set("differing", Value::integer(f.vs_degree1_differing));
+  columns.add_row(t, fmt::format("alone vs batched, tp{}", f.degree), f.alone_vs_batched_differing);
+  columns.add_row(t, fmt::format("tp{} vs tp1", f.degree), f.vs_degree1_differing);
   out.add_table(std::move(t));
 }
 

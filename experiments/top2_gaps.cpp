@@ -202,18 +202,23 @@ void record_quantiles(const GapMeasurements& g, ExperimentRecord& out) {
 }
 
 void record_cdf(const GapMeasurements& g, ExperimentRecord& out) {
-  Table cdf{"cdf", "Share of gaps below x", "x"};
-  cdf.add_column("x", "x", ".0e");
-  cdf.add_column("greedy", "greedy steps", ".4f");
-  cdf.add_column("heldout", "teacher-forced positions", ".4f");
+  // One row per x: the share of each set of gaps below it.
+  Columns<double> columns;
+  columns
+      .add(
+          ColumnId{"x"}, "x", [](double x) { return x; }, ".0e")
+      .add(
+          ColumnId{"greedy"}, "greedy steps", [&g](double x) { return share_below(g.greedy, x); },
+          ".4f")
+      .add(
+          ColumnId{"heldout"}, "teacher-forced positions",
+          [&g](double x) { return share_below(g.heldout, x); }, ".4f");
+  Table cdf = columns.table(TableId{"cdf"}, "Share of gaps below x", "x");
   cdf.in_report = false;
   for (int e10 = -8; e10 <= 1; ++e10) {
     for (const double mant : {1.0, 2.0, 5.0}) {
       const double x = mant * std::pow(10.0, e10);
-      cdf.add_row(fmt::format("{:.0e}", x))
-          .set("x", Value::f64(x))
-          .set("greedy", Value::f64(share_below(g.greedy, x)))
-          .set("heldout", Value::f64(share_below(g.heldout, x)));
+      columns.add_row(cdf, fmt::format("{:.0e}", x), x);
     }
   }
   out.add_table(std::move(cdf));
