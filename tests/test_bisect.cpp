@@ -593,9 +593,10 @@ TEST_CASE("bisect: a gpu policy's parameters survive the setting's policy builde
 // op) against ddmin from every op: the same 1-minimal set on the bundled
 // model, in fewer forward passes, and it restores equality through its
 // printed --policy texts. (The same on a checkpoint fixture:
-// tests/test_cli_journey.cpp.)
+// tests/test_cli_journey.cpp, which runs the same search under the
+// sanitizers; this one is [slow]: 100 s there.)
 TEST_CASE("bisect: ddmin over op kinds first finds per-op ddmin's set in fewer passes",
-          "[bisect]") {
+          "[bisect][slow]") {
   const Request r = request("library", 2);
   const Setting a = setting({"batch=1"});
   const Setting b = setting({"batch=8"});
