@@ -3,7 +3,7 @@
 // file parses the command line into a request (cli/generate_options.hpp),
 // holds the stop signals, calls sampling::run_generate
 // (sampling/run_generate.hpp: the four ways to run) with Open MPI passed in
-// (mpi/generate_ranks.hpp) and prints what it returns.
+// (mpi/open_mpi_generate_ranks.hpp) and prints what it returns.
 //
 // --tp T splits the model over T tensor-parallel ranks (model/tensor_parallel.hpp):
 // fplab spawns `mpirun --oversubscribe -np T fplab generate ... --tp-rank-out
@@ -36,7 +36,7 @@
 #include "cli/stop_signals.hpp"
 #include "lab/progress_pace.hpp"
 #include "lab/stop_request.hpp"
-#include "mpi/generate_ranks.hpp"
+#include "mpi/open_mpi_generate_ranks.hpp"
 #include "sampling/generate_request.hpp"
 #include "sampling/run_generate.hpp"
 

@@ -1,6 +1,6 @@
 // The Open MPI side of `fplab generate --tp T`, as run_generate
 // (sampling/run_generate.hpp) reaches it: mpi/ sits above sampling/, so the
-// program passes an implementation in (mpi/generate_ranks.hpp: mpirun and
+// program passes an implementation in (mpi/open_mpi_generate_ranks.hpp: mpirun and
 // MPI_COMM_WORLD) and sampling/ never includes mpi/.
 #pragma once
 

@@ -2,7 +2,7 @@
 // command, parsed once (cli/generate_options.hpp: add_generate_options binds
 // the command line to it) and written back by to_args(), the arguments
 // after `fplab generate` that parse to an equal request. The mpirun ranks
-// of --tp receive the request that way (mpi/generate_ranks.cpp), so an
+// of --tp receive the request that way (mpi/open_mpi_generate_ranks.cpp), so an
 // option cannot be left out of what the ranks run:
 // tests/test_generate_request.cpp round-trips a request with every option
 // set, and fails for an option the parser declares that to_args never

@@ -1,4 +1,4 @@
-#include "mpi/generate_ranks.hpp"
+#include "mpi/open_mpi_generate_ranks.hpp"
 
 #include <fstream>
 #include <iterator>
