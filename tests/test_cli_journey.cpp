@@ -76,6 +76,15 @@ TEST_CASE("cli journey: OpenMP threads wait passively unless the user chose othe
   const auto spin = run_fplab("--version", "-u OMP_WAIT_POLICY GOMP_SPINCOUNT=1000");
   CHECK(spin.output.find("OpenMP threads wait: GOMP_SPINCOUNT=1000 (yours)\n") !=
         std::string::npos);
+  // The re-exec hands on every argument as given (a quoted spec, negative
+  // values): the same answer as a process started with the variable set,
+  // which is how the test presets start every other test (CMakePresets.json).
+  const std::string args = "sum --json -s 'chunked(2,parallel(3),pairwise)' -- -0.1 0.2 -0.3";
+  const auto execd = run_fplab(args, "-u OMP_WAIT_POLICY -u GOMP_SPINCOUNT");
+  const auto direct = run_fplab(args, "-u GOMP_SPINCOUNT OMP_WAIT_POLICY=passive");
+  REQUIRE(execd.exit_code == 0);
+  CHECK(execd.output.find("\"chunked(2,parallel(3),pairwise)\"") != std::string::npos);
+  CHECK(execd.output == direct.output);
 }
 
 TEST_CASE("cli journey: -n 0 is a one-line error, on the bundled model and a checkpoint",
