@@ -122,6 +122,7 @@ FirstOrderPath measure_first_order_path(const Model& m, std::size_t prompts, std
       const auto& b = seq.push(t == 0 ? encoded[p].back() : greedy.tokens[p][t - 1]);
       out.push_back(b);
       r.certified_steps += b.certified ? 1 : 0;
+      r.route_uncertified_steps += b.routes_certified ? 0 : 1;
       ++r.total_steps;
       r.lead_differs += b.lead != greedy.tokens[p][t] ? 1 : 0;
       r.cover = r.cover || b.cover;
@@ -181,6 +182,10 @@ SweepCheck check_one(const Model& m, const CertifiedPath* path, const FirstOrder
         const auto& bound = fo.bounds[p][t];
         for (std::size_t j = 0; j < row.size(); ++j) {
           ++c.logits;
+          if (!bound.routes_certified) {
+            ++c.route_uncertified_logits;
+            continue;  // B assumes the centre's experts
+          }
           if (path != nullptr && !path->enclosures[p][t][j].contains(row[j])) ++c.outside;
           const double dev = std::abs(static_cast<double>(row[j]) - bound.centre[j]);
           if (!(dev <= bound.logit_bound[j])) ++c.outside_first_order;
@@ -279,21 +284,30 @@ struct BoundRow {
   double median_bound = 0;  // on a logit (half-width)
   std::optional<double> median_gap_bound;
   double smallest_certified_gap = 0, largest_uncertified_gap = 0;
+  std::optional<std::int64_t> route_uncertified;  // first-order: steps not certified (router)
 };
 
 BoundRow bound_row(const CertifiedPath& r) {
   return {r.total_steps, r.certified_steps,        r.median_width / 2,
-          std::nullopt,  r.smallest_certified_gap, r.largest_uncertified_gap};
+          std::nullopt,  r.smallest_certified_gap, r.largest_uncertified_gap,
+          std::nullopt};
 }
 
 BoundRow bound_row(const FirstOrderPath& f) {
-  return {f.total_steps,      f.certified_steps,        f.median_logit_bound,
-          f.median_gap_bound, f.smallest_certified_gap, f.largest_uncertified_gap};
+  return {f.total_steps,
+          f.certified_steps,
+          f.median_logit_bound,
+          f.median_gap_bound,
+          f.smallest_certified_gap,
+          f.largest_uncertified_gap,
+          f.route_uncertified_steps};
 }
 
-const Columns<BoundRow>& certified_columns() {
+// `experts`: with the steps not certified (router) of a Mixture-of-Experts
+// model.
+Columns<BoundRow> certified_columns(bool experts) {
   using B = BoundRow;
-  static const Columns<B> columns = [] {
+  const Columns<B> columns = [experts] {
     Columns<B> c;
     c.add(ColumnId{"steps"}, "greedy steps", &B::steps)
         .add(ColumnId{"certified"}, "certified steps", &B::certified)
@@ -308,15 +322,19 @@ const Columns<BoundRow>& certified_columns() {
              &B::smallest_certified_gap, ".3e", true)
         .add(ColumnId{"largest_uncertified_gap"}, "largest top-2 gap not certified",
              &B::largest_uncertified_gap, ".3e", true);
+    if (experts) {
+      c.add(ColumnId{"route_uncertified"}, "steps not certified (router)", &B::route_uncertified);
+    }
     return c;
   }();
   return columns;
 }
 
-// `r`: null when the rigorous enclosure was left out (a checkpoint).
+// `r`: null when the rigorous enclosure was left out (a checkpoint);
+// `m_experts`: the model has experts (the caption says how routes count).
 void record_paths(const CertifiedPath* r, const FirstOrderPath& fp32, const FirstOrderPath& bf16,
-                  ExperimentRecord& out) {
-  const Columns<BoundRow>& columns = certified_columns();
+                  bool m_experts, ExperimentRecord& out) {
+  const Columns<BoundRow> columns = certified_columns(m_experts);
   Table t =
       columns.table(TableId{"certified"},
                     "Greedy steps certified, per bound (batch-invariant greedy path)", "bound");
@@ -334,10 +352,16 @@ void record_paths(const CertifiedPath* r, const FirstOrderPath& fp32, const Firs
       r != nullptr ? "rigorous: the interval + 2-norm enclosure (model/enclosure.hpp), a proof "
                      "(libm's exp assumed within 2^-20 relative). "
                    : "",
-      fp32.cover ? " Over this vocabulary the first-order bounds come from the cover: a row "
-                   "per element of the final norm's output and per gap of the 32 runners-up, "
-                   "looser than a row per token."
-                 : "");
+      std::string(fp32.cover ? " Over this vocabulary the first-order bounds come from the "
+                               "cover: a row per element of the final norm's output and per gap "
+                               "of the 32 runners-up, looser than a row per token."
+                             : "") +
+          (m_experts ? " Mixture of experts: a step is certified (router) only when, at every "
+                       "position up to it and every sparse layer, the chosen experts' router "
+                       "logits minus their bounds beat every other expert's plus its bound "
+                       "(the expert set fixed under every covered order); a step not certified "
+                       "(router) is left out of the sweep's bound checks."
+                     : ""));
   out.add_table(std::move(t));
   if (r == nullptr) return;
 
@@ -362,7 +386,8 @@ void record_paths(const CertifiedPath* r, const FirstOrderPath& fp32, const Firs
 
 // A sweep table's columns; `rigorous`: with the rigorous enclosure's
 // columns (left out with it).
-Columns<SweepCheck> sweep_columns(bool rigorous) {
+// `experts`: with the logits of steps not certified (router), not compared.
+Columns<SweepCheck> sweep_columns(bool rigorous, bool experts) {
   using S = SweepCheck;
   Columns<S> c;
   c.add(ColumnId{"policy"}, "reduction policy", [](const S& r) { return name(r.policy); })
@@ -371,6 +396,10 @@ Columns<SweepCheck> sweep_columns(bool rigorous) {
       .add(ColumnId{"precision"}, "precision of the forward passes",
            [](const S& r) { return name(r.precision); })
       .add(ColumnId{"logits"}, "logits compared", &S::logits);
+  if (experts) {
+    c.add(ColumnId{"route_uncertified_logits"}, "of them at steps not certified (router)",
+          &S::route_uncertified_logits);
+  }
   if (rigorous) c.add(ColumnId{"outside"}, "outside their rigorous enclosure", &S::outside);
   c.add(ColumnId{"outside_first_order"}, "outside their first-order bound", &S::outside_first_order)
       .add(ColumnId{"outside_control"}, "outside the first-order bound x 2^-20",
@@ -385,8 +414,8 @@ Columns<SweepCheck> sweep_columns(bool rigorous) {
 }
 
 void record_sweep(const std::vector<SweepCheck>& rows, const std::string& table,
-                  const std::string& title, bool rigorous, ExperimentRecord& out) {
-  const Columns<SweepCheck> columns = sweep_columns(rigorous);
+                  const std::string& title, bool rigorous, bool experts, ExperimentRecord& out) {
+  const Columns<SweepCheck> columns = sweep_columns(rigorous, experts);
   Table t = columns.table(TableId{table}, title, "policy, batch, tp");
   for (const auto& r : rows) {
     columns.add_row(
@@ -508,11 +537,11 @@ Sweeps check_sweeps(const Model& m, const Paths& paths, bool rigorous,
   return out;
 }
 
-void record_sweeps(const Sweeps& s, bool rigorous, ExperimentRecord& out) {
+void record_sweeps(const Sweeps& s, bool rigorous, bool experts, ExperimentRecord& out) {
   record_sweep(s.bf16, "sweep_bf16",
                "bf16: every measured logit of the bf16 policies (T = 1) against the bf16 "
                "first-order bound, along the bf16 path",
-               rigorous, out);
+               rigorous, experts, out);
   record_sweep(s.fp32, "sweep",
                rigorous ? "Every measured logit against both bounds, per tensor-parallel degree, "
                           "policy and batch size (fp32; the last row: bf16's logits against the "
@@ -520,7 +549,7 @@ void record_sweeps(const Sweeps& s, bool rigorous, ExperimentRecord& out) {
                         : "Every measured logit against the first-order bound, per "
                           "tensor-parallel degree, policy and batch size (fp32; the last row: "
                           "bf16's logits against the fp32 bounds, a control)",
-               rigorous, out);
+               rigorous, experts, out);
 }
 
 // The sweeps summed for the note: fp32's runs (the control left out), and
@@ -606,9 +635,10 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
   }
   const std::vector<std::string> left_out = unsplittable(m.config(), degrees);
   const Paths paths = measure_paths(m, prompts, steps, first, rigorous, ctx);
-  record_paths(rigorous ? &paths.rigorous : nullptr, paths.fp32, paths.bf16, out);
+  record_paths(rigorous ? &paths.rigorous : nullptr, paths.fp32, paths.bf16,
+               m.config().n_experts > 0, out);
   const Sweeps sweeps = check_sweeps(m, paths, rigorous, batches, degrees);
-  record_sweeps(sweeps, rigorous, out);
+  record_sweeps(sweeps, rigorous, m.config().n_experts > 0, out);
   record_summary(paths, sweeps, rigorous, out);
   if (!left_out.empty()) {
     out.add_note(fmt::format("Left out, the model's shape does not split so: {}.",

@@ -20,8 +20,10 @@
 // greedily), each prompt teacher-forced along the path, one token per
 // step after a prefill of all prompts at once; every logit of every step of
 // every prompt compared with its enclosure and with its first-order bound
-// (|l - centre| <= B, and <= B 2^-20: the negative control), and each
-// step's measured greedy token with the path's.
+// (|l - centre| <= B, and <= B 2^-20: the negative control; on a
+// Mixture-of-Experts model only at steps whose routes are certified, B
+// holding for the centre's experts only), and each step's measured greedy
+// token with the path's.
 #pragma once
 
 #include <cstddef>
@@ -71,7 +73,11 @@ struct FirstOrderPath {
   std::vector<std::vector<FirstOrderStep>> bounds;  // [prompt][step]
   std::int64_t certified_steps = 0;
   std::int64_t total_steps = 0;
-  std::int64_t lead_differs = 0;       // steps whose centre's leader is not the path's token
+  std::int64_t lead_differs = 0;  // steps whose centre's leader is not the path's token
+  // Mixture of experts: steps left uncertified by a route (some position's
+  // expert set not certified: FirstOrderStep::routes_certified), whatever
+  // their logits' gaps.
+  std::int64_t route_uncertified_steps = 0;
   bool cover = false;                  // the bounds came from the cover (FirstOrderStep::cover)
   double median_gap_bound = 0;         // median G_j over every competitor of every step
   double median_logit_bound = 0;       // median B_j over every logit of every step
@@ -96,10 +102,13 @@ struct SweepCheck {
   std::int64_t outside = 0;              // outside their rigorous enclosure
   std::int64_t certified_flips = 0;      // rigorously certified steps whose greedy token differs
   std::int64_t uncertified_flips = 0;    // steps certified by neither bound whose token differs
-  std::int64_t outside_first_order = 0;  // |l - centre| > B
-  std::int64_t outside_control = 0;      // |l - centre| > B kControlScale
-  std::int64_t first_order_flips = 0;    // first-order certified steps whose token differs
-  double worst_ratio = 0;                // largest |l - centre| / B
+  std::int64_t outside_first_order = 0;  // |l - centre| > B (routes certified: below)
+  // Logits of steps whose routes are not certified (their B assumes the
+  // centre's experts): in `logits`, not compared with B or its control.
+  std::int64_t route_uncertified_logits = 0;
+  std::int64_t outside_control = 0;    // |l - centre| > B kControlScale
+  std::int64_t first_order_flips = 0;  // first-order certified steps whose token differs
+  double worst_ratio = 0;              // largest |l - centre| / B
 };
 // Both paths along the same tokens (fp32). `precision`: the sweep's
 // forward passes (fp32; bf16 as the negative control of an fp32 bound).

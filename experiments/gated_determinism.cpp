@@ -68,16 +68,18 @@ bool is_margin(const Gate& g) { return g.kind == GateKind::margin; }
 std::vector<Gate> gates_for(const Params& p, const Model& m, bool rigorous, ExperimentRecord& out) {
   std::vector<Gate> gates;
   for (const auto& g : p.text_list("gates")) gates.push_back(parse_gate(g));
-  // A Mixture-of-Experts model has neither bound (a router's top-k choice
-  // has no enclosure and no derivative): its bound gate is left out, said so.
+  // A Mixture-of-Experts model: the rigorous enclosure has no router, and
+  // the gate is not wired to the first-order bound's route certification
+  // (certified-tokens uses it): its bound gate is left out, said so.
   if (m.config().n_experts > 0) {
     const auto bound = std::remove_if(gates.begin(), gates.end(),
                                       [](const Gate& g) { return g.kind == GateKind::bound; });
     if (bound != gates.end()) {
       gates.erase(bound, gates.end());
       out.add_note(
-          "No bound gate: a Mixture-of-Experts model's router chooses its top-k experts, a step "
-          "that neither the rigorous enclosure nor the first-order bound models.");
+          "No bound gate: on a Mixture-of-Experts model the rigorous enclosure has no router "
+          "and this gate does not ask the first-order bound's route certification "
+          "(certified-tokens does).");
     }
   }
   // The rigorous enclosure covers the bundled model's kind only (model/

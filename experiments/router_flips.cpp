@@ -27,13 +27,7 @@ namespace fplab::model::experiments {
 
 namespace router_flips_experiment {
 
-// One sequence's greedy decode: its answer and, per position fed (prompt
-// positions, then each fed-back token), every layer's record and the logits.
-struct Trace {
-  std::vector<Token> answer;
-  std::vector<std::vector<LayerRecord>> layers;
-  std::vector<std::vector<float>> logits;
-};
+using Trace = RouterTrace;
 
 // Greedy decoding of `rows` in one batch, `steps` tokens each, traced.
 std::vector<Trace> decode_traced(const Model& m, const Policy& p,
@@ -85,11 +79,12 @@ double largest_change(const std::vector<A>& a, const std::vector<B>& b) {
   return d;
 }
 
-// One comparable token (alone `a`, batched `b`) into `run`; whether a
-// router flipped at it.
+// One comparable token (alone `a`, batched `b`) into `run`, its change
+// into the amplification figures unless `carried` (an earlier token of its
+// row flipped); whether a router flipped at it.
 bool compare_token(const std::vector<LayerRecord>& a, const std::vector<LayerRecord>& b,
                    const std::vector<float>& a_logits, const std::vector<float>& b_logits,
-                   std::size_t k, RouterFlipRun& run) {
+                   std::size_t k, bool carried, RouterFlipRun& run) {
   ++run.tokens;
   std::optional<double> flip_layer;  // the first flipped layer's output change
   double plain = 0;                  // the largest output change of any layer
@@ -115,35 +110,23 @@ bool compare_token(const std::vector<LayerRecord>& a, const std::vector<LayerRec
       first = l;
     }
   }
+  if (flip_layer) {
+    ++run.flipped_tokens;
+    ++run.layer_first[*first];
+  }
+  if (carried) {
+    ++run.carried;
+    return flip_layer.has_value();
+  }
   const double logits = largest_change(a_logits, b_logits);
   if (!flip_layer) {
     run.plain_layer.push_back(plain);
     run.plain_logits.push_back(logits);
     return false;
   }
-  ++run.flipped_tokens;
-  ++run.layer_first[*first];
   run.flip_layer.push_back(*flip_layer);
   run.flip_logits.push_back(logits);
   return true;
-}
-
-// A batched row against its prompt's alone run, up to the first differing
-// answer token (its step included: its inputs were still the same).
-void compare_row(const Trace& alone, const Trace& batched, std::size_t prompt_length, std::size_t k,
-                 RouterFlipRun& run) {
-  const std::size_t same = first_difference(alone.answer, batched.answer);
-  const std::size_t comparable = std::min(alone.layers.size(), prompt_length + same);
-  bool flipped = false;
-  for (std::size_t pos = 0; pos < comparable; ++pos) {
-    flipped = compare_token(alone.layers[pos], batched.layers[pos], alone.logits[pos],
-                            batched.logits[pos], k, run) ||
-              flipped;
-  }
-  ++run.answers;
-  if (same == alone.answer.size()) return;
-  ++run.changed;
-  if (flipped) ++run.changed_after_flip;
 }
 
 void sort_figures(RouterFlipRun& run) {
@@ -182,6 +165,23 @@ RouterFlipRun measure_run(const Model& m, const std::string& precision, const st
 }
 
 }  // namespace router_flips_experiment
+
+void compare_row(const RouterTrace& alone, const RouterTrace& batched, std::size_t prompt_length,
+                 std::size_t k, RouterFlipRun& run) {
+  const std::size_t same = first_difference(alone.answer, batched.answer);
+  const std::size_t comparable = std::min(alone.layers.size(), prompt_length + same);
+  bool flipped = false;
+  for (std::size_t pos = 0; pos < comparable; ++pos) {
+    flipped = router_flips_experiment::compare_token(alone.layers[pos], batched.layers[pos],
+                                                     alone.logits[pos], batched.logits[pos], k,
+                                                     flipped, run) ||
+              flipped;
+  }
+  ++run.answers;
+  if (same == alone.answer.size()) return;
+  ++run.changed;
+  if (flipped) ++run.changed_after_flip;
+}
 
 RouterFlipMeasurements measure_router_flips(const Model& m, std::size_t n_prompts,
                                             std::size_t steps,
@@ -366,7 +366,8 @@ const Columns<RouterFlipRun>& amplification_columns() {
   using R = RouterFlipRun;
   static const Columns<R> columns = [] {
     Columns<R> c;
-    c.add(ColumnId{"flipped"}, "flipped tokens", [](const R& r) { return r.flip_layer.size(); })
+    c.add(ColumnId{"flipped"}, "rows' first flipped tokens",
+          [](const R& r) { return r.flip_layer.size(); })
         .add(
             ColumnId{"flip_layer_p50"}, "median layer change at a flip",
             [](const R& r) { return percentile(r.flip_layer, 50); }, ".3e", true)
@@ -377,6 +378,7 @@ const Columns<RouterFlipRun>& amplification_columns() {
             ColumnId{"flip_logits_p50"}, "median logit change at a flip",
             [](const R& r) { return percentile(r.flip_logits, 50); }, ".3e", true)
         .add(ColumnId{"plain"}, "unflipped tokens", [](const R& r) { return r.plain_layer.size(); })
+        .add(ColumnId{"carried"}, "tokens after their row's first flip", &RouterFlipRun::carried)
         .add(
             ColumnId{"plain_layer_max"}, "largest layer change unflipped",
             [](const R& r) { return largest(r.plain_layer); }, ".3e", true)
@@ -397,8 +399,9 @@ void record_amplification(const RouterFlipMeasurements& g, ExperimentRecord& out
   t.caption =
       "At a token with a router flip: the largest |change| of the first flipped layer's output "
       "(the next layer's input) and of the logits; at a token without one: the largest |change| "
-      "of any layer's output and of the logits. The ratio is empty when nothing flipped or "
-      "the unflipped tokens kept every bit.";
+      "of any layer's output and of the logits; each row only up to its first token with a "
+      "flip (its later tokens carry the flip through the KV cache: counted as carried). The "
+      "ratio is empty when nothing flipped or the unflipped tokens kept every bit.";
   for (const auto& r : g.runs) amplification_columns().add_row(t, run_key(r), r);
   out.add_table(std::move(t));
 }

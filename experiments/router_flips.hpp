@@ -17,10 +17,14 @@
 //     (softmax of the float32 logits in float64, sorted);
 //   - at an unflipped router, the perturbation: the largest |p_batched(e) -
 //     p_alone(e)| over the experts.
-// Per comparable token: with a flip, at the first flipped layer L, the
-// largest |change| of layer L's output (its mlp_residual, the next layer's
-// input) and of the logits; without any flip, the largest |change| of any
-// layer's output and of the logits (the plain last-bit change).
+// Per comparable token up to and including its row's first token with a
+// flip (the amplification figures): with a flip, at the first flipped layer
+// L, the largest |change| of layer L's output (its mlp_residual, the next
+// layer's input) and of the logits; without any flip, the largest |change|
+// of any layer's output and of the logits (the plain last-bit change). A
+// row's later tokens are "carried": their inputs hold the flip through the
+// KV cache, so they would count its change as plain; they are left out of
+// these figures (counted in `carried`), not of the flip counts.
 // Per layer, the same counts of pairs and flips, and how many flipped tokens
 // flipped first there (the per-layer breakdown; they sum to the totals).
 #pragma once
@@ -30,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "model/route_recorder.hpp"
 #include "model/transformer.hpp"
 #include "reports/results.hpp"
 
@@ -54,6 +59,7 @@ struct RouterFlipRun {
   std::vector<double> flip_logits;      // per flipped token: the logits' change, sorted
   std::vector<double> plain_layer;      // per unflipped token: the layers' largest change, sorted
   std::vector<double> plain_logits;     // per unflipped token: the logits' change, sorted
+  std::int64_t carried = 0;             // tokens after their row's first flip (not in the 4 above)
   std::int64_t answers = 0;             // batched rows decoded
   std::int64_t changed = 0;             // of them, answers that differ from alone
   std::int64_t changed_after_flip = 0;  // of those, with a router flip up to the divergence
@@ -61,6 +67,21 @@ struct RouterFlipRun {
   // and flipped tokens whose first flipped layer it is.
   std::vector<std::int64_t> layer_pairs, layer_flips, layer_first;
 };
+
+// One sequence's greedy decode: its answer and, per position fed (prompt
+// positions, then each fed-back token), every layer's record and the logits.
+struct RouterTrace {
+  std::vector<Token> answer;
+  std::vector<std::vector<LayerRecord>> layers;
+  std::vector<std::vector<float>> logits;
+};
+
+// A batched row against its prompt's alone run (prompt_length positions of
+// prompt, then the answer), up to the first differing answer token (its
+// step included: its inputs were still the same), into `run` (k: the
+// experts per token). Exposed for tests/test_router_flips.cpp.
+void compare_row(const RouterTrace& alone, const RouterTrace& batched, std::size_t prompt_length,
+                 std::size_t k, RouterFlipRun& run);
 
 struct RouterFlipMeasurements {
   std::size_t prompts = 0;           // the first `prompts` of kPrompts

@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "model/enclosure.hpp"
 #include "model/kernels.hpp"
@@ -93,7 +94,7 @@ const std::vector<DenseOp>& dense_model(const Model& model, PrecisionPolicy p) {
     std::vector<DenseOp> m(model.ops().size());
     for (std::size_t i = 0; i < model.ops().size(); ++i) {
       const Op& op = model.ops()[i];
-      if (op.kind == OpKind::linear) {
+      if (op.kind == OpKind::linear || op.kind == OpKind::router) {
         m[i].linear = dense(op_weight(w, op), op.out_features, op.in_features);
         if (op.has_bias()) m[i].bias = vec(op_bias(w, op));
       } else if (op.kind == OpKind::rmsnorm) {
@@ -138,10 +139,16 @@ struct NormTape {
 
 // One op's forward values at one position.
 struct OpTape {
-  Vec out;
+  Vec out;                      // empty: an expert the router did not choose
   std::vector<NormTape> norms;  // rmsnorm, one per group
   Vec silu;                     // silu_mul: silu(gate)
   std::vector<Vec> s, p;        // attention, per head, over the kv positions
+  // router: the centre's top k (rank order, a tie to the lower id), the
+  // probabilities (all experts) and the combine's weights; combine: the
+  // shared expert's sigmoid gate.
+  std::vector<std::size_t> route;
+  Vec probs, weights;
+  double sig = 0;
 };
 
 }  // namespace
@@ -162,6 +169,58 @@ struct FirstOrderSequence::State {
   FirstOrderStep step;
   // Adjoints at each cached K_l (after RoPE) and V_l: [position][layer].
   std::vector<std::vector<Mat>> ak, av;
+  // Mixture of experts: per layer its router op (kNoInput: dense) and each
+  // expert's down_proj op; whether every route so far is certified, and
+  // how many (position, layer) routes are not.
+  std::vector<std::size_t> router_op;
+  std::vector<std::vector<std::size_t>> down_op;
+  bool routes_certified = true;
+  std::int64_t uncertified_routes = 0;
+  bool probing = true;  // options.adjoint sees the logits' backward only
+
+  // Whether op `op` (an expert's) is on its layer's route at this tape.
+  bool routed(const std::vector<OpTape>& tape, const Op& op) const {
+    if (op.expert == kNoExpert) return true;
+    const auto& r = tape[router_op[op.layer]].route;
+    return std::find(r.begin(), r.end(), op.expert) != r.end();
+  }
+
+  // The centre's route from its router logits (transformers' order: softmax,
+  // top k by probability, renormalised when norm_topk).
+  void route_centre(OpTape& t) const {
+    const auto& c = model->config();
+    const std::size_t k = c.experts_per_token;
+    const Vec& l = t.out;
+    const Vec ex = (l.array() - l.maxCoeff()).exp().matrix();
+    t.probs = ex / ex.sum();
+    std::vector<std::size_t> order(static_cast<std::size_t>(l.size()));
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+                      [&](std::size_t a, std::size_t b) {
+                        const auto ai = static_cast<Eigen::Index>(a);
+                        const auto bi = static_cast<Eigen::Index>(b);
+                        return t.probs(ai) > t.probs(bi) || (t.probs(ai) == t.probs(bi) && a < b);
+                      });
+    t.route.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k));
+    t.weights.resize(static_cast<Eigen::Index>(k));
+    double top = 0;
+    for (const std::size_t e : t.route) top += t.probs(static_cast<Eigen::Index>(e));
+    for (std::size_t i = 0; i < k; ++i) {
+      const double p = t.probs(static_cast<Eigen::Index>(t.route[i]));
+      t.weights(static_cast<Eigen::Index>(i)) = c.norm_topk ? p / top : p;
+    }
+  }
+
+  // The combine at the centre: sum_i w_i y_i (+ sigmoid(s) shared).
+  void combine_centre(std::vector<OpTape>& tape, const Op& op, OpTape& t) const {
+    const OpTape& r = tape[router_op[op.layer]];
+    t.out = Vec::Zero(static_cast<Eigen::Index>(op.width()));
+    for (std::size_t i = 0; i < r.route.size(); ++i)
+      t.out += r.weights(static_cast<Eigen::Index>(i)) * tape[down_op[op.layer][r.route[i]]].out;
+    if (op.in[0] == kNoInput) return;
+    t.sig = 1 / (1 + std::exp(-tape[op.in[1]].out(0)));
+    t.out += t.sig * tape[op.in[0]].out;
+  }
 
   NormTape rmsnorm(const Vec& x, const Vec& w) const {
     NormTape n;
@@ -279,6 +338,7 @@ struct FirstOrderSequence::State {
       const DenseOp& w = (*dm)[i];
       OpTape& t = tape[i];
       const Vec* x = op.in[0] == kNoInput ? nullptr : &tape[op.in[0]].out;
+      if (!routed(tape, op)) continue;  // an expert off the route: no output
       switch (op.kind) {
         case OpKind::embed:
           t.out = w.embed.row(token).transpose().cast<double>();
@@ -329,8 +389,12 @@ struct FirstOrderSequence::State {
           break;
         }
         case OpKind::router:
+          t.out = scratch.of(w.linear) * *x;
+          route_centre(t);
+          break;
         case OpKind::combine:
-          throw std::logic_error("first-order bound: an MoE op (refused at construction)");
+          combine_centre(tape, op, t);
+          break;
       }
       if (options.perturb) {
         options.perturb(length, i,
@@ -388,6 +452,122 @@ struct FirstOrderSequence::State {
     return a_qr;
   }
 
+  // The combine's backward at position `pos` (op i), its route fixed (the
+  // centre's: certify_routes says where that holds). Sources: each term's
+  // product and the n - 1 adds of its n terms in any order, gamma_{n-1}
+  // sum |term| (+ bf16's rounding of each term and partial sum); the shared
+  // gate's sigmoid as SiLU's exp, add and division; each weight's relative
+  // error r_w (the softmax's exps of l - max, their sum of E, the division;
+  // renormalised: the top sum of k, its division and every p again; bf16's
+  // rounding of the weight). Passes w_i a to each chosen down_proj, sig a to
+  // the shared expert, and through the weights' softmax the router logits'.
+  template <class Pass>
+  void combine_back(Accumulator& acc, const Pass& pass, std::size_t pos, std::size_t i,
+                    const Mat& a) {
+    const auto& c = model->config();
+    const Op& op = model->ops()[i];
+    const OpTape& t = tapes[pos][i];
+    const std::size_t router = router_op[op.layer];
+    const OpTape& r = tapes[pos][router];
+    const std::size_t k = r.route.size();
+    const bool shared = op.in[0] != kNoInput;
+    const std::size_t n = k + (shared ? 1 : 0);
+    Vec terms = Vec::Zero(t.out.size());
+    Mat a_w(a.rows(), static_cast<Eigen::Index>(k));
+    for (std::size_t j = 0; j < k; ++j) {
+      const auto ju = static_cast<Eigen::Index>(j);
+      const Vec& y = tapes[pos][down_op[op.layer][r.route[j]]].out;
+      terms += (r.weights(ju) * y).cwiseAbs();
+      pass(down_op[op.layer][r.route[j]], Mat(a * r.weights(ju)));
+      a_w.col(ju) = a * y;
+    }
+    if (shared) {
+      const Vec& s = tapes[pos][op.in[0]].out;
+      terms += (t.sig * s).cwiseAbs();
+      pass(op.in[0], Mat(a * t.sig));
+      const Vec a_sig = a * s;
+      const double e = std::exp(-tapes[pos][op.in[1]].out(0));
+      acc.add_scalar(a_sig, t.sig * ((kExpError + kU) * e / (1 + e) + 2 * kU + ub));
+      pass(op.in[1], Mat(a_sig * (t.sig * (1 - t.sig))));
+    }
+    acc.add(a, (kU + ub + gamma(n - 1) + static_cast<double>(n - 1) * ub) * terms);
+    const Vec& l = tapes[pos][router].out;
+    const double spread = l.maxCoeff() - l.minCoeff();
+    const double ep = kExpError + kU * (spread + 1) + gamma(c.n_experts) + kU;
+    const double rw = (c.norm_topk ? 2 * ep + gamma(k) + kU : ep) + ub;
+    acc.add(a_w, rw * r.weights.cwiseAbs());
+    // d w / d l: the softmax over the top k (renormalised) or over all E.
+    Mat a_l = Mat::Zero(a.rows(), l.size());
+    for (std::size_t j = 0; j < k; ++j) {
+      const auto ju = static_cast<Eigen::Index>(j);
+      const auto ej = static_cast<Eigen::Index>(r.route[j]);
+      if (c.norm_topk) {
+        for (std::size_t q = 0; q < k; ++q) {
+          const auto qu = static_cast<Eigen::Index>(q);
+          const double d = r.weights(ju) * ((j == q ? 1.0 : 0.0) - r.weights(qu));
+          a_l.col(static_cast<Eigen::Index>(r.route[q])) += a_w.col(ju) * d;
+        }
+      } else {
+        for (Eigen::Index q = 0; q < l.size(); ++q)
+          a_l.col(q) += a_w.col(ju) * (r.probs(ej) * ((q == ej ? 1.0 : 0.0) - r.probs(q)));
+      }
+    }
+    pass(router, std::move(a_l));
+  }
+
+  // Whether the expert sets at position `length` hold under every member
+  // the bound covers: per sparse layer, the prefix's backward seeded at its
+  // router logits (rows: every layer's E logits) gives B_e, and the set is
+  // fixed when min over the chosen (l_e - B_e - s_e) exceeds max over the
+  // others (l_e + B_e + s_e), s_e = kExpError + u (|l_e - max| + 2) the
+  // float softmax's own error in logit units (division by one sum keeps the
+  // order but may tie). Each failing layer counts in uncertified_routes and
+  // clears routes_certified.
+  void certify_routes() {
+    const auto& c = model->config();
+    std::vector<std::size_t> layers;
+    for (std::size_t l = 0; l < c.n_layers; ++l)
+      if (router_op[l] != kNoInput) layers.push_back(l);
+    if (layers.empty()) return;
+    const auto E = static_cast<Eigen::Index>(c.n_experts);
+    const auto R = static_cast<Eigen::Index>(layers.size()) * E;
+    std::vector<Mat> seeds(layers.size(), Mat::Zero(R, E));
+    Seeds at;
+    for (std::size_t q = 0; q < layers.size(); ++q) {
+      seeds[q].block(static_cast<Eigen::Index>(q) * E, 0, E, E).setIdentity();
+      at.emplace_back(router_op[layers[q]], &seeds[q]);
+    }
+    Accumulator acc;
+    acc.scale = scale;
+    acc.bound = Vec::Zero(R);
+    ak.assign(length + 1,
+              std::vector<Mat>(c.n_layers, Mat::Zero(R, static_cast<Eigen::Index>(c.kv_width()))));
+    av = ak;
+    probing = false;
+    for (std::size_t pos = length + 1; pos-- > 0;)
+      position_back(acc, pos, pos == length ? at : Seeds{});
+    probing = true;
+    const Vec bound = acc.bound * kFloatAdjoint;
+    for (std::size_t q = 0; q < layers.size(); ++q) {
+      const OpTape& t = tapes[length][router_op[layers[q]]];
+      const Vec& l = t.out;
+      double chosen = std::numeric_limits<double>::infinity();
+      double other = -std::numeric_limits<double>::infinity();
+      for (Eigen::Index e = 0; e < E; ++e) {
+        const double b = bound(static_cast<Eigen::Index>(q) * E + e) + kExpError +
+                         kU * (l.maxCoeff() - l(e) + 2);
+        const bool in =
+            std::find(t.route.begin(), t.route.end(), static_cast<std::size_t>(e)) != t.route.end();
+        if (in) chosen = std::min(chosen, l(e) - b);
+        if (!in) other = std::max(other, l(e) + b);
+      }
+      if (!(chosen > other)) {
+        routes_certified = false;
+        ++uncertified_routes;
+      }
+    }
+  }
+
   // Position `pos`'s backward: the op list walked backwards, each op with
   // a live output adjoint passing it to its inputs and adding its error
   // sources. A cached K or V's adjoint is the cache's (every later query's
@@ -395,10 +575,11 @@ struct FirstOrderSequence::State {
   // is `seed` (the rows: backward()); an op with no adjoint (the layers
   // above a cached entry at an earlier position, lm_head under the cover)
   // is skipped.
-  void position_back(Accumulator& acc, std::size_t pos, std::size_t seed_op, const Mat* seed) {
+  using Seeds = std::vector<std::pair<std::size_t, const Mat*>>;
+  void position_back(Accumulator& acc, std::size_t pos, const Seeds& seeds) {
     const auto& ops = model->ops();
     std::vector<std::optional<Mat>> adj(ops.size());
-    if (seed != nullptr) adj[seed_op] = *seed;
+    for (const auto& [op, seed] : seeds) adj[op] = *seed;
     const auto pass = [&adj](std::size_t to, Mat a) {
       if (adj[to]) {
         *adj[to] += a;
@@ -412,7 +593,7 @@ struct FirstOrderSequence::State {
       if (op.cache == Cache::v) adj[i] = av[pos][op.layer];
       if (!adj[i]) continue;
       const Mat& a = *adj[i];
-      if (options.adjoint) {
+      if (options.adjoint && probing) {
         options.adjoint(pos, i, static_cast<std::size_t>(a.rows()),
                         static_cast<std::size_t>(a.cols()),
                         std::span<const double>(a.data(), static_cast<std::size_t>(a.size())));
@@ -468,8 +649,11 @@ struct FirstOrderSequence::State {
           break;
         }
         case OpKind::router:
+          pass(op.in[0], linear_back(acc, a, w.linear, false, *x, t.out));
+          break;
         case OpKind::combine:
-          throw std::logic_error("first-order bound: an MoE op (refused at construction)");
+          combine_back(acc, pass, pos, i, a);
+          break;
       }
       adj[i].reset();
     }
@@ -569,7 +753,7 @@ struct FirstOrderSequence::State {
     ak.assign(last + 1, std::vector<Mat>(c.n_layers, Mat::Zero(seed.rows(), kvw)));
     av = ak;
     for (std::size_t pos = last + 1; pos-- > 0;)
-      position_back(acc, pos, seed_op, pos == last ? &seed : nullptr);
+      position_back(acc, pos, pos == last ? Seeds{{seed_op, &seed}} : Seeds{});
     Vec bound = std::move(acc.bound), gap = std::move(acc.gap);
     if (cover) {
       const Vec h = bound.head(d);
@@ -614,12 +798,14 @@ FirstOrderSequence::FirstOrderSequence(const Model& model, FirstOrderOptions opt
                                 std::string(name(options.precision)));
   }
   const auto& c = model.config();
-  if (c.n_experts > 0) {
-    throw std::invalid_argument(
-        "first-order bound: not for a Mixture-of-Experts model (its top-k routing has no "
-        "derivative)");
-  }
   s_->model = &model;
+  s_->router_op.assign(c.n_layers, kNoInput);
+  s_->down_op.assign(c.n_layers, std::vector<std::size_t>(c.n_experts, kNoInput));
+  for (std::size_t i = 0; i < model.ops().size(); ++i) {
+    const Op& op = model.ops()[i];
+    if (op.kind == OpKind::router) s_->router_op[op.layer] = i;
+    if (op.expert != kNoExpert && op.slot == Slot::expert) s_->down_op[op.layer][op.expert] = i;
+  }
   s_->options = options;
   s_->dm = &dense_model(model, options.precision);
   s_->ub = options.precision == PrecisionPolicy::bf16 ? kBf16U : 0;
@@ -644,7 +830,11 @@ const FirstOrderStep& FirstOrderSequence::push(Token token, bool logits) {
   if (s_->length >= c.context) throw std::invalid_argument("first-order bound: past the context");
   s_->forward(token, logits);
   s_->step = {};
+  if (c.n_experts > 0) s_->certify_routes();
   if (logits) s_->backward();
+  s_->step.routes_certified = s_->routes_certified;
+  s_->step.uncertified_routes = s_->uncertified_routes;
+  s_->step.certified = s_->step.certified && s_->routes_certified;
   ++s_->length;
   return s_->step;
 }

@@ -70,11 +70,26 @@
 // A greedy step is certified (first order) when the centre's leader l_lead
 // has g_j > G_j for every other j.
 //
+// Mixture of experts. The centre routes each position as transformers
+// does (softmax of the router logits, the top k, a tie to the lower id,
+// renormalised under norm_topk) and the bound holds with that route fixed:
+// the chosen experts' products and SiLU as the dense MLP's, the combine's
+// products and adds (gamma_{n-1} over its n terms, any order), each
+// weight's relative error through the float softmax, and the derivative
+// of the weights by the router logits (the softmax's Jacobian). A route is
+// certified when its expert set cannot change: at each (position, sparse
+// layer), a backward seeded at the E router logits bounds each logit by
+// B_e, and min over the chosen (l_e - B_e) beats max over the others
+// (l_e + B_e), with the float softmax's own error added to each side. A
+// step is certified only when its logits' gaps are and every route of
+// every position up to it is (FirstOrderStep::routes_certified).
+//
 // FirstOrderOptions::scale multiplies every b_k (the bounds are linear in
 // it): 2^-20 is the negative control that measured logits must violate.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -112,8 +127,13 @@ struct FirstOrderStep {
   std::vector<double> gap_bound;    // G_j (0 at the leader)
   Token lead = 0;                   // the centre's argmax
   double gap = 0;                   // the centre's top-2 gap
-  bool certified = false;           // every g_j > G_j
-  bool cover = false;               // B and G from the cover (a large vocabulary)
+  bool certified = false;           // every g_j > G_j, and routes_certified
+  // Mixture of experts: whether every route of every position so far is
+  // certified (FirstOrderSequence says how), and how many (position,
+  // sparse layer) routes are not; true and 0 for a dense model.
+  bool routes_certified = true;
+  std::int64_t uncertified_routes = 0;
+  bool cover = false;  // B and G from the cover (a large vocabulary)
 };
 
 // Whether the bound carries a row per logit for a model of config `c`

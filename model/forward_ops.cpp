@@ -115,20 +115,22 @@ std::vector<Op> describe_forward(const ModelConfig& c) {
                           const std::array<std::string, 3>& hf, const std::string& gguf) {
     const auto matrix_op = [&](const std::string& proj, const std::string& hf_name,
                                const std::string& gguf_name, std::size_t in, Slot slot,
-                               std::size_t rows, std::size_t cols) {
+                               std::size_t rows, std::size_t cols, Parallel split) {
       Op o = op(p + proj, OpKind::linear, layer, in, slot, rows, cols);
       o.weights = {named(layer, hf_name, gguf_name, {rows, cols})};
       o.expert = expert;
+      o.parallel = split;
       return add(std::move(o));
     };
-    const std::size_t up =
-        matrix_op("up_proj", hf[1], "ffn_up" + gguf + ".weight", n2, Slot::u, width, d);
-    const std::size_t gate =
-        matrix_op("gate_proj", hf[0], "ffn_gate" + gguf + ".weight", n2, Slot::g, width, d);
+    const std::size_t up = matrix_op("up_proj", hf[1], "ffn_up" + gguf + ".weight", n2, Slot::u,
+                                     width, d, Parallel::column);
+    const std::size_t gate = matrix_op("gate_proj", hf[0], "ffn_gate" + gguf + ".weight", n2,
+                                       Slot::g, width, d, Parallel::column);
     Op act = op(p + "act", OpKind::silu_mul, layer, gate, Slot::g, width, width, up);
     act.expert = expert;
     const std::size_t a = add(std::move(act));
-    return matrix_op("down_proj", hf[2], "ffn_down" + gguf + ".weight", a, out, d, width);
+    return matrix_op("down_proj", hf[2], "ffn_down" + gguf + ".weight", a, out, d, width,
+                     Parallel::row_partial);
   };
   // A Mixture-of-Experts block of layer `layer` (the header's ops); returns
   // its combine.
@@ -160,8 +162,11 @@ std::vector<Op> describe_forward(const ModelConfig& c) {
           named(layer, "mlp.shared_expert_gate.weight", "ffn_gate_inp_shexp.weight", {1, d})};
       shared_gate = add(std::move(g));
     }
-    return add(op(p + "combine", OpKind::combine, layer, shared, Slot::a, d, c.experts_per_token,
-                  shared_gate));
+    // Under TP the combine adds its shards' partials: its all-reduce.
+    Op combine = op(p + "combine", OpKind::combine, layer, shared, Slot::a, d, c.experts_per_token,
+                    shared_gate);
+    combine.parallel = Parallel::row;
+    return add(std::move(combine));
   };
   Op embed = op("embed", OpKind::embed, kNoLayer, kNoInput, Slot::x, d, d);
   embed.weights = {named(kNoLayer, "model.embed_tokens.weight", "token_embd.weight", {V, d})};

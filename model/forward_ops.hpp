@@ -104,9 +104,13 @@ struct Weights;
 
 enum class OpKind { embed, rmsnorm, linear, rope, attention, add, silu_mul, router, combine };
 
-// How a linear op is split under tensor parallelism
-// (model/tensor_parallel.hpp): replicated ops run whole on every shard.
-enum class Parallel { replicated, column, row };
+// How an op is split under tensor parallelism (model/tensor_parallel.hpp):
+// replicated ops run whole on every shard; column and row as there (a row
+// op's partials all-reduced at once). row_partial: an expert's (or the
+// shared expert's) down_proj, split as row, its partials kept per shard
+// and weighted by the combine, which is `row`: the combined partials are
+// all-reduced once per MoE block (vLLM's fused_moe under TP).
+enum class Parallel { replicated, column, row, row_partial };
 
 // Which KV cache an op's output enters (after that op).
 enum class Cache { none, k, v };

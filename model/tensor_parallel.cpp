@@ -37,6 +37,17 @@ void validate_tensor_parallel(const ModelConfig& c, ReductionPolicy policy,
                                 " key-value heads and " + std::to_string(c.ffn_dim) +
                                 " ffn features");
   }
+  if (c.n_experts > 0 && (c.expert_ffn % T != 0 || c.shared_expert_ffn % T != 0)) {
+    throw std::invalid_argument(t + " does not divide the experts' width of " +
+                                std::to_string(c.expert_ffn) +
+                                " (shared expert: " + std::to_string(c.shared_expert_ffn) + ")");
+  }
+  if (policy == ReductionPolicy::tp_invariant && c.n_experts > 0 && T > 1) {
+    throw std::invalid_argument(t +
+                                ": tp-invariant is not modelled for a Mixture-of-Experts model "
+                                "(its tile tree would have to reach inside the combine, which "
+                                "adds each shard's weighted partials before the all-reduce)");
+  }
   if (policy == ReductionPolicy::tp_invariant &&
       (!power_of_two(T) || c.q_width() % (kTpTile * T) != 0 || c.ffn_dim % (kTpTile * T) != 0)) {
     throw std::invalid_argument(t +
@@ -110,28 +121,39 @@ void row_parallel(const TensorParallel& tp, Collective order, const LinearKernel
     round(out);
     return;
   }
-  const std::vector<std::size_t> shards = local_shards(tp);
-  std::vector<float> partials(shards.size() * MN);
-  if (T == 1) {
-    kernel(x, w, partials.data(), M, N, K);
-  } else {
-    const std::size_t k = K / T;
-    std::vector<float> xs, ws;
-    for (std::size_t i = 0; i < shards.size(); ++i) {
-      const std::size_t s = shards[i];
-      copy_columns(x, M, K, s * k, (s + 1) * k, xs);
-      copy_columns(w, N, K, s * k, (s + 1) * k, ws);
-      kernel(xs.data(), ws.data(), partials.data() + i * MN, M, N, k);
-    }
-  }
+  std::vector<float> partials(local_shards(tp).size() * MN);
+  row_partials(tp, kernel, x, w, partials.data(), M, N, K);
   if (round_partials) round(partials);
+  allreduce_partials(tp, order, partials, out);
+  round(out);
+}
+
+void row_partials(const TensorParallel& tp, const LinearKernel& kernel, const float* x,
+                  const float* w, float* partials, std::size_t M, std::size_t N, std::size_t K) {
+  const std::size_t T = tp.degree;
+  if (T == 1) {
+    kernel(x, w, partials, M, N, K);
+    return;
+  }
+  const std::vector<std::size_t> shards = local_shards(tp);
+  const std::size_t k = K / T;
+  std::vector<float> xs, ws;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const std::size_t s = shards[i];
+    copy_columns(x, M, K, s * k, (s + 1) * k, xs);
+    copy_columns(w, N, K, s * k, (s + 1) * k, ws);
+    kernel(xs.data(), ws.data(), partials + i * M * N, M, N, k);
+  }
+}
+
+void allreduce_partials(const TensorParallel& tp, Collective order, std::span<const float> partials,
+                        std::span<float> out) {
   if (tp.rank) {
     tp.comm->allreduce(partials, out, order);
   } else {
-    const auto sum = allreduce_model<float>(order, partials, T);
-    std::copy(sum.begin(), sum.end(), y);
+    const auto sum = allreduce_model<float>(order, partials, tp.degree);
+    std::copy(sum.begin(), sum.end(), out.begin());
   }
-  round(out);
 }
 
 void tile_tree_linear(const float* x, const float* w, float* y, std::size_t M, std::size_t N,

@@ -25,6 +25,16 @@
 //    (allreduce_model(tp.allreduce, partials, T): Open MPI's ompi-default,
 //    ring, ... on a message of rows * N floats), and the sum is rounded to
 //    the format.
+//  - a Mixture-of-Experts block (vLLM's fused_moe under TP, no expert
+//    parallelism): the router and the shared expert's gate are replicated;
+//    every expert's (and the shared expert's) gate/up are column-parallel
+//    over its width, its down_proj row-parallel, but its partials are not
+//    all-reduced: shard s's combine weights and adds its own partials (in
+//    the combine's order, rounded as at T = 1), and the T combined
+//    partials are all-reduced once, as above (vLLM's
+//    maybe_all_reduce_tensor_model_parallel after the experts and the
+//    shared expert). tp-invariant is refused at T > 1: its tree would have
+//    to reach inside the combine's weighted sum.
 //  - everything else (embedding, RMSNorm, RoPE, residuals, lm_head) is
 //    replicated: every shard computes the same bits, lm_head whole.
 //  - tp-invariant (policy.hpp): each row-parallel dot product is one fixed
@@ -83,7 +93,9 @@ struct TensorParallel {
 };
 
 // Throws std::invalid_argument (one line) when `tp` cannot split `c`:
-// T = 0, T not dividing n_heads or ffn_dim, more than kMaxCollectiveRanks,
+// T = 0, T not dividing n_heads, ffn_dim or an expert's width (the routed
+// and the shared expert's), more than kMaxCollectiveRanks, tp-invariant on
+// a Mixture-of-Experts model at T > 1,
 // tp-invariant with T not a power of two or d, f not multiples of 32 T,
 // tp-invariant with more than kMaxCollectiveRanks tiles of 32 in a shard's
 // part of d or f (its tile tree's leaves: Qwen2.5-0.5B's f = 4864 at T = 1
@@ -120,6 +132,18 @@ void row_parallel(const TensorParallel& tp, Collective order, const LinearKernel
                   const std::function<void(std::span<float>)>& round, bool round_partials,
                   const float* x, const float* w, float* y, std::size_t M, std::size_t N,
                   std::size_t K);
+
+// row_parallel's partials alone: each local shard's (M, N, K/T) product
+// by `kernel`, unrounded, into partials[i * M * N...] for the i-th of
+// local_shards(tp). At T = 1 the one partial is kernel(x, w) whole.
+void row_partials(const TensorParallel& tp, const LinearKernel& kernel, const float* x,
+                  const float* w, float* partials, std::size_t M, std::size_t N, std::size_t K);
+
+// row_parallel's all-reduce alone: the local shards' partials (one buffer
+// of out.size() values per local shard) summed by `order` into `out`
+// (in process: allreduce_model over T; real rank: tp.comm), unrounded.
+void allreduce_partials(const TensorParallel& tp, Collective order, std::span<const float> partials,
+                        std::span<float> out);
 
 // tp-invariant's product for one shard: K (a multiple of kTpTile) cut into
 // K/32 tiles, each output's tile partials lanes(8), added as the halving

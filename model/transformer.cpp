@@ -334,11 +334,6 @@ Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorPar
                                                                   : std::nullopt);
     precisions_.push_back(policy_.precision_of(op.name));
   }
-  if (c.n_experts > 0 && tp.degree > 1) {
-    throw std::invalid_argument(
-        "tensor parallelism is not modelled for a Mixture-of-Experts model (its experts run "
-        "whole)");
-  }
   // Every order in use must be able to split the model so.
   validate_tensor_parallel(c, policy_.reduction, tp_);
   for (ReductionPolicy r : orders_) {
@@ -494,8 +489,19 @@ void Batch::linear(const Op& op, ReductionPolicy order, PrecisionPolicy prec, co
   // A stored matrix is read whole (tp degree 1: the shards' kernels get
   // the op's own x and weight), through its HalfMatrix, not `ws`.
   const float* weight = w;
+  if (op.parallel == Parallel::row_partial && tp_.degree > 1) {
+    // Each local shard's partial, rounded (a GEMM's output), kept for the
+    // combine: y holds local_shards(tp_).size() buffers of rows * N.
+    const auto kernel = [this, order](const float* xs, const float* ws, float* ys, std::size_t m,
+                                      std::size_t n,
+                                      std::size_t k) { product(xs, ws, ys, m, n, k, order); };
+    row_partials(tp_, kernel, x, weight, y, rows, N, K);
+    round(std::span<float>(y, local_shards(tp_).size() * rows * N));
+    return;
+  }
   switch (op.parallel) {
     case Parallel::replicated:
+    case Parallel::row_partial:  // at T = 1: whole
       if (half != nullptr) {
         product(x, *half, y, rows, N, K, order);
       } else {
@@ -733,11 +739,13 @@ const Logits& Batch::forward(std::span<const std::vector<Token>> new_tokens) {
   g_.resize(M * f);
   u_.resize(M * f);
   if (c.n_experts > 0) {
+    // Under TP the experts' and shared expert's outputs are per-shard partials.
+    const std::size_t S = moe_shards();
     router_.resize(M * c.n_experts);
     expert_.resize(M * d);
-    shared_.resize(M * d);
+    shared_.resize(S * M * d);
     shared_gate_.resize(M);
-    expert_outs_.resize(M * c.experts_per_token * d);
+    expert_outs_.resize(S * M * c.experts_per_token * d);
   }
   logits_.vocab_ = V;
   logits_.first_ = seq_first_;
@@ -761,19 +769,27 @@ void Batch::expert_linear(const Op& op, ReductionPolicy order, PrecisionPolicy p
   const auto& group = expert_rows_.at(op.expert);
   std::fill_n(y, rows() * out, 0.0f);
   if (group.empty()) return;
-  gather_in_.resize(group.size() * in);
-  gather_out_.resize(group.size() * out);
-  for (std::size_t i = 0; i < group.size(); ++i)
+  // Under TP a down_proj gives one partial per local shard (linear).
+  const std::size_t shards = op.parallel == Parallel::row_partial ? moe_shards() : 1;
+  const std::size_t G = group.size();
+  gather_in_.resize(G * in);
+  gather_out_.resize(shards * G * out);
+  for (std::size_t i = 0; i < G; ++i)
     std::copy_n(x + group[i].first * in, in, gather_in_.data() + i * in);
-  linear(op, order, prec, gather_in_.data(), w, half, gather_out_.data(), group.size());
-  const std::size_t k = model_->config().experts_per_token;
-  for (std::size_t i = 0; i < group.size(); ++i) {
-    const auto [row, rank] = group[i];
-    std::copy_n(gather_out_.data() + i * out, out, y + row * out);
-    if (op.slot == Slot::expert)
-      std::copy_n(gather_out_.data() + i * out, out, expert_outs_.data() + (row * k + rank) * out);
+  linear(op, order, prec, gather_in_.data(), w, half, gather_out_.data(), G);
+  const std::size_t k = model_->config().experts_per_token, M = rows();
+  for (std::size_t s = 0; s < shards; ++s) {
+    for (std::size_t i = 0; i < G; ++i) {
+      const auto [row, rank] = group[i];
+      const float* o = gather_out_.data() + (s * G + i) * out;
+      if (s == 0) std::copy_n(o, out, y + row * out);  // the op's output: shard 0's
+      if (op.slot == Slot::expert)
+        std::copy_n(o, out, expert_outs_.data() + ((s * M + row) * k + rank) * out);
+    }
   }
 }
+
+std::size_t Batch::moe_shards() const { return tp_.degree > 1 ? local_shards(tp_).size() : 1; }
 
 void Batch::route(const Op& op, const float* logits, PrecisionPolicy prec) {
   const auto& c = model_->config();
@@ -817,6 +833,26 @@ void Batch::combine(const Op& op, ReductionPolicy order, PrecisionPolicy prec, f
   const std::size_t d = op.width(), k = op.in_features, M = rows();
   const float* shared = op.in[0] == kNoInput ? nullptr : buffer(ops()[op.in[0]].slot);
   const float* gate = op.in[1] == kNoInput ? nullptr : buffer(ops()[op.in[1]].slot);
+  if (tp_.degree == 1) {
+    combine_rows(op, order, prec, expert_outs_.data(), shared, gate, out);
+    return;
+  }
+  // Each local shard combines its own partials; one all-reduce adds them.
+  const std::size_t S = moe_shards();
+  combine_parts_.resize(S * M * d);
+  for (std::size_t s = 0; s < S; ++s) {
+    combine_rows(op, order, prec, expert_outs_.data() + s * M * k * d,
+                 shared == nullptr ? nullptr : shared + s * M * d, gate,
+                 combine_parts_.data() + s * M * d);
+  }
+  const std::span<float> all(out, M * d);
+  allreduce_partials(tp_, tp_allreduce_order(order, tp_), combine_parts_, all);
+  round_all(prec, all);
+}
+
+void Batch::combine_rows(const Op& op, ReductionPolicy order, PrecisionPolicy prec,
+                         const float* outs, const float* shared, const float* gate, float* out) {
+  const std::size_t d = op.width(), k = op.in_features, M = rows();
   std::vector<std::size_t> ranks(k);
   std::vector<float> term(d);
   for (std::size_t r = 0; r < M; ++r) {
@@ -837,7 +873,7 @@ void Batch::combine(const Op& op, ReductionPolicy order, PrecisionPolicy prec, f
     }  // library, blas: top-k rank order
     for (const std::size_t i : ranks) {
       const float w = route_weight_[r * k + i];
-      const float* y = expert_outs_.data() + (r * k + i) * d;
+      const float* y = outs + (r * k + i) * d;
       for (std::size_t j = 0; j < d; ++j) term[j] = w * y[j];
       round_all(prec, term);
       for (std::size_t j = 0; j < d; ++j) o[j] = o[j] + term[j];

@@ -369,8 +369,15 @@ class Batch {
   // The router's choice from its logits (forward_ops.hpp): routes and groups.
   void route(const Op& op, const float* logits, PrecisionPolicy prec);
   // The weighted sum of each row's experts (and the shared expert), in the
-  // order forward_ops.hpp gives for `order`.
+  // order forward_ops.hpp gives for `order`; under TP, of each local
+  // shard's partials, then their all-reduce (tensor_parallel.hpp).
   void combine(const Op& op, ReductionPolicy order, PrecisionPolicy prec, float* out);
+  // combine's sum of one shard: `outs` the experts' outputs per (row, rank),
+  // `shared` the shared expert's (null: none), `gate` its logits.
+  void combine_rows(const Op& op, ReductionPolicy order, PrecisionPolicy prec, const float* outs,
+                    const float* shared, const float* gate, float* out);
+  // The per-shard buffers an MoE block keeps: local shards under TP, else 1.
+  [[nodiscard]] std::size_t moe_shards() const;
   // Attention op `op` (its layer's caches, its visible_keys).
   void attention(const Op& op, std::size_t rows, ReductionPolicy order, PrecisionPolicy prec);
   void attention_library(const Op& op, PrecisionPolicy prec, bool blas_products);
@@ -413,7 +420,9 @@ class Batch {
   std::vector<std::size_t> route_expert_;
   std::vector<float> route_weight_;
   std::vector<std::vector<std::pair<std::size_t, std::size_t>>> expert_rows_;
-  std::vector<float> router_, expert_, shared_, shared_gate_, expert_outs_;
+  // Under TP, shared_ and expert_outs_ hold moe_shards() partials each,
+  // combine_parts_ the shards' combined partials.
+  std::vector<float> router_, expert_, shared_, shared_gate_, expert_outs_, combine_parts_;
   std::vector<float> gather_in_, gather_out_;
   std::vector<float> widened_, widened_out_;  // product of a HalfMatrix
   Logits logits_;

@@ -180,3 +180,43 @@ TEST_CASE("certified-tokens --quick: its tables", "[model][experiments][enclosur
   REQUIRE(r.table("growth") != nullptr);
   CHECK(r.table("growth")->get("0", "largest")->as_f64() < 0.5);
 }
+
+// Issue 42: the first-order bound through a top-k router, on "bundled-moe"
+// (8 experts, top 2, every layer sparse; the checkpoints' case, where
+// routes are certified, is in tests/test_model_experiments_real.cpp). Its
+// upcycled routers come close enough to a tie for the check to say no: the
+// path's steps are "not certified (router)", certify nothing, and the sweep
+// leaves their logits out of the bound checks. The bound x 2^-20 (too
+// small) certifies at least as many routes, and the runs' logits escape it
+// there: the route check is what keeps those logits out.
+TEST_CASE("first-order bound through a router: uncertified routes are left out, counted",
+          "[model][enclosure][moe]") {
+  using fplab::model::ReductionPolicy;
+  const auto& m = fplab::model::load_model("bundled-moe");
+  const auto fo = mx::measure_first_order_path(m, 2, 3, {}, 7);
+  REQUIRE(fo.total_steps == 6);
+  CHECK(fo.lead_differs == 0);
+  CHECK(fo.route_uncertified_steps > 0);
+  CHECK(fo.certified_steps + fo.route_uncertified_steps <= fo.total_steps);
+  const std::vector<std::size_t> degrees = {1, 2};
+  const std::array policies = {ReductionPolicy::library, ReductionPolicy::split_k,
+                               ReductionPolicy::batch_invariant};
+  const auto sweep = mx::check_first_order(m, fo, kBatches, policies, degrees);
+  REQUIRE(sweep.size() == kBatches.size() * degrees.size() * policies.size());
+  const auto vocab = static_cast<std::int64_t>(m.config().vocab_size);
+  for (const auto& c : sweep) {
+    INFO(name(c.policy) << " batch " << c.batch << " tp " << c.tp);
+    CHECK(c.logits == 6 * vocab);
+    CHECK(c.route_uncertified_logits == fo.route_uncertified_steps * vocab);
+    CHECK(c.outside_first_order == 0);
+    CHECK(c.first_order_flips == 0);
+  }
+  fplab::model::FirstOrderOptions small;
+  small.scale = mx::kControlScale;
+  const auto tiny = mx::measure_first_order_path(m, 2, 3, small, 7);
+  CHECK(tiny.route_uncertified_steps < fo.route_uncertified_steps);
+  std::int64_t escaped = 0;
+  for (const auto& c : mx::check_first_order(m, tiny, kBatches, policies, degrees))
+    escaped += c.outside_first_order;
+  CHECK(escaped > 0);
+}

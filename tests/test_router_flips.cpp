@@ -2,7 +2,8 @@
 // upcycled into 8 experts, top 2): batch-invariant flips no router and
 // moves no bit, a batch-dependent policy flips routers (the negative
 // control); the tables count the same tokens, the per-layer table sums to
-// the totals; a dense model is refused.
+// the totals; a dense model is refused; a row's comparison for the
+// amplification figures ends at its first flip.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
@@ -51,8 +52,13 @@ TEST_CASE("router-flips: batch-invariant flips no router, a batch-dependent poli
       CHECK(tokens > 0);
       CHECK(cell_int(r, "gaps", row, "n") == cell_int(r, "flips", row, "pairs"));
       CHECK(cell_int(r, "flips", row, "pairs") == 4 * tokens);  // 4 sparse layers
-      CHECK(cell_int(r, "amplification", row, "flipped") == flipped);
-      CHECK(cell_int(r, "amplification", row, "plain") + flipped == tokens);
+      // Every comparable token is in the amplification figures (a row's
+      // first flipped token or a plain one before it) or carried after it.
+      const std::int64_t first_flips = cell_int(r, "amplification", row, "flipped");
+      const std::int64_t carried = cell_int(r, "amplification", row, "carried");
+      CHECK(first_flips <= flipped);
+      CHECK(cell_int(r, "amplification", row, "plain") + first_flips + carried == tokens);
+      if (carried == 0) CHECK(first_flips == flipped);
       CHECK(flipped <= cell_int(r, "flips", row, "flips"));
       CHECK(cell_int(r, "flips", row, "answers") == 16);  // one batch of 16 at --quick
       CHECK(cell_int(r, "flips", row, "changed_after_flip") <= changed);
@@ -120,4 +126,49 @@ TEST_CASE("router-flips: a dense model is refused in one line, exit 2", "[experi
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("router-flips: the model is dense") != std::string::npos);
   CHECK(r.output.find('\n') == r.output.size() - 1);
+}
+
+namespace {
+
+// One position's record of a one-layer, two-expert, top-1 model: expert
+// `e` chosen, the layer's output `out`.
+std::vector<fplab::model::LayerRecord> position(std::size_t e, float out) {
+  fplab::model::LayerRecord l;
+  l.experts = {e};
+  l.router = e == 0 ? std::vector<float>{1.0f, 0.0f} : std::vector<float>{0.0f, 1.0f};
+  l.output = {out};
+  return {l};
+}
+
+}  // namespace
+
+// A row that flips at position 1: the change its flip carries through the
+// KV cache into position 2 (no flip there, the output 0.5 off) and a
+// second flip at position 3 are not counted as a plain change or a first
+// flip (the old rule put 0.5 into plain_layer, and 2 tokens into
+// flip_layer).
+TEST_CASE("router-flips: a row's amplification figures end at its first flip",
+          "[experiments][moe][M4]") {
+  using fplab::model::experiments::RouterTrace;
+  RouterTrace alone, batched;
+  const std::vector<std::pair<std::size_t, float>> a = {{0, 0.0f}, {0, 0.0f}, {0, 0.0f}, {0, 0.0f}};
+  const std::vector<std::pair<std::size_t, float>> b = {{0, 0.0f}, {1, 1.0f}, {0, 0.5f}, {1, 2.0f}};
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    alone.layers.push_back(position(a[i].first, a[i].second));
+    batched.layers.push_back(position(b[i].first, b[i].second));
+    alone.logits.push_back({0.0f, 0.0f});
+    batched.logits.push_back({0.0f, b[i].second});
+  }
+  fplab::model::experiments::RouterFlipRun run;
+  for (auto* v : {&run.layer_pairs, &run.layer_flips, &run.layer_first}) v->assign(1, 0);
+  fplab::model::experiments::compare_row(alone, batched, 4, 1, run);
+  CHECK(run.tokens == 4);
+  CHECK(run.flips == 2);  // the flip counts keep every token
+  CHECK(run.flipped_tokens == 2);
+  CHECK(run.carried == 2);  // positions 2 and 3
+  REQUIRE(run.plain_layer.size() == 1);
+  CHECK(run.plain_layer[0] == 0.0);  // position 0 only: not position 2's carried 0.5
+  REQUIRE(run.flip_layer.size() == 1);
+  CHECK(run.flip_layer[0] == 1.0);  // position 1's flip, not position 3's
+  CHECK(run.flip_logits[0] == 1.0);
 }

@@ -105,3 +105,44 @@ TEST_CASE("tensor-parallel --quick: verdicts and the headline rows", "[model][ex
   }
   CHECK(verdicts == 3);
 }
+
+// Issue 42: tensor parallelism of a Mixture-of-Experts model ("bundled-moe":
+// 8 experts of 48, top 2), as vLLM shards one without expert parallelism:
+// each expert's gate/up by columns, down_proj by rows, the partials
+// weighted by each shard's combine and all-reduced once per block. T = 2
+// and 4 move the logits under split-k and library (the negative control),
+// T = 2 has one result for every order (D3), batch-invariant at a fixed T
+// keeps a prompt's bits alone or batched but not across T (D5); the
+// all-reduce is the combine's (addressable by its name), none is an
+// expert's; tp-invariant is refused in one line.
+TEST_CASE("tensor-parallel on a Mixture-of-Experts model: split as vLLM does, D3 and D5 hold",
+          "[model][experiments][tp][moe]") {
+  const Model& m = load_model("bundled-moe");
+  const auto prompts = encode_prompts(m, 3);
+  const auto cells = measure_tp_sweep(
+      m, prompts,
+      {ReductionPolicy::library, ReductionPolicy::split_k, ReductionPolicy::batch_invariant},
+      {2, 4}, Collective::ompi_default, 4);
+  REQUIRE(cells.size() == 6);
+  for (const TpCell& c : cells) {
+    INFO(reduction_spec(c.policy) << " T " << c.degree);
+    CHECK(c.logits == 3 * 63);
+    CHECK(c.differing > 0);  // TP 1 vs T differ in bits (the grouped sums split)
+  }
+  const std::vector<Collective> orders = {Collective::ompi_linear, Collective::ompi_ring,
+                                          Collective::nccl_tree, Collective::tree};
+  CHECK(measure_order_sweep(m, prompts, 2, orders).distinct == 1);
+  const FixedDegree f = measure_fixed_degree(m, prompts, ReductionPolicy::batch_invariant, 2);
+  CHECK(f.alone_vs_batched_differing == 0);
+  CHECK(f.vs_degree1_differing > 0);
+  // The all-reduce belongs to the combine, not to an expert's down_proj.
+  const TensorParallel two{.degree = 2};
+  CHECK_NOTHROW(
+      Batch(m, parse_policy("split-k(layers.*.mlp.combine.all_reduce=split-k)", "fp32"), 1, two));
+  CHECK_THROWS_WITH(
+      Batch(m, parse_policy("split-k(layers.0.mlp.experts.0.down_proj.all_reduce=split-k)", "fp32"),
+            1, two),
+      Catch::Contains("matches no op of the model"));
+  CHECK_THROWS_WITH(Batch(m, Policy{ReductionPolicy::tp_invariant}, 1, two),
+                    Catch::Contains("tp-invariant is not modelled for a Mixture-of-Experts model"));
+}
