@@ -106,6 +106,11 @@ bool splittable(double x) {
   return std::isfinite(x) && static_cast<double>(static_cast<float>(x)) == x;
 }
 
+// 2^e for an exponent e(x) of a finite binary32 value (|e| <= 1022), by its bits.
+double power_of_two(int e) {
+  return std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52);
+}
+
 // Lane r's values of b, interleaved by kSplitLanes, over [from, end).
 std::vector<double> lane_values(const double* b, std::size_t r, std::size_t from, std::size_t end) {
   std::vector<double> out(end - from);
@@ -258,7 +263,15 @@ void GpuDot::split(std::span<const float> in, std::size_t length, GpuSplitRows& 
   const bool bf16 = spec_.a == MmaType::bf16;
   for (std::size_t i = 0; i < in.size(); ++i) {
     const float f = in[i];
-    const bool kept = bf16 && (std::bit_cast<std::uint32_t>(f) & 0xFFFFU) == 0;
+    const std::uint32_t fb = std::bit_cast<std::uint32_t>(f);
+    const int field = static_cast<int>((fb >> 23) & 0xFF);
+    if (bf16 && (fb & 0xFFFFU) == 0 && field != 0 && field != 0xFF) {
+      // A normal bf16 value: finite binary32, e(x) its exponent field's.
+      out.values[i] = f;
+      out.exponents[i] = static_cast<std::int16_t>(std::max(field - 127, rule_.a_emin));
+      continue;
+    }
+    const bool kept = bf16 && (fb & 0xFFFFU) == 0;
     const double v = kept ? double{f} : input_value(f);
     out.values[i] = v;
     const bool takes = splittable(v);
@@ -302,21 +315,23 @@ void GpuDot::split_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows
   for (std::size_t m = 0; m < rows; ++m) {
     for (std::size_t i = 0; i < n; ++i) {
       a[m * padded + i] = x.values[(xr + m) * n + i];
-      pa[m * padded + i] = std::ldexp(1.0, x.exponents[(xr + m) * n + i]);
+      pa[m * padded + i] = power_of_two(x.exponents[(xr + m) * n + i]);
     }
   }
   std::vector<double> b(padded * L), pb(padded * L);
   std::array<float, L> lanes{};
   for (std::size_t j0 = 0; j0 < count; j0 += L) {
     const std::size_t used = std::min(L, count - j0);
-    std::fill(b.begin(), b.end(), 0.0);
-    std::fill(pb.begin(), pb.end(), kZeroPower);
-    for (std::size_t r = 0; r < used; ++r) {
-      const std::size_t row = yr + j0 + r;
-      if (y.fast[row] == 0) continue;  // its outputs are the reference's
-      for (std::size_t i = 0; i < n; ++i) {
-        b[i * L + r] = y.values[row * n + i];
-        pb[i * L + r] = std::ldexp(1.0, y.exponents[row * n + i]);
+    // Lanes past count, and rows with a value the chains do not take
+    // (their outputs are the reference's), hold zeros.
+    std::array<bool, L> lane{};
+    for (std::size_t r = 0; r < used; ++r) lane[r] = y.fast[yr + j0 + r] != 0;
+    const std::size_t base = (yr + j0) * n;
+    for (std::size_t i = 0; i < padded; ++i) {
+      for (std::size_t r = 0; r < L; ++r) {
+        const bool v = i < n && lane[r];
+        b[i * L + r] = v ? y.values[base + r * n + i] : 0.0;
+        pb[i * L + r] = v ? power_of_two(y.exponents[base + r * n + i]) : kZeroPower;
       }
     }
     for (std::size_t m = 0; m < rows; ++m) {

@@ -13,7 +13,7 @@ namespace {
 constexpr std::size_t kGpuRows = 256;
 // Rows of w per task: every row of x against them (GpuDot::dot_split_block,
 // which lays them out once for its vector lanes).
-constexpr std::size_t kTaskRows = 32;
+constexpr std::size_t kTaskRows = 64;
 
 }  // namespace
 
