@@ -10,6 +10,10 @@
 #include "matrixunits/nv_fused_split.hpp"
 
 #if defined(__x86_64__)
+// The intrinsics the body's truncation takes (always inline, each with
+// its own target): included before the region.
+#include <immintrin.h>
+#define FPLAB_SPLIT_ROUND_AVX 1
 #include "io/isa_target.hpp"
 // Every function from here on, the body's included, is compiled for AVX2.
 // No header that defines functions is included below this line.

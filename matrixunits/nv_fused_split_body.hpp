@@ -66,11 +66,29 @@ inline __attribute__((always_inline)) typename Lanes<C>::Doubles splat(double x)
   return typename Lanes<C>::Doubles{} + x;
 }
 
-// trunc(t) lane-wise, |t| < 2^31 where Narrow, else < 2^63.
+// trunc(t) lane-wise, |t| < 2^31 where Narrow, else < 2^63 (a -0 for a
+// negative t above -1: the callers' sums turn it into +0). One rounding
+// instruction where the including file says its target region has it
+// (FPLAB_SPLIT_ROUND_AVX512F / _AVX) and included <immintrin.h> before the
+// region (GCC lowers a widening int32 conversion as two halves); else a
+// conversion to int32 (Narrow) or int64 and back.
 template <std::size_t C, bool Narrow>
 inline __attribute__((always_inline)) typename Lanes<C>::Doubles truncated(
     typename Lanes<C>::Doubles t) {
   using L = Lanes<C>;
+#if defined(FPLAB_SPLIT_ROUND_AVX512F)
+  if constexpr (C == 8) {
+    const auto v = reinterpret_cast<__m512d>(t);  // every lane; no undefined source
+    return reinterpret_cast<typename L::Doubles>(
+        _mm512_mask_roundscale_pd(v, 0xFF, v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+  }
+#endif
+#if defined(FPLAB_SPLIT_ROUND_AVX)
+  if constexpr (C == 4) {
+    return reinterpret_cast<typename L::Doubles>(
+        _mm256_round_pd(reinterpret_cast<__m256d>(t), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+  }
+#endif
   if constexpr (Narrow) {
     return __builtin_convertvector(__builtin_convertvector(t, typename L::Int32s),
                                    typename L::Doubles);
