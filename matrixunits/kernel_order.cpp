@@ -111,6 +111,9 @@ double power_of_two(int e) {
   return std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52);
 }
 
+// 2^e(0): the power of a padding zero.
+constexpr double kZeroPower = 0x1p-126;
+
 // Lane r's values of b, interleaved by kSplitLanes, over [from, end).
 std::vector<double> lane_values(const double* b, std::size_t r, std::size_t from, std::size_t end) {
   std::vector<double> out(end - from);
@@ -259,25 +262,29 @@ void GpuDot::split(std::span<const float> in, std::size_t length, GpuSplitRows& 
   out.exponents.resize(in.size());
   out.fast.assign(in.size() / length, 1);
   // A bf16 value already (the forward pass at bf16 precision) is kept as
-  // input_value keeps it, without its call.
-  const bool bf16 = spec_.a == MmaType::bf16;
+  // input_value keeps it, without its call (split_value).
   for (std::size_t i = 0; i < in.size(); ++i) {
-    const float f = in[i];
-    const std::uint32_t fb = std::bit_cast<std::uint32_t>(f);
-    const int field = static_cast<int>((fb >> 23) & 0xFF);
-    if (bf16 && (fb & 0xFFFFU) == 0 && field != 0 && field != 0xFF) {
-      // A normal bf16 value: finite binary32, e(x) its exponent field's.
-      out.values[i] = f;
-      out.exponents[i] = static_cast<std::int16_t>(std::max(field - 127, rule_.a_emin));
-      continue;
+    if (!split_value(in[i], out.values[i], out.exponents[i])) {
+      out.exponents[i] = 0;
+      out.fast[i / length] = 0;
     }
-    const bool kept = bf16 && (fb & 0xFFFFU) == 0;
-    const double v = kept ? double{f} : input_value(f);
-    out.values[i] = v;
-    const bool takes = splittable(v);
-    out.exponents[i] = takes ? mma_exponent(v, rule_.a_emin) : std::int16_t{0};
-    if (!takes) out.fast[i / length] = 0;
   }
+}
+
+bool GpuDot::split_value(float f, double& value, std::int16_t& exponent) const {
+  const std::uint32_t fb = std::bit_cast<std::uint32_t>(f);
+  const int field = static_cast<int>((fb >> 23) & 0xFF);
+  const bool kept = spec_.a == MmaType::bf16 && (fb & 0xFFFFU) == 0;
+  if (kept && field != 0 && field != 0xFF) {
+    // A normal bf16 value: finite binary32, e(x) its exponent field's.
+    value = f;
+    exponent = static_cast<std::int16_t>(std::max(field - 127, rule_.a_emin));
+    return true;
+  }
+  value = kept ? double{f} : input_value(f);
+  if (!splittable(value)) return false;
+  exponent = mma_exponent(value, rule_.a_emin);
+  return true;
 }
 
 float GpuDot::dot_split(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y,
@@ -297,9 +304,68 @@ void GpuDot::split_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows
                          std::size_t stride) const {
   constexpr std::size_t L = nv_fused_split::kSplitLanes;
   if (x.length != y.length) refuse_order("gpu dot: vectors of different lengths");
+  const std::size_t n = x.length;
+  const auto fill = [&](std::size_t j0, std::size_t used, std::size_t padded, double* b, double* pb,
+                        bool* lane) {
+    for (std::size_t r = 0; r < used; ++r) lane[r] = y.fast[yr + j0 + r] != 0;
+    const std::size_t base = (yr + j0) * n;
+    for (std::size_t i = 0; i < padded; ++i) {
+      for (std::size_t r = 0; r < L; ++r) {
+        const bool v = i < n && lane[r];
+        b[i * L + r] = v ? y.values[base + r * n + i] : 0.0;
+        pb[i * L + r] = v ? power_of_two(y.exponents[base + r * n + i]) : kZeroPower;
+      }
+    }
+  };
   const auto reference = [&](std::size_t m, std::size_t j) {
     return dot_converted(x.row(xr + m), y.row(yr + j));
   };
+  lanes_block(x, xr, rows, count, fill, reference, out, stride);
+}
+
+void GpuDot::dot_rows_block(const GpuSplitRows& x, const float* w, std::size_t count, float* out,
+                            std::size_t stride) const {
+  constexpr std::size_t L = nv_fused_split::kSplitLanes;
+  const std::size_t n = x.length;
+  if (!splits_) {  // each row of w converted once, then the reference
+    std::vector<double> row(n);
+    for (std::size_t j = 0; j < count; ++j) {
+      convert(std::span<const float>(w + j * n, n), row);
+      for (std::size_t m = 0; m < x.fast.size(); ++m) {
+        out[m * stride + j] = dot_converted(x.row(m), row);
+      }
+    }
+    return;
+  }
+  const auto fill = [&](std::size_t j0, std::size_t used, std::size_t padded, double* b, double* pb,
+                        bool* lane) {
+    for (std::size_t r = 0; r < L; ++r) {
+      bool ok = r < used;
+      std::int16_t e = 0;
+      for (std::size_t i = 0; ok && i < n; ++i) {
+        ok = split_value(w[(j0 + r) * n + i], b[i * L + r], e);
+        pb[i * L + r] = power_of_two(e);
+      }
+      for (std::size_t i = ok ? n : 0; i < padded; ++i) {
+        b[i * L + r] = 0.0;
+        pb[i * L + r] = kZeroPower;
+      }
+      lane[r] = ok;
+    }
+  };
+  const auto reference = [&](std::size_t m, std::size_t j) {
+    std::vector<double> row(n);
+    convert(std::span<const float>(w + j * n, n), row);
+    return dot_converted(x.row(m), row);
+  };
+  lanes_block(x, 0, x.fast.size(), count, fill, reference, out, stride);
+}
+
+template <class Fill, class Reference>
+void GpuDot::lanes_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows, std::size_t count,
+                         const Fill& fill, const Reference& reference, float* out,
+                         std::size_t stride) const {
+  constexpr std::size_t L = nv_fused_split::kSplitLanes;
   if (!splits_) {
     for (std::size_t m = 0; m < rows; ++m) {
       for (std::size_t j = 0; j < count; ++j) out[m * stride + j] = reference(m, j);
@@ -310,7 +376,6 @@ void GpuDot::split_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows
   // dot_converted pads the last block; y's rows interleaved by L lanes.
   const std::size_t n = x.length, k = static_cast<std::size_t>(spec_.k);
   const std::size_t padded = std::max<std::size_t>(1, (n + k - 1) / k) * k;
-  constexpr double kZeroPower = 0x1p-126;
   std::vector<double> a(rows * padded, 0.0), pa(rows * padded, kZeroPower);
   for (std::size_t m = 0; m < rows; ++m) {
     for (std::size_t i = 0; i < n; ++i) {
@@ -325,15 +390,7 @@ void GpuDot::split_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows
     // Lanes past count, and rows with a value the chains do not take
     // (their outputs are the reference's), hold zeros.
     std::array<bool, L> lane{};
-    for (std::size_t r = 0; r < used; ++r) lane[r] = y.fast[yr + j0 + r] != 0;
-    const std::size_t base = (yr + j0) * n;
-    for (std::size_t i = 0; i < padded; ++i) {
-      for (std::size_t r = 0; r < L; ++r) {
-        const bool v = i < n && lane[r];
-        b[i * L + r] = v ? y.values[base + r * n + i] : 0.0;
-        pb[i * L + r] = v ? power_of_two(y.exponents[base + r * n + i]) : kZeroPower;
-      }
-    }
+    fill(j0, used, padded, b.data(), pb.data(), lane.data());
     for (std::size_t m = 0; m < rows; ++m) {
       float* o = out + m * stride + j0;
       if (x.fast[xr + m] != 0) {
@@ -341,8 +398,7 @@ void GpuDot::split_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows
                      lanes.data());
       }
       for (std::size_t r = 0; r < used; ++r) {
-        const bool fast = x.fast[xr + m] != 0 && y.fast[yr + j0 + r] != 0;
-        o[r] = fast ? lanes[r] : reference(m, j0 + r);
+        o[r] = x.fast[xr + m] != 0 && lane[r] ? lanes[r] : reference(m, j0 + r);
       }
     }
   }

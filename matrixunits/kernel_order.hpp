@@ -120,6 +120,11 @@ class GpuDot {
   // same length.
   void dot_split_block(const GpuSplitRows& x, const GpuSplitRows& y, std::size_t yr,
                        std::size_t count, float* out, std::size_t stride) const;
+  // dot_split_block with y given as `count` float rows of x.length values
+  // (w), each converted as split() converts it: the same bits, with w's
+  // rows read once, straight into the lanes' layout.
+  void dot_rows_block(const GpuSplitRows& x, const float* w, std::size_t count, float* out,
+                      std::size_t stride) const;
   // One of them: dot_converted(x.row(xr), y.row(yr)), the same bits.
   [[nodiscard]] float dot_split(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y,
                                 std::size_t yr) const;
@@ -128,6 +133,17 @@ class GpuDot {
   // dot_split_block on rows [xr, xr + rows) of x.
   void split_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows, const GpuSplitRows& y,
                    std::size_t yr, std::size_t count, float* out, std::size_t stride) const;
+  // Rows [xr, xr + rows) of x against `count` rows of y: fill(j0, used,
+  // padded, b, pb, lane) lays out rows j0 .. j0 + used of y for the lanes
+  // (lane[r]: the chains take row j0 + r), reference(m, j) the reference's
+  // output for the others.
+  template <class Fill, class Reference>
+  void lanes_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows, std::size_t count,
+                   const Fill& fill, const Reference& reference, float* out,
+                   std::size_t stride) const;
+  // One value converted and split as split() does: false where the chains
+  // do not take it.
+  bool split_value(float f, double& value, std::int16_t& exponent) const;
   // Steps 3-5 for kSplitLanes outputs: a and pa (2^e(a_i)) one row padded
   // to whole blocks, b and pb the lanes' rows interleaved; out[r] each
   // lane's float32.

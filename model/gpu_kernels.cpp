@@ -9,10 +9,8 @@ namespace fplab::model::kernels {
 
 namespace {
 
-// Rows of w converted to the kernel's inputs at a time.
-constexpr std::size_t kGpuRows = 256;
-// Rows of w per task: every row of x against them (GpuDot::dot_split_block,
-// which lays them out once for its vector lanes).
+// Rows of w per task: every row of x against them (GpuDot::dot_rows_block,
+// which converts them once, straight into its vector lanes' layout).
 constexpr std::size_t kTaskRows = 64;
 
 }  // namespace
@@ -25,20 +23,16 @@ void linear_gpu(const float* x, const float* w, float* y, std::size_t M, std::si
     std::fill(y, y + M * N, kernel.dot({}, {}));
     return;
   }
-  GpuSplitRows xs, ws;
+  GpuSplitRows xs;
   kernel.split(std::span<const float>(x, M * K), K, xs);
   // A matrix-unit dot costs about 20x a float one: threads from a
   // twentieth of the float kernels' threshold.
   [[maybe_unused]] const bool threads = M * N * K * 20 >= kParallelWork;
-  for (std::size_t n0 = 0; n0 < N; n0 += kGpuRows) {
-    const std::size_t rows = std::min(kGpuRows, N - n0);
-    kernel.split(std::span<const float>(w + n0 * K, rows * K), K, ws);
-    const auto tasks = static_cast<long>((rows + kTaskRows - 1) / kTaskRows);
+  const auto tasks = static_cast<long>((N + kTaskRows - 1) / kTaskRows);
 #pragma omp parallel for schedule(static, 1) if (threads)
-    for (long t = 0; t < tasks; ++t) {
-      const std::size_t n = static_cast<std::size_t>(t) * kTaskRows;
-      kernel.dot_split_block(xs, ws, n, std::min(kTaskRows, rows - n), y + n0 + n, N);
-    }
+  for (long t = 0; t < tasks; ++t) {
+    const std::size_t n = static_cast<std::size_t>(t) * kTaskRows;
+    kernel.dot_rows_block(xs, w + n * K, std::min(kTaskRows, N - n), y + n, N);
   }
 }
 

@@ -182,7 +182,7 @@ TEST_CASE("nv_fused's split lanes equal dot_add across vector edges", "[matrixun
                     "nv-fused split lanes: 3 lanes is not 1, 2, 4, 8 or 16");
 }
 
-TEST_CASE("GpuDot::dot_split_block equals dot_converted across lane edges",
+TEST_CASE("GpuDot::dot_split_block and dot_rows_block equal dot_converted across lane edges",
           "[matrixunits][gpu][fast]") {
   std::mt19937_64 rng(4308);
   std::size_t compared = 0, infinite = 0;
@@ -211,6 +211,10 @@ TEST_CASE("GpuDot::dot_split_block equals dot_converted across lane edges",
         const std::size_t stride = count + 2;
         std::vector<float> out(4 * stride, -1.0f);
         kernel.dot_split_block(xs, ys, first, count, out.data(), stride);
+        // The same from the float rows, converted straight into the lanes.
+        std::vector<float> direct(4 * stride, -1.0f);
+        kernel.dot_rows_block(xs, yf.data() + first * n, count, direct.data(), stride);
+        for (std::size_t e = 0; e < out.size(); ++e) CHECK(bits(direct[e]) == bits(out[e]));
         for (std::size_t m = 0; m < 4; ++m) {
           for (std::size_t j = 0; j < stride; ++j) {
             INFO(order << " n = " << n << " x row " << m << " y row " << first << " + " << j);
