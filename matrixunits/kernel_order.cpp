@@ -106,22 +106,19 @@ bool splittable(double x) {
   return std::isfinite(x) && static_cast<double>(static_cast<float>(x)) == x;
 }
 
-// `steps` steps of the rule's groups from acc: the split chain while the
-// accumulator is finite, the reference dot_add from a step that overflows.
-double chain_steps(const DotAddRule& rule, const nv_fused_split::SplitRule& split,
-                   std::span<const double> a, const std::int16_t* ea, std::span<const double> b,
-                   const std::int16_t* eb, double acc) {
-  const auto g = static_cast<std::size_t>(rule.group);
-  const std::size_t steps = a.size() / g;
-  std::size_t done = 0;
-  if (std::isfinite(acc)) {
-    const nv_fused_split::SplitChain c =
-        nv_fused_split::split_chain_dispatched(a.data(), ea, b.data(), eb, steps, acc, split);
-    acc = c.acc;
-    done = c.steps;
-  }
-  if (done == steps) return acc;
-  return dot_add(rule, a.subspan(done * g), b.subspan(done * g), acc);
+// 2^e for an exponent e(x) of a finite binary32 value (|e| <= 1022), by its bits.
+double power_of_two(int e) {
+  return std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52);
+}
+
+// 2^e(0): the power of a padding zero.
+constexpr double kZeroPower = 0x1p-126;
+
+// Lane r's values of b, interleaved by kSplitLanes, over [from, end).
+std::vector<double> lane_values(const double* b, std::size_t r, std::size_t from, std::size_t end) {
+  std::vector<double> out(end - from);
+  for (std::size_t i = from; i < end; ++i) out[i - from] = b[i * nv_fused_split::kSplitLanes + r];
+  return out;
 }
 
 }  // namespace
@@ -265,120 +262,189 @@ void GpuDot::split(std::span<const float> in, std::size_t length, GpuSplitRows& 
   out.exponents.resize(in.size());
   out.fast.assign(in.size() / length, 1);
   // A bf16 value already (the forward pass at bf16 precision) is kept as
-  // input_value keeps it, without its call.
-  const bool bf16 = spec_.a == MmaType::bf16;
+  // input_value keeps it, without its call (split_value).
   for (std::size_t i = 0; i < in.size(); ++i) {
-    const float f = in[i];
-    const bool kept = bf16 && (std::bit_cast<std::uint32_t>(f) & 0xFFFFU) == 0;
-    const double v = kept ? double{f} : input_value(f);
-    out.values[i] = v;
-    const bool takes = splittable(v);
-    out.exponents[i] = takes ? mma_exponent(v, rule_.a_emin) : std::int16_t{0};
-    if (!takes) out.fast[i / length] = 0;
+    if (!split_value(in[i], out.values[i], out.exponents[i])) {
+      out.exponents[i] = 0;
+      out.fast[i / length] = 0;
+    }
   }
+}
+
+bool GpuDot::split_value(float f, double& value, std::int16_t& exponent) const {
+  const std::uint32_t fb = std::bit_cast<std::uint32_t>(f);
+  const int field = static_cast<int>((fb >> 23) & 0xFF);
+  const bool kept = spec_.a == MmaType::bf16 && (fb & 0xFFFFU) == 0;
+  if (kept && field != 0 && field != 0xFF) {
+    // A normal bf16 value: finite binary32, e(x) its exponent field's.
+    value = f;
+    exponent = static_cast<std::int16_t>(std::max(field - 127, rule_.a_emin));
+    return true;
+  }
+  value = kept ? double{f} : input_value(f);
+  if (!splittable(value)) return false;
+  exponent = mma_exponent(value, rule_.a_emin);
+  return true;
 }
 
 float GpuDot::dot_split(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y,
                         std::size_t yr) const {
-  if (x.length != y.length) refuse_order("gpu dot: vectors of different lengths");
-  if (!splits_ || x.fast[xr] == 0 || y.fast[yr] == 0) return dot_converted(x.row(xr), y.row(yr));
-  const auto k = static_cast<std::size_t>(spec_.k);
-  const std::size_t blocks = std::max<std::size_t>(1, (x.length + k - 1) / k);
-  const std::size_t parts = std::min(blocks, static_cast<std::size_t>(order_.split_k));
-  float total = 0.0f;
-  for (std::size_t s = 0; s < parts; ++s) {
-    const float partial =
-        part_split(x, xr, y, yr, part_start(blocks, parts, s), part_start(blocks, parts, s + 1));
-    total = s == 0 ? partial : total + partial;
-  }
-  return total;
+  float out = 0.0f;
+  split_block(x, xr, 1, y, yr, 1, &out, 1);
+  return out;
 }
 
-void GpuDot::dot_split_rows(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y,
-                            std::size_t yr, std::size_t count, float* out) const {
-  constexpr std::size_t R = nv_fused_split::kSplitChains;
-  const auto k = static_cast<std::size_t>(spec_.k);
-  const bool whole = splits_ && order_.split_k == 1 && order_.promote == 0 && x.length > 0 &&
-                     x.length == y.length && x.length % k == 0 && x.fast[xr] != 0;
-  std::size_t j = 0;
-  if (whole) {
-    const auto g = static_cast<std::size_t>(rule_.group);
-    const std::size_t n = x.length, steps = n / g;
-    const nv_fused_split::SplitRule rule{rule_.group, rule_.fraction_bits,
-                                         rule_.result == ResultRounding::f32_toward_zero ? 23 : 13,
-                                         rule_.c_emin};
-    for (; j + R <= count; j += R) {
-      bool fast = true;
-      for (std::size_t r = 0; r < R; ++r) fast = fast && y.fast[yr + j + r] != 0;
-      if (!fast) break;
-      std::array<const double*, R> b{};
-      std::array<const std::int16_t*, R> eb{};
-      std::array<nv_fused_split::SplitChain, R> chains{};
-      for (std::size_t r = 0; r < R; ++r) {
-        b[r] = y.values.data() + (yr + j + r) * n;
-        eb[r] = y.exponents.data() + (yr + j + r) * n;
+void GpuDot::dot_split_block(const GpuSplitRows& x, const GpuSplitRows& y, std::size_t yr,
+                             std::size_t count, float* out, std::size_t stride) const {
+  split_block(x, 0, x.fast.size(), y, yr, count, out, stride);
+}
+
+void GpuDot::split_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows,
+                         const GpuSplitRows& y, std::size_t yr, std::size_t count, float* out,
+                         std::size_t stride) const {
+  constexpr std::size_t L = nv_fused_split::kSplitLanes;
+  if (x.length != y.length) refuse_order("gpu dot: vectors of different lengths");
+  const std::size_t n = x.length;
+  const auto fill = [&](std::size_t j0, std::size_t used, std::size_t padded, double* b, double* pb,
+                        bool* lane) {
+    for (std::size_t r = 0; r < used; ++r) lane[r] = y.fast[yr + j0 + r] != 0;
+    const std::size_t base = (yr + j0) * n;
+    for (std::size_t i = 0; i < padded; ++i) {
+      for (std::size_t r = 0; r < L; ++r) {
+        const bool v = i < n && lane[r];
+        b[i * L + r] = v ? y.values[base + r * n + i] : 0.0;
+        pb[i * L + r] = v ? power_of_two(y.exponents[base + r * n + i]) : kZeroPower;
       }
-      nv_fused_split::split_chains_dispatched(x.values.data() + xr * n, x.exponents.data() + xr * n,
-                                              b.data(), eb.data(), steps, chains.data(), rule);
-      for (std::size_t r = 0; r < R; ++r) {
-        double acc = chains[r].acc;
-        if (chains[r].steps < steps) {  // overflowed: the reference goes on
-          const std::size_t from = chains[r].steps * g;
-          acc = dot_add(rule_, x.row(xr).subspan(from), y.row(yr + j + r).subspan(from), acc);
-        }
-        out[j + r] = static_cast<float>(acc);
+    }
+  };
+  const auto reference = [&](std::size_t m, std::size_t j) {
+    return dot_converted(x.row(xr + m), y.row(yr + j));
+  };
+  lanes_block(x, xr, rows, count, fill, reference, out, stride);
+}
+
+void GpuDot::dot_rows_block(const GpuSplitRows& x, const float* w, std::size_t count, float* out,
+                            std::size_t stride) const {
+  constexpr std::size_t L = nv_fused_split::kSplitLanes;
+  const std::size_t n = x.length;
+  if (!splits_) {  // each row of w converted once, then the reference
+    std::vector<double> row(n);
+    for (std::size_t j = 0; j < count; ++j) {
+      convert(std::span<const float>(w + j * n, n), row);
+      for (std::size_t m = 0; m < x.fast.size(); ++m) {
+        out[m * stride + j] = dot_converted(x.row(m), row);
+      }
+    }
+    return;
+  }
+  const auto fill = [&](std::size_t j0, std::size_t used, std::size_t padded, double* b, double* pb,
+                        bool* lane) {
+    for (std::size_t r = 0; r < L; ++r) {
+      bool ok = r < used;
+      std::int16_t e = 0;
+      for (std::size_t i = 0; ok && i < n; ++i) {
+        ok = split_value(w[(j0 + r) * n + i], b[i * L + r], e);
+        pb[i * L + r] = power_of_two(e);
+      }
+      for (std::size_t i = ok ? n : 0; i < padded; ++i) {
+        b[i * L + r] = 0.0;
+        pb[i * L + r] = kZeroPower;
+      }
+      lane[r] = ok;
+    }
+  };
+  const auto reference = [&](std::size_t m, std::size_t j) {
+    std::vector<double> row(n);
+    convert(std::span<const float>(w + j * n, n), row);
+    return dot_converted(x.row(m), row);
+  };
+  lanes_block(x, 0, x.fast.size(), count, fill, reference, out, stride);
+}
+
+template <class Fill, class Reference>
+void GpuDot::lanes_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows, std::size_t count,
+                         const Fill& fill, const Reference& reference, float* out,
+                         std::size_t stride) const {
+  constexpr std::size_t L = nv_fused_split::kSplitLanes;
+  if (!splits_) {
+    for (std::size_t m = 0; m < rows; ++m) {
+      for (std::size_t j = 0; j < count; ++j) out[m * stride + j] = reference(m, j);
+    }
+    return;
+  }
+  // Every operand padded to whole blocks with zeros (e(0) = -126), as
+  // dot_converted pads the last block; y's rows interleaved by L lanes.
+  const std::size_t n = x.length, k = static_cast<std::size_t>(spec_.k);
+  const std::size_t padded = std::max<std::size_t>(1, (n + k - 1) / k) * k;
+  std::vector<double> a(rows * padded, 0.0), pa(rows * padded, kZeroPower);
+  for (std::size_t m = 0; m < rows; ++m) {
+    for (std::size_t i = 0; i < n; ++i) {
+      a[m * padded + i] = x.values[(xr + m) * n + i];
+      pa[m * padded + i] = power_of_two(x.exponents[(xr + m) * n + i]);
+    }
+  }
+  std::vector<double> b(padded * L), pb(padded * L);
+  std::array<float, L> lanes{};
+  for (std::size_t j0 = 0; j0 < count; j0 += L) {
+    const std::size_t used = std::min(L, count - j0);
+    // Lanes past count, and rows with a value the chains do not take
+    // (their outputs are the reference's), hold zeros.
+    std::array<bool, L> lane{};
+    fill(j0, used, padded, b.data(), pb.data(), lane.data());
+    for (std::size_t m = 0; m < rows; ++m) {
+      float* o = out + m * stride + j0;
+      if (x.fast[xr + m] != 0) {
+        kernel_lanes(a.data() + m * padded, pa.data() + m * padded, b.data(), pb.data(), padded,
+                     lanes.data());
+      }
+      for (std::size_t r = 0; r < used; ++r) {
+        o[r] = x.fast[xr + m] != 0 && lane[r] ? lanes[r] : reference(m, j0 + r);
       }
     }
   }
-  for (; j < count; ++j) out[j] = dot_split(x, xr, y, yr + j);
 }
 
-float GpuDot::part_split(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y,
-                         std::size_t yr, std::size_t first, std::size_t end) const {
-  const auto k = static_cast<std::size_t>(spec_.k);
-  const std::size_t n = x.length, full = n / k;  // blocks without padding
+void GpuDot::kernel_lanes(const double* a, const double* pa, const double* b, const double* pb,
+                          std::size_t padded, float* out) const {
+  constexpr std::size_t L = nv_fused_split::kSplitLanes;
+  const auto k = static_cast<std::size_t>(spec_.k), g = static_cast<std::size_t>(rule_.group);
+  const std::size_t blocks = padded / k;
+  const std::size_t parts = std::min(blocks, static_cast<std::size_t>(order_.split_k));
   const auto promote_blocks = static_cast<std::size_t>(order_.promote) / k;  // 0: never
   const nv_fused_split::SplitRule rule{rule_.group, rule_.fraction_bits,
                                        rule_.result == ResultRounding::f32_toward_zero ? 23 : 13,
                                        rule_.c_emin};
-  const std::span<const double> xv = x.row(xr), yv = y.row(yr);
-  const std::int16_t* xe = x.exponents.data() + xr * n;
-  const std::int16_t* ye = y.exponents.data() + yr * n;
-  // Blocks [b0, b1) chained from acc: the full ones in place, a last padded
-  // one through zeros of exponent -126 past K (as dot_converted pads).
-  const auto chain = [&](std::size_t b0, std::size_t b1, double acc) {
-    const std::size_t f1 = std::min(b1, full);
-    if (b0 < f1) {
-      acc = chain_steps(rule_, rule, xv.subspan(b0 * k, (f1 - b0) * k), xe + b0 * k,
-                        yv.subspan(b0 * k, (f1 - b0) * k), ye + b0 * k, acc);
+  for (std::size_t s = 0; s < parts; ++s) {
+    const std::size_t first = part_start(blocks, parts, s), end = part_start(blocks, parts, s + 1);
+    std::array<float, L> promoted{};
+    std::array<double, L> acc{};
+    for (std::size_t b0 = first; b0 < end;) {
+      const std::size_t b1 = promote_blocks != 0 ? std::min(end, b0 + promote_blocks) : end;
+      const std::size_t from = b0 * k, steps = (b1 - b0) * k / g;
+      std::array<std::size_t, L> done{};
+      acc.fill(0.0);
+      nv_fused_split::split_lanes_dispatched(a + from, pa + from, b + from * L, pb + from * L,
+                                             steps, acc.data(), done.data(), rule);
+      for (std::size_t r = 0; r < L; ++r) {
+        if (done[r] == steps) continue;  // overflowed: the reference goes on
+        const std::size_t at = from + done[r] * g;
+        acc[r] = dot_add(rule_, std::span<const double>(a + at, b1 * k - at),
+                         lane_values(b, r, at, b1 * k), acc[r]);
+      }
+      if (b1 - b0 == promote_blocks) {
+        for (std::size_t r = 0; r < L; ++r) {
+          promoted[r] = promoted[r] + static_cast<float>(acc[r]);
+          acc[r] = 0.0;
+        }
+      }
+      b0 = b1;
     }
-    if (b1 > full) {  // the last block, padded
-      std::array<double, 64> a{}, b{};
-      std::array<std::int16_t, 64> ea{}, eb{};
-      ea.fill(-126);
-      eb.fill(-126);
-      const std::size_t from = full * k, count = n - from;
-      std::copy_n(xv.begin() + static_cast<long>(from), count, a.begin());
-      std::copy_n(yv.begin() + static_cast<long>(from), count, b.begin());
-      std::copy_n(xe + from, count, ea.begin());
-      std::copy_n(ye + from, count, eb.begin());
-      acc = chain_steps(rule_, rule, std::span<const double>(a.data(), k), ea.data(),
-                        std::span<const double>(b.data(), k), eb.data(), acc);
-    }
-    return acc;
-  };
-  if (promote_blocks == 0) return static_cast<float>(chain(first, end, 0.0));
-  float promoted = 0.0f;
-  double acc = 0.0;
-  for (std::size_t b0 = first; b0 < end; b0 += promote_blocks) {
-    const std::size_t b1 = std::min(end, b0 + promote_blocks);
-    acc = chain(b0, b1, 0.0);
-    if (b1 - b0 == promote_blocks) {
-      promoted = promoted + static_cast<float>(acc);
-      acc = 0.0;
+    for (std::size_t r = 0; r < L; ++r) {
+      const float partial = promote_blocks != 0 ? promoted[r] + static_cast<float>(acc[r])
+                                                : static_cast<float>(acc[r]);
+      out[r] = s == 0 ? partial : out[r] + partial;
     }
   }
-  return promoted + static_cast<float>(acc);
 }
 
 float gpu_dot(const GpuKernelOrder& o, std::span<const float> x, std::span<const float> y) {

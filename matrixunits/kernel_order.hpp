@@ -77,7 +77,7 @@ MmaSpec kernel_instruction(const GpuKernelOrder& o);
 std::vector<MmaType> kernel_input_types(MatrixArchitecture a);
 
 // Rows of kernel inputs converted (step 2) and split once, for
-// GpuDot::dot_split: each value as a double beside MMA-Sim's exponent e(x)
+// GpuDot::dot_split_block: each value as a double beside MMA-Sim's exponent e(x)
 // of the instruction's input type (dot_add.hpp), and per row whether every
 // value is one the split chain takes (finite, of at most 24 significant
 // bits, zero or within binary32's range). Filled by GpuDot::split().
@@ -110,23 +110,45 @@ class GpuDot {
   [[nodiscard]] float dot_converted(std::span<const double> x, std::span<const double> y) const;
   // `in` (rows of `length` values) converted and split into `out`.
   void split(std::span<const float> in, std::size_t length, GpuSplitRows& out) const;
-  // dot_converted(x.row(xr), y.row(yr)), the same bits: an nv_fused
-  // instruction with an fp32 or e8m13 accumulator, A and B of one type and
-  // at most 40 fractional bits runs matrixunits/nv_fused_split.hpp's chain
-  // on rows it takes (the reference from a step that overflows), anything
-  // else dot_converted. x and y have the same length.
+  // out[m * stride + j] = dot_converted(x.row(m), y.row(yr + j)) for
+  // every row m of x and j < count, the same bits: an nv_fused instruction
+  // with an fp32 or e8m13 accumulator, A and B of one type and at most 40
+  // fractional bits runs matrixunits/nv_fused_split.hpp's chains, one
+  // output per vector lane (kSplitLanes rows of y at once; split-k and
+  // promotion included), on rows it takes, and the reference from a step
+  // that overflows; anything else runs dot_converted. x and y have the
+  // same length.
+  void dot_split_block(const GpuSplitRows& x, const GpuSplitRows& y, std::size_t yr,
+                       std::size_t count, float* out, std::size_t stride) const;
+  // dot_split_block with y given as `count` float rows of x.length values
+  // (w), each converted as split() converts it: the same bits, with w's
+  // rows read once, straight into the lanes' layout.
+  void dot_rows_block(const GpuSplitRows& x, const float* w, std::size_t count, float* out,
+                      std::size_t stride) const;
+  // One of them: dot_converted(x.row(xr), y.row(yr)), the same bits.
   [[nodiscard]] float dot_split(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y,
                                 std::size_t yr) const;
-  // out[j] = dot_split(x, xr, y, yr + j) for j < count, the same bits: one
-  // chain, without split-k or promotion, over a K the instruction's k
-  // divides runs kSplitChains rows of y at once (their latencies overlap).
-  void dot_split_rows(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y, std::size_t yr,
-                      std::size_t count, float* out) const;
 
  private:
-  // One part's chain over blocks [first, end) from +0, with promotion.
-  [[nodiscard]] float part_split(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y,
-                                 std::size_t yr, std::size_t first, std::size_t end) const;
+  // dot_split_block on rows [xr, xr + rows) of x.
+  void split_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows, const GpuSplitRows& y,
+                   std::size_t yr, std::size_t count, float* out, std::size_t stride) const;
+  // Rows [xr, xr + rows) of x against `count` rows of y: fill(j0, used,
+  // padded, b, pb, lane) lays out rows j0 .. j0 + used of y for the lanes
+  // (lane[r]: the chains take row j0 + r), reference(m, j) the reference's
+  // output for the others.
+  template <class Fill, class Reference>
+  void lanes_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows, std::size_t count,
+                   const Fill& fill, const Reference& reference, float* out,
+                   std::size_t stride) const;
+  // One value converted and split as split() does: false where the chains
+  // do not take it.
+  bool split_value(float f, double& value, std::int16_t& exponent) const;
+  // Steps 3-5 for kSplitLanes outputs: a and pa (2^e(a_i)) one row padded
+  // to whole blocks, b and pb the lanes' rows interleaved; out[r] each
+  // lane's float32.
+  void kernel_lanes(const double* a, const double* pa, const double* b, const double* pb,
+                    std::size_t padded, float* out) const;
 
   GpuKernelOrder order_;
   MmaSpec spec_;

@@ -1,8 +1,8 @@
 // nv_fused's bodies compiled for AVX2 by the target pragma below and called
 // only where cpuid says the CPU has it: the integer step (nv_fused_body.hpp,
 // width 8; dot_add.cpp), with 64-bit variable shifts and compares in vector
-// lanes, and the chain on split operands (nv_fused_split_body.hpp, width
-// kSplitWidth; nv_fused_split.cpp).
+// lanes, and the chains on split operands (nv_fused_split_body.hpp,
+// kSplitLanes lanes as vectors of 4; nv_fused_split.cpp).
 #include <cstddef>
 #include <cstdint>
 
@@ -10,6 +10,10 @@
 #include "matrixunits/nv_fused_split.hpp"
 
 #if defined(__x86_64__)
+// The intrinsics the body's truncation takes (always inline, each with
+// its own target): included before the region.
+#include <immintrin.h>
+#define FPLAB_SPLIT_ROUND_AVX 1
 #include "io/isa_target.hpp"
 // Every function from here on, the body's included, is compiled for AVX2.
 // No header that defines functions is included below this line.
@@ -29,16 +33,9 @@ FusedUnits fused_units_avx2(const double* a, const double* b, std::size_t n, dou
 
 namespace fplab::nv_fused_split {
 
-SplitChain split_chain_avx2(const double* a, const std::int16_t* ea, const double* b,
-                            const std::int16_t* eb, std::size_t steps, double c,
-                            const SplitRule& rule) {
-  return split_chain<kSplitWidth>(a, ea, b, eb, steps, c, rule);
-}
-
-void split_chains_avx2(const double* a, const std::int16_t* ea, const double* const* b,
-                       const std::int16_t* const* eb, std::size_t steps, SplitChain* chains,
-                       const SplitRule& rule) {
-  split_chains<kSplitWidth, kSplitChains>(a, ea, b, eb, steps, chains, rule);
+void split_lanes_avx2(const double* a, const double* pa, const double* b, const double* pb,
+                      std::size_t steps, double* acc, std::size_t* done, const SplitRule& rule) {
+  split_lanes<kSplitLanes, 4>(a, pa, b, pb, steps, acc, done, rule);
 }
 
 }  // namespace fplab::nv_fused_split

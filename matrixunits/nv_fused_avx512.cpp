@@ -1,5 +1,5 @@
 // nv_fused's chains on split operands (nv_fused_split_body.hpp's
-// split_chains, width kSplitWidth as one 512-bit vector of doubles, its
+// split_lanes, kSplitLanes lanes as one 512-bit vector of doubles, its
 // int32 conversion one 256-bit vector) compiled for AVX-512F by the target
 // region below, called only where cpuid says the CPU has it
 // (nv_fused_split.cpp).
@@ -9,6 +9,10 @@
 #include "matrixunits/nv_fused_split.hpp"
 
 #if defined(__x86_64__)
+// The intrinsics the body's truncation takes (always inline, each with
+// its own target): included before the region.
+#include <immintrin.h>
+#define FPLAB_SPLIT_ROUND_AVX512F 1
 #include "io/isa_target.hpp"
 // Every function from here on, the body's included, is compiled for
 // AVX-512F. No header that defines functions is included below this line.
@@ -18,10 +22,9 @@ FPLAB_ISA_TARGET_AVX512F_BEGIN
 
 namespace fplab::nv_fused_split {
 
-void split_chains_avx512(const double* a, const std::int16_t* ea, const double* const* b,
-                         const std::int16_t* const* eb, std::size_t steps, SplitChain* chains,
-                         const SplitRule& rule) {
-  split_chains<kSplitWidth, kSplitChains, kSplitWidth>(a, ea, b, eb, steps, chains, rule);
+void split_lanes_avx512(const double* a, const double* pa, const double* b, const double* pb,
+                        std::size_t steps, double* acc, std::size_t* done, const SplitRule& rule) {
+  split_lanes<kSplitLanes, kSplitLanes>(a, pa, b, pb, steps, acc, done, rule);
 }
 
 }  // namespace fplab::nv_fused_split

@@ -1,32 +1,41 @@
-// nv_fused's chain on split operands (internal to matrixunits/): the steps
-// of dot_add.hpp's nv_fused at scale 1, chained through the accumulator,
-// over values whose MMA-Sim exponents e(x) were computed once per row
-// (kernel_order.hpp's GpuSplitRows), written once over a vector width W;
-// nv_fused_split.hpp declares it for the rest of matrixunits/.
+// nv_fused's chains on split operands, one output per vector lane
+// (internal to matrixunits/): the steps of dot_add.hpp's nv_fused at scale
+// 1, chained through the accumulator, for L outputs side by side that
+// share one row a (a row of x against L rows of weights), written once
+// over the lane count L; nv_fused_split.hpp declares it for the rest of
+// matrixunits/. This header owns the chain's per-step rule (exponent,
+// alignment, truncation, result rounding) for every split path.
 //
-// It takes the chain only where every value is finite, of at most 24
-// significant bits and within binary32's range (zero, or 2^-149 <= |x| <
-// 2^128: the caller's per-row check), fraction_bits <= 40, and the result
-// is fp32 or e8m13 toward zero. Each step is then the reference's formula
-// with ldexp as a multiplication by a power of two:
-//   E = max(e(c), max_i e(a_i) + e(b_i)),  s = F - E,
+// Operands (kernel_order.hpp's GpuSplitRows, laid out by GpuDot): a_i and
+// pa_i = 2^e(a_i), MMA-Sim's exponent as a power of two; lane r's b values
+// interleaved, b[i L + r], with pb likewise. It takes the chains only where
+// every value is finite, of at most 24 significant bits and within
+// binary32's range (zero, or 2^-149 <= |x| < 2^128: the caller's per-row
+// check), fraction_bits <= 40, and the result is fp32 or e8m13 toward
+// zero. Each step, in every lane, is then the reference's formula with
+// ldexp as a multiplication by a power of two:
+//   2^E = max(2^e(c), max_i 2^e(a_i) 2^e(b_i)),  2^s = 2^F / 2^E,
 //   sum = trunc(c 2^s) + sum_i trunc(a_i b_i 2^s),  v = sum 2^-s,
-// every operation exact: a_i b_i has at most 48 bits and lies in
-// [2^-298, 2^256); 2^s and 2^-s are normal (|s| <= 300); the scaled terms
-// lie above 2^-600 (no subnormal) and below 2^(F+2), so each trunc is the
+// every operation exact: 2^e(a) 2^e(b) lies in [2^-298, 2^254] (normal, so
+// the max is the exponents' max and 2^s, 2^-s follow by exponent-field
+// arithmetic); a_i b_i has at most 48 bits and lies in [2^-298, 2^256);
+// the scaled terms lie above 2^-600 (no subnormal) and below 2^(F+2), so
+// each trunc (a conversion to int32 where F <= 29, else int64) is the
 // reference's integer and the sum of at most 65 of them, below 2^(F+9) <=
 // 2^49, is exact as a double in any order. v is then rounded as the
 // reference's round_result rounds (the low bits cleared; below 2^-126 a
-// multiple of 2^(-126 - result bits)). A step whose result reaches 2^128
-// (an infinity) ends the chain: the caller runs the reference from there.
+// multiple of 2^(-126 - result bits); -0 as +0). A lane whose step reaches
+// 2^128 (an infinity) ends its chain there: its `done` counts that step,
+// its acc is that infinity, and the caller runs the reference from there;
+// the lane computes on from +0, unread.
 //
-// W lanes of partial sums run side by side as one vector (the exact sum is
-// the same in any order, so W changes no bit); the products past the last
-// full vector run one by one. This header defines its templates with internal linkage
-// and includes nothing that defines a function (builtins only):
-// matrixunits/nv_fused_avx2.cpp and nv_fused_avx512.cpp compile it for
-// AVX2 and AVX-512F; nv_fused_split.cpp's build for the baseline
-// instruction set is the fallback.
+// The lanes are vectors of C doubles (GCC's and clang's vector extensions:
+// instructions of the unit's instruction set, C scalars on a narrower
+// one). Lanes are independent, so L changes no bit. This header defines
+// its templates with internal linkage and includes nothing that defines a
+// function (builtins only): matrixunits/nv_fused_avx2.cpp and
+// nv_fused_avx512.cpp compile it for AVX2 and AVX-512F; nv_fused_split.cpp's
+// build for the baseline instruction set is the fallback.
 #pragma once
 
 #include <cstddef>
@@ -38,211 +47,211 @@ namespace fplab::nv_fused_split {
 
 namespace {
 
-// 2^s for |s| <= 1022, by its bits.
-inline double power_of_two(int s) {
-  return __builtin_bit_cast(double, static_cast<std::uint64_t>(s + 1023) << 52);
-}
-
-// MMA-Sim's e(c) of a finite accumulator within binary32's range.
-inline int accumulator_exponent(double c, int c_emin) {
-  const std::uint64_t bits = __builtin_bit_cast(std::uint64_t, c);
-  const int e = static_cast<int>((bits >> 52) & 0x7FF) - 1023;
-  if ((bits << 1) == 0) return -126;
-  return e > c_emin ? e : c_emin;
-}
-
-// The reference's round_result for fp32 / e8m13 toward zero, |v| < 2^128.
-inline double truncated_result(double v, int result_bits) {
-  const double magnitude = v < 0 ? -v : v;
-  double t;
-  if (magnitude < 0x1p-126) {
-    t = __builtin_trunc(v * power_of_two(126 + result_bits)) * power_of_two(-126 - result_bits);
-  } else {
-    const std::uint64_t low = (std::uint64_t{1} << (52 - result_bits)) - 1;
-    t = __builtin_bit_cast(double, __builtin_bit_cast(std::uint64_t, v) & ~low);
-  }
-  return t == 0.0 ? 0.0 : t;  // +0, as MMA-Sim's integer rounding gives
-}
-
-// Vectors of C lanes (GCC's and clang's vector extensions: instructions
-// of the unit's instruction set, C scalars on a narrower one), read
-// unaligned from memory: doubles with their truncating conversions to
-// int32 and int64, and int16 exponents widened to int32.
+// C lanes as one vector, read unaligned from memory.
 template <std::size_t C>
 struct Lanes {
   typedef double Doubles __attribute__((vector_size(sizeof(double) * C)));
   typedef double DoublesIn __attribute__((vector_size(sizeof(double) * C), aligned(8), may_alias));
   typedef std::int32_t Int32s __attribute__((vector_size(sizeof(std::int32_t) * C)));
   typedef std::int64_t Int64s __attribute__((vector_size(sizeof(std::int64_t) * C)));
-  typedef std::int16_t Int16sIn
-      __attribute__((vector_size(sizeof(std::int16_t) * C), aligned(2), may_alias));
 };
 
-// The step's exact sum of the products' terms at scale 2^s (n = G when G
-// is not 0), W lanes as vectors of C (by default at most 4: an int32
-// vector of 4 fits AVX2's 128-bit conversions; AVX-512 takes 8). Each term, below 2^(F+2) <= 2^42,
-// truncates toward zero by a conversion to int64, or to int32 where Narrow (F <= 29: below 2^31; a
-// vector conversion AVX2 has, where it has neither int64's nor trunc's).
-template <std::size_t W, std::size_t G, bool Narrow, std::size_t C = (W < 4 ? W : 4)>
-inline __attribute__((always_inline)) double product_terms(const double* a, const double* b,
-                                                           std::size_t n, double scale) {
+template <std::size_t C>
+inline __attribute__((always_inline)) typename Lanes<C>::Doubles load(const double* p) {
+  return *reinterpret_cast<const typename Lanes<C>::DoublesIn*>(p);
+}
+
+template <std::size_t C>
+inline __attribute__((always_inline)) typename Lanes<C>::Doubles splat(double x) {
+  return typename Lanes<C>::Doubles{} + x;
+}
+
+// trunc(t) lane-wise, |t| < 2^31 where Narrow, else < 2^63 (a -0 for a
+// negative t above -1: the callers' sums turn it into +0). One rounding
+// instruction where the including file says its target region has it
+// (FPLAB_SPLIT_ROUND_AVX512F / _AVX) and included <immintrin.h> before the
+// region (GCC lowers a widening int32 conversion as two halves); else a
+// conversion to int32 (Narrow) or int64 and back.
+template <std::size_t C, bool Narrow>
+inline __attribute__((always_inline)) typename Lanes<C>::Doubles truncated(
+    typename Lanes<C>::Doubles t) {
   using L = Lanes<C>;
-  if constexpr (G != 0) n = G;
-  typename L::Doubles lane[W / C] = {};
+#if defined(FPLAB_SPLIT_ROUND_AVX512F)
+  if constexpr (C == 8) {
+    const auto v = reinterpret_cast<__m512d>(t);  // every lane; no undefined source
+    return reinterpret_cast<typename L::Doubles>(
+        _mm512_mask_roundscale_pd(v, 0xFF, v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+  }
+#endif
+#if defined(FPLAB_SPLIT_ROUND_AVX)
+  if constexpr (C == 4) {
+    return reinterpret_cast<typename L::Doubles>(
+        _mm256_round_pd(reinterpret_cast<__m256d>(t), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+  }
+#endif
+  if constexpr (Narrow) {
+    return __builtin_convertvector(__builtin_convertvector(t, typename L::Int32s),
+                                   typename L::Doubles);
+  } else {
+    return __builtin_convertvector(__builtin_convertvector(t, typename L::Int64s),
+                                   typename L::Doubles);
+  }
+}
+
+// 2^e(c) of finite accumulators within binary32's range: 2^-126 for a
+// zero, else 2^max(ilogb(c), c_emin).
+template <std::size_t C>
+inline __attribute__((always_inline)) typename Lanes<C>::Doubles accumulator_power(
+    typename Lanes<C>::Doubles c, typename Lanes<C>::Doubles emin_power) {
+  using L = Lanes<C>;
+  const auto field = __builtin_bit_cast(typename L::Int64s, c) & std::int64_t{0x7FF0000000000000};
+  const auto power = __builtin_bit_cast(typename L::Doubles, field);
+  const auto e = power > emin_power ? power : emin_power;
+  return c == 0.0 ? splat<C>(0x1p-126) : e;
+}
+
+// The reference's round_result for fp32 / e8m13 toward zero, |v| < 2^128.
+template <std::size_t C>
+inline __attribute__((always_inline)) typename Lanes<C>::Doubles truncated_result(
+    typename Lanes<C>::Doubles v, int result_bits) {
+  using L = Lanes<C>;
+  const auto vb = __builtin_bit_cast(typename L::Int64s, v);
+  const auto magnitude =
+      __builtin_bit_cast(typename L::Doubles, vb & std::int64_t{0x7FFFFFFFFFFFFFFF});
+  const std::int64_t low = (std::int64_t{1} << (52 - result_bits)) - 1;
+  const auto cleared = __builtin_bit_cast(typename L::Doubles, vb & ~low);
+  const double up = __builtin_bit_cast(double, std::uint64_t(1023 + 126 + result_bits) << 52);
+  const double down = __builtin_bit_cast(double, std::uint64_t(1023 - 126 - result_bits) << 52);
+  const auto small = truncated<C, true>(v * up) * down;  // below 2^result_bits before `down`
+  const auto t = magnitude < 0x1p-126 ? small : cleared;
+  return t + 0.0;  // +0 for -0, as MMA-Sim's integer rounding gives
+}
+
+// One step of g products in all L lanes, as Q = L / C chunks of C: a and
+// pa hold the step's g shared values, b and pb its g L interleaved ones;
+// acc in and out. Each chunk's terms add into two partial sums and its
+// exponents into two partial maxima (their chains' latencies overlap; the
+// exact sum and the max are the same in any order). Sets overflow[q] to
+// the lanes whose v reached 2^128 (nonzero), their acc then that v rounded.
+template <std::size_t L, std::size_t C, bool Narrow, std::size_t Q = L / C>
+inline __attribute__((always_inline)) void step_lanes(
+    const double* a, const double* pa, const double* b, const double* pb, std::size_t g,
+    typename Lanes<C>::Doubles* acc, typename Lanes<C>::Int64s* overflow, const SplitRule& rule) {
+  using D = typename Lanes<C>::Doubles;
+  using I = typename Lanes<C>::Int64s;
+  const D emin_power =
+      splat<C>(__builtin_bit_cast(double, std::uint64_t(1023 + rule.c_emin) << 52));
+  D top[Q][2], sum[Q][2], scale[Q];
+  for (std::size_t q = 0; q < Q; ++q) {
+    top[q][0] = accumulator_power<C>(acc[q], emin_power);
+    top[q][1] = top[q][0];
+  }
   std::size_t i = 0;
-  for (; i + W <= n; i += W) {
-    for (std::size_t k = 0; k < W / C; ++k) {
-      const auto x = *reinterpret_cast<const typename L::DoublesIn*>(a + i + k * C);
-      const auto y = *reinterpret_cast<const typename L::DoublesIn*>(b + i + k * C);
-      const typename L::Doubles t = x * y * scale;
-      if constexpr (Narrow) {
-        lane[k] += __builtin_convertvector(__builtin_convertvector(t, typename L::Int32s),
-                                           typename L::Doubles);
-      } else {
-        lane[k] += __builtin_convertvector(__builtin_convertvector(t, typename L::Int64s),
-                                           typename L::Doubles);
+  for (; i + 2 <= g; i += 2) {
+    for (std::size_t h = 0; h < 2; ++h) {
+      for (std::size_t q = 0; q < Q; ++q) {
+        const D p = pa[i + h] * load<C>(pb + (i + h) * L + q * C);
+        top[q][h] = p > top[q][h] ? p : top[q][h];
       }
     }
   }
-  double sum = 0.0;
-  for (; i < n; ++i) sum += static_cast<double>(static_cast<std::int64_t>(a[i] * b[i] * scale));
-  for (std::size_t k = 0; k < W / C; ++k) {
-    for (std::size_t j = 0; j < C; ++j) sum += lane[k][j];
-  }
-  return sum;
-}
-
-// max_i e(a_i) + e(b_i) over n products (n = G when G is not 0).
-template <std::size_t W, std::size_t G>
-inline __attribute__((always_inline)) int largest_product_exponent(const std::int16_t* ea,
-                                                                   const std::int16_t* eb,
-                                                                   std::size_t n) {
-  using L = Lanes<W>;
-  if constexpr (G != 0) n = G;
-  typename L::Int32s lane = typename L::Int32s{} - 32768;
-  std::size_t i = 0;
-  for (; i + W <= n; i += W) {
-    const auto x = *reinterpret_cast<const typename L::Int16sIn*>(ea + i);
-    const auto y = *reinterpret_cast<const typename L::Int16sIn*>(eb + i);
-    const typename L::Int32s p = __builtin_convertvector(x, typename L::Int32s) +
-                                 __builtin_convertvector(y, typename L::Int32s);
-    lane = p > lane ? p : lane;
-  }
-  int e = -32768;
-  for (; i < n; ++i) {
-    const int p = ea[i] + eb[i];
-    e = p > e ? p : e;
-  }
-  for (std::size_t j = 0; j < W; ++j) e = lane[j] > e ? lane[j] : e;
-  return e;
-}
-
-// `steps` steps of rule.group products each from the accumulator c; G is
-// the group when known at compile time (0: rule.group).
-template <std::size_t W, std::size_t G, bool Narrow>
-SplitChain split_chain_of(const double* a, const std::int16_t* ea, const double* b,
-                          const std::int16_t* eb, std::size_t steps, double c,
-                          const SplitRule& rule) {
-  const std::size_t g = G != 0 ? G : static_cast<std::size_t>(rule.group);
-  SplitChain out{c, 0};
-  for (std::size_t k = 0; k < steps; ++k) {
-    const std::size_t i = k * g;
-    const int ec = accumulator_exponent(out.acc, rule.c_emin);
-    const int ep = largest_product_exponent<W, G>(ea + i, eb + i, g);
-    const int s = rule.fraction_bits - (ep > ec ? ep : ec);
-    const double scale = power_of_two(s);
-    const double sum =
-        __builtin_trunc(out.acc * scale) + product_terms<W, G, Narrow>(a + i, b + i, g, scale);
-    const double v = sum * power_of_two(-s);
-    out.steps = k + 1;
-    if (v >= 0x1p128 || v <= -0x1p128) {
-      out.acc = v > 0 ? __builtin_inf() : -__builtin_inf();
-      return out;
+  for (; i < g; ++i) {
+    for (std::size_t q = 0; q < Q; ++q) {
+      const D p = pa[i] * load<C>(pb + i * L + q * C);
+      top[q][0] = p > top[q][0] ? p : top[q][0];
     }
-    out.acc = truncated_result(v, rule.result_bits);
   }
-  return out;
-}
-
-// R chains side by side on the same a (one row of x against R rows of
-// weights), each with its own b, accumulator and SplitChain (acc in, acc
-// and steps out): independent chains whose latencies overlap. A chain
-// whose step overflows stops there; the others go on.
-template <std::size_t W, std::size_t G, bool Narrow, std::size_t R, std::size_t C>
-void split_chains_of(const double* a, const std::int16_t* ea, const double* const* b,
-                     const std::int16_t* const* eb, std::size_t steps, SplitChain* chains,
-                     const SplitRule& rule) {
-  const std::size_t g = G != 0 ? G : static_cast<std::size_t>(rule.group);
-  double acc[R];
-  bool live[R];
-  for (std::size_t r = 0; r < R; ++r) {
-    acc[r] = chains[r].acc;
-    live[r] = true;
-    chains[r].steps = steps;
+  for (std::size_t q = 0; q < Q; ++q) {
+    const D t = top[q][1] > top[q][0] ? top[q][1] : top[q][0];
+    scale[q] = __builtin_bit_cast(
+        D, (std::int64_t(rule.fraction_bits + 2046) << 52) - __builtin_bit_cast(I, t));
+    top[q][0] = t;
+    sum[q][0] = truncated<C, Narrow>(acc[q] * scale[q]);
+    sum[q][1] = D{};
   }
-  for (std::size_t k = 0; k < steps; ++k) {
-    const std::size_t i = k * g;
-    for (std::size_t r = 0; r < R; ++r) {
-      if (!live[r]) continue;
-      const int ec = accumulator_exponent(acc[r], rule.c_emin);
-      const int ep = largest_product_exponent<W, G>(ea + i, eb[r] + i, g);
-      const int s = rule.fraction_bits - (ep > ec ? ep : ec);
-      const double scale = power_of_two(s);
-      const double sum = static_cast<double>(static_cast<std::int64_t>(acc[r] * scale)) +
-                         product_terms<W, G, Narrow, C>(a + i, b[r] + i, g, scale);
-      const double v = sum * power_of_two(-s);
-      if (v >= 0x1p128 || v <= -0x1p128) {
-        acc[r] = v > 0 ? __builtin_inf() : -__builtin_inf();
-        chains[r].steps = k + 1;
-        live[r] = false;
-        continue;
+  for (i = 0; i + 2 <= g; i += 2) {
+    for (std::size_t h = 0; h < 2; ++h) {
+      for (std::size_t q = 0; q < Q; ++q) {
+        sum[q][h] += truncated<C, Narrow>(a[i + h] * load<C>(b + (i + h) * L + q * C) * scale[q]);
       }
-      acc[r] = truncated_result(v, rule.result_bits);
     }
   }
-  for (std::size_t r = 0; r < R; ++r) chains[r].acc = acc[r];
-}
-
-// split_chain_of with the kernels' groups (8, 16, 32) fixed at compile
-// time, and narrow terms where F <= 29.
-template <std::size_t W, bool Narrow>
-SplitChain split_chain_narrow(const double* a, const std::int16_t* ea, const double* b,
-                              const std::int16_t* eb, std::size_t steps, double c,
-                              const SplitRule& rule) {
-  switch (rule.group) {
-    case 8:
-      return split_chain_of<W, 8, Narrow>(a, ea, b, eb, steps, c, rule);
-    case 16:
-      return split_chain_of<W, 16, Narrow>(a, ea, b, eb, steps, c, rule);
-    case 32:
-      return split_chain_of<W, 32, Narrow>(a, ea, b, eb, steps, c, rule);
-    default:
-      return split_chain_of<W, 0, Narrow>(a, ea, b, eb, steps, c, rule);
+  for (; i < g; ++i) {
+    for (std::size_t q = 0; q < Q; ++q) {
+      sum[q][0] += truncated<C, Narrow>(a[i] * load<C>(b + i * L + q * C) * scale[q]);
+    }
+  }
+  for (std::size_t q = 0; q < Q; ++q) {
+    const D unscale = __builtin_bit_cast(
+        D, __builtin_bit_cast(I, top[q][0]) - (std::int64_t(rule.fraction_bits) << 52));
+    const D v = (sum[q][0] + sum[q][1]) * unscale;
+    overflow[q] = (v >= 0x1p128) | (v <= -0x1p128);
+    acc[q] = truncated_result<C>(v, rule.result_bits);
   }
 }
-template <std::size_t W, std::size_t R, std::size_t C = (W < 4 ? W : 4)>
-void split_chains(const double* a, const std::int16_t* ea, const double* const* b,
-                  const std::int16_t* const* eb, std::size_t steps, SplitChain* chains,
-                  const SplitRule& rule) {
+
+// `steps` steps of the rule's group in L lanes (chunks of C); G is the
+// group when known at compile time (0: rule.group).
+template <std::size_t L, std::size_t C, std::size_t G, bool Narrow>
+void split_lanes_of(const double* a, const double* pa, const double* b, const double* pb,
+                    std::size_t steps, double* acc, std::size_t* done, const SplitRule& rule) {
+  static_assert(L % C == 0);
+  constexpr std::size_t Q = L / C;
+  using V = Lanes<C>;
+  const std::size_t g = G != 0 ? G : static_cast<std::size_t>(rule.group);
+  typename V::Doubles c[Q];
+  typename V::Int64s overflow[Q];
+  for (std::size_t q = 0; q < Q; ++q) c[q] = load<C>(acc + q * C);
+  bool ended[L] = {};
+  for (std::size_t r = 0; r < L; ++r) done[r] = steps;
+  for (std::size_t k = 0; k < steps; ++k) {
+    const std::size_t i = k * g;
+    step_lanes<L, C, Narrow>(a + i, pa + i, b + i * L, pb + i * L, g, c, overflow, rule);
+    typename V::Int64s any = overflow[0];
+    for (std::size_t q = 1; q < Q; ++q) any |= overflow[q];
+    bool some = false;
+    for (std::size_t j = 0; j < C; ++j) some = some || any[j] != 0;
+    if (__builtin_expect(some, 0)) {  // end those lanes' chains; compute on from +0
+      for (std::size_t q = 0; q < Q; ++q) {
+        for (std::size_t j = 0; j < C; ++j) {
+          if (overflow[q][j] == 0) continue;
+          if (!ended[q * C + j]) {
+            ended[q * C + j] = true;
+            done[q * C + j] = k + 1;
+            acc[q * C + j] = c[q][j] > 0 ? __builtin_inf() : -__builtin_inf();
+          }
+          c[q][j] = 0.0;
+        }
+      }
+    }
+  }
+  for (std::size_t q = 0; q < Q; ++q) {
+    for (std::size_t j = 0; j < C; ++j) {
+      if (!ended[q * C + j]) acc[q * C + j] = c[q][j];
+    }
+  }
+}
+
+// split_lanes_of with the kernels' groups (8, 16, 32) fixed at compile
+// time, and int32 truncation where F <= 29.
+template <std::size_t L, std::size_t C>
+void split_lanes(const double* a, const double* pa, const double* b, const double* pb,
+                 std::size_t steps, double* acc, std::size_t* done, const SplitRule& rule) {
   const bool narrow = rule.fraction_bits <= 29;
   switch (rule.group) {
+    case 8:
+      if (narrow) return split_lanes_of<L, C, 8, true>(a, pa, b, pb, steps, acc, done, rule);
+      return split_lanes_of<L, C, 8, false>(a, pa, b, pb, steps, acc, done, rule);
     case 16:
-      if (narrow) return split_chains_of<W, 16, true, R, C>(a, ea, b, eb, steps, chains, rule);
-      return split_chains_of<W, 16, false, R, C>(a, ea, b, eb, steps, chains, rule);
+      if (narrow) return split_lanes_of<L, C, 16, true>(a, pa, b, pb, steps, acc, done, rule);
+      return split_lanes_of<L, C, 16, false>(a, pa, b, pb, steps, acc, done, rule);
     case 32:
-      if (narrow) return split_chains_of<W, 32, true, R, C>(a, ea, b, eb, steps, chains, rule);
-      return split_chains_of<W, 32, false, R, C>(a, ea, b, eb, steps, chains, rule);
+      if (narrow) return split_lanes_of<L, C, 32, true>(a, pa, b, pb, steps, acc, done, rule);
+      return split_lanes_of<L, C, 32, false>(a, pa, b, pb, steps, acc, done, rule);
     default:
-      if (narrow) return split_chains_of<W, 0, true, R, C>(a, ea, b, eb, steps, chains, rule);
-      return split_chains_of<W, 0, false, R, C>(a, ea, b, eb, steps, chains, rule);
+      if (narrow) return split_lanes_of<L, C, 0, true>(a, pa, b, pb, steps, acc, done, rule);
+      return split_lanes_of<L, C, 0, false>(a, pa, b, pb, steps, acc, done, rule);
   }
-}
-
-template <std::size_t W>
-SplitChain split_chain(const double* a, const std::int16_t* ea, const double* b,
-                       const std::int16_t* eb, std::size_t steps, double c, const SplitRule& rule) {
-  if (rule.fraction_bits <= 29) return split_chain_narrow<W, true>(a, ea, b, eb, steps, c, rule);
-  return split_chain_narrow<W, false>(a, ea, b, eb, steps, c, rule);
 }
 
 }  // namespace

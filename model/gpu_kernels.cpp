@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <array>
 #include <span>
 #include <vector>
 
@@ -10,10 +9,9 @@ namespace fplab::model::kernels {
 
 namespace {
 
-// Rows of w converted to the kernel's inputs at a time.
-constexpr std::size_t kGpuRows = 256;
-// Outputs of one row of x computed in one call (GpuDot::dot_split_rows).
-constexpr std::size_t kChains = 4;
+// Rows of w per task: every row of x against them (GpuDot::dot_rows_block,
+// which converts them once, straight into its vector lanes' layout).
+constexpr std::size_t kTaskRows = 64;
 
 }  // namespace
 
@@ -25,26 +23,16 @@ void linear_gpu(const float* x, const float* w, float* y, std::size_t M, std::si
     std::fill(y, y + M * N, kernel.dot({}, {}));
     return;
   }
-  GpuSplitRows xs, ws;
+  GpuSplitRows xs;
   kernel.split(std::span<const float>(x, M * K), K, xs);
   // A matrix-unit dot costs about 20x a float one: threads from a
   // twentieth of the float kernels' threshold.
   [[maybe_unused]] const bool threads = M * N * K * 20 >= kParallelWork;
-  for (std::size_t n0 = 0; n0 < N; n0 += kGpuRows) {
-    const std::size_t rows = std::min(kGpuRows, N - n0);
-    kernel.split(std::span<const float>(w + n0 * K, rows * K), K, ws);
-    // Tasks of kChains outputs of one row of x (their chains run side by side).
-    const std::size_t chunks = (rows + kChains - 1) / kChains;
-    const auto tasks = static_cast<long>(M * chunks);
-#pragma omp parallel for schedule(static, 16) if (threads)
-    for (long t = 0; t < tasks; ++t) {
-      const std::size_t m = static_cast<std::size_t>(t) / chunks;
-      const std::size_t n = static_cast<std::size_t>(t) % chunks * kChains;
-      const std::size_t count = std::min(kChains, rows - n);
-      std::array<float, kChains> out{};
-      kernel.dot_split_rows(xs, m, ws, n, count, out.data());
-      std::copy_n(out.begin(), count, y + m * N + n0 + n);
-    }
+  const auto tasks = static_cast<long>((N + kTaskRows - 1) / kTaskRows);
+#pragma omp parallel for schedule(static, 1) if (threads)
+  for (long t = 0; t < tasks; ++t) {
+    const std::size_t n = static_cast<std::size_t>(t) * kTaskRows;
+    kernel.dot_rows_block(xs, w + n * K, std::min(kTaskRows, N - n), y + n, N);
   }
 }
 

@@ -1,10 +1,13 @@
-// nv_fused's chain on split operands (matrixunits/nv_fused_split.hpp) and
-// GpuDot::dot_split (matrixunits/kernel_order.hpp) against their scalar
-// references, bit for bit: the chain at every width it is compiled at
-// (and the dispatched build, AVX2 or AVX-512F where the CPU has them)
-// against dot_add over every nv_fused rule with a truncating fp32 or e8m13
-// result, every step count 1 .. 2 x 16 + 1 of groups (across each width's
-// vector edge), on random and adversarial rows; dot_split against
+// nv_fused's chains on split operands, one output per lane
+// (matrixunits/nv_fused_split.hpp), and GpuDot::dot_split_block /
+// dot_split (matrixunits/kernel_order.hpp) against their scalar
+// references, bit for bit: the lanes at every lane count they are compiled
+// at (and the dispatched build, AVX2 or AVX-512F where the CPU has them)
+// against dot_add step by step over every nv_fused rule with a truncating
+// fp32 or e8m13 result, every step count 1 .. 2 x 16 + 1 of groups, on
+// random and adversarial rows, lanes that overflow beside lanes that go
+// on; dot_split_block on row counts that are not a multiple of the lanes,
+// with offsets and strides; dot_split against
 // dot_converted for every architecture's kernel, input type, split-k and
 // promotion, every length 0 .. 2k + 1 and a model's lengths, with rows
 // that overflow to infinity mid-chain and rows with specials (the
@@ -102,152 +105,134 @@ SplitRule split_rule(const DotAddRule& r) {
 
 }  // namespace
 
-TEST_CASE("nv_fused's split chain equals dot_add across vector edges", "[matrixunits][gpu][fast]") {
+TEST_CASE("nv_fused's split lanes equal dot_add across vector edges", "[matrixunits][gpu][fast]") {
   const std::vector<DotAddRule> rules = chain_rules();
   REQUIRE(rules.size() >= 4);
+  constexpr std::size_t kMost = 16;  // lanes of the widest build
   std::mt19937_64 rng(4305);
-  std::size_t chains = 0, overflowed = 0;
+  std::size_t lanes_checked = 0, overflowed = 0, beside = 0;
   for (const DotAddRule& r : rules) {
     const auto g = static_cast<std::size_t>(r.group);
     for (std::size_t steps = 1; steps <= 2 * 16 + 1; ++steps) {
       for (int kind = 0; kind < 4; ++kind) {
         const std::size_t n = steps * g;
         const std::vector<float> xf = row_of(kind, n, rng);
-        const std::vector<float> yf = row_of(kind == 3 ? 5 : kind, n, rng);
-        std::vector<double> x(xf.begin(), xf.end()), y(yf.begin(), yf.end());
-        std::vector<std::int16_t> ex(n), ey(n);
-        for (std::size_t i = 0; i < n; ++i) {
-          ex[i] = exponent_of(x[i], r.a_emin);
-          ey[i] = exponent_of(y[i], r.b_emin);
-        }
-        const double c = static_cast<float>(random_float(-6, 6, rng));
-        const double ref = dot_add(r, x, y, c);
-        INFO("fraction bits " << r.fraction_bits << " group " << g << " steps " << steps << " kind "
-                              << kind);
-        const auto check = [&](const nv_fused_split::SplitChain& got) {
-          ++chains;
-          if (got.steps < steps) {  // ended in an infinity: the reference goes on
-            ++overflowed;
-            CHECK(std::isinf(got.acc));
-            CHECK(bits(dot_add(r, std::span<const double>(x).subspan(got.steps * g),
-                               std::span<const double>(y).subspan(got.steps * g), got.acc)) ==
-                  bits(ref));
-          } else {
-            CHECK(bits(got.acc) == bits(ref));
-          }
-        };
-        for (const std::size_t w : kWidths) {
-          check(nv_fused_split::split_chain_at_width(x.data(), ex.data(), y.data(), ey.data(),
-                                                     steps, c, split_rule(r), w));
-        }
-        check(nv_fused_split::split_chain_dispatched(x.data(), ex.data(), y.data(), ey.data(),
-                                                     steps, c, split_rule(r)));
-      }
-    }
-  }
-  CHECK(chains == rules.size() * 33 * 4 * (std::size(kWidths) + 1));
-  CHECK(overflowed > 0);  // the huge rows reach 2^128
-  CHECK_THROWS_WITH(nv_fused_split::split_chain_at_width(nullptr, nullptr, nullptr, nullptr, 0, 0.0,
-                                                         SplitRule{}, 3),
-                    "nv-fused split chain: width 3 is not 1, 2, 4, 8 or 16");
-}
-
-TEST_CASE("nv_fused's split chains side by side equal dot_add", "[matrixunits][gpu][fast]") {
-  constexpr std::size_t R = nv_fused_split::kSplitChains;
-  std::mt19937_64 rng(4307);
-  std::size_t chains = 0, overflowed = 0;
-  for (const DotAddRule& r : chain_rules()) {
-    const auto g = static_cast<std::size_t>(r.group);
-    for (std::size_t steps = 1; steps <= 2 * 16 + 1; ++steps) {
-      for (int kind = 0; kind < 4; ++kind) {
-        const std::size_t n = steps * g;
-        const std::vector<float> xf = row_of(kind, n, rng);
         const std::vector<double> x(xf.begin(), xf.end());
-        std::vector<std::int16_t> ex(n);
-        for (std::size_t i = 0; i < n; ++i) ex[i] = exponent_of(x[i], r.a_emin);
-        // Row 0 the single chain's partner (huge for kind 3: an overflow),
-        // the others narrow: chains that stop and chains that go on.
-        std::vector<std::vector<double>> y(R);
-        std::vector<std::vector<std::int16_t>> ey(R, std::vector<std::int16_t>(n));
-        std::vector<const double*> b(R);
-        std::vector<const std::int16_t*> eb(R);
-        std::vector<double> c(R), ref(R);
-        for (std::size_t q = 0; q < R; ++q) {
-          const std::vector<float> yf = row_of(q == 0 && kind == 3 ? 5 : q == 0 ? kind : 0, n, rng);
+        std::vector<double> px(n);
+        for (std::size_t i = 0; i < n; ++i) px[i] = std::ldexp(1.0, exponent_of(x[i], r.a_emin));
+        // Lane rows: every third huge (an overflow beside huge x), the rest
+        // of the kinds that stay finite; each lane its own accumulator.
+        std::vector<std::vector<double>> y(kMost);
+        std::vector<double> c(kMost), ref(kMost);
+        std::vector<std::size_t> ends(kMost, steps);  // the step that reaches infinity
+        for (std::size_t q = 0; q < kMost; ++q) {
+          const std::vector<float> yf = row_of(q % 3 == 0 && kind == 3 ? 5 : int(q % 3), n, rng);
           y[q].assign(yf.begin(), yf.end());
-          for (std::size_t i = 0; i < n; ++i) ey[q][i] = exponent_of(y[q][i], r.b_emin);
-          b[q] = y[q].data();
-          eb[q] = ey[q].data();
           c[q] = static_cast<float>(random_float(-6, 6, rng));
-          ref[q] = dot_add(r, x, y[q], c[q]);
-        }
-        const auto check = [&](std::vector<nv_fused_split::SplitChain> got) {
-          for (std::size_t q = 0; q < R; ++q) {
-            ++chains;
-            INFO("fraction bits " << r.fraction_bits << " steps " << steps << " kind " << kind
-                                  << " chain " << q);
-            double acc = got[q].acc;
-            if (got[q].steps < steps) {
-              ++overflowed;
-              CHECK(std::isinf(acc));
-              acc = dot_add(r, std::span<const double>(x).subspan(got[q].steps * g),
-                            std::span<const double>(y[q]).subspan(got[q].steps * g), acc);
+          ref[q] = c[q];
+          for (std::size_t k = 0; k < steps; ++k) {
+            ref[q] = dot_add(r, std::span<const double>(x).subspan(k * g, g),
+                             std::span<const double>(y[q]).subspan(k * g, g), ref[q]);
+            if (std::isinf(ref[q])) {
+              ends[q] = k + 1;
+              break;
             }
-            CHECK(bits(acc) == bits(ref[q]));
+          }
+        }
+        // lanes lanes, b and pb interleaved by lanes; then every lane's
+        // chain against the reference's.
+        const auto run = [&](std::size_t lanes, bool dispatched) {
+          std::vector<double> b(n * lanes), pb(n * lanes), acc(c.begin(), c.begin() + long(lanes));
+          for (std::size_t i = 0; i < n; ++i) {
+            for (std::size_t q = 0; q < lanes; ++q) {
+              b[i * lanes + q] = y[q][i];
+              pb[i * lanes + q] = std::ldexp(1.0, exponent_of(y[q][i], r.b_emin));
+            }
+          }
+          std::vector<std::size_t> done(lanes);
+          if (dispatched) {
+            nv_fused_split::split_lanes_dispatched(x.data(), px.data(), b.data(), pb.data(), steps,
+                                                   acc.data(), done.data(), split_rule(r));
+          } else {
+            nv_fused_split::split_lanes_at_width(x.data(), px.data(), b.data(), pb.data(), steps,
+                                                 acc.data(), done.data(), split_rule(r), lanes);
+          }
+          std::size_t ended = 0;
+          for (std::size_t q = 0; q < lanes; ++q) ended += done[q] < steps ? 1 : 0;
+          if (ended > 0) beside += lanes - ended;
+          for (std::size_t q = 0; q < lanes; ++q) {
+            INFO("fraction bits " << r.fraction_bits << " group " << g << " steps " << steps
+                                  << " kind " << kind << " lanes " << lanes << " lane " << q);
+            ++lanes_checked;
+            overflowed += done[q] < steps ? 1 : 0;
+            CHECK(done[q] == ends[q]);
+            CHECK(bits(acc[q]) == bits(ref[q]));
           }
         };
-        const auto start = [&] {
-          std::vector<nv_fused_split::SplitChain> in(R);
-          for (std::size_t q = 0; q < R; ++q) in[q].acc = c[q];
-          return in;
-        };
-        for (const std::size_t w : kWidths) {
-          auto got = start();
-          nv_fused_split::split_chains_at_width(x.data(), ex.data(), b.data(), eb.data(), steps,
-                                                got.data(), split_rule(r), w);
-          check(got);
-        }
-        auto got = start();
-        nv_fused_split::split_chains_dispatched(x.data(), ex.data(), b.data(), eb.data(), steps,
-                                                got.data(), split_rule(r));
-        check(got);
+        for (const std::size_t w : kWidths) run(w, false);
+        run(nv_fused_split::kSplitLanes, true);
       }
     }
   }
-  CHECK(overflowed > 0);
-  CHECK(overflowed < chains / 4);  // the other chains of an overflowing one go on
+  CHECK(lanes_checked == rules.size() * 33 * 4 * (1 + 2 + 4 + 8 + 16 + 8));
+  CHECK(overflowed > 0);  // the huge rows reach 2^128
+  CHECK(beside > 0);      // beside lanes that go on
+  CHECK_THROWS_WITH(nv_fused_split::split_lanes_at_width(nullptr, nullptr, nullptr, nullptr, 0,
+                                                         nullptr, nullptr, SplitRule{}, 3),
+                    "nv-fused split lanes: 3 lanes is not 1, 2, 4, 8 or 16");
 }
 
-TEST_CASE("GpuDot::dot_split_rows equals dot_split row by row", "[matrixunits][gpu][fast]") {
+TEST_CASE("GpuDot::dot_split_block and dot_rows_block equal dot_converted across lane edges",
+          "[matrixunits][gpu][fast]") {
   std::mt19937_64 rng(4308);
-  std::size_t compared = 0;
-  for (const char* order : {"gpu(hopper)", "gpu(hopper,split-k=2)", "gpu(ada,e4m3)",
-                            "gpu(blackwell,f16)", "gpu(ampere,tf32)", "gpu(cdna3)"}) {
+  std::size_t compared = 0, infinite = 0;
+  for (const char* order :
+       {"gpu(hopper)", "gpu(hopper,split-k=2)", "gpu(hopper,promote=32)", "gpu(ada,e4m3)",
+        "gpu(blackwell,f16)", "gpu(ampere,tf32)", "gpu(cdna3)"}) {
     const GpuDot kernel(parse_gpu_kernel_order(order));
     for (const std::size_t n : {16, 64, 50, 576}) {
-      constexpr std::size_t kRows = 11;
-      std::vector<float> yf;
+      // x: a narrow row, the whole range, a huge one, one with a special;
+      // y: 19 rows (two lane blocks and a part), huge ones and specials.
+      std::vector<float> xf, yf;
+      for (const int kind : {0, 1, 3, 4}) {
+        const std::vector<float> row = row_of(kind, n, rng);
+        xf.insert(xf.end(), row.begin(), row.end());
+      }
+      constexpr std::size_t kRows = 19;
       for (std::size_t q = 0; q < kRows; ++q) {
-        const std::vector<float> row = row_of(q == 6 ? 4 : q == 9 ? 3 : 0, n, rng);
+        const std::vector<float> row = row_of(q == 6 ? 4 : q % 4 == 1 ? 5 : int(q % 3), n, rng);
         yf.insert(yf.end(), row.begin(), row.end());
       }
       GpuSplitRows xs, ys;
-      kernel.split(row_of(1, n, rng), n, xs);
+      kernel.split(xf, n, xs);
       kernel.split(yf, n, ys);
-      for (std::size_t first = 0; first < kRows; ++first) {
-        for (std::size_t count = 0; first + count <= kRows; ++count) {
-          std::vector<float> out(count);
-          kernel.dot_split_rows(xs, 0, ys, first, count, out.data());
-          for (std::size_t j = 0; j < count; ++j) {
-            INFO(order << " n = " << n << " rows " << first << " + " << j);
-            CHECK(bits(out[j]) == bits(kernel.dot_split(xs, 0, ys, first + j)));
+      for (const auto& [first, count] : std::vector<std::pair<std::size_t, std::size_t>>{
+               {0, kRows}, {1, 17}, {3, 8}, {5, 1}, {0, 0}}) {
+        const std::size_t stride = count + 2;
+        std::vector<float> out(4 * stride, -1.0f);
+        kernel.dot_split_block(xs, ys, first, count, out.data(), stride);
+        // The same from the float rows, converted straight into the lanes.
+        std::vector<float> direct(4 * stride, -1.0f);
+        kernel.dot_rows_block(xs, yf.data() + first * n, count, direct.data(), stride);
+        for (std::size_t e = 0; e < out.size(); ++e) CHECK(bits(direct[e]) == bits(out[e]));
+        for (std::size_t m = 0; m < 4; ++m) {
+          for (std::size_t j = 0; j < stride; ++j) {
+            INFO(order << " n = " << n << " x row " << m << " y row " << first << " + " << j);
+            if (j >= count) {  // past count: untouched
+              CHECK(out[m * stride + j] == -1.0f);
+              continue;
+            }
+            const float ref = kernel.dot_converted(xs.row(m), ys.row(first + j));
+            CHECK(bits(out[m * stride + j]) == bits(ref));
+            infinite += std::isinf(ref) ? 1 : 0;
             ++compared;
           }
         }
       }
     }
   }
-  CHECK(compared == std::size_t{6} * 4 * 286);
+  CHECK(compared == std::size_t{7} * 4 * 4 * (19 + 17 + 8 + 1));
+  CHECK(infinite > 0);
 }
 
 TEST_CASE("GpuDot::dot_split equals dot_converted for every kernel", "[matrixunits][gpu][fast]") {
@@ -310,26 +295,43 @@ TEST_CASE("GpuSplitRows: exponents, the per-row flag, bad rows", "[matrixunits][
   CHECK_THROWS_WITH(kernel.split(in, 4, rows), "gpu split: rows of unequal length");
 }
 
-TEST_CASE("negative control: the split chain one fractional bit off differs",
+TEST_CASE("negative control: the split lanes one fractional bit off differ",
           "[matrixunits][gpu][fast]") {
+  constexpr std::size_t L = nv_fused_split::kSplitLanes;
   const DotAddRule hopper = dot_add_rule(parse_mma_spec("hopper:wgmma.m64n8k16.f32.bf16.bf16"));
-  SplitRule off = split_rule(hopper);
-  off.fraction_bits -= 1;
   std::mt19937_64 rng(11);
-  std::size_t differing = 0, same = 0;
-  for (int rep = 0; rep < 200; ++rep) {
-    const std::vector<float> xf = row_of(0, 64, rng), yf = row_of(0, 64, rng);
-    const std::vector<double> x(xf.begin(), xf.end()), y(yf.begin(), yf.end());
-    std::vector<std::int16_t> ex(64), ey(64);
-    for (std::size_t i = 0; i < 64; ++i) {
-      ex[i] = exponent_of(x[i], hopper.a_emin);
-      ey[i] = exponent_of(y[i], hopper.b_emin);
+  std::size_t differing = 0, same = 0, exact = 0;
+  for (int rep = 0; rep < 25; ++rep) {
+    const std::vector<float> xf = row_of(0, 64, rng);
+    const std::vector<double> x(xf.begin(), xf.end());
+    std::vector<double> px(64), b(64 * L), pb(64 * L), ref(L);
+    for (std::size_t i = 0; i < 64; ++i) px[i] = std::ldexp(1.0, exponent_of(x[i], hopper.a_emin));
+    for (std::size_t q = 0; q < L; ++q) {
+      const std::vector<float> yf = row_of(0, 64, rng);
+      const std::vector<double> y(yf.begin(), yf.end());
+      for (std::size_t i = 0; i < 64; ++i) {
+        b[i * L + q] = y[i];
+        pb[i * L + q] = std::ldexp(1.0, exponent_of(y[i], hopper.b_emin));
+      }
+      ref[q] = dot_add(hopper, x, y, 0.0);
     }
-    const double ref = dot_add(hopper, x, y, 0.0);
-    const auto got = nv_fused_split::split_chain_dispatched(x.data(), ex.data(), y.data(),
-                                                            ey.data(), 4, 0.0, off);
-    (bits(got.acc) == bits(ref) ? same : differing) += 1;
+    for (const int shift : {0, -1}) {  // the rule, and one fractional bit off
+      SplitRule rule = split_rule(hopper);
+      rule.fraction_bits += shift;
+      std::vector<double> acc(L, 0.0);
+      std::vector<std::size_t> done(L);
+      nv_fused_split::split_lanes_dispatched(x.data(), px.data(), b.data(), pb.data(), 4,
+                                             acc.data(), done.data(), rule);
+      for (std::size_t q = 0; q < L; ++q) {
+        const bool equal = bits(acc[q]) == bits(ref[q]);
+        if (shift == 0)
+          exact += equal ? 1 : 0;
+        else
+          (equal ? same : differing) += 1;
+      }
+    }
   }
+  CHECK(exact == 25 * L);
   CHECK(differing > 20);
   CHECK(same > 0);
 }
