@@ -419,9 +419,10 @@ Compared compare_stepwise(const Request& r, const Setting& a, const Setting& b,
 std::string op_kind(const model::Op& op) {
   if (op.layer == model::kNoLayer) return op.name;
   const std::string prefix = "layers." + std::to_string(op.layer) + ".";
-  if (op.name.rfind(prefix, 0) != 0)
+  if (op.name.rfind(prefix, 0) != 0) {
     throw std::logic_error("op " + op.name + " is not named after its layer " +
                            std::to_string(op.layer));
+  }
   return op.name.substr(prefix.size());
 }
 

@@ -19,7 +19,7 @@ using fplab::DiffRequest;
 
 // B and the tolerance file must exist (the parser checks them).
 std::filesystem::path scratch() {
-  const auto dir = std::filesystem::temp_directory_path() / "fplab_test_diff_request";
+  auto dir = std::filesystem::temp_directory_path() / "fplab_test_diff_request";
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "-b.npy") << "x";
   std::ofstream(dir / "tol.txt") << "* ignore\n";
