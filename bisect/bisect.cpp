@@ -414,15 +414,17 @@ Compared compare_stepwise(const Request& r, const Setting& a, const Setting& b,
   }
 }
 
-// An op's kind: its name without "layers.N." (a model-level op's own name).
-std::string op_kind(const std::string& name) {
-  const std::string_view prefix = "layers.";
-  if (name.rfind(prefix, 0) != 0) return name;
-  const auto dot = name.find('.', prefix.size());
-  return dot == std::string::npos ? name : name.substr(dot + 1);
-}
-
 }  // namespace
+
+std::string op_kind(const model::Op& op) {
+  if (op.layer == model::kNoLayer) return op.name;
+  const std::string prefix = "layers." + std::to_string(op.layer) + ".";
+  if (op.name.rfind(prefix, 0) != 0) {
+    throw std::logic_error("op " + op.name + " is not named after its layer " +
+                           std::to_string(op.layer));
+  }
+  return op.name.substr(prefix.size());
+}
 
 bool logits_equal(const Request& r, const Setting& a, const Setting& b,
                   const std::vector<std::string>& invariant_ops) {
@@ -458,16 +460,19 @@ std::vector<model::OpOverride> compact_overrides(const model::Model& m,
 
 namespace {
 
-// Candidate indices grouped by op kind, the kinds in order of first appearance.
+// Candidate indices grouped by op kind (op_kind: every layer's
+// mlp.down_proj as one), the kinds in order of first appearance.
 struct Kinds {
   std::vector<std::string> names;
   std::vector<Ddmin::Subset> members;
 };
 
-Kinds group_by_kind(const std::vector<std::string>& candidates) {
+Kinds group_by_kind(const std::vector<model::Op>& ops, const std::vector<std::string>& candidates) {
+  std::map<std::string, std::string> role;
+  for (const model::Op& op : ops) role[op.name] = op_kind(op);
   Kinds k;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    const std::string kind = op_kind(candidates[i]);
+    const std::string& kind = role.at(candidates[i]);
     const auto it = std::find(k.names.begin(), k.names.end(), kind);
     const auto at = static_cast<std::size_t>(it - k.names.begin());
     if (it == k.names.end()) {
@@ -491,8 +496,9 @@ Ddmin::Subset ops_of(const Kinds& k, const Ddmin::Subset& chosen) {
 // ddmin over op kinds (every layer's mlp.down_proj as one), each kind's
 // test run through `dd` (so cached with the per-op tests): a 1-minimal set
 // of kinds. Returns their ops, where the per-op search starts.
-Ddmin::Subset kinds_pass(Ddmin& dd, const std::vector<std::string>& candidates, MinimalFix& fix) {
-  const Kinds k = group_by_kind(candidates);
+Ddmin::Subset kinds_pass(Ddmin& dd, const std::vector<model::Op>& model_ops,
+                         const std::vector<std::string>& candidates, MinimalFix& fix) {
+  const Kinds k = group_by_kind(model_ops, candidates);
   const std::size_t before = dd.tests();
   Ddmin coarse([&](const Ddmin::Subset& chosen) { return dd.good(ops_of(k, chosen)); });
   Ddmin::Subset every(k.names.size());
@@ -553,8 +559,9 @@ MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
   }
   std::vector<std::size_t> set;
   if (!dd.good({})) {
-    set = ranking == nullptr && kinds_first ? dd.remove_each(kinds_pass(dd, candidates, fix))
-                                            : dd.run(start, granularity);
+    set = ranking == nullptr && kinds_first
+              ? dd.remove_each(kinds_pass(dd, r.model->ops(), candidates, fix))
+              : dd.run(start, granularity);
   }
   fix.ops = names(set);
   fix.tests = dd.tests();

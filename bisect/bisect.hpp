@@ -137,6 +137,14 @@ model::Policy with_ops(const model::Policy& base, const std::vector<std::string>
 // batch-invariant, or tp-invariant when either setting has tp > 1.
 model::ReductionPolicy invariant_order(const Setting& a, const Setting& b);
 
+// An op's kind, the same for every layer's copy of it: its name after the
+// "layers.<op.layer>." that model/forward_ops.hpp puts first
+// ("mlp.down_proj" for layer 3's "layers.3.mlp.down_proj"); a model-level
+// op's (layer kNoLayer: embed, the final norm, lm_head) own name. ddmin runs
+// over kinds first. Throws std::logic_error for an op not named after its
+// layer.
+std::string op_kind(const model::Op& op);
+
 // The candidates: ops that reduce and whose order in A's or B's policy is
 // not `invariant`, in op order.
 std::vector<std::string> candidate_ops(const Request& r, const Setting& a, const Setting& b);

@@ -1,5 +1,7 @@
 // fplab round: a value rounded to the emulated formats, with its neighbours,
-// the spacing there, the rounding error and the bit fields.
+// the spacing there, the rounding error and the bit fields. This file
+// parses the command line into a request (cli/round_options.hpp), calls
+// run_round (precision/round_request.hpp) and prints its answer.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -11,27 +13,16 @@
 
 #include "cli/commands.hpp"
 #include "cli/narrow_text.hpp"
-#include "io/npy.hpp"
+#include "cli/round_options.hpp"
 #include "io/numbers.hpp"
 #include "precision/format.hpp"
 #include "precision/queries.hpp"
+#include "precision/round_request.hpp"
 #include "precision/rounding.hpp"
-#include "reductions/exact.hpp"
 
 namespace fplab::cli {
 
 namespace {
-
-struct RoundCommandOptions {
-  std::vector<std::string> values;
-  std::vector<std::string> formats;
-  std::string mode = "rne";
-  bool via_float = false;
-  std::uint64_t seed = 0;
-  bool json = false;
-  bool limits = false;
-  bool narrow = false;
-};
 
 // The widest line of the wide layout (the bits of fp32 and wider).
 constexpr std::size_t kWideRoundColumns = 112;
@@ -59,42 +50,7 @@ std::string bits_hex(const BitFields& b) {
   return fmt::format("0x{:0{}x}", b.bits, digits);
 }
 
-// x - rounded, correctly rounded (the plain difference may round).
-double rounding_error(double x, double rounded) {
-  if (!std::isfinite(x) || !std::isfinite(rounded)) return x - rounded;
-  ExactSum e;
-  e.add(x);
-  e.add(-rounded);
-  return e.to_double();
-}
-
-struct Row {
-  Format format;
-  double rounded;
-  double error;
-  Neighbours around;
-  bool exact;
-  double next_below;
-  double next_above;
-  double spacing;
-  double max_error;
-  BitFields bits;
-};
-
-Row query(double x, const Format& f, const RoundingOptions& base) {
-  RoundingOptions o = base;
-  o.format = f;
-  Row r{f, round(x, o), 0, neighbours(x, f), false, 0, 0, spacing(x, f), 0, {}};
-  r.error = rounding_error(x, r.rounded);
-  r.exact = std::isfinite(x) && r.around.below == x && r.around.above == x;
-  r.next_below = next_down(x, f);
-  r.next_above = next_up(x, f);
-  r.max_error = max_rounding_error(x, f, o.rounding);
-  r.bits = bit_fields(r.rounded, f);
-  return r;
-}
-
-nlohmann::json to_json(const Row& r) {
+nlohmann::json to_json(const RoundQuery& r) {
   return {{"format", r.format.name},
           {"spelling", r.format.spelling()},
           {"rounded", exact_value(r.rounded)},
@@ -128,7 +84,8 @@ void print_field(std::string_view name, const std::string& first, const std::str
   fmt::print("{}", wrapped(fmt::format("{:14}{}", "", second), kNarrowColumns, 14));
 }
 
-void print_text(double x, const std::vector<Row>& rows, const RoundingOptions& o, bool narrow) {
+void print_text(double x, const std::vector<RoundQuery>& rows, const RoundingOptions& o,
+                bool narrow) {
   const std::string head =
       fmt::format("x = {} ({}), rounding {}{}{}", to_decimal(x), to_hex(x), name(o.rounding),
                   o.via_float ? ", via float" : "",
@@ -197,76 +154,47 @@ void print_limits(const std::vector<Format>& formats, bool json, bool narrow) {
   if (json) fmt::print("{}\n", out.dump(2));
 }
 
-void run(const RoundCommandOptions& opts) {
-  std::vector<Format> formats;
-  for (const auto& f : opts.formats) formats.push_back(parse_format(f));
-  if (formats.empty()) {
-    const auto named = named_formats();
-    formats.assign(named.begin(), named.end());
-  }
-  if (opts.limits) {
-    if (!opts.values.empty()) throw InputError("--limits takes no values");
-    print_limits(formats, opts.json, narrow_output(opts.narrow, kWideRoundColumns));
+void print(const RoundRequest& request, const RoundAnswer& a) {
+  const bool narrow = narrow_output(request.narrow, kWideRoundColumns);
+  if (request.limits) {
+    print_limits(a.formats, request.json, narrow);
     return;
   }
-  if (opts.values.empty()) throw InputError("give one or more values to round (or --limits)");
-  RoundingOptions o;
-  o.rounding = parse_rounding(opts.mode);
-  o.via_float = opts.via_float;
-  o.seed = opts.seed;
-  std::vector<double> xs;
-  for (const auto& v : opts.values) xs.push_back(parse_number<double>(v));
-
+  const RoundingOptions& o = a.options;
   nlohmann::json out;
   out["mode"] = name(o.rounding);
   out["via_float"] = o.via_float;
   out["seed"] = o.seed;
   out["values"] = nlohmann::json::array();
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    std::vector<Row> rows;
-    rows.reserve(formats.size());
-    for (const auto& f : formats) rows.push_back(query(xs[i], f, o));
-    if (opts.json) {
+  for (std::size_t i = 0; i < a.xs.size(); ++i) {
+    if (request.json) {
       nlohmann::json v;
-      v["x"] = exact_value(xs[i]);
+      v["x"] = exact_value(a.xs[i]);
       v["formats"] = nlohmann::json::array();
-      for (const auto& r : rows) v["formats"].push_back(to_json(r));
+      for (const auto& r : a.rows[i]) v["formats"].push_back(to_json(r));
       out["values"].push_back(v);
     } else {
       if (i > 0) fmt::print("\n");
-      print_text(xs[i], rows, o, narrow_output(opts.narrow, kWideRoundColumns));
+      print_text(a.xs[i], a.rows[i], o, narrow);
     }
   }
-  if (opts.json) fmt::print("{}\n", out.dump(2));
+  if (request.json) fmt::print("{}\n", out.dump(2));
 }
 
 }  // namespace
 
 void add_round_command(CLI::App& app) {
-  auto opts = std::make_shared<RoundCommandOptions>();
+  auto opts = std::make_shared<RoundRequest>();
   auto* cmd = app.add_subcommand(
       "round", "Round values to emulated formats: neighbours, spacing, error, bit fields");
-  cmd->add_option("values", opts->values, "Values (decimal or hex, e.g. 16.07 0x1.8p-3)");
-  cmd->add_option("-F,--format", opts->formats,
-                  "Format (repeatable; default: fp32 bf16 fp16 tf32 e4m3 e5m2); also "
-                  "p=11,emax=15[,emin=-14][,subnormals=off][,specials=fn][,overflow=saturate]")
-      ->allow_extra_args(false);
-  cmd->add_option("-m,--mode", opts->mode, "Rounding: rne, rtz, up, down, sr (stochastic)");
-  cmd->add_flag("--via-float", opts->via_float,
-                "Round to float (nearest even) first: two roundings, as casts through float do");
-  cmd->add_option("--seed", opts->seed, "Seed of stochastic rounding");
-  cmd->add_flag("--json", opts->json, "Print JSON");
-  cmd->add_flag("--narrow", opts->narrow,
-                "Fit 80 columns: each field's hex and notes on a line of their own (the default "
-                "on a terminal narrower than the wide layout's 112 columns)");
-  cmd->add_flag("--limits", opts->limits, "Print the formats' parameters and limits instead");
+  add_round_options(*cmd, *opts);
   cmd->footer(
       "Examples:\n"
       "  fplab round 16.07 --format bf16       neighbours, spacing and error in bfloat16\n"
       "  fplab round 0x1.8p-3 -F fp16 -F e4m3  in two formats\n"
       "  fplab round 1.3 -F bf16 -m sr --seed 7   stochastic rounding, seeded\n"
       "  fplab round --limits -F fp8-e5m2      a format's parameters and limits");
-  cmd->callback([opts] { run(*opts); });
+  cmd->callback([opts] { print(*opts, run_round(*opts)); });
 }
 
 }  // namespace fplab::cli

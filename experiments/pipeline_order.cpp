@@ -110,12 +110,6 @@ std::string order_key(const std::vector<Stage>& order) {
 
 using Prompts = std::vector<std::pair<std::string, std::string>>;
 
-// A getter of prompt i's `member` from a row of every prompt's figures.
-template <class Figures, class T>
-auto prompt_member(std::size_t i, T Figures::*member) {
-  return [i, member](const std::vector<Figures>& f) { return f[i].*member; };
-}
-
 void record_top_p(const Prompts& prompts, const std::vector<std::vector<float>>& logits,
                   const std::vector<double>& ts, double top_p, std::size_t V,
                   ExperimentRecord& out) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,13 @@ inline std::string shown_text(const std::string& s) {
 
 inline std::string percent(double share, int digits = 1) {
   return fmt::format("{:.{}f} %", 100.0 * share, digits);
+}
+
+// A getter of prompt i's `member` from a row of every prompt's figures: the
+// tables with a column group per prompt (temperature, pipeline-order).
+template <class Figures, class T>
+auto prompt_member(std::size_t i, T Figures::*member) {
+  return [i, member](const std::vector<Figures>& f) { return f[i].*member; };
 }
 
 }  // namespace fplab::sampling

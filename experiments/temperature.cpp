@@ -128,12 +128,6 @@ std::string t_key(double t) { return to_decimal(t); }
 
 const std::vector<double> kC1Temperatures = {1e-3, 1e-2, 0.1, 0.5, 0.9, 1.5, 2, 10, 100, 1e4};
 
-// A getter of prompt i's `member` from a row of every prompt's figures.
-template <class Figures, class T>
-auto prompt_member(std::size_t i, T Figures::*member) {
-  return [i, member](const std::vector<Figures>& f) { return f[i].*member; };
-}
-
 // The c1-properties table's columns: a group per prompt ("key_..."), a row
 // holding each prompt's figures in prompt order.
 Columns<std::vector<C1Figures>> c1_columns(const std::vector<Prompt>& prompts) {

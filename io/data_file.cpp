@@ -6,9 +6,15 @@
 
 namespace fplab {
 
+namespace {
+
+// The installed data directory for a program at `program`
+// (<program's dir>/../share/fplab), whether or not it exists.
 std::filesystem::path installed_data_dir(const std::filesystem::path& program) {
   return program.parent_path().parent_path() / "share" / "fplab";
 }
+
+}  // namespace
 
 std::filesystem::path data_file(std::string_view relative) {
   std::error_code ec;

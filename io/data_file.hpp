@@ -21,8 +21,4 @@ namespace fplab {
 // `relative`: a path relative to the source tree's root.
 std::filesystem::path data_file(std::string_view relative);
 
-// The installed data directory for a program at `program`
-// (<program's dir>/../share/fplab), whether or not it exists.
-std::filesystem::path installed_data_dir(const std::filesystem::path& program);
-
 }  // namespace fplab

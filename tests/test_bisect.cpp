@@ -9,8 +9,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -628,4 +630,28 @@ TEST_CASE("bisect: ddmin over op kinds first finds per-op ddmin's set in fewer p
     const std::string kind = op.rfind("layers.", 0) == 0 ? op.substr(dot + 1) : op;
     CHECK(std::find(kinds.kinds.begin(), kinds.kinds.end(), kind) != kinds.kinds.end());
   }
+}
+
+TEST_CASE("bisect: an op's kind is its name within its layer, from the op's own layer",
+          "[bisect]") {
+  const fplab::model::Model& m = fplab::model::bundled_model();
+  std::map<std::string, std::size_t> copies;
+  for (const auto& op : m.ops()) {
+    const std::string kind = fplab::bisect::op_kind(op);
+    ++copies[kind];
+    if (op.layer == fplab::model::kNoLayer) {
+      CHECK(kind == op.name);
+    } else {
+      CHECK("layers." + std::to_string(op.layer) + "." + kind == op.name);
+    }
+  }
+  // 15 kinds in every layer, 3 model-level ops once each.
+  CHECK(copies.size() == 15 + 3);
+  CHECK(copies.at("mlp.down_proj") == m.config().n_layers);
+  CHECK(copies.at("lm_head") == 1);
+  // Negative control: an op whose layer field disagrees with its name is refused.
+  fplab::model::Op moved = m.ops()[1];
+  REQUIRE(moved.layer == 0);
+  moved.layer = 1;
+  CHECK_THROWS_AS(fplab::bisect::op_kind(moved), std::logic_error);
 }
