@@ -21,20 +21,22 @@ case "${1:-}" in
     ;;
 esac
 
-# Configuring the release preset finds every one of these (the tests'
-# Catch2, the benchmarks' Google Benchmark and pybind11 are small), so one
-# build folder serves both README commands.
+# The main tier is what the program links and runs. One build folder serves
+# both README commands: configured before the full set-up it leaves out the
+# tests, the benchmarks and the Python module (their packages are missing),
+# and configuring it again after the set-up adds them (CMakeLists.txt).
 main_packages=(
   cmake ninja-build ccache g++ make git pkg-config ca-certificates
-  libeigen3-dev libboost-dev catch2 libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev libfmt-dev libssl-dev
+  libeigen3-dev libcli11-dev nlohmann-json3-dev libfmt-dev libssl-dev
   libpcre2-dev libutf8proc-dev  # checkpoints/: tokenizer regexes and NFC
   gnuplot-nox                   # the report's figures
-  python3 python3-dev pybind11-dev  # python/: the fplab module
   libopenblas0-openmp libopenblas-openmp-dev  # model/: the blas policy (OpenBLAS's OpenMP build)
   libopenmpi-dev openmpi-bin    # the experiments' real Open MPI jobs
 )
 test_packages=(
+  catch2 libboost-dev           # the tests and their oracles (Boost.Multiprecision)
+  libbenchmark-dev              # bench/
+  python3 python3-dev pybind11-dev  # python/: the fplab module
   clang-14 libomp-14-dev
   libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes (fuzz and asan presets)
   nodejs              # tools/ tokenizer goldens, the tests' tokenizer files
