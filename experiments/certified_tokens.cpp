@@ -307,27 +307,24 @@ BoundRow bound_row(const FirstOrderPath& f) {
 // model.
 Columns<BoundRow> certified_columns(bool experts) {
   using B = BoundRow;
-  const Columns<B> columns = [experts] {
-    Columns<B> c;
-    c.add(ColumnId{"steps"}, "greedy steps", &B::steps)
-        .add(ColumnId{"certified"}, "certified steps", &B::certified)
-        .add(
-            ColumnId{"share"}, "share certified",
-            [](const B& b) { return share(b.certified, b.steps); }, ".4f")
-        .add(ColumnId{"median_bound"}, "median bound on a logit (half-width)", &B::median_bound,
-             ".3e", true)
-        .add(ColumnId{"median_gap_bound"}, "median bound on a gap l_lead - l_j",
-             &B::median_gap_bound, ".3e", true)
-        .add(ColumnId{"smallest_certified_gap"}, "smallest top-2 gap certified",
-             &B::smallest_certified_gap, ".3e", true)
-        .add(ColumnId{"largest_uncertified_gap"}, "largest top-2 gap not certified",
-             &B::largest_uncertified_gap, ".3e", true);
-    if (experts) {
-      c.add(ColumnId{"route_uncertified"}, "steps not certified (router)", &B::route_uncertified);
-    }
-    return c;
-  }();
-  return columns;
+  Columns<B> c;
+  c.add(ColumnId{"steps"}, "greedy steps", &B::steps)
+      .add(ColumnId{"certified"}, "certified steps", &B::certified)
+      .add(
+          ColumnId{"share"}, "share certified",
+          [](const B& b) { return share(b.certified, b.steps); }, ".4f")
+      .add(ColumnId{"median_bound"}, "median bound on a logit (half-width)", &B::median_bound,
+           ".3e", true)
+      .add(ColumnId{"median_gap_bound"}, "median bound on a gap l_lead - l_j", &B::median_gap_bound,
+           ".3e", true)
+      .add(ColumnId{"smallest_certified_gap"}, "smallest top-2 gap certified",
+           &B::smallest_certified_gap, ".3e", true)
+      .add(ColumnId{"largest_uncertified_gap"}, "largest top-2 gap not certified",
+           &B::largest_uncertified_gap, ".3e", true);
+  if (experts) {
+    c.add(ColumnId{"route_uncertified"}, "steps not certified (router)", &B::route_uncertified);
+  }
+  return c;
 }
 
 // `r`: null when the rigorous enclosure was left out (a checkpoint);
