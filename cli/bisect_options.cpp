@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "cli/numeric_options.hpp"
+#include "cli/request_args.hpp"
 
 namespace fplab::cli {
 
@@ -51,9 +52,7 @@ bisect::BisectRequest parse_bisect_request(const std::vector<std::string>& args)
   bisect::BisectRequest r;
   CLI::App app("fplab bisect");
   add_bisect_options(app, r);
-  check_numeric_options(app);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 reads from the back
-  app.parse(reversed);
+  parse_request_args(app, args);
   return r;
 }
 

@@ -1,6 +1,7 @@
 #include "cli/collective_options.hpp"
 
 #include "cli/numeric_options.hpp"
+#include "cli/request_args.hpp"
 #include "collectives/algorithm.hpp"
 
 namespace fplab::cli {
@@ -27,9 +28,7 @@ CollectiveRequest parse_collective_request(const std::vector<std::string>& args)
   CollectiveRequest r;
   CLI::App app("fplab collective");
   add_collective_options(app, r);
-  check_numeric_options(app);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 reads from the back
-  app.parse(reversed);
+  parse_request_args(app, args);
   return r;
 }
 

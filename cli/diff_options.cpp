@@ -1,6 +1,7 @@
 #include "cli/diff_options.hpp"
 
 #include "cli/numeric_options.hpp"
+#include "cli/request_args.hpp"
 
 namespace fplab::cli {
 
@@ -58,9 +59,7 @@ DiffRequest parse_diff_request(const std::vector<std::string>& args) {
   DiffRequest r;
   CLI::App app("fplab diff");
   const DiffOptionHandles h = add_diff_options(app, r);
-  check_numeric_options(app);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 reads from the back
-  app.parse(reversed);
+  parse_request_args(app, args);
   finish_diff_request(h, r);
   return r;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cli/numeric_options.hpp"
+#include "cli/request_args.hpp"
 
 namespace fplab::cli {
 
@@ -106,9 +107,7 @@ sampling::GenerateRequest parse_generate_request(const std::vector<std::string>&
   sampling::GenerateRequest r;
   CLI::App app("fplab generate");
   const GenerateOptionHandles h = add_generate_options(app, r);
-  check_numeric_options(app);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 reads from the back
-  app.parse(reversed);
+  parse_request_args(app, args);
   finish_generate_request(h, r);
   return r;
 }

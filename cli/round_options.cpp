@@ -1,6 +1,6 @@
 #include "cli/round_options.hpp"
 
-#include "cli/numeric_options.hpp"
+#include "cli/request_args.hpp"
 
 namespace fplab::cli {
 
@@ -26,9 +26,7 @@ RoundRequest parse_round_request(const std::vector<std::string>& args) {
   RoundRequest r;
   CLI::App app("fplab round");
   add_round_options(app, r);
-  check_numeric_options(app);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 reads from the back
-  app.parse(reversed);
+  parse_request_args(app, args);
   return r;
 }
 

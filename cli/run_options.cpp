@@ -1,6 +1,7 @@
 #include "cli/run_options.hpp"
 
 #include "cli/numeric_options.hpp"
+#include "cli/request_args.hpp"
 
 namespace fplab::cli {
 
@@ -26,9 +27,7 @@ RunRequest parse_run_request(const std::vector<std::string>& args) {
   RunRequest r;
   CLI::App app("fplab run");
   add_run_options(app, r);
-  check_numeric_options(app);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 reads from the back
-  app.parse(reversed);
+  parse_request_args(app, args);
   return r;
 }
 
