@@ -38,6 +38,9 @@ DiffOptionHandles add_diff_options(CLI::App& app, DiffRequest& r) {
   cmd->add_flag("--update", r.update,
                 "Write B over A (the baseline) after comparing, or when A does not exist yet, "
                 "atomically, and say so (exit 0 unless the input is bad)");
+  cmd->add_flag("--shared", r.shared,
+                "Results files: compare only the experiments both files hold and list the others "
+                "(without it, files with different experiments are refused)");
   cmd->add_flag("--bfloat16-void", r.bfloat16_void,
                 "Arrays only: read .npy dtype '<V2'/'|V2' (ml_dtypes' bfloat16) as bfloat16");
   cmd->add_option("--limit", r.limit,

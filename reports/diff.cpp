@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "io/npy.hpp"
 #include "io/numbers.hpp"
@@ -102,7 +104,8 @@ DiffReport diff_results(const Results& a, const Results& b, const std::vector<To
   const auto ids_a = experiment_ids(a);
   const auto ids_b = experiment_ids(b);
   if (ids_a != ids_b) {
-    throw std::invalid_argument("different experiments: " + join(ids_a) + " vs " + join(ids_b));
+    throw std::invalid_argument("different experiments: " + join(ids_a) + " vs " + join(ids_b) +
+                                " (--shared compares those both hold)");
   }
   DiffReport d;
   d.fingerprint_a = fingerprint(a);
@@ -186,6 +189,43 @@ DiffReport diff_results(const Results& a, const Results& b, const std::vector<To
   return d;
 }
 
+namespace {
+Results with_experiments(const Results& r, const std::set<std::string>& ids) {
+  Results out;
+  out.schema_version = r.schema_version;
+  out.context = r.context;
+  out.total_seconds = r.total_seconds;
+  for (const auto& e : r.experiments) {
+    if (ids.count(e.id) != 0) out.experiments.push_back(e);
+  }
+  return out;
+}
+}  // namespace
+
+DiffReport diff_shared_results(const Results& a, const Results& b,
+                               const std::vector<ToleranceRule>& tol) {
+  const auto ids_a = experiment_ids(a);
+  const auto ids_b = experiment_ids(b);
+  std::set<std::string> shared;
+  std::vector<std::string> only_a;
+  std::vector<std::string> only_b;
+  std::set_intersection(ids_a.begin(), ids_a.end(), ids_b.begin(), ids_b.end(),
+                        std::inserter(shared, shared.end()));
+  std::set_difference(ids_a.begin(), ids_a.end(), ids_b.begin(), ids_b.end(),
+                      std::back_inserter(only_a));
+  std::set_difference(ids_b.begin(), ids_b.end(), ids_a.begin(), ids_a.end(),
+                      std::back_inserter(only_b));
+  if (shared.empty()) {
+    throw std::invalid_argument("no experiment in common: " + join(ids_a) + " vs " + join(ids_b));
+  }
+  DiffReport d = diff_results(with_experiments(a, shared), with_experiments(b, shared), tol);
+  d.fingerprint_a = fingerprint(a);
+  d.fingerprint_b = fingerprint(b);
+  d.experiments_only_in_a = std::move(only_a);
+  d.experiments_only_in_b = std::move(only_b);
+  return d;
+}
+
 std::size_t DiffReport::untolerated() const {
   std::size_t n = 0;
   for (const auto& c : changes) n += c.tolerated ? 0 : 1;
@@ -235,6 +275,21 @@ std::vector<TableChangeSummary> summarize_by_table(const DiffReport& d) {
   return out;
 }
 
+namespace {
+// ("A", "x,y") and ("B", ...) for the experiments one side alone holds.
+std::vector<std::pair<std::string, std::string>> left_out(const DiffReport& d) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [side, ids] :
+       {std::pair{"A", &d.experiments_only_in_a}, std::pair{"B", &d.experiments_only_in_b}}) {
+    if (ids->empty()) continue;
+    std::string list;
+    for (const auto& id : *ids) list += (list.empty() ? "" : ",") + id;
+    out.emplace_back(side, list);
+  }
+  return out;
+}
+}  // namespace
+
 std::string format_diff_markdown(const DiffReport& d, std::size_t limit) {
   std::string out = fmt::format(
       "### fplab diff: {}\n\n",
@@ -244,6 +299,9 @@ std::string format_diff_markdown(const DiffReport& d, std::size_t limit) {
   out += fmt::format("{} values compared, {} identical, {} changed. Fingerprints `{}` / `{}`.\n",
                      d.values_compared, d.values_identical, d.changes.size(),
                      d.fingerprint_a.substr(0, 12), d.fingerprint_b.substr(0, 12));
+  for (const auto& [side, ids] : left_out(d)) {
+    out += fmt::format("Not compared (only in {}): {}.\n", side, ids);
+  }
   const auto tables = summarize_by_table(d);
   if (!tables.empty()) {
     out += "\n| table | changed | beyond tolerance | max ulps |\n|---|---:|---:|---:|\n";
@@ -286,6 +344,9 @@ std::string format_diff(const DiffReport& d, std::size_t limit) {
       "{} values compared: {} identical, {} changed ({} within tolerance), {} verdict change{}\n",
       d.values_compared, d.values_identical, d.changes.size(), tolerated, d.verdict_changes.size(),
       d.verdict_changes.size() == 1 ? "" : "s");
+  for (const auto& [side, ids] : left_out(d)) {
+    out += fmt::format("not compared (only in {}): {}\n", side, ids);
+  }
   if (d.changes.size() > limit) {
     out += fmt::format("\n{:<60} {:>8} {:>8} {:>10}\n", "table", "changed", "beyond", "max ulps");
     for (const auto& t : summarize_by_table(d)) {
@@ -356,6 +417,10 @@ nlohmann::json diff_to_json(const DiffReport& d) {
     j["changes"].push_back(e);
   }
   j["unmatched_rules"] = d.unmatched_rules;
+  if (!d.experiments_only_in_a.empty() || !d.experiments_only_in_b.empty()) {
+    j["experiments_only_in_a"] = d.experiments_only_in_a;
+    j["experiments_only_in_b"] = d.experiments_only_in_b;
+  }
   j["verdict_changes"] = nlohmann::json::array();
   for (const auto& v : d.verdict_changes) {
     j["verdict_changes"].push_back({{"experiment", v.experiment},

@@ -67,6 +67,10 @@ struct DiffReport {
   std::vector<VerdictChange> verdict_changes;
   // Patterns of the rules that decide no path of A or B, in file order.
   std::vector<std::string> unmatched_rules;
+  // diff_shared_results only: the experiment ids one file holds and the
+  // other does not, sorted; left out of every count above.
+  std::vector<std::string> experiments_only_in_a;
+  std::vector<std::string> experiments_only_in_b;
   // 0: identical or all changes tolerated; 1: drift beyond the tolerances.
   [[nodiscard]] int exit_code() const;
   [[nodiscard]] std::size_t untolerated() const;
@@ -76,6 +80,14 @@ struct DiffReport {
 // files do not hold the same experiments: comparing them would mislead.
 DiffReport diff_results(const Results& a, const Results& b,
                         const std::vector<ToleranceRule>& tolerances = {});
+
+// The same over the experiments both files hold (`fplab diff --shared`,
+// e.g. a baseline against a newer build that added experiments); the
+// others are listed, not compared, and change no exit code. Fingerprints
+// stay those of the whole files. Throws std::invalid_argument ("no
+// experiment in common: ...") when the files share none.
+DiffReport diff_shared_results(const Results& a, const Results& b,
+                               const std::vector<ToleranceRule>& tolerances = {});
 
 // Changed values per <experiment>/<table>: for a large diff, where it moved.
 struct TableChangeSummary {

@@ -32,6 +32,7 @@ std::vector<std::string> DiffRequest::to_args() const {
   flag("--strict-dtype", strict_dtype);
   flag("--bfloat16-void", bfloat16_void);
   flag("--update", update);
+  flag("--shared", shared);
   args.emplace_back("--");
   args.push_back(a);
   args.push_back(b);
@@ -110,7 +111,7 @@ FilePairDiff diff_results_files(const std::filesystem::path& pa, const std::file
   }
   const Results a = read_results_json(pa.string());
   const Results b = read_results_json(pb.string());
-  const DiffReport d = diff_results(a, b, o.rules);
+  const DiffReport d = o.shared ? diff_shared_results(a, b, o.rules) : diff_results(a, b, o.rules);
   FilePairDiff f;
   for (const auto& r : o.rules) f.rules_used.insert(r.pattern);
   for (const auto& p : d.unmatched_rules) f.rules_used.erase(p);

@@ -36,6 +36,7 @@ struct DiffRequest {
   bool strict_dtype = false;
   bool bfloat16_void = false;
   bool update = false;  // write B over A after comparing (the command does it)
+  bool shared = false;  // results files: compare the experiments both hold (diff_shared_results)
 
   bool operator==(const DiffRequest&) const = default;
 

@@ -119,6 +119,38 @@ TEST_CASE("diff: verdict changes and different experiments", "[diff]") {
   CHECK_THROWS_AS(fplab::diff_results(a, other), std::invalid_argument);
 }
 
+TEST_CASE("diff --shared: the experiments both files hold, the others listed", "[diff]") {
+  // A holds demo; B holds demo (one value one ulp off) and a second experiment.
+  const auto a = sample(1.5f, 0.1, 3, fplab::Status::reproduced);
+  auto b = sample(1.5f, std::nextafter(0.1, 1.0), 3, fplab::Status::reproduced);
+  auto extra = b.experiments[0];
+  extra.id = "newer";
+  b.experiments.push_back(extra);
+  CHECK_THROWS_AS(fplab::diff_results(a, b), std::invalid_argument);
+  const auto d = fplab::diff_shared_results(a, b);
+  CHECK(d.experiments_only_in_a.empty());
+  CHECK(d.experiments_only_in_b == std::vector<std::string>{"newer"});
+  // The shared experiment is compared: its one-ulp change is drift (the
+  // control that --shared does not compare nothing).
+  REQUIRE(d.changes.size() == 1);
+  CHECK(d.changes[0].path == "demo/main/exact/total");
+  CHECK(d.exit_code() == 1);
+  CHECK(d.values_compared == fplab::diff_results(a, a).values_compared);
+  CHECK(d.fingerprint_b == fplab::fingerprint(b));
+  CHECK(fplab::format_diff(d).find("not compared (only in B): newer") != std::string::npos);
+  CHECK(fplab::diff_to_json(d)["experiments_only_in_b"][0] == "newer");
+  // Identical shared values: exit 0 although B holds more.
+  auto same = a;
+  same.experiments.push_back(extra);
+  CHECK(fplab::diff_shared_results(a, same).exit_code() == 0);
+  CHECK(fplab::diff_shared_results(same, a).experiments_only_in_a ==
+        std::vector<std::string>{"newer"});
+  // Nothing in common: refused.
+  auto other = a;
+  other.experiments[0].id = "other";
+  CHECK_THROWS_AS(fplab::diff_shared_results(a, other), std::invalid_argument);
+}
+
 TEST_CASE("fplab diff: exit codes, table and JSON", "[diff][cli]") {
   const auto pa = temp("a.json");
   const auto pb = temp("b.json");
@@ -154,6 +186,7 @@ TEST_CASE("fplab diff: exit codes, table and JSON", "[diff][cli]") {
 
   // Bad input: 2.
   CHECK(run_fplab("diff " + pa.string() + " " + pc.string()).exit_code == 2);
+  CHECK(run_fplab("diff --shared " + pa.string() + " " + pc.string()).exit_code == 2);
   CHECK(run_fplab("diff " + pa.string() + " /nonexistent.json").exit_code == 2);
   const auto garbage = temp("garbage.json");
   std::ofstream(garbage) << "{not json";

@@ -43,6 +43,7 @@ DiffRequest every_option_set(const std::filesystem::path& dir) {
   r.strict_dtype = true;
   r.bfloat16_void = true;
   r.update = true;
+  r.shared = true;
   return r;
 }
 
@@ -69,7 +70,7 @@ TEST_CASE("diff request: every option the parser declares is written by to_args"
   (void)fplab::cli::add_diff_options(app, bound);
   const std::vector<std::string> args = every_option_set(scratch()).to_args();
   CHECK(fplab::test::options_not_written(app, args).empty());
-  CHECK(fplab::test::declared_long_options(app).size() == 11);
+  CHECK(fplab::test::declared_long_options(app).size() == 12);
 }
 
 TEST_CASE("diff request: an option left out or one field changed gives another request",
