@@ -128,6 +128,12 @@ TEST_CASE("sum: totals agreeing bit for bit are grouped, a NaN by its bits, -0 a
   zeros[1].total = 0.0;
   CHECK(fplab::same_bits_groups(zeros).size() == 1);
   CHECK(fplab::same_bits_as(zeros, 0) == std::vector<std::string>{"b"});
+  // Two NaNs: one group only when their bits agree.
+  std::vector<fplab::StrategyTotal<float>> nans{{"a", std::bit_cast<float>(0x7fc00000u), {}, {}},
+                                                {"b", std::bit_cast<float>(0xffc00000u), {}, {}}};
+  CHECK(fplab::same_bits_groups(nans).size() == 2);
+  nans[1].total = nans[0].total;
+  CHECK(fplab::same_bits_groups(nans).size() == 1);
 }
 
 TEST_CASE("sum: an array's slices along an axis, labelled by the other axes' indices",
