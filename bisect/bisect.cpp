@@ -252,18 +252,8 @@ Decoded decode(const Request& r, const Setting& s, const model::Policy& policy, 
 
 bool representable(float x, ElementType t) {
   if (std::isnan(x) || std::isinf(x)) return true;
-  switch (t) {
-    case ElementType::bfloat16:
-      return (float_bits(x) & 0xffffu) == 0;
-    case ElementType::float16: {
-      const double v = std::abs(static_cast<double>(x));
-      if (v > 65504.0) return false;
-      const double spacing = v < 0x1p-14 ? 0x1p-24 : std::ldexp(1.0, std::ilogb(v) - 10);
-      return std::fmod(v, spacing) == 0.0;
-    }
-    default:
-      return true;
-  }
+  // Narrowed to t and widened back (io/float_bits.hpp): x again iff x is one of t's values.
+  return element_to_double(t, element_bits_of(x, t)) == static_cast<double>(x);
 }
 
 ElementType ulp_format(const Request& r, const Setting& a, const Setting& b) {

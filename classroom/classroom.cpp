@@ -24,6 +24,7 @@
 #include "reductions/error.hpp"
 #include "reductions/exact.hpp"
 #include "reductions/strategy.hpp"
+#include "reductions/strategy_totals.hpp"
 
 namespace {
 
@@ -34,19 +35,18 @@ using fplab::classroom::words;
 
 std::vector<float> g_data;  // the A4 data set, handed over once by the page
 
+// The sum widget: reductions/strategy_totals.hpp, as `fplab sum` computes it.
 template <class T>
 json sums(const std::vector<T>& x, const std::vector<fplab::Strategy>& strategies) {
-  const std::span<const T> xs(x);
+  const fplab::StrategyTotals<T> t = fplab::strategy_totals(std::span<const T>(x), strategies);
   json out{{"n", x.size()},
            {"dtype", sizeof(T) == 4 ? "float32" : "float64"},
-           {"exact", exact_value(fplab::exact_sum(xs))},
+           {"exact", exact_value(t.exact)},
            {"strategies", json::array()}};
-  for (const auto& s : strategies) {
-    const T total = fplab::sum(s, xs);
-    const fplab::Accuracy acc = fplab::accuracy(xs, total);
-    out["strategies"].push_back({{"name", s.name()},
-                                 {"total", exact_value(total)},
-                                 {"rel_error", exact_value(acc.rel_error)}});
+  for (const auto& r : t.rows) {
+    out["strategies"].push_back({{"name", r.name},
+                                 {"total", exact_value(r.total)},
+                                 {"rel_error", exact_value(r.acc.rel_error)}});
   }
   return out;
 }

@@ -14,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "cli/narrow_text.hpp"
 #include "cli/round_options.hpp"
+#include "io/exact_json.hpp"
 #include "io/numbers.hpp"
 #include "precision/format.hpp"
 #include "precision/queries.hpp"
@@ -26,8 +27,6 @@ namespace {
 
 // The widest line of the wide layout (the bits of fp32 and wider).
 constexpr std::size_t kWideRoundColumns = 112;
-
-nlohmann::json exact_value(double v) { return {{"hex", to_hex(v)}, {"decimal", to_decimal(v)}}; }
 
 std::string format_title(const Format& f) {
   return f.name == f.spelling() ? std::string(f.name)

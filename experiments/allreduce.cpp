@@ -336,46 +336,44 @@ std::vector<float> load_a4(ExperimentRecord& out) {
   return std::move(*x);
 }
 
-void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const auto& ranks = p.int_list("ranks");
-  const auto& sizes = p.int_list("m");
-  const auto rows = static_cast<std::size_t>(p.integer("rows"));
+// Every P of the sweep at most the rows: each rank holds at least one row.
+void check_ranks(const std::vector<std::int64_t>& ranks, std::size_t rows) {
   for (auto r : ranks) {
     if (static_cast<std::size_t>(r) > rows) {
       throw std::invalid_argument(fmt::format("ranks {} exceed rows {}", r, rows));
     }
   }
-  const auto globals = global_arrays(load_a4(out), rows, sizes);
-  std::vector<Cell> cells;
-  try {
-    cells = measure(globals, ranks, p.real("timeout"), ctx);
-  } catch (const MpiUnavailable& e) {
-    // No MPI on this machine: the experiment is reported as not run (no
-    // tables, no verdicts) and `fplab run all` goes on. A job that started
-    // and failed (a rank died, a timeout) is an error: it propagates.
-    Table t{"not-run", "Not run", "reason"};
-    t.add_row(e.what());
-    out.add_table(std::move(t));
-    out.add_note(std::string("not run: ") + e.what());
-    return;
-  }
+}
 
-  const std::size_t over_p = distinct_over_p_table(cells, sizes, out);
-  const PerP per_p = distinct_over_algorithms_table(cells, ranks, sizes, out);
-  ulps_tables(cells, ranks, sizes.front(), out);
-  const auto [agree, total] = agreement_table(cells, out);
-  std::size_t exact_distinct = 0;
+// No MPI on this machine: the experiment is reported as not run (no
+// tables, no verdicts) and `fplab run all` goes on. A job that started
+// and failed (a rank died, a timeout) is an error: it propagates.
+void record_not_run(const MpiUnavailable& e, ExperimentRecord& out) {
+  Table t{"not-run", "Not run", "reason"};
+  t.add_row(e.what());
+  out.add_table(std::move(t));
+  out.add_note(std::string("not run: ") + e.what());
+}
+
+// The exact MPI_Op's distinct results over P and its seven algorithms, the
+// most over the sizes m (1: independent of P and algorithm).
+std::size_t exact_distinct(const std::vector<Cell>& cells, const std::vector<std::int64_t>& sizes) {
+  std::size_t most = 0;
   for (auto m : sizes) {
-    exact_distinct = std::max(exact_distinct, distinct(cells, [&](const Cell& c) {
-                                return c.algo >= 7 && c.m == static_cast<std::size_t>(m);
-                              }));
+    most = std::max(most, distinct(cells, [&](const Cell& c) {
+                      return c.algo >= 7 && c.m == static_cast<std::size_t>(m);
+                    }));
   }
+  return most;
+}
 
+void record_verdicts(std::size_t over_p, std::size_t exact_over_p, const PerP& per_p,
+                     std::size_t ranks, ExperimentRecord& out) {
   out.add_verdict("D1",
                   fmt::format("up to {} distinct results over the {} values of P for one "
                               "algorithm; the exact MPI_Op: {} per m",
-                              over_p, ranks.size(), exact_distinct),
-                  over_p > 1 && exact_distinct == 1 ? Status::reproduced : Status::differs,
+                              over_p, ranks, exact_over_p),
+                  over_p > 1 && exact_over_p == 1 ? Status::reproduced : Status::differs,
                   "Each P splits the sum differently; only an exact reduction is independent of "
                   "P (here: one value for every P and algorithm).");
   out.add_verdict(
@@ -391,6 +389,10 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
                   fmt::format("{} distinct result at P = 2 over every algorithm and m", per_p.at_2),
                   per_p.at_2 == 1 ? Status::reproduced : Status::differs,
                   "x + y = y + x in IEEE arithmetic: with two partials there is one sum.");
+}
+
+void record_notes(std::size_t agree, std::size_t total, std::size_t rows,
+                  const std::vector<std::int64_t>& sizes, ExperimentRecord& out) {
   out.add_note(
       fmt::format("Model against Open MPI: {} of {} cells agree bit for bit on every "
                   "rank.",
@@ -401,6 +403,27 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       "sums. Open MPI {} via mpirun --oversubscribe on this machine; exact = the correctly "
       "rounded sum of all K rows.",
       rows, fmt::join(sizes, ", "), "4.1 (coll/tuned)"));
+}
+
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const auto& ranks = p.int_list("ranks");
+  const auto& sizes = p.int_list("m");
+  const auto rows = static_cast<std::size_t>(p.integer("rows"));
+  check_ranks(ranks, rows);
+  const auto globals = global_arrays(load_a4(out), rows, sizes);
+  std::vector<Cell> cells;
+  try {
+    cells = measure(globals, ranks, p.real("timeout"), ctx);
+  } catch (const MpiUnavailable& e) {
+    record_not_run(e, out);
+    return;
+  }
+  const std::size_t over_p = distinct_over_p_table(cells, sizes, out);
+  const PerP per_p = distinct_over_algorithms_table(cells, ranks, sizes, out);
+  ulps_tables(cells, ranks, sizes.front(), out);
+  const auto [agree, total] = agreement_table(cells, out);
+  record_verdicts(over_p, exact_distinct(cells, sizes), per_p, ranks.size(), out);
+  record_notes(agree, total, rows, sizes, out);
 }
 
 Experiment make() {

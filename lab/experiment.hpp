@@ -19,13 +19,15 @@
 //
 //   // experiments/my_experiment.cpp
 //   #include "lab/experiment.hpp"
+//   #include "reports/columns.hpp"
 //   namespace {
 //   struct Totals { std::int64_t n; float total; };       // what was measured
 //   Totals measure_totals(std::int64_t n) { ... }          // no tables here
 //   void record_totals(const Totals& m, fplab::ExperimentRecord& out) {
-//     fplab::Table t{"main", "Main table", "n"};
-//     t.add_column("total", "total", "", /*hex=*/true);
-//     t.add_row(std::to_string(m.n)).set("total", fplab::Value::f32(m.total));
+//     fplab::Columns<Totals> columns;                     // each column named once
+//     columns.add(fplab::ColumnId{"total"}, "total", &Totals::total, "", /*hex=*/true);
+//     fplab::Table t = columns.table(fplab::TableId{"main"}, "Main table", "n");
+//     columns.add_row(t, std::to_string(m.n), m);         // the float cell: Value::f32
 //     out.add_table(std::move(t));
 //     // The claimed figure comes from the claims table: never typed here.
 //     out.add_verdict("B2", "ours", fplab::Status::reproduced, "why");

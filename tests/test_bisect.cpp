@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -25,6 +26,7 @@
 #include "experiments/chunked_prefill.hpp"
 #include "experiments/op_localisation.hpp"
 #include "io/array.hpp"
+#include "io/float_bits.hpp"
 #include "io/safetensors_arrays.hpp"
 #include "model/bundled.hpp"
 
@@ -382,6 +384,19 @@ TEST_CASE("bisect: ulps are counted on the grid of the format every output is ro
   CHECK_FALSE(fplab::bisect::representable(1.0f + 0x1p-11f, ElementType::float16));
   CHECK_FALSE(fplab::bisect::representable(1.0f + 0x1p-10f, ElementType::bfloat16));
   CHECK_FALSE(fplab::bisect::representable(65520.0f, ElementType::float16));
+  // Every finite binary16 and bfloat16 value is representable, and the next
+  // float above it is not (both formats' spacing is wider than float's).
+  std::size_t values = 0, refused = 0;
+  for (std::uint32_t h = 0; h < 0x10000u; ++h) {
+    for (const ElementType t : {ElementType::float16, ElementType::bfloat16}) {
+      const auto x = static_cast<float>(fplab::element_to_double(t, h));
+      if (!std::isfinite(x)) continue;
+      values += fplab::bisect::representable(x, t) ? 1 : 0;
+      refused += fplab::bisect::representable(std::nextafter(x, INFINITY), t) ? 0 : 1;
+    }
+  }
+  CHECK(values == 63488u + 65280u);  // the finite patterns: 2^16 less 2 x 2^10 and 2 x 2^7
+  CHECK(refused == values);
 
   // A bf16 pass: every output on bf16's grid, so the first divergence
   // counts bf16 ulps (split-k, batch 1 vs 8: a one-row decode step splits
