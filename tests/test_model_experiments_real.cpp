@@ -410,8 +410,8 @@ void check_moe_run(const std::string& experiment, const nlohmann::json& e) {
   } else if (experiment == "batch-variance") {
     CHECK(verdict(e, "B1")["status"] == "reproduced");
   } else if (experiment == "op-localisation") {
-    // The first divergent op (search=first-op: ddmin over the experts' ops
-    // takes minutes): split-k's batch 1 vs 8 finds one; TP 4 left out.
+    // The first divergent op (search=first-op here; the full search has its
+    // own test on Mixtral): split-k's batch 1 vs 8 finds one; TP 4 left out.
     bool found = false;
     for (const auto& r : table(e, "first-divergent")->at("rows")) {
       INFO(r["key"]);
