@@ -96,6 +96,7 @@ const std::map<std::string, std::string> kSmaller = {
     {"seeded-sampling", "--set samples=2 --set steps=4"},
     {"temperature", "--set argmax_seeds=2"},
     {"router-flips", "--set steps=2"},
+    {"gpu-generations", ""},
 };
 
 std::string sha256sum(const std::filesystem::path& file) {
@@ -438,6 +439,32 @@ void check_moe_run(const std::string& experiment, const nlohmann::json& e) {
 }
 
 }  // namespace
+
+// The model experiments no other MoE test runs, on qwen3moe-bf16 (the
+// headline's architecture): each runs to its results with the model
+// recorded (what each one finds is checked on the dense fixtures above).
+// slow: ten experiments, each a full run (3.5 min wall at load 19-21).
+TEST_CASE("real experiments: the remaining model experiments on qwen3moe-bf16",
+          "[real][moe][slow]") {
+  const Fixture moe = {"qwen3moe-bf16",
+                       "Qwen3MoeForCausalLM",
+                       "BF16",
+                       151936,
+                       {"config.json", "model.safetensors", "tokenizer.json"}};
+  const auto root = std::filesystem::temp_directory_path() / "fplab-test-real-moe-rest";
+  for (const char* experiment :
+       {"chunked-prefill", "flip-prediction", "quantization-scales", "precision-ladder", "nucleus",
+        "penalties", "pipeline-order", "seeded-sampling", "temperature", "gpu-generations"}) {
+    INFO(experiment);
+    const auto j = run_on(experiment, moe, root / experiment);
+    REQUIRE(j["experiments"].size() == 1);
+    const auto& e = j["experiments"][0];
+    CHECK(e["id"] == experiment);
+    check_model_record(e["models"][0], moe);
+    CHECK(!e["tables"].empty());
+  }
+  std::filesystem::remove_all(root);
+}
 
 TEST_CASE("real experiments: certified-tokens through the router of qwen3moe-bf16", "[real][moe]") {
   const Fixture moe = {"qwen3moe-bf16",
