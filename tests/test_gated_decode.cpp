@@ -174,8 +174,9 @@ TEST_CASE("gated decoding equals always-invariant decoding at every batch size",
 // route_uncertified), so the gate still gives the invariant tokens; the
 // same gate on the bound x 2^-20 (the negative control) certifies routes
 // and steps it must not and lets a batch-variant token through.
+// slow: 57 CPU-s (5 min wall at load 20): a bound verdict per step.
 TEST_CASE("gated decoding on a Mixture-of-Experts model: routes certified or recomputed",
-          "[model][gated][moe]") {
+          "[model][gated][moe][slow]") {
   const fm::Model m = fm::Model::load(std::string(fm::kBundledMoeSpec));
   const fm::OneThread one;
   const std::size_t steps = 8;
