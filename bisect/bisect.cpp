@@ -18,6 +18,7 @@
 #include "model/decode.hpp"
 #include "model/op_trace.hpp"
 #include "model/prompts.hpp"
+#include "model/tensor_parallel.hpp"
 #include "reports/array_diff.hpp"
 
 namespace fplab::bisect {
@@ -349,6 +350,18 @@ model::Policy with_ops(const model::Policy& base, const std::vector<std::string>
 model::ReductionPolicy invariant_order(const Setting& a, const Setting& b) {
   return a.tp > 1 || b.tp > 1 ? model::ReductionPolicy::tp_invariant
                               : model::ReductionPolicy::batch_invariant;
+}
+
+std::string invariant_order_left_out(const model::Model& m, const Setting& a, const Setting& b) {
+  const model::ReductionPolicy inv = invariant_order(a, b);
+  try {
+    for (const std::size_t t : {a.tp, b.tp})
+      model::validate_tensor_parallel(m.config(), inv, {.degree = t});
+  } catch (const std::invalid_argument& e) {
+    return fmt::format("the fix candidates' order {} cannot run on this model: {}",
+                       model::name(inv), e.what());
+  }
+  return {};
 }
 
 std::vector<std::string> candidate_ops(const Request& r, const Setting& a, const Setting& b) {

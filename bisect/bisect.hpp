@@ -137,6 +137,14 @@ model::Policy with_ops(const model::Policy& base, const std::vector<std::string>
 // batch-invariant, or tp-invariant when either setting has tp > 1.
 model::ReductionPolicy invariant_order(const Setting& a, const Setting& b);
 
+// Why the fix candidates' invariant order cannot run on `m` at A's and B's
+// tensor-parallel degrees (one line: tp-invariant's shape rules, e.g.
+// widths not multiples of 32 T, or a Mixture-of-Experts model, from
+// model::validate_tensor_parallel); empty when it can (batch-invariant
+// always can). The minimal fix and the ranking need that order, so
+// run_bisect leaves both out with this reason.
+std::string invariant_order_left_out(const model::Model& m, const Setting& a, const Setting& b);
+
 // An op's kind, the same for every layer's copy of it: its name after the
 // "layers.<op.layer>." that model/forward_ops.hpp puts first
 // ("mlp.down_proj" for layer 3's "layers.3.mlp.down_proj"); a model-level

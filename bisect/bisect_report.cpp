@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "bisect/heap_pages.hpp"
 #include "io/numbers.hpp"
 #include "model/forward_ops.hpp"
 
@@ -55,8 +56,16 @@ BisectReport run_bisect(const Request& r, const std::string& prompt_text, const 
   progress.checked = [&](std::size_t done, std::size_t total) {
     tell(fmt::format("the minimal set's checks: {} of {} decodes of both", done, total));
   };
+  // The fix candidates' order (tp-invariant at T > 1) may not fit the
+  // model's shape: both searches need it, so both are left out, said why.
+  if (const std::string why = invariant_order_left_out(*r.model, a, b); !why.empty()) {
+    if (minimal) out.minimal_left_out = why;
+    if (ranking) out.ranking_left_out = why;
+    minimal = ranking = false;
+  }
   out.ranking_searched = ranking;
   out.minimal_searched = minimal;
+  const KeepHeapPages keep;  // the searches' decodes reuse freed buffers' pages
   if (ranking) {
     tell("ranking each op alone");
     out.ranking = rank_ops(r, a, b, &progress);
@@ -104,7 +113,8 @@ std::string format_bisect(const BisectReport& r) {
         r.fix.tests, r.fix.ops.size(),
         r.fix.exists ? fmt::format("{}", fmt::join(r.fix.ops, ", ")) : "none yet");
   } else if (!r.minimal_searched) {
-    s += "minimal fix: not searched (--no-minimal)\n";
+    s += fmt::format("minimal fix: not searched ({})\n",
+                     r.minimal_left_out.empty() ? "--no-minimal" : r.minimal_left_out);
   } else if (r.fix.tests != 0 || r.fix.exists) {
     if (!r.fix.exists) {
       s += "minimal fix: none; every candidate op made invariant still leaves the logits "
@@ -194,6 +204,9 @@ nlohmann::json bisect_to_json(const BisectReport& r) {
                            {"one_minimal", r.fix.one_minimal}, {"tests", r.fix.tests},
                            {"search", r.fix.search},           {"kinds", kinds},
                            {"kind_tests", r.fix.kind_tests},   {"forward_passes", r.fix.passes}};
+  j["minimal_left_out"] = r.minimal_searched           ? nlohmann::json(nullptr)
+                          : r.minimal_left_out.empty() ? nlohmann::json("--no-minimal")
+                                                       : nlohmann::json(r.minimal_left_out);
   j["partial"] = r.partial.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.partial);
   j["ranking"] = r.ranking_searched ? nlohmann::json::array() : not_searched;
   j["ranking_left_out"] = r.ranking_searched           ? nlohmann::json(nullptr)

@@ -16,8 +16,10 @@
 // that pass, part of tests), forward_passes (of both settings, search and
 // checks together)) and "ranking" (per candidate op: op, logits_differ, margin_move,
 // max_change, flips); "minimal_set", "minimal_fix" and "ranking" are the
-// string "not searched" when that search was turned off ("ranking_left_out":
-// why the ranking was not searched, null when it was), and "partial" is
+// string "not searched" when that search was turned off ("ranking_left_out"
+// and "minimal_left_out": why, null when it was searched; both say why the
+// model cannot run the candidates' invariant order when that is so:
+// bisect/bisect.hpp's invariant_order_left_out), and "partial" is
 // null for a complete answer, else what stopped it (then "minimal_set" is
 // the smallest set found so far, or "not reached" when its search had not
 // begun, and "ranking" holds the ops ranked so far). For dumps:
@@ -48,7 +50,10 @@ struct BisectReport {
   std::vector<OpAlone> ranking;
   bool ranking_searched = false;  // false: --no-ranking, or a large model's default
   std::string ranking_left_out;   // why not searched (text and JSON); empty when searched
-  bool minimal_searched = false;  // false: --no-minimal
+  bool minimal_searched = false;  // false: --no-minimal, or minimal_left_out
+  // Why the minimal fix was not searched when the model cannot run the fix
+  // candidates' invariant order (invariant_order_left_out); empty otherwise.
+  std::string minimal_left_out;
   // Empty for a complete answer; else what stopped the search and where
   // ("stopped by SIGINT during the minimal set's search"): the fields above
   // hold what was found by then (`fix.ops`: the smallest set known to make
@@ -61,10 +66,12 @@ struct BisectReport {
 using BisectUpdate = std::function<void(const BisectReport& so_far, const std::string& stage)>;
 
 // Everything above for one request. `minimal` and `ranking` can be turned
-// off (they decode the request many times). `update`, when given, is called
-// with what is known so far as each stage starts and after every decode of
-// both settings in the ranking and the minimal set's search. `kinds_first`:
-// minimal_fix's, used when the ranking is not run.
+// off (they decode the request many times); both are left out, with the
+// reason in minimal_left_out and ranking_left_out, where the model cannot
+// run the invariant order they make ops (tp-invariant's shape rules). `update`, when given, is
+// called with what is known so far as each stage starts and after every decode of both settings in
+// the ranking and the minimal set's search. `kinds_first`: minimal_fix's, used when the ranking is
+// not run.
 BisectReport run_bisect(const Request& r, const std::string& prompt_text, const Setting& a,
                         const Setting& b, bool minimal = true, bool ranking = true,
                         const BisectUpdate& update = {}, bool kinds_first = true);

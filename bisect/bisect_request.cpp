@@ -78,7 +78,7 @@ std::string run_bisect_request(const BisectRequest& o, const BisectHooks& hooks)
   if (hooks.ranking_left_out) hooks.ranking_left_out(left_out);
   auto report = run_bisect(r, o.prompt, a, b, !o.no_minimal, !o.no_ranking && left_out.empty(),
                            hooks.update, !o.per_op);
-  report.ranking_left_out = left_out;
+  if (!left_out.empty()) report.ranking_left_out = left_out;
   return bisect_output(report, o.json);
 }
 

@@ -50,7 +50,7 @@ Found& found() {
   const std::lock_guard<std::mutex> lock(f.mutex);
   if (f.printed) std::_Exit(0);
   bisect::BisectReport r = f.report;
-  r.ranking_left_out = f.ranking_left_out;
+  if (!f.ranking_left_out.empty()) r.ranking_left_out = f.ranking_left_out;
   std::stable_sort(r.ranking.begin(), r.ranking.end(),
                    [](const bisect::OpAlone& p, const bisect::OpAlone& q) {
                      if (p.logits_differ != q.logits_differ) return p.logits_differ;

@@ -63,36 +63,33 @@ std::vector<std::vector<Token>> batch_rows(const Model& m, const std::vector<Tok
 
 bool is_margin(const Gate& g) { return g.kind == GateKind::margin; }
 
-// The gates of the `gates` parameter this model can run: no bound gate on a
-// Mixture-of-Experts model, each said in a note.
+bool is_bound(const Gate& g) { return g.kind == GateKind::bound; }
+
+// The gates of the `gates` parameter, with a note on what the bound gate
+// asks where the model is not of the bundled model's kind.
 std::vector<Gate> gates_for(const Params& p, const Model& m, bool rigorous, ExperimentRecord& out) {
   std::vector<Gate> gates;
   for (const auto& g : p.text_list("gates")) gates.push_back(parse_gate(g));
-  // A Mixture-of-Experts model: the rigorous enclosure has no router, and
-  // the gate is not wired to the first-order bound's route certification
-  // (certified-tokens uses it): its bound gate is left out, said so.
-  if (m.config().n_experts > 0) {
-    const auto bound = std::remove_if(gates.begin(), gates.end(),
-                                      [](const Gate& g) { return g.kind == GateKind::bound; });
-    if (bound != gates.end()) {
-      gates.erase(bound, gates.end());
-      out.add_note(
-          "No bound gate: on a Mixture-of-Experts model the rigorous enclosure has no router "
-          "and this gate does not ask the first-order bound's route certification "
-          "(certified-tokens does).");
-    }
-  }
+  const bool bound = std::any_of(gates.begin(), gates.end(), is_bound);
   // The rigorous enclosure covers the bundled model's kind only (model/
   // enclosure.hpp): on another model the bound gate asks the first-order
   // bound alone (StepBounds), said so.
-  if (!m.config().plain() && rigorous && std::any_of(gates.begin(), gates.end(), [](const Gate& g) {
-        return g.kind == GateKind::bound;
-      })) {
+  if (!m.config().plain() && rigorous && bound) {
     out.add_note(
         "The bound gate asks the first-order bound alone (over this vocabulary, its cover: "
         "model/first_order_bound.hpp): the rigorous enclosure covers only models of the bundled "
         "model's kind (no grouped-query attention, biases, q/k norms, tied embeddings, own "
-        "head_dim or RoPE scaling).");
+        "head_dim, RoPE scaling or experts).");
+  }
+  // A Mixture-of-Experts model: the first-order bound holds with each
+  // position's route fixed, so a step counts only with every route up to
+  // it certified (model/first_order_bound.hpp), said so.
+  if (m.config().n_experts > 0 && bound) {
+    out.add_note(
+        "On this Mixture-of-Experts model the bound gate certifies a step only when every route "
+        "up to it is certified (the chosen experts' router logits, minus their first-order "
+        "bounds, beat the others' plus theirs); route_uncertified counts the steps recomputed "
+        "for a route that is not.");
   }
   return gates;
 }
@@ -200,53 +197,63 @@ struct Costed {
   double work_passes = 0;
 };
 
-const Columns<Costed>& strategy_columns() {
-  static const Columns<Costed> columns = [] {
-    Columns<Costed> c;
-    // The GatedStats counts, each a column of its own.
-    const auto count = [](std::int64_t GatedStats::*field) {
-      return [field](const Costed& x) { return x.row->stats.*field; };
-    };
-    c.add(ColumnId{"precision"}, "precision",
-          [](const Costed& x) { return name(x.row->precision); })
-        .add(ColumnId{"gate"}, "gate", [](const Costed& x) { return gate_spec(x.row->gate); })
-        .add(ColumnId{"deterministic"}, "prompts equal to the invariant decode at every batch size",
-             [](const Costed& x) { return x.row->deterministic; })
-        .add(
-            ColumnId{"share"}, "sequence determinism (share of prompts)",
-            [](const Costed& x) {
-              return ratio(static_cast<double>(x.row->deterministic),
-                           static_cast<double>(x.row->prompts));
-            },
-            ".3f")
-        .add(ColumnId{"differing_runs"}, "runs (prompt x batch) whose tokens differ",
-             [](const Costed& x) { return x.row->differing_runs; })
-        .add(ColumnId{"steps"}, "steps (gated tokens committed)", count(&GatedStats::steps))
-        .add(ColumnId{"recomputed"}, "steps recomputed under the invariant policy",
-             count(&GatedStats::recomputed))
-        .add(
-            ColumnId{"trigger_rate"}, "trigger rate (recomputed / steps)",
-            [](const Costed& x) {
-              return ratio(static_cast<double>(x.row->stats.recomputed),
-                           static_cast<double>(x.row->stats.steps));
-            },
-            ".4f")
-        .add(ColumnId{"rigorous"}, "steps accepted on the rigorous enclosure",
-             count(&GatedStats::rigorous))
-        .add(ColumnId{"first_order"}, "steps accepted on the first-order bound",
-             count(&GatedStats::first_order))
-        .add(ColumnId{"rollbacks"}, "window replays that rolled back",
-             count(&GatedStats::rollbacks))
-        .add(ColumnId{"replayed"}, "tokens replayed under the invariant policy",
-             count(&GatedStats::replayed))
-        .add(ColumnId{"discarded"}, "fast tokens rolled back", count(&GatedStats::discarded))
-        .add(ColumnId{"work_tokens"}, "token-forwards / always-invariant's", &Costed::work_tokens,
-             ".3f")
-        .add(ColumnId{"work_passes"}, "forward passes / always-invariant's", &Costed::work_passes,
-             ".3f");
-    return c;
-  }();
-  return columns;
+// `experts`: with the bound gate's steps not certified (router) of a
+// Mixture-of-Experts model.
+Columns<Costed> make_strategy_columns(bool experts) {
+  Columns<Costed> c;
+  // The GatedStats counts, each a column of its own.
+  const auto count = [](std::int64_t GatedStats::*field) {
+    return [field](const Costed& x) { return x.row->stats.*field; };
+  };
+  c.add(ColumnId{"precision"}, "precision", [](const Costed& x) { return name(x.row->precision); })
+      .add(ColumnId{"gate"}, "gate", [](const Costed& x) { return gate_spec(x.row->gate); })
+      .add(ColumnId{"deterministic"}, "prompts equal to the invariant decode at every batch size",
+           [](const Costed& x) { return x.row->deterministic; })
+      .add(
+          ColumnId{"share"}, "sequence determinism (share of prompts)",
+          [](const Costed& x) {
+            return ratio(static_cast<double>(x.row->deterministic),
+                         static_cast<double>(x.row->prompts));
+          },
+          ".3f")
+      .add(ColumnId{"differing_runs"}, "runs (prompt x batch) whose tokens differ",
+           [](const Costed& x) { return x.row->differing_runs; })
+      .add(ColumnId{"steps"}, "steps (gated tokens committed)", count(&GatedStats::steps))
+      .add(ColumnId{"recomputed"}, "steps recomputed under the invariant policy",
+           count(&GatedStats::recomputed))
+      .add(
+          ColumnId{"trigger_rate"}, "trigger rate (recomputed / steps)",
+          [](const Costed& x) {
+            return ratio(static_cast<double>(x.row->stats.recomputed),
+                         static_cast<double>(x.row->stats.steps));
+          },
+          ".4f")
+      .add(ColumnId{"rigorous"}, "steps accepted on the rigorous enclosure",
+           count(&GatedStats::rigorous))
+      .add(ColumnId{"first_order"}, "steps accepted on the first-order bound",
+           count(&GatedStats::first_order))
+      .add(ColumnId{"rollbacks"}, "window replays that rolled back", count(&GatedStats::rollbacks))
+      .add(ColumnId{"replayed"}, "tokens replayed under the invariant policy",
+           count(&GatedStats::replayed))
+      .add(ColumnId{"discarded"}, "fast tokens rolled back", count(&GatedStats::discarded))
+      .add(ColumnId{"work_tokens"}, "token-forwards / always-invariant's", &Costed::work_tokens,
+           ".3f")
+      .add(ColumnId{"work_passes"}, "forward passes / always-invariant's", &Costed::work_passes,
+           ".3f");
+  if (experts) {
+    c.add(ColumnId{"route_uncertified"}, "bound: steps recomputed, not certified (router)",
+          [](const Costed& x) -> std::optional<std::int64_t> {
+            if (!is_bound(x.row->gate)) return std::nullopt;
+            return x.row->stats.route_uncertified;
+          });
+  }
+  return c;
+}
+
+const Columns<Costed>& strategy_columns(bool experts) {
+  static const Columns<Costed> dense = make_strategy_columns(false);
+  static const Columns<Costed> moe = make_strategy_columns(true);
+  return experts ? moe : dense;
 }
 
 // One line of the strategy-times table: a gate's GateRow and always-invariant's
@@ -276,8 +283,8 @@ const Columns<Timed>& time_columns() {
 
 // One precision's rows into the strategies table and their wall times into
 // `times`, each over always-invariant's.
-void record_rows(PrecisionPolicy precision, const std::vector<GateRow>& rows, Table& t,
-                 Table& times) {
+void record_rows(PrecisionPolicy precision, const std::vector<GateRow>& rows, bool experts,
+                 Table& t, Table& times) {
   const GateRow* invariant_row = nullptr;
   for (const GateRow& r : rows)
     if (r.gate.kind == GateKind::invariant) invariant_row = &r;
@@ -294,7 +301,8 @@ void record_rows(PrecisionPolicy precision, const std::vector<GateRow>& rows, Ta
     const double work = static_cast<double>(r.stats.fast_tokens + r.stats.invariant_tokens);
     const double passes = static_cast<double>(r.stats.fast_passes + r.stats.invariant_passes);
     const std::string key = fmt::format("{} {}", name(precision), gate_spec(r.gate));
-    strategy_columns().add_row(t, key, {&r, ratio(work, base_tokens), ratio(passes, base_passes)});
+    strategy_columns(experts).add_row(t, key,
+                                      {&r, ratio(work, base_tokens), ratio(passes, base_passes)});
     time_columns().add_row(times, key, {&r, base_seconds});
   }
 }
@@ -303,6 +311,7 @@ void record_rows(PrecisionPolicy precision, const std::vector<GateRow>& rows, Ta
 struct Settings {
   std::size_t first = 0, steps = 0;
   bool rigorous = false;
+  bool experts = false;  // a Mixture-of-Experts model
   std::vector<std::size_t> batches;
   std::vector<Gate> gates;
   std::vector<PrecisionPolicy> precisions;
@@ -315,6 +324,7 @@ Settings read_settings(const Params& p, const Model& m, ExperimentRecord& out) {
   const auto n_prompts = static_cast<std::size_t>(p.integer("prompts"));
   s.steps = static_cast<std::size_t>(p.integer("steps"));
   s.rigorous = p.integer("rigorous") != 0;
+  s.experts = m.config().n_experts > 0;
   if (s.first + n_prompts > kPrompts.size())
     throw std::invalid_argument("first + prompts must be at most 12");
   for (const auto b : p.int_list("batches")) s.batches.push_back(static_cast<std::size_t>(b));
@@ -368,14 +378,14 @@ Measured measure(const Setup& setup, const Settings& s, RunContext& ctx) {
 // The strategies table, and strategy-times as a measurement.
 void record_strategies(const Params& p, const Settings& s, const Measured& r,
                        ExperimentRecord& out) {
-  Table t = strategy_columns().table(
+  Table t = strategy_columns(s.experts).table(
       TableId{"strategies"}, "What determinism costs: each gate against always-invariant decoding",
       "precision, gate");
   Table times = time_columns().table(TableId{"strategy-times"},
                                      "Gated decoding's wall time relative to always-invariant's",
                                      "precision, gate");
   for (std::size_t i = 0; i < s.precisions.size(); ++i)
-    record_rows(s.precisions[i], r.by_precision[i], t, times);
+    record_rows(s.precisions[i], r.by_precision[i], s.experts, t, times);
   t.caption = fmt::format(
       "Prompts {} to {}, {} greedy steps, each prompt row 0 of a batch of {} (the other rows "
       "unrelated requests decoding {} ungated); fast policy {}. Reference: the prompt alone, "

@@ -80,10 +80,11 @@ std::string_view name(Certificate c) {
   return {};
 }
 
-StepBounds::StepBounds(const Model& model, PrecisionPolicy precision, bool rigorous)
+StepBounds::StepBounds(const Model& model, PrecisionPolicy precision, bool rigorous, double scale)
     : model_(&model),
       precision_(precision),
-      rigorous_(rigorous && precision == PrecisionPolicy::fp32 && model.config().plain()) {
+      rigorous_(rigorous && precision == PrecisionPolicy::fp32 && model.config().plain()),
+      scale_(scale) {
   if (precision != PrecisionPolicy::fp32 && precision != PrecisionPolicy::bf16) {
     throw std::invalid_argument("step bounds: only fp32 and bf16, not " +
                                 std::string(name(precision)));
@@ -104,13 +105,14 @@ BoundVerdict StepBounds::verdict(std::span<const Token> prefix) {
   }
   // Computed outside the lock: two threads may compute the same prefix
   // (the same verdict), never block each other for seconds.
-  FirstOrderSequence first(*model_, FirstOrderOptions{.precision = precision_});
+  FirstOrderSequence first(*model_, FirstOrderOptions{.precision = precision_, .scale = scale_});
   for (std::size_t i = 0; i + 1 < prefix.size(); ++i) first.push(prefix[i], false);
   const FirstOrderStep& step = first.push(prefix.back());
   BoundVerdict v;
   v.lead = step.lead;
   v.gap = step.gap;
   v.gap_bound = 0;
+  v.routes_certified = step.routes_certified;
   double runner_gap = std::numeric_limits<double>::infinity();
   for (std::size_t j = 0; j < step.centre.size(); ++j) {
     if (static_cast<Token>(j) == step.lead) continue;
@@ -135,6 +137,7 @@ GatedStats& GatedStats::operator+=(const GatedStats& o) {
   rigorous += o.rigorous;
   first_order += o.first_order;
   bound_violations += o.bound_violations;
+  route_uncertified += o.route_uncertified;
   verifications += o.verifications;
   rollbacks += o.rollbacks;
   replayed += o.replayed;
@@ -246,7 +249,10 @@ class GatedDecoder {
       case GateKind::bound: {
         const auto seq = sequence(b);
         const BoundVerdict v = bounds_->verdict(seq);
-        if (v.by == Certificate::none) return false;
+        if (v.by == Certificate::none) {
+          stats_[b].route_uncertified += v.routes_certified ? 0 : 1;
+          return false;
+        }
         if (v.lead != top.first) {  // the bound is wrong: never take the token
           ++stats_[b].bound_violations;
           return false;

@@ -15,9 +15,11 @@
 //   "bound"      at each step, accept the fast token when a bound on every
 //                reduction order certifies the step (StepBounds: the
 //                rigorous enclosure where it certifies, else the first-
-//                order bound of model/first_order_bound.hpp) and its lead
-//                is the fast token; else recompute the step under the
-//                invariant policy (the shadow caught up to this step).
+//                order bound of model/first_order_bound.hpp; on a Mixture-
+//                of-Experts model only with every route up to the step
+//                certified) and its lead is the fast token; else recompute
+//                the step under the invariant policy (the shadow caught up
+//                to this step).
 //   "margin:TAU" accept when the fast top-2 margin exceeds TAU, else
 //                recompute (MarginGate, arXiv 2605.30218). TAU too small
 //                lets a flipped token through: no guarantee.
@@ -78,6 +80,10 @@ struct BoundVerdict {
   Token lead = 0;        // the bound's leader (the centre's argmax)
   double gap = 0;        // the centre's top-2 gap
   double gap_bound = 0;  // the first-order bound on the gap to the runner-up
+  // Mixture of experts: whether every route of every position of the prefix
+  // is certified (FirstOrderStep::routes_certified); a step whose routes
+  // are not is not certified by the first-order bound. True on a dense model.
+  bool routes_certified = true;
 };
 
 // The bounds of the steps after given prefixes, for one precision (fp32 or
@@ -90,7 +96,9 @@ class StepBounds {
  public:
   // `rigorous`: try the rigorous enclosure first (fp32 and a model of the
   // bundled model's kind only: ModelConfig::plain(); else ignored).
-  StepBounds(const Model& model, PrecisionPolicy precision, bool rigorous = true);
+  // `scale` multiplies the first-order bound (FirstOrderOptions::scale; 1
+  // but in tests: 2^-20 is a too-small bound, the negative control).
+  StepBounds(const Model& model, PrecisionPolicy precision, bool rigorous = true, double scale = 1);
   // The verdict on the logits after `prefix` (non-empty).
   BoundVerdict verdict(std::span<const Token> prefix);
   [[nodiscard]] PrecisionPolicy precision() const { return precision_; }
@@ -101,21 +109,23 @@ class StepBounds {
   const Model* model_;
   PrecisionPolicy precision_;
   bool rigorous_;
+  double scale_;
   mutable std::mutex mutex_;
   std::map<std::vector<Token>, BoundVerdict> memo_;
   std::int64_t computed_ = 0;
 };
 
 struct GatedStats {
-  std::int64_t steps = 0;             // tokens committed (the final sequences' lengths)
-  std::int64_t recomputed = 0;        // steps sent to the invariant policy (bound, margin)
-  std::int64_t rigorous = 0;          // bound: steps accepted on the rigorous enclosure
-  std::int64_t first_order = 0;       // bound: steps accepted on the first-order bound
-  std::int64_t bound_violations = 0;  // bound: certified steps whose fast token is not the lead
-  std::int64_t verifications = 0;     // window: replays
-  std::int64_t rollbacks = 0;         // window: replays that found a mismatch
-  std::int64_t replayed = 0;          // window: tokens replayed
-  std::int64_t discarded = 0;         // window: fast tokens rolled back
+  std::int64_t steps = 0;              // tokens committed (the final sequences' lengths)
+  std::int64_t recomputed = 0;         // steps sent to the invariant policy (bound, margin)
+  std::int64_t rigorous = 0;           // bound: steps accepted on the rigorous enclosure
+  std::int64_t first_order = 0;        // bound: steps accepted on the first-order bound
+  std::int64_t bound_violations = 0;   // bound: certified steps whose fast token is not the lead
+  std::int64_t route_uncertified = 0;  // bound: recomputed steps whose routes were not certified
+  std::int64_t verifications = 0;      // window: replays
+  std::int64_t rollbacks = 0;          // window: replays that found a mismatch
+  std::int64_t replayed = 0;           // window: tokens replayed
+  std::int64_t discarded = 0;          // window: fast tokens rolled back
   std::int64_t fast_tokens = 0, fast_passes = 0;
   std::int64_t invariant_tokens = 0, invariant_passes = 0;
   GatedStats& operator+=(const GatedStats& o);

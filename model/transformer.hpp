@@ -96,9 +96,11 @@ struct ModelConfig {
   // Widths of q (and the attention output) and of k and v.
   [[nodiscard]] std::size_t q_width() const { return n_heads * head_dim(); }
   [[nodiscard]] std::size_t kv_width() const { return kv_heads() * head_dim(); }
-  // Whether any optional feature is on that the bounds do not handle (they
-  // handle a sliding window, through visible_keys; not experts: a top-k
-  // choice has no derivative and no enclosure).
+  // Whether any optional feature is on that the rigorous enclosure
+  // (model/enclosure.hpp) does not handle. It handles a sliding window
+  // (visible_keys), not experts: it has no interval top-k. The first-order
+  // bound (model/first_order_bound.hpp) handles every feature here, experts
+  // included: it bounds the router logits and certifies each route.
   [[nodiscard]] bool plain() const {
     return kv_heads() == n_heads && q_width() == d_model && !qkv_bias && !qk_norm &&
            !tied_embeddings && rope_inv_freq.empty() && n_experts == 0;

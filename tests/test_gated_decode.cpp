@@ -2,6 +2,7 @@
 // determinism gives exactly the tokens of always-batch-invariant decoding at
 // every batch size; always-fast must differ somewhere (the negative
 // control); a margin gate with too small a TAU lets a flip through.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -166,6 +167,84 @@ TEST_CASE("gated decoding equals always-invariant decoding at every batch size",
     CHECK(bound_recomputed > 0);
     CHECK(bound_recomputed < bound_steps);
   }
+}
+
+// The bound gate on a Mixture-of-Experts model (bundled-moe): a step whose
+// routes are not certified is not certified (recomputed, counted as
+// route_uncertified), so the gate still gives the invariant tokens; the
+// same gate on the bound x 2^-20 (the negative control) certifies routes
+// and steps it must not and lets a batch-variant token through.
+// slow: 57 CPU-s (5 min wall at load 20): a bound verdict per step.
+TEST_CASE("gated decoding on a Mixture-of-Experts model: routes certified or recomputed",
+          "[model][gated][moe][slow]") {
+  const fm::Model m = fm::Model::load(std::string(fm::kBundledMoeSpec));
+  const fm::OneThread one;
+  const std::size_t steps = 8;
+  const std::size_t kControlSteps = 14;
+  const auto prompts = prompts_with_fillers(m, 8);
+  for (const auto precision : {fm::PrecisionPolicy::fp32, fm::PrecisionPolicy::bf16}) {
+    INFO(fm::name(precision));
+    const std::vector<std::vector<fm::Token>> alone{prompts[0]};
+    const auto reference =
+        fm::greedy_decode(m, fm::Policy{fm::ReductionPolicy::batch_invariant, precision}, alone,
+                          steps)
+            .tokens[0];
+    fm::StepBounds bounds(m, precision, false);
+    fm::StepBounds too_small(m, precision, false, 0x1p-20);
+    const fm::Policy fast{fm::ReductionPolicy::split_k, precision};
+    const auto gate = fm::parse_gate("bound");
+    const auto r = fm::gated_decode(m, fast, prompts, steps, gate, &bounds, 1);
+    const fm::GatedStats& s = r.per_sequence[0];
+    CHECK(r.tokens[0] == reference);
+    CHECK(s.bound_violations == 0);
+    // Every step is certified or recomputed; a route not certified is
+    // never accepted (its step is recomputed, counted).
+    CHECK(s.first_order + s.recomputed == s.steps);
+    CHECK(s.route_uncertified > 0);
+    CHECK(s.route_uncertified <= s.recomputed);
+    // The verdicts say it step by step: no certificate without the routes.
+    std::vector<fm::Token> prefix = prompts[0];
+    for (const fm::Token t : reference) {
+      const fm::BoundVerdict v = bounds.verdict(prefix);
+      if (!v.routes_certified) CHECK(v.by == fm::Certificate::none);
+      prefix.push_back(t);
+    }
+    // The negative control: the too-small bound certifies routes the true
+    // one does not and accepts steps it must not.
+    const auto c = fm::gated_decode(m, fast, prompts, steps, gate, &too_small, 1);
+    const fm::GatedStats& cs = c.per_sequence[0];
+    INFO("route_uncertified " << s.route_uncertified << " -> " << cs.route_uncertified
+                              << ", first-order " << s.first_order << " -> " << cs.first_order);
+    CHECK(cs.route_uncertified < s.route_uncertified);
+    CHECK(cs.first_order > s.first_order);
+  }
+  // And in bf16 it lets a batch-variant token through. The request: the
+  // first prompt whose fast decode (split-k, batch 8) differs from its
+  // invariant one within kControlSteps (a too-small bound can fail only
+  // there); the gate on the too-small bound then takes a wrong token or a
+  // step whose bound's lead is not the fast token.
+  const auto precision = fm::PrecisionPolicy::bf16;
+  fm::StepBounds too_small(m, precision, false, 0x1p-20);
+  const fm::Policy fast{fm::ReductionPolicy::split_k, precision};
+  bool flipped = false, control_fails = false;
+  for (std::size_t first = 0; first < prompts.size() && !flipped; ++first) {
+    auto turn = prompts;
+    std::rotate(turn.begin(), turn.begin() + static_cast<std::ptrdiff_t>(first), turn.end());
+    const std::vector<std::vector<fm::Token>> alone{turn[0]};
+    const auto reference =
+        fm::greedy_decode(m, fm::Policy{fm::ReductionPolicy::batch_invariant, precision}, alone,
+                          kControlSteps)
+            .tokens[0];
+    const auto unchecked =
+        fm::gated_decode(m, fast, turn, kControlSteps, fm::parse_gate("fast"), nullptr, 1);
+    flipped = unchecked.tokens[0] != reference;
+    if (!flipped) continue;
+    const auto c =
+        fm::gated_decode(m, fast, turn, kControlSteps, fm::parse_gate("bound"), &too_small, 1);
+    control_fails = c.tokens[0] != reference || c.total.bound_violations > 0;
+  }
+  REQUIRE(flipped);
+  CHECK(control_fails);
 }
 
 using fplab::test::centre_logits;
