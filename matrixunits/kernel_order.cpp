@@ -337,13 +337,27 @@ void GpuDot::dot_rows_block(const GpuSplitRows& x, const float* w, std::size_t c
     }
     return;
   }
+  // bf16 inputs: a normal bf16 value or a zero (the forward pass's weights
+  // at bf16 precision) is split here as split_value splits it, without its
+  // call: the value as is, 2^max(its exponent field's, emin), 2^-126 for a
+  // zero; any other value through split_value.
+  const bool bf16 = spec_.a == MmaType::bf16;
+  const int emin = rule_.a_emin;
   const auto fill = [&](std::size_t j0, std::size_t used, std::size_t padded, double* b, double* pb,
                         bool* lane) {
     for (std::size_t r = 0; r < L; ++r) {
       bool ok = r < used;
-      std::int16_t e = 0;
       for (std::size_t i = 0; ok && i < n; ++i) {
-        ok = split_value(w[(j0 + r) * n + i], b[i * L + r], e);
+        const float f = w[(j0 + r) * n + i];
+        const std::uint32_t fb = std::bit_cast<std::uint32_t>(f);
+        const int field = static_cast<int>((fb >> 23) & 0xFF);
+        if (bf16 && (fb & 0xFFFFU) == 0 && field != 0xFF && (field != 0 || (fb << 1) == 0)) {
+          b[i * L + r] = f;
+          pb[i * L + r] = field == 0 ? kZeroPower : power_of_two(std::max(field - 127, emin));
+          continue;
+        }
+        std::int16_t e = 0;
+        ok = split_value(f, b[i * L + r], e);
         pb[i * L + r] = power_of_two(e);
       }
       for (std::size_t i = ok ? n : 0; i < padded; ++i) {
