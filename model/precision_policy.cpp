@@ -1,5 +1,9 @@
 #include "model/precision_policy.hpp"
 
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+
 #include "precision/format.hpp"
 #include "precision/rounding.hpp"
 
@@ -12,6 +16,21 @@ const RoundingOptions kToFP16{kFP16};
 
 // Elements worth one fork/join of the OpenMP team (several ms of rounding).
 [[maybe_unused]] constexpr std::size_t kParallelRounding = std::size_t{1} << 18;
+// fp16's elements per call of precision/'s round_all (its format set up once).
+constexpr std::size_t kRoundingChunk = 4096;
+
+// fplab::round(x, kToBF16), by the bits: bf16 is fp32 with the low 16 bits
+// dropped (the same exponent field, subnormals included), so rounding to
+// nearest even is rounding the bit pattern to a multiple of 2^16, ties to
+// the even one; a carry into the exponent is the next binade's first value,
+// or infinity past the largest bf16. Infinities and NaNs go to precision/.
+// test_model's "bf16 by the bits" case checks it against fplab::round.
+float round_bf16(float x) {
+  const auto bits = std::bit_cast<std::uint32_t>(x);
+  if ((bits & 0x7F800000u) == 0x7F800000u) return fplab::round(x, kToBF16);
+  const std::uint32_t lsb = (bits >> 16) & 1u;
+  return std::bit_cast<float>((bits + 0x7FFFu + lsb) & 0xFFFF0000u);
+}
 
 }  // namespace
 
@@ -25,7 +44,7 @@ float round_to(PrecisionPolicy p, float x) {
     case PrecisionPolicy::layercast:
       return x;
     case PrecisionPolicy::bf16:
-      return fplab::round(x, kToBF16);
+      return round_bf16(x);
     case PrecisionPolicy::fp16:
       return fplab::round(x, kToFP16);
   }
@@ -34,11 +53,21 @@ float round_to(PrecisionPolicy p, float x) {
 
 void round_all(PrecisionPolicy p, std::span<float> x) {
   if (p == PrecisionPolicy::fp32 || p == PrecisionPolicy::layercast) return;
-  const auto n = static_cast<long>(x.size());
-  // Element by element: no order to keep.
-#pragma omp parallel for schedule(dynamic, 4096) if (x.size() >= kParallelRounding)
-  for (long i = 0; i < n; ++i)
-    x[static_cast<std::size_t>(i)] = round_to(p, x[static_cast<std::size_t>(i)]);
+  // Element by element: no order to keep. fp16 goes through precision/'s
+  // round_all a chunk at a time (round_to's value, the format set up once
+  // per chunk rather than per element).
+  const bool bf16 = p == PrecisionPolicy::bf16;
+  const auto chunks = static_cast<long>((x.size() + kRoundingChunk - 1) / kRoundingChunk);
+#pragma omp parallel for schedule(dynamic, 1) if (x.size() >= kParallelRounding)
+  for (long c = 0; c < chunks; ++c) {
+    const std::size_t begin = static_cast<std::size_t>(c) * kRoundingChunk;
+    const std::span<float> part = x.subspan(begin, std::min(kRoundingChunk, x.size() - begin));
+    if (bf16) {
+      for (float& v : part) v = round_bf16(v);
+    } else {
+      fplab::round_all(part, part, kToFP16);
+    }
+  }
 }
 
 }  // namespace fplab::model

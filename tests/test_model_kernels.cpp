@@ -15,6 +15,8 @@
 #include "model/policy.hpp"
 #include "model/precision_policy.hpp"
 #include "model/split_rule.hpp"
+#include "precision/format.hpp"
+#include "precision/rounding.hpp"
 #include "reductions/strategy.hpp"
 
 using namespace fplab;
@@ -241,6 +243,50 @@ TEST_CASE("precision policy rounding: bf16 and fp16 nearest-even", "[model][prec
     const float h = round_to(PrecisionPolicy::fp16, x);
     if (std::abs(h) >= 0x1p-14f) CHECK((bits(h) & 0x1FFFu) == 0);
   }
+}
+
+TEST_CASE("precision policy rounding: bf16 by the bits and fp16 by the chunk are precision/'s",
+          "[model][precision]") {
+  // round_to and round_all take faster routes than fplab::round (bf16 by
+  // its bit pattern, fp16 a chunk of 4096 at a time); the values must be
+  // fplab::round's. Every exponent and sign, with low 16 bits at and around
+  // the bf16 tie (and at bf16's lsb parity both ways), then a stride
+  // through all 2^32 patterns: subnormals, the largest finite values
+  // (overflow), infinities and NaNs included.
+  std::vector<float> xs;
+  for (std::uint32_t sign : {0u, 0x80000000u}) {
+    for (std::uint32_t e = 0; e < 256; ++e) {
+      for (std::uint32_t hi : {0u, 1u, 0x7Eu, 0x7Fu}) {
+        for (std::uint32_t lo : {0u, 1u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu, 0x1000u}) {
+          xs.push_back(std::bit_cast<float>(sign | (e << 23) | (hi << 16) | lo));
+        }
+      }
+    }
+  }
+  for (std::uint64_t b = 0; b < (std::uint64_t{1} << 32); b += 65521) {
+    xs.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(b)));
+  }
+  for (const auto& [p, f] : {std::pair{PrecisionPolicy::bf16, fplab::kBF16},
+                             std::pair{PrecisionPolicy::fp16, fplab::kFP16}}) {
+    std::vector<float> all = xs;
+    round_all(p, all);
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const float want = fplab::round(xs[i], fplab::RoundingOptions{f});
+      differ += bits(round_to(p, xs[i])) != bits(want) ? 1 : 0;
+      differ += bits(all[i]) != bits(want) ? 1 : 0;
+    }
+    INFO(name(p) << ": " << xs.size() << " values");
+    CHECK(differ == 0);
+  }
+  // The control: truncating to bf16 (no rounding) would differ.
+  std::size_t truncated_differ = 0;
+  for (float x : xs) {
+    if (!std::isfinite(x)) continue;
+    const float t = std::bit_cast<float>(bits(x) & 0xFFFF0000u);
+    truncated_differ += bits(t) != bits(round_to(PrecisionPolicy::bf16, x)) ? 1 : 0;
+  }
+  CHECK(truncated_differ > 0);
 }
 
 TEST_CASE("SplitKOverride sets split_k_splits, then gives the rule back", "[model]") {
