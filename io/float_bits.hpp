@@ -145,6 +145,12 @@ inline std::uint16_t float_to_bfloat16(float x) {
   return static_cast<std::uint16_t>(sign | round_off_low_bits(f & 0x7fffffffu, 16));
 }
 
+// The exponent field's bits set, in place: 0x7c00, 0x7f80, 0x7f800000, ...
+constexpr std::uint64_t exponent_field_mask(ElementType t) {
+  const int mantissa_bits = static_cast<int>(element_bits(t)) - 1 - exponent_field_bits(t);
+  return ((std::uint64_t{1} << exponent_field_bits(t)) - 1) << mantissa_bits;
+}
+
 constexpr bool element_exponent_all_ones(ElementType t, std::uint64_t bits, bool& mantissa_zero) {
   const int mantissa_bits = static_cast<int>(element_bits(t)) - 1 - exponent_field_bits(t);
   const std::uint64_t exponent_mask = (std::uint64_t{1} << exponent_field_bits(t)) - 1;

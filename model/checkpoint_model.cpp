@@ -14,6 +14,7 @@
 
 #include "checkpoints/checkpoint.hpp"
 #include "checkpoints/tokenizer_bpe.hpp"
+#include "io/float_bits.hpp"
 #include "io/input_error.hpp"
 #include "model/transformer.hpp"
 
@@ -105,15 +106,17 @@ void require_finite_weights(const checkpoints::Checkpoint& ck, const std::string
     const std::size_t n = view.elements();
     const bool f32 = view.dtype == checkpoints::StoredType::f32;
     const bool bf16 = view.dtype == checkpoints::StoredType::bf16;
-    const std::uint32_t exponent = f32 ? 0x7f800000U : bf16 ? 0x7f80U : 0x7c00U;
+    const ElementType type = f32    ? ElementType::float32
+                             : bf16 ? ElementType::bfloat16
+                                    : ElementType::float16;
+    const auto exponent = static_cast<std::uint32_t>(exponent_field_mask(type));
     const std::size_t i =
         f32 ? first_non_finite<std::uint32_t>(view.data, n, exponent)
             : first_non_finite<std::uint16_t>(view.data, n, static_cast<std::uint16_t>(exponent));
     if (i == n) continue;
     std::uint32_t u = 0;
     std::memcpy(&u, view.data + (f32 ? 4 : 2) * i, f32 ? 4 : 2);  // little-endian host
-    const std::uint32_t sign = f32 ? 0x80000000U : 0x8000U;
-    const bool nan = (u & ~(exponent | sign)) != 0;
+    const bool nan = element_is_nan(type, u);
     throw InputError(where + ": the weight " + tensor + " holds " +
                      (nan ? "a NaN" : "an infinity") + " (element " + std::to_string(i) + " of " +
                      std::to_string(n) + ")");

@@ -157,3 +157,19 @@ TEST_CASE("ulp distance across signs and zeros, in four formats", "[float_bits]"
     REQUIRE(fplab::nulp_count(ElementType::float16, h, h | 0x8000u) == 2 * h);
   }
 }
+
+TEST_CASE("exponent_field_mask is each type's infinity without its sign", "[float_bits]") {
+  // Oracles: the encodings of +infinity by the hardware (float, double) and
+  // by precision/'s parametric engine (binary16, bfloat16).
+  CHECK(fplab::exponent_field_mask(ElementType::float32) ==
+        bits_of(std::numeric_limits<float>::infinity()));
+  CHECK(fplab::exponent_field_mask(ElementType::float64) ==
+        std::bit_cast<std::uint64_t>(std::numeric_limits<double>::infinity()));
+  CHECK(fplab::exponent_field_mask(ElementType::float16) ==
+        fplab::encode(std::numeric_limits<double>::infinity(), fplab::kFP16));
+  CHECK(fplab::exponent_field_mask(ElementType::bfloat16) ==
+        fplab::encode(std::numeric_limits<double>::infinity(), fplab::kBF16));
+  // Control: the largest finite float's bits are not the mask.
+  CHECK(fplab::exponent_field_mask(ElementType::float32) !=
+        bits_of(std::numeric_limits<float>::max()));
+}
