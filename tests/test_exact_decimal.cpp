@@ -12,7 +12,7 @@
 #include "io/numbers.hpp"
 
 TEST_CASE("exact_decimal: every golden from Python's decimal module", "[exact_decimal]") {
-  std::ifstream in(FPLAB_SOURCE_DIR "/tests/golden/exact_decimal.txt");
+  std::ifstream in(std::string(FPLAB_SOURCE_DIR) + "/tests/golden/exact_decimal.txt");
   REQUIRE(in);
   std::string line;
   int checked = 0;
