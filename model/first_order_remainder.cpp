@@ -72,8 +72,15 @@ std::vector<RemainderSample> measure_remainder(const Model& model, PrecisionPoli
   for (const double c : scales) {
     FirstOrderOptions p{.precision = precision};
     p.perturb = [&](std::size_t pos, std::size_t op, std::span<double> v) {
-      const auto& b = base.at({pos, op});
-      for (std::size_t i = 0; i < v.size(); ++i) v[i] += c * b[i];
+      const auto it = base.find({pos, op});
+      if (it != base.end() && it->second.size() == v.size()) {
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] += c * it->second[i];
+        return;
+      }
+      // An op the centre's pass did not run: an expert the moved router
+      // chose. Its output moves by the same rule, c |v| s, from its own value.
+      for (std::size_t i = 0; i < v.size(); ++i)
+        v[i] += c * std::abs(v[i]) * sign(seed, pos, op, i);
     };
     const auto moved = logits_after(model, prefix, p);
     RemainderSample s;

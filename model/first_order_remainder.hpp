@@ -5,7 +5,10 @@
 // and their change compared with its first-order part J e (J the adjoints
 // of the bound's reverse sweep, FirstOrderOptions::adjoint). The rest,
 // l(e) - l(0) - J e, is the remainder a rigorous certificate would have to
-// bound. Not a bound itself: a sample, one sign vector per scale.
+// bound. Not a bound itself: a sample, one sign vector per scale. On a
+// Mixture-of-Experts model the moved pass may route a token to an expert
+// the centre's did not: that expert's output moves by the same rule from
+// its own value, and the route change is part of the remainder.
 //
 // c = 2^-24 is fp32's per-op rounding size, 2^-8 bf16's. The remainder is
 // second order: it grows as c^2 where J e grows as c, so the ratio of the
