@@ -1,9 +1,9 @@
 #include "model/precision_policy.hpp"
 
 #include <algorithm>
-#include <bit>
-#include <cstdint>
+#include <cmath>
 
+#include "io/float_bits.hpp"
 #include "precision/format.hpp"
 #include "precision/rounding.hpp"
 
@@ -21,15 +21,12 @@ constexpr std::size_t kRoundingChunk = 4096;
 
 // fplab::round(x, kToBF16), by the bits: bf16 is fp32 with the low 16 bits
 // dropped (the same exponent field, subnormals included), so rounding to
-// nearest even is rounding the bit pattern to a multiple of 2^16, ties to
-// the even one; a carry into the exponent is the next binade's first value,
-// or infinity past the largest bf16. Infinities and NaNs go to precision/.
+// nearest even is io/float_bits.hpp's narrowing and widening. Infinities and
+// NaNs go to precision/ (float_to_bfloat16 would quiet a NaN's payload).
 // test_model's "bf16 by the bits" case checks it against fplab::round.
 float round_bf16(float x) {
-  const auto bits = std::bit_cast<std::uint32_t>(x);
-  if ((bits & 0x7F800000u) == 0x7F800000u) return fplab::round(x, kToBF16);
-  const std::uint32_t lsb = (bits >> 16) & 1u;
-  return std::bit_cast<float>((bits + 0x7FFFu + lsb) & 0xFFFF0000u);
+  if (!std::isfinite(x)) return fplab::round(x, kToBF16);
+  return bfloat16_to_float(float_to_bfloat16(x));
 }
 
 }  // namespace
