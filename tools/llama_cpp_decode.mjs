@@ -3,11 +3,11 @@
 // flash attention off (fplab's attention is not a fused kernel either).
 // Prints one JSON object on stdout.
 //
-//   node tools/llama_cpp_decode.mjs greedy MODEL.gguf PROMPTS STEPS THREADS
+//   tools/node_modules/.bin/node tools/llama_cpp_decode.mjs greedy MODEL.gguf PROMPTS STEPS THREADS
 //       {"ids": [[...], ...]}: per prompt of PROMPTS (ids comma-separated,
 //       prompts separated by ';'), STEPS greedy (temperature 0) ids after
 //       it, an end-of-generation token included, each from an empty cache.
-//   node tools/llama_cpp_decode.mjs speed MODEL.gguf THREADS MIN_SECONDS
+//   tools/node_modules/.bin/node tools/llama_cpp_decode.mjs speed MODEL.gguf THREADS MIN_SECONDS
 //       {"prefill": tokens/s, "decode": tokens/s, "prefill_cpu": ..., "decode_cpu": ...}:
 //       prefill of 128 tokens into an empty sequence (one untimed pass first),
 //       and single greedy steps after a 16-token prompt, each repeated for at

