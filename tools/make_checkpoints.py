@@ -123,6 +123,10 @@ def fixtures():
                      num_hidden_layers=3, num_experts=8, num_experts_per_tok=3,
                      moe_intermediate_size=16, norm_topk_prob=True, decoder_sparse_step=1,
                      mlp_only_layers=[1], router_aux_loss_coef=0.001, output_router_logits=False)
+    # Qwen3-MoE with every layer sparse (mlp_only_layers empty), 2 layers:
+    # the shape llama.cpp's qwen3moe graph accepts (it has no dense layer),
+    # stored as float32, so that llama.cpp's products round nothing.
+    qwen3_moe_sparse = dict(qwen3_moe, num_hidden_layers=2, mlp_only_layers=[])
     qwen2_moe = dict(qwen2, architectures=["Qwen2MoeForCausalLM"], model_type="qwen2_moe",
                      num_experts=6, num_experts_per_tok=2, moe_intermediate_size=16,
                      shared_expert_intermediate_size=24, norm_topk_prob=False,
@@ -151,6 +155,7 @@ def fixtures():
         ("qwen3moe-bf16", qwen3_moe, "BF16", 1, "tokenizer-qwen3", 6),
         ("qwen2moe-f32", qwen2_moe, "F32", 2, "tokenizer-qwen3", 7),
         ("mixtral-bf16", mixtral, "BF16", 1, "tokenizer-llama3", 8),
+        ("qwen3moe-sparse-f32", qwen3_moe_sparse, "F32", 1, "tokenizer-qwen3", 9),
     ]
 
 
