@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "bisect/heap_pages.hpp"
+#include "io/heap_pages.hpp"
 #include "io/numbers.hpp"
 #include "model/forward_ops.hpp"
 

@@ -20,6 +20,7 @@
 #include "io/numbers.hpp"
 #include "precision/format.hpp"
 #include "precision/queries.hpp"
+#include "precision/round_request.hpp"
 #include "precision/rounding.hpp"
 #include "reductions/error.hpp"
 #include "reductions/exact.hpp"
@@ -73,34 +74,24 @@ std::string binary_digits(std::uint64_t v, int bits) {
   return s;
 }
 
-// x - rounded, correctly rounded (the plain difference may round).
-double rounding_error(double x, double rounded) {
-  if (!std::isfinite(x) || !std::isfinite(rounded)) return x - rounded;
-  fplab::ExactSum e;
-  e.add(x);
-  e.add(-rounded);
-  return e.to_double();
-}
-
-// x in format f, with the fields (and names) of `fplab round --json`.
+// x in format f, with the fields (and names) of `fplab round --json`: the
+// same query (precision/round_request.hpp's round_query, round to nearest
+// even).
 json describe(double x, const fplab::Format& f) {
-  fplab::RoundingOptions o;
-  o.format = f;
-  const double rounded = fplab::round(x, o);
-  const fplab::Neighbours around = fplab::neighbours(x, f);
-  const fplab::BitFields b = fplab::bit_fields(rounded, f);
+  const fplab::RoundQuery q = fplab::round_query(x, f, fplab::RoundingOptions{});
+  const fplab::BitFields& b = q.bits;
   const int digits = (1 + b.exponent_bits + b.mantissa_bits + 3) / 4;
   return {{"format", f.name},
-          {"rounded", exact_value(rounded)},
-          {"stored_exact", fplab::exact_decimal(rounded)},
-          {"error", exact_value(rounding_error(x, rounded))},
-          {"exact", std::isfinite(x) && around.below == x && around.above == x},
-          {"below", exact_value(around.below)},
-          {"above", exact_value(around.above)},
-          {"next_down", exact_value(fplab::next_down(x, f))},
-          {"next_up", exact_value(fplab::next_up(x, f))},
-          {"spacing", exact_value(fplab::spacing(x, f))},
-          {"max_error", exact_value(fplab::max_rounding_error(x, f, o.rounding))},
+          {"rounded", exact_value(q.rounded)},
+          {"stored_exact", fplab::exact_decimal(q.rounded)},
+          {"error", exact_value(q.error)},
+          {"exact", q.exact},
+          {"below", exact_value(q.around.below)},
+          {"above", exact_value(q.around.above)},
+          {"next_down", exact_value(q.next_below)},
+          {"next_up", exact_value(q.next_above)},
+          {"spacing", exact_value(q.spacing)},
+          {"max_error", exact_value(q.max_error)},
           {"bits",
            {{"sign", b.sign ? 1 : 0},
             {"exponent", b.exponent},

@@ -290,40 +290,60 @@ bool splits(const Model& m, const Policy& policy, std::size_t T,
   return true;
 }
 
-void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
-  const Model& m = experiment_model(p, out);
-  const auto prompts = encode_prompts(m, static_cast<std::size_t>(p.integer("prompts")));
-  const auto steps = static_cast<std::size_t>(p.integer("steps"));
-  const Collective order = parse_collective(p.text("allreduce"));
-  std::vector<Policy> policies;
-  for (const auto& s : p.text_list("policies")) policies.push_back(parse_reduction_spec(s));
-  // Each (policy, degree) the model's shape allows; the others are left out,
-  // and said so below. Nothing allowed: refused.
-  std::vector<std::string> left_out;
-  std::vector<std::pair<std::size_t, std::size_t>> runnable;  // (policy index, degree)
-  for (std::size_t i = 0; i < policies.size(); ++i) {
-    for (const auto d : p.int_list("degrees")) {
-      if (splits(m, policies[i], static_cast<std::size_t>(d), left_out))
-        runnable.emplace_back(i, static_cast<std::size_t>(d));
+// A policy and the degrees the model splits into under it.
+struct PolicyDegrees {
+  Policy policy;
+  std::vector<std::size_t> degrees;
+};
+
+// Each policy of the `policies` parameter with the `degrees` the model's
+// shape allows (a policy allowed none is left out); the others said in
+// `left_out`. Nothing allowed: refused.
+std::vector<PolicyDegrees> runnable_degrees(const Model& m,
+                                            const std::vector<std::string>& policies,
+                                            const std::vector<std::int64_t>& degrees,
+                                            std::vector<std::string>& left_out) {
+  std::vector<PolicyDegrees> runnable;
+  for (const auto& spec : policies) {
+    PolicyDegrees pd{.policy = parse_reduction_spec(spec), .degrees = {}};
+    for (const auto d : degrees) {
+      if (splits(m, pd.policy, static_cast<std::size_t>(d), left_out))
+        pd.degrees.push_back(static_cast<std::size_t>(d));
     }
+    if (!pd.degrees.empty()) runnable.push_back(std::move(pd));
   }
   if (runnable.empty()) {
     throw std::invalid_argument(
         fmt::format("the model splits into none of the degrees under any policy asked for: {}",
                     fmt::join(left_out, "; ")));
   }
-  const OneThread one;
-  ctx.progress(0, 3, "tensor parallel");
+  return runnable;
+}
+
+// Every runnable policy at each of its degrees against T = 1 (the sweep
+// table, D4).
+std::vector<TpCell> sweep_cells(const Model& m, const std::vector<std::vector<Token>>& prompts,
+                                const std::vector<PolicyDegrees>& runnable, Collective order,
+                                std::size_t steps) {
   std::vector<TpCell> cells;
-  for (std::size_t i = 0; i < policies.size(); ++i) {
-    std::vector<std::size_t> degrees;
-    for (const auto& [pi, T] : runnable)
-      if (pi == i) degrees.push_back(T);
-    if (degrees.empty()) continue;
-    const auto more = measure_tp_sweep(m, prompts, {policies[i]}, degrees, order, steps);
+  for (const auto& [policy, degrees] : runnable) {
+    const auto more = measure_tp_sweep(m, prompts, {policy}, degrees, order, steps);
     cells.insert(cells.end(), more.begin(), more.end());
   }
-  ctx.progress(1, 3, "tensor parallel");
+  return cells;
+}
+
+// D3 is an exact property and D5's fixed degree a yes/no: the first
+// kOrderPrompts prompts show them (and keep the run short).
+std::vector<std::vector<Token>> first_prompts(const std::vector<std::vector<Token>>& prompts) {
+  return {prompts.begin(),
+          prompts.begin() + static_cast<std::ptrdiff_t>(std::min(kOrderPrompts, prompts.size()))};
+}
+
+// D3: every all-reduce order at T = 2 and at T = 4 under split-k, each
+// degree the model splits into (the others go to `left_out`).
+std::vector<OrderSweep> order_sweeps(const Model& m, const std::vector<std::vector<Token>>& few,
+                                     std::vector<std::string>& left_out) {
   const std::vector<Collective> orders = {Collective::ompi_default,
                                           Collective::ompi_linear,
                                           Collective::ompi_recursive_doubling,
@@ -332,33 +352,27 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
                                           Collective::nccl_ring,
                                           Collective::nccl_tree,
                                           Collective::tree};
-  // D3 is an exact property and D5's fixed degree a yes/no: the first
-  // kOrderPrompts prompts show them (and keep the run short).
-  const std::vector<std::vector<Token>> few(
-      prompts.begin(),
-      prompts.begin() + static_cast<std::ptrdiff_t>(std::min(kOrderPrompts, prompts.size())));
   std::vector<OrderSweep> sweeps;
   for (const std::size_t T : {std::size_t{2}, std::size_t{4}}) {
     if (splits(m, ReductionPolicy::split_k, T, left_out))
       sweeps.push_back(measure_order_sweep(m, few, T, orders));
   }
-  ctx.progress(2, 3, "tensor parallel");
-  // D5 at T = 4, else the largest degree that splits.
-  std::optional<FixedDegree> fixed;
+  return sweeps;
+}
+
+// D5 under batch-invariant at T = 4, else the largest degree that splits;
+// none when no degree does.
+std::optional<FixedDegree> fixed_degree(const Model& m,
+                                        const std::vector<std::vector<Token>>& few) {
   for (const std::size_t T : {std::size_t{4}, std::size_t{3}, std::size_t{2}}) {
     std::vector<std::string> ignored;
-    if (splits(m, ReductionPolicy::batch_invariant, T, ignored)) {
-      fixed = measure_fixed_degree(m, few, ReductionPolicy::batch_invariant, T);
-      break;
-    }
+    if (splits(m, ReductionPolicy::batch_invariant, T, ignored))
+      return measure_fixed_degree(m, few, ReductionPolicy::batch_invariant, T);
   }
-  ctx.finish_progress();
+  return std::nullopt;
+}
 
-  sweep_table(cells, prompts.size(), steps, order, out);
-  lines_table(cells, out);
-  for (const OrderSweep& s : sweeps) order_table(s, out);
-  if (fixed) fixed_table(*fixed, ReductionPolicy::batch_invariant, out);
-  verdicts(cells, sweeps, fixed, m, out);
+void record_notes(const std::vector<std::string>& left_out, ExperimentRecord& out) {
   if (!left_out.empty()) {
     out.add_note(fmt::format("Left out, the model's shape does not split so: {}.",
                              fmt::join(left_out, "; ")));
@@ -367,6 +381,32 @@ void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
       "In process (no mpirun): the shards' partial sums are all-reduced by the order model, which "
       "test_collectives_mpi checks against real Open MPI ranks (fplab generate --tp) for this "
       "forward pass.");
+}
+
+void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {
+  const Model& m = experiment_model(p, out);
+  const auto prompts = encode_prompts(m, static_cast<std::size_t>(p.integer("prompts")));
+  const auto steps = static_cast<std::size_t>(p.integer("steps"));
+  const Collective order = parse_collective(p.text("allreduce"));
+  std::vector<std::string> left_out;
+  const auto runnable =
+      runnable_degrees(m, p.text_list("policies"), p.int_list("degrees"), left_out);
+  const OneThread one;
+  ctx.progress(0, 3, "tensor parallel");
+  const std::vector<TpCell> cells = sweep_cells(m, prompts, runnable, order, steps);
+  ctx.progress(1, 3, "tensor parallel");
+  const auto few = first_prompts(prompts);
+  const std::vector<OrderSweep> sweeps = order_sweeps(m, few, left_out);
+  ctx.progress(2, 3, "tensor parallel");
+  const std::optional<FixedDegree> fixed = fixed_degree(m, few);
+  ctx.finish_progress();
+
+  sweep_table(cells, prompts.size(), steps, order, out);
+  lines_table(cells, out);
+  for (const OrderSweep& s : sweeps) order_table(s, out);
+  if (fixed) fixed_table(*fixed, ReductionPolicy::batch_invariant, out);
+  verdicts(cells, sweeps, fixed, m, out);
+  record_notes(left_out, out);
 }
 
 Experiment make() {

@@ -1,6 +1,5 @@
 #include "mpi/enumerate_worker.hpp"
 
-#include <malloc.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "io/heap_pages.hpp"
 #include "mpi/abort.hpp"
 #include "mpi/enumerate.hpp"
 #include "reductions/orders.hpp"
@@ -133,12 +133,9 @@ MpiEnumerateRow enumerate_row(const Strategy& s, const std::vector<double>& numb
 }  // namespace
 
 int run_mpi_enumerate_worker(const MpiEnumerateWorkerArgs& args) {
-  // Levels are vectors of tens of MB, made and freed once per level: kept in
-  // the heap and not returned to the kernel, their pages are faulted in once
-  // per job rather than once per level (the faults were a fifth of a rank's
-  // CPU, in the kernel).
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+  // Levels are vectors of tens of MB, made and freed once per level: their
+  // pages are faulted in once per job rather than once per level.
+  const KeepHeapPages keep;
   MPI_Init(nullptr, nullptr);
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -92,9 +92,12 @@ std::set<std::string> experiment_ids(const Results& r) {
   return ids;
 }
 
-std::string join(const std::set<std::string>& s) {
+// Experiment ids (a std::set or a std::vector of them) in their order,
+// separated by ','; "(none)" when there are none.
+template <class Ids>
+std::string join(const Ids& ids) {
   std::string out;
-  for (const auto& x : s) out += (out.empty() ? "" : ",") + x;
+  for (const std::string& x : ids) out += (out.empty() ? "" : ",") + x;
   return out.empty() ? "(none)" : out;
 }
 
@@ -281,10 +284,7 @@ std::vector<std::pair<std::string, std::string>> left_out(const DiffReport& d) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [side, ids] :
        {std::pair{"A", &d.experiments_only_in_a}, std::pair{"B", &d.experiments_only_in_b}}) {
-    if (ids->empty()) continue;
-    std::string list;
-    for (const auto& id : *ids) list += (list.empty() ? "" : ",") + id;
-    out.emplace_back(side, list);
+    if (!ids->empty()) out.emplace_back(side, join(*ids));
   }
   return out;
 }

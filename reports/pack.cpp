@@ -9,6 +9,7 @@
 
 #include "io/array.hpp"
 #include "io/input_error.hpp"
+#include "reports/columns.hpp"
 
 namespace fplab {
 
@@ -34,6 +35,22 @@ Value value_of(const Array& a, std::size_t i) {
     return Value::f32(std::bit_cast<float>(static_cast<std::uint32_t>(a.bits[i])));
   }
   return Value::f64(std::bit_cast<double>(a.bits[i]));
+}
+
+// The column of an array that has no name of its own.
+constexpr ColumnId kValue{"value"};
+
+// A column whose row i holds element i of `a` (float32 or float64, its bits
+// kept); `a` outlives the columns.
+void add_elements(Columns<std::size_t>& columns, const Array& a, ColumnId id, std::string label) {
+  columns.add(
+      id, std::move(label), [&a](std::size_t i) { return value_of(a, i); }, "", true);
+}
+
+// The columns, then one row per element of `keyed` (keyed by its index).
+void fill(Table& t, const Columns<std::size_t>& columns, const Array& keyed) {
+  columns.add_to(t);
+  for (std::size_t i = 0; i < keyed.size(); ++i) columns.add_row(t, row_key(keyed, i), i);
 }
 
 void check_type(const std::string& file, const Array& a) {
@@ -77,27 +94,22 @@ ExperimentRecord pack_arrays(const std::string& experiment, const std::vector<st
         check_type(file, a);
         Table& t = add(sanitize(name.empty() ? a.name : name + "." + a.name));
         t.caption = fmt::format("{} {} of {}", fplab::name(a.type), a.shape_text(), file);
-        t.add_column("value", "value", "", true);
-        for (std::size_t i = 0; i < a.size(); ++i)
-          t.add_row(row_key(a, i)).set("value", value_of(a, i));
+        Columns<std::size_t> columns;
+        add_elements(columns, a, kValue, kValue.str());
+        fill(t, columns, a);
       }
       continue;
     }
     const std::string id = sanitize(name.empty() ? path.stem().string() : name);
     Table& t = add(id.empty() ? "array" : id);
     t.caption = file;
+    Columns<std::size_t> columns;
     for (const auto& a : arrays) {
       check_type(file, a);
-      t.add_column(a.name.empty() ? "value" : sanitize(a.name), a.name.empty() ? "value" : a.name,
-                   "", true);
+      const std::string column = a.name.empty() ? kValue.str() : sanitize(a.name);
+      add_elements(columns, a, ColumnId{column}, a.name.empty() ? kValue.str() : a.name);
     }
-    const std::size_t n = arrays.at(0).size();
-    for (std::size_t i = 0; i < n; ++i) {
-      Row& row = t.add_row(row_key(arrays[0], i));
-      for (std::size_t c = 0; c < arrays.size(); ++c) {
-        row.set(t.columns[c].id, value_of(arrays[c], i));
-      }
-    }
+    fill(t, columns, arrays.at(0));
   }
   return e;
 }

@@ -557,7 +557,7 @@ TEST_CASE("real experiments: bisect at TP 1 vs 2 on Mixtral leaves the fix searc
 // set is confirmed by a rerun and 1-minimal; library's batch 1 vs 8 is
 // fixed by expert ops alone (the grouped GEMM: each expert's product over
 // the rows routed to it); a comparison with no divergent op needs no op
-// (the control). About 8 CPU-s since bisect/heap_pages.hpp (38 before).
+// (the control). About 8 CPU-s since io/heap_pages.hpp (38 before).
 TEST_CASE("real experiments: op-localisation's full search on Mixtral", "[real][moe]") {
   const Fixture f = {"mixtral-bf16",
                      "MixtralForCausalLM",
