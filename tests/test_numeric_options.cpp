@@ -63,7 +63,14 @@ bool admits(const std::string& range, long double x) {
 
 }  // namespace
 
-TEST_CASE("numeric options: every one refuses what its range does not admit", "[cli][numeric]") {
+// [slow]: about 100 processes, the sanitizer suite's longest test (461 s of
+// its wall time at load 20, against 48 s in the release suite beside it).
+// Under the sanitizers the same validators (cli/numeric_options.hpp's
+// integer_in and number_in) and main's one-line refusal run in the next
+// test (--ulps and --limit: integer_in; --atol and --rel: number_in;
+// negative, fraction, NaN, inf and huge values).
+TEST_CASE("numeric options: every one refuses what its range does not admit",
+          "[cli][numeric][slow]") {
   const auto options = numeric_options();
   // The list is the program's: diff's tolerances are on it, as declared.
   bool saw_ulps = false;

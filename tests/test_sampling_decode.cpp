@@ -167,8 +167,13 @@ TEST_CASE("fplab generate: bad parameters give one-line errors", "[sampling][cli
   CHECK(r.output.rfind("fplab: error: ", 0) == 0);
 }
 
+// [slow]: ten 45-step decodes, 62 rows in all (215 s of the sanitizer
+// suite's wall time at load 20, 36 s in the release suite). Under the
+// sanitizers batch-answers' test runs the same decoding (split-k against
+// batch-invariant, bf16, batches 2 and 8) and the --prompt-ids test below
+// runs `fplab generate --batch 4 --policy split-k`.
 TEST_CASE("fplab generate --batch: split-k's answer depends on the batch, batch-invariant's not",
-          "[sampling][cli][model][B6]") {
+          "[sampling][cli][model][B6][slow]") {
   // The default prompt (batch-answers' lead prompt), greedy, bf16: 45 steps
   // reach batch-answers' earliest split (step 38, at batch 8).
   const auto answer = [](const std::string& policy, int batch) {
