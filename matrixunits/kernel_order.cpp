@@ -121,6 +121,10 @@ std::vector<double> lane_values(const double* b, std::size_t r, std::size_t from
   return out;
 }
 
+// A weight's float bits: a float's own; a bfloat16's, widened (its top 16 bits).
+std::uint32_t float_bits_of(float f) { return std::bit_cast<std::uint32_t>(f); }
+std::uint32_t float_bits_of(std::uint16_t h) { return std::uint32_t{h} << 16; }
+
 }  // namespace
 
 std::string name(const GpuKernelOrder& o) {
@@ -269,6 +273,18 @@ void GpuDot::split(std::span<const float> in, std::size_t length, GpuSplitRows& 
       out.fast[i / length] = 0;
     }
   }
+  if (!splits_) return;
+  const auto k = static_cast<std::size_t>(spec_.k);
+  const std::size_t rows = out.fast.size(), padded = (length + k - 1) / k * k;
+  out.padded = padded;
+  out.lane_values.assign(rows * padded, 0.0);
+  out.lane_powers.assign(rows * padded, kZeroPower);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t i = 0; i < length; ++i) {
+      out.lane_values[r * padded + i] = out.values[r * length + i];
+      out.lane_powers[r * padded + i] = power_of_two(out.exponents[r * length + i]);
+    }
+  }
 }
 
 bool GpuDot::split_value(float f, double& value, std::int16_t& exponent) const {
@@ -325,54 +341,100 @@ void GpuDot::split_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows
 
 void GpuDot::dot_rows_block(const GpuSplitRows& x, const float* w, std::size_t count, float* out,
                             std::size_t stride) const {
-  constexpr std::size_t L = nv_fused_split::kSplitLanes;
+  rows_block(x, w, count, out, stride);
+}
+
+void GpuDot::dot_bf16_rows_block(const GpuSplitRows& x, const std::uint16_t* w, std::size_t count,
+                                 float* out, std::size_t stride) const {
+  rows_block(x, w, count, out, stride);
+}
+
+template <class T>
+void GpuDot::rows_block(const GpuSplitRows& x, const T* w, std::size_t count, float* out,
+                        std::size_t stride) const {
   const std::size_t n = x.length;
+  const auto widened = [&](std::size_t j, std::vector<float>& row) {
+    row.resize(n);
+    for (std::size_t i = 0; i < n; ++i) row[i] = std::bit_cast<float>(float_bits_of(w[j * n + i]));
+  };
+  const auto reference = [&](std::size_t m, std::size_t j) {
+    std::vector<float> wide;
+    widened(j, wide);
+    std::vector<double> row(n);
+    convert(wide, row);
+    return dot_converted(x.row(m), row);
+  };
   if (!splits_) {  // each row of w converted once, then the reference
+    std::vector<float> wide;
     std::vector<double> row(n);
     for (std::size_t j = 0; j < count; ++j) {
-      convert(std::span<const float>(w + j * n, n), row);
+      widened(j, wide);
+      convert(wide, row);
       for (std::size_t m = 0; m < x.fast.size(); ++m) {
         out[m * stride + j] = dot_converted(x.row(m), row);
       }
     }
     return;
   }
+  const auto fill = [&](std::size_t j0, std::size_t used, std::size_t padded, double* b, double* pb,
+                        bool* lane) { fill_lanes(w + j0 * n, n, used, padded, b, pb, lane); };
+  lanes_block(x, 0, x.fast.size(), count, fill, reference, out, stride);
+}
+
+template <class T>
+void GpuDot::fill_lanes(const T* w, std::size_t n, std::size_t used, std::size_t padded, double* b,
+                        double* pb, bool* lane) const {
+  constexpr std::size_t L = nv_fused_split::kSplitLanes;
   // bf16 inputs: a normal bf16 value or a zero (the forward pass's weights
   // at bf16 precision) is split here as split_value splits it, without its
   // call: the value as is, 2^max(its exponent field's, emin), 2^-126 for a
-  // zero; any other value through split_value.
+  // zero. A whole block of L rows is first laid out so, branch-free, each
+  // product's L values side by side; a row holding any other value (or a
+  // block of fewer rows, or another input type) is then laid out again
+  // value by value, through split_value where it is not such a value.
   const bool bf16 = spec_.a == MmaType::bf16;
   const int emin = rule_.a_emin;
-  const auto fill = [&](std::size_t j0, std::size_t used, std::size_t padded, double* b, double* pb,
-                        bool* lane) {
-    for (std::size_t r = 0; r < L; ++r) {
-      bool ok = r < used;
-      for (std::size_t i = 0; ok && i < n; ++i) {
-        const float f = w[(j0 + r) * n + i];
-        const std::uint32_t fb = std::bit_cast<std::uint32_t>(f);
+  std::array<std::uint32_t, L> other{};  // per row: nonzero where a value is not such a value
+  if (bf16 && used == L) {
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t r = 0; r < L; ++r) {
+        const std::uint32_t fb = float_bits_of(w[r * n + i]);
         const int field = static_cast<int>((fb >> 23) & 0xFF);
-        if (bf16 && (fb & 0xFFFFU) == 0 && field != 0xFF && (field != 0 || (fb << 1) == 0)) {
-          b[i * L + r] = f;
-          pb[i * L + r] = field == 0 ? kZeroPower : power_of_two(std::max(field - 127, emin));
-          continue;
-        }
-        std::int16_t e = 0;
-        ok = split_value(f, b[i * L + r], e);
-        pb[i * L + r] = power_of_two(e);
+        other[r] |= (fb & 0xFFFFU) | static_cast<std::uint32_t>(field == 0xFF) |
+                    static_cast<std::uint32_t>(field == 0 && (fb << 1) != 0);
+        b[i * L + r] = std::bit_cast<float>(fb);
+        pb[i * L + r] = field == 0 ? kZeroPower : power_of_two(std::max(field - 127, emin));
       }
-      for (std::size_t i = ok ? n : 0; i < padded; ++i) {
+    }
+    for (std::size_t i = n; i < padded; ++i) {
+      for (std::size_t r = 0; r < L; ++r) {
         b[i * L + r] = 0.0;
         pb[i * L + r] = kZeroPower;
       }
-      lane[r] = ok;
     }
-  };
-  const auto reference = [&](std::size_t m, std::size_t j) {
-    std::vector<double> row(n);
-    convert(std::span<const float>(w + j * n, n), row);
-    return dot_converted(x.row(m), row);
-  };
-  lanes_block(x, 0, x.fast.size(), count, fill, reference, out, stride);
+  } else {
+    other.fill(1);
+  }
+  for (std::size_t r = 0; r < L; ++r) {
+    lane[r] = r < used;
+    if (other[r] == 0) continue;
+    for (std::size_t i = 0; lane[r] && i < n; ++i) {
+      const std::uint32_t fb = float_bits_of(w[r * n + i]);
+      const int field = static_cast<int>((fb >> 23) & 0xFF);
+      if (bf16 && (fb & 0xFFFFU) == 0 && field != 0xFF && (field != 0 || (fb << 1) == 0)) {
+        b[i * L + r] = std::bit_cast<float>(fb);
+        pb[i * L + r] = field == 0 ? kZeroPower : power_of_two(std::max(field - 127, emin));
+        continue;
+      }
+      std::int16_t e = 0;
+      lane[r] = split_value(std::bit_cast<float>(fb), b[i * L + r], e);
+      pb[i * L + r] = power_of_two(e);
+    }
+    for (std::size_t i = lane[r] ? n : 0; i < padded; ++i) {
+      b[i * L + r] = 0.0;
+      pb[i * L + r] = kZeroPower;
+    }
+  }
 }
 
 template <class Fill, class Reference>
@@ -387,17 +449,14 @@ void GpuDot::lanes_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows
     return;
   }
   // Every operand padded to whole blocks with zeros (e(0) = -126), as
-  // dot_converted pads the last block; y's rows interleaved by L lanes.
-  const std::size_t n = x.length, k = static_cast<std::size_t>(spec_.k);
-  const std::size_t padded = std::max<std::size_t>(1, (n + k - 1) / k) * k;
-  std::vector<double> a(rows * padded, 0.0), pa(rows * padded, kZeroPower);
-  for (std::size_t m = 0; m < rows; ++m) {
-    for (std::size_t i = 0; i < n; ++i) {
-      a[m * padded + i] = x.values[(xr + m) * n + i];
-      pa[m * padded + i] = power_of_two(x.exponents[(xr + m) * n + i]);
-    }
-  }
-  std::vector<double> b(padded * L), pb(padded * L);
+  // dot_converted pads the last block (x's rows by split()); y's rows
+  // interleaved by L lanes, in this thread's buffers.
+  const std::size_t padded = x.padded;
+  const double* a = x.lane_values.data() + xr * padded;
+  const double* pa = x.lane_powers.data() + xr * padded;
+  thread_local std::vector<double> b, pb;
+  b.resize(padded * L);
+  pb.resize(padded * L);
   std::array<float, L> lanes{};
   for (std::size_t j0 = 0; j0 < count; j0 += L) {
     const std::size_t used = std::min(L, count - j0);
@@ -408,8 +467,7 @@ void GpuDot::lanes_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows
     for (std::size_t m = 0; m < rows; ++m) {
       float* o = out + m * stride + j0;
       if (x.fast[xr + m] != 0) {
-        kernel_lanes(a.data() + m * padded, pa.data() + m * padded, b.data(), pb.data(), padded,
-                     lanes.data());
+        kernel_lanes(a + m * padded, pa + m * padded, b.data(), pb.data(), padded, lanes.data());
       }
       for (std::size_t r = 0; r < used; ++r) {
         o[r] = x.fast[xr + m] != 0 && lane[r] ? lanes[r] : reference(m, j0 + r);

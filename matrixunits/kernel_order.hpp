@@ -86,6 +86,12 @@ struct GpuSplitRows {
   std::vector<double> values;           // row r at [r * length, (r + 1) * length)
   std::vector<std::int16_t> exponents;  // e(values[i])
   std::vector<std::uint8_t> fast;       // per row: 1 when the split chain takes it
+  // Where the chains run (GpuDot::dot_split_block), each row once more as
+  // they read it: padded to whole blocks of the instruction's k with zeros,
+  // row r at [r * padded, (r + 1) * padded), the values and 2^e of each
+  // (2^-126 for a padding zero; a row the chains do not take is not read).
+  std::size_t padded = 0;
+  std::vector<double> lane_values, lane_powers;
 
   [[nodiscard]] std::span<const double> row(std::size_t r) const {
     return std::span<const double>(values).subspan(r * length, length);
@@ -125,6 +131,11 @@ class GpuDot {
   // rows read once, straight into the lanes' layout.
   void dot_rows_block(const GpuSplitRows& x, const float* w, std::size_t count, float* out,
                       std::size_t stride) const;
+  // dot_rows_block with w's rows given as bfloat16 bits (a checkpoint's
+  // stored weights): the same bits as dot_rows_block on their widening
+  // (each value the float whose top 16 bits they are), without it.
+  void dot_bf16_rows_block(const GpuSplitRows& x, const std::uint16_t* w, std::size_t count,
+                           float* out, std::size_t stride) const;
   // One of them: dot_converted(x.row(xr), y.row(yr)), the same bits.
   [[nodiscard]] float dot_split(const GpuSplitRows& x, std::size_t xr, const GpuSplitRows& y,
                                 std::size_t yr) const;
@@ -141,6 +152,16 @@ class GpuDot {
   void lanes_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows, std::size_t count,
                    const Fill& fill, const Reference& reference, float* out,
                    std::size_t stride) const;
+  // dot_rows_block on float or bfloat16 rows.
+  template <class T>
+  void rows_block(const GpuSplitRows& x, const T* w, std::size_t count, float* out,
+                  std::size_t stride) const;
+  // dot_rows_block's fill: rows w[r * n ..] for r < used laid out for the
+  // lanes (b, pb: `padded` values each, zeros past n), lane[r] whether the
+  // chains take row r (false past used).
+  template <class T>
+  void fill_lanes(const T* w, std::size_t n, std::size_t used, std::size_t padded, double* b,
+                  double* pb, bool* lane) const;
   // One value converted and split as split() does: false where the chains
   // do not take it.
   bool split_value(float f, double& value, std::int16_t& exponent) const;

@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "matrixunits/kernel_order.hpp"
@@ -13,10 +15,10 @@ namespace {
 // which converts them once, straight into its vector lanes' layout).
 constexpr std::size_t kTaskRows = 64;
 
-}  // namespace
-
-void linear_gpu(const float* x, const float* w, float* y, std::size_t M, std::size_t N,
-                std::size_t K, const GpuDot& kernel) {
+// linear_gpu's body over w's element type (float, or bfloat16 bits).
+template <class T>
+void linear_gpu_of(const float* x, const T* w, float* y, std::size_t M, std::size_t N,
+                   std::size_t K, const GpuDot& kernel) {
   // Each row of x and of w converted to the kernel's inputs and split once
   // (w by blocks of rows), then every output's dot product on them.
   if (K == 0) {
@@ -32,8 +34,25 @@ void linear_gpu(const float* x, const float* w, float* y, std::size_t M, std::si
 #pragma omp parallel for schedule(static, 1) if (threads)
   for (long t = 0; t < tasks; ++t) {
     const std::size_t n = static_cast<std::size_t>(t) * kTaskRows;
-    kernel.dot_rows_block(xs, w + n * K, std::min(kTaskRows, N - n), y + n, N);
+    const std::size_t rows = std::min(kTaskRows, N - n);
+    if constexpr (std::is_same_v<T, float>) {
+      kernel.dot_rows_block(xs, w + n * K, rows, y + n, N);
+    } else {
+      kernel.dot_bf16_rows_block(xs, w + n * K, rows, y + n, N);
+    }
   }
+}
+
+}  // namespace
+
+void linear_gpu(const float* x, const float* w, float* y, std::size_t M, std::size_t N,
+                std::size_t K, const GpuDot& kernel) {
+  linear_gpu_of(x, w, y, M, N, K, kernel);
+}
+
+void linear_gpu_bf16(const float* x, const std::uint16_t* w, float* y, std::size_t M, std::size_t N,
+                     std::size_t K, const GpuDot& kernel) {
+  linear_gpu_of(x, w, y, M, N, K, kernel);
 }
 
 }  // namespace fplab::model::kernels

@@ -74,6 +74,11 @@ void linear(const float* x, const float* w, float* y, std::size_t M, std::size_t
 // the bits do not depend on the thread count).
 void linear_gpu(const float* x, const float* w, float* y, std::size_t M, std::size_t N,
                 std::size_t K, const GpuDot& kernel);
+// The same with w as bfloat16 bits (a checkpoint's stored weights), each
+// the float whose top 16 bits it is: linear_gpu's bits on w widened,
+// without widening it (GpuDot::dot_bf16_rows_block).
+void linear_gpu_bf16(const float* x, const std::uint16_t* w, float* y, std::size_t M, std::size_t N,
+                     std::size_t K, const GpuDot& kernel);
 
 // y[i] = y[i] + a * x[i] (the product rounded, then the sum).
 void axpy(float a, const float* x, float* y, std::size_t n);

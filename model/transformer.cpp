@@ -460,6 +460,10 @@ void Batch::product(const float* x, const HalfMatrix& w, float* y, std::size_t r
     // OpenBLAS's own blocks, not linear_half's: its bits follow the shape.
     kernels::linear_blas_half(x, w.data, w.format, y, rows, out_features, in_features, widened_);
     return;
+  } else if (order == ReductionPolicy::gpu && w.format == kernels::Half::bf16) {
+    // Each output whole by one kernel: the rows need no blocks, nor widening.
+    kernels::linear_gpu_bf16(x, w.data, y, rows, out_features, in_features, *gpu_kernel_);
+    return;
   } else if (order == ReductionPolicy::gpu) {
     block = [kernel = gpu_kernel_](const float* xs, const float* ws, float* ys, std::size_t m,
                                    std::size_t n, std::size_t k) {

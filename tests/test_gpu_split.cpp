@@ -7,7 +7,9 @@
 // fp32 or e8m13 result, every step count 1 .. 2 x 16 + 1 of groups, on
 // random and adversarial rows, lanes that overflow beside lanes that go
 // on; dot_split_block on row counts that are not a multiple of the lanes,
-// with offsets and strides; dot_split against
+// with offsets and strides; dot_bf16_rows_block on bfloat16 bits against
+// dot_rows_block on their widening and GpuDot::dot (the same bits read as
+// binary16 differ: its negative control); dot_split against
 // dot_converted for every architecture's kernel, input type, split-k and
 // promotion, every length 0 .. 2k + 1 and a model's lengths, with rows
 // that overflow to infinity mid-chain and rows with specials (the
@@ -19,9 +21,11 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "io/float_bits.hpp"
 #include "matrixunits/dot_add.hpp"
 #include "matrixunits/kernel_order.hpp"
 #include "matrixunits/mma_spec.hpp"
@@ -96,6 +100,11 @@ std::vector<DotAddRule> chain_rules() {
     }
   }
   return out;
+}
+
+// Row m of x's rows of n values.
+std::span<const float> xf_row(const std::vector<float>& x, std::size_t m, std::size_t n) {
+  return std::span<const float>(x).subspan(m * n, n);
 }
 
 SplitRule split_rule(const DotAddRule& r) {
@@ -233,6 +242,67 @@ TEST_CASE("GpuDot::dot_split_block and dot_rows_block equal dot_converted across
   }
   CHECK(compared == std::size_t{7} * 4 * 4 * (19 + 17 + 8 + 1));
   CHECK(infinite > 0);
+}
+
+TEST_CASE("GpuDot::dot_bf16_rows_block equals dot_rows_block on the widened rows",
+          "[matrixunits][gpu][fast]") {
+  // Weights as bfloat16 bits (rounded from row_of's rows; row 9 has a
+  // bf16 subnormal, row 6 a special, rows 1, 5, 13, 17 huge values), in
+  // blocks of lanes that are whole, in part, or hold such a row.
+  std::mt19937_64 rng(4309);
+  std::size_t compared = 0, controls_differ = 0;
+  for (const char* order : {"gpu(hopper)", "gpu(hopper,split-k=3)", "gpu(hopper,promote=32)",
+                            "gpu(blackwell,f16)", "gpu(ampere,tf32)", "gpu(cdna3)"}) {
+    const GpuDot kernel(parse_gpu_kernel_order(order));
+    for (const std::size_t n : {16, 50, 576}) {
+      std::vector<float> xf;
+      for (const int kind : {0, 1, 3, 4}) {
+        for (const float v : row_of(kind, n, rng)) {
+          xf.push_back(bfloat16_to_float(float_to_bfloat16(v)));
+        }
+      }
+      constexpr std::size_t kRows = 19;
+      std::vector<std::uint16_t> w;
+      for (std::size_t q = 0; q < kRows; ++q) {
+        for (const float v : row_of(q == 6 ? 4 : q % 4 == 1 ? 5 : int(q % 3), n, rng)) {
+          w.push_back(float_to_bfloat16(v));
+        }
+      }
+      w[9 * n + n / 3] = 0x8003;  // -3 x 2^-133, a bf16 subnormal
+      std::vector<float> wide(w.size());
+      for (std::size_t i = 0; i < w.size(); ++i) wide[i] = bfloat16_to_float(w[i]);
+      std::vector<float> as_f16(w.size());  // the negative control: the bits read as binary16
+      for (std::size_t i = 0; i < w.size(); ++i) as_f16[i] = binary16_to_float(w[i]);
+      GpuSplitRows xs;
+      kernel.split(xf, n, xs);
+      for (const auto& [first, count] : std::vector<std::pair<std::size_t, std::size_t>>{
+               {0, kRows}, {1, 17}, {3, 8}, {5, 1}, {0, 0}}) {
+        const std::size_t stride = count + 2;
+        std::vector<float> direct(4 * stride, -1.0f), widened(4 * stride, -1.0f),
+            control(4 * stride, -1.0f);
+        kernel.dot_bf16_rows_block(xs, w.data() + first * n, count, direct.data(), stride);
+        kernel.dot_rows_block(xs, wide.data() + first * n, count, widened.data(), stride);
+        kernel.dot_rows_block(xs, as_f16.data() + first * n, count, control.data(), stride);
+        for (std::size_t m = 0; m < 4; ++m) {
+          for (std::size_t j = 0; j < stride; ++j) {
+            INFO(order << " n = " << n << " x row " << m << " w row " << first << " + " << j);
+            const std::size_t e = m * stride + j;
+            CHECK(bits(direct[e]) == bits(widened[e]));
+            if (j >= count) {  // past count: untouched
+              CHECK(direct[e] == -1.0f);
+              continue;
+            }
+            const std::span<const float> row(wide.data() + (first + j) * n, n);
+            CHECK(bits(direct[e]) == bits(kernel.dot(xf_row(xf, m, n), row)));
+            controls_differ += bits(control[e]) != bits(direct[e]) ? 1 : 0;
+            ++compared;
+          }
+        }
+      }
+    }
+  }
+  CHECK(compared == std::size_t{6} * 3 * 4 * (19 + 17 + 8 + 1));
+  CHECK(controls_differ > compared / 4);
 }
 
 TEST_CASE("GpuDot::dot_split equals dot_converted for every kernel", "[matrixunits][gpu][fast]") {

@@ -8,7 +8,8 @@
 // included, but does under OpenBLAS's (so blas widens in linear_blas's own
 // blocks, which float weights take too); the stored pass holds no float
 // matrices; a negative control (a cut inside the reduction) shows the
-// check can fail.
+// check can fail. The gpu policy reads stored bf16 rows straight into the
+// matrix unit's lanes, with the float copy's bits.
 #include <omp.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include "checkpoint_fixtures.hpp"
 #include "checkpoints/checkpoint.hpp"
 #include "model/kernels.hpp"
+#include "model/policy.hpp"
 #include "model/precision_policy.hpp"
 #include "model/transformer.hpp"
 #include "op_recorder.hpp"
@@ -363,6 +365,33 @@ TEST_CASE(
   CHECK(fresh.holds_weights(PrecisionPolicy::fp16));
   // An f32 checkpoint keeps float32 weights (nothing stored to read).
   CHECK_FALSE(Model::load(test::checkpoint_fixtures() / "qwen2-f32").keeps_stored_weights());
+}
+
+TEST_CASE(
+    "the gpu policy reads stored bf16 weights without widening them, with the float copy's "
+    "bits",
+    "[model][stored][checkpoints][gpu]") {
+  // kernels::linear_gpu_bf16 (the bf16 bits straight into the matrix
+  // unit's lanes) against the float copy's linear_gpu, under kernel orders
+  // with and without the split lanes; the negative control: another
+  // kernel order's bits differ.
+  for (const std::string name : {"llama3-bf16", "qwen3-bf16-sharded"}) {
+    const Model stored = Model::load(test::checkpoint_fixtures() / name);
+    const Model copy = stored.with_float_weights();
+    for (const char* precision : {"fp32", "bf16"}) {
+      for (const char* order :
+           {"gpu(hopper)", "gpu(hopper,split-k=2,promote=32)", "gpu(ampere,f16)", "gpu(cdna3)"}) {
+        INFO(name << ", " << order << ", " << precision);
+        const Policy policy = parse_policy(order, precision);
+        test::OpRecorder stored_ops, copy_ops;
+        const std::vector<float> a = run_passes(stored, policy, stored_ops);
+        CHECK(same_bits(a, run_passes(copy, policy, copy_ops)));
+        test::OpRecorder other_ops;
+        CHECK_FALSE(
+            same_bits(a, run_passes(stored, parse_policy("split-k", precision), other_ops)));
+      }
+    }
+  }
 }
 
 TEST_CASE("the stored path's bits differ when its weights' values differ (negative control)",
