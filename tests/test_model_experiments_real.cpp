@@ -76,6 +76,14 @@ const Fixture kWindowed = {"mistral-bf16",
                            128256,
                            {"config.json", "model.safetensors", "tokenizer.json"}};
 
+// A Mixture-of-Experts checkpoint: the top 3 of 8 experts on two of its
+// three layers (the third dense: mlp_only_layers).
+const Fixture kQwen3Moe = {"qwen3moe-bf16",
+                           "Qwen3MoeForCausalLM",
+                           "BF16",
+                           151936,
+                           {"config.json", "model.safetensors", "tokenizer.json"}};
+
 // Settings beyond --quick that keep a large-vocabulary run to seconds.
 const std::map<std::string, std::string> kSmaller = {
     {"batch-variance", "--set repeats=2 --set batches=2,4"},
@@ -244,11 +252,7 @@ void check_moe_bound_gate(const nlohmann::json& e) {
 // routes' certification (check_moe_bound_gate).
 TEST_CASE("real experiments: the model experiments on a Mixture-of-Experts checkpoint",
           "[real][moe]") {
-  const Fixture moe = {"qwen3moe-bf16",
-                       "Qwen3MoeForCausalLM",
-                       "BF16",
-                       151936,
-                       {"config.json", "model.safetensors", "tokenizer.json"}};
+  const Fixture& moe = kQwen3Moe;
   const auto root = std::filesystem::temp_directory_path() / "fplab-test-real-moe";
   for (const char* experiment :
        {"batch-variance", "top2-gaps", "batch-answers", "precision-flips", "gated-determinism"}) {
@@ -283,11 +287,7 @@ const nlohmann::json* table(const nlohmann::json& e, const std::string& id) {
 // batch-invariant flips no router, and the per-layer table has the two
 // sparse layers only.
 TEST_CASE("real experiments: router-flips on a Mixture-of-Experts checkpoint", "[real][moe]") {
-  const Fixture moe = {"qwen3moe-bf16",
-                       "Qwen3MoeForCausalLM",
-                       "BF16",
-                       151936,
-                       {"config.json", "model.safetensors", "tokenizer.json"}};
+  const Fixture& moe = kQwen3Moe;
   const auto out = std::filesystem::temp_directory_path() / "fplab-test-real-router-flips";
   std::filesystem::remove_all(out);
   const auto r = fplab::test::run_fplab(
@@ -446,11 +446,7 @@ void check_moe_run(const std::string& experiment, const nlohmann::json& e) {
 // slow: ten experiments, each a full run (3.5 min wall at load 19-21).
 TEST_CASE("real experiments: the remaining model experiments on qwen3moe-bf16",
           "[real][moe][slow]") {
-  const Fixture moe = {"qwen3moe-bf16",
-                       "Qwen3MoeForCausalLM",
-                       "BF16",
-                       151936,
-                       {"config.json", "model.safetensors", "tokenizer.json"}};
+  const Fixture& moe = kQwen3Moe;
   const auto root = std::filesystem::temp_directory_path() / "fplab-test-real-moe-rest";
   for (const char* experiment :
        {"chunked-prefill", "flip-prediction", "quantization-scales", "precision-ladder", "nucleus",
@@ -467,11 +463,7 @@ TEST_CASE("real experiments: the remaining model experiments on qwen3moe-bf16",
 }
 
 TEST_CASE("real experiments: certified-tokens through the router of qwen3moe-bf16", "[real][moe]") {
-  const Fixture moe = {"qwen3moe-bf16",
-                       "Qwen3MoeForCausalLM",
-                       "BF16",
-                       151936,
-                       {"config.json", "model.safetensors", "tokenizer.json"}};
+  const Fixture& moe = kQwen3Moe;
   const auto out = std::filesystem::temp_directory_path() / "fplab-test-real-moe-certified";
   const auto j = run_on("certified-tokens", moe, out);
   const auto& e = j["experiments"].at(0);
@@ -1230,11 +1222,7 @@ TEST_CASE("real experiments: the audit's cells on Qwen2-MoE", "[real][moe][slow]
 
 // On qwen3moe-bf16, the two experiments its other tests leave out.
 TEST_CASE("real experiments: op-localisation and tensor-parallel on qwen3moe-bf16", "[real][moe]") {
-  const Fixture moe = {"qwen3moe-bf16",
-                       "Qwen3MoeForCausalLM",
-                       "BF16",
-                       151936,
-                       {"config.json", "model.safetensors", "tokenizer.json"}};
+  const Fixture& moe = kQwen3Moe;
   run_audit_cells(moe, {"op-localisation", "tensor-parallel"});
 }
 
