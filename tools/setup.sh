@@ -44,6 +44,7 @@ test_packages=(
   emscripten chromium chromium-driver python3-selenium  # the classroom page and its test
   python3-numpy python3-torch python3-pytest python3-yaml  # tools/, python/ tests, examples/ci/
   bible-kjv bible-kjv-text
+  file dpkg-dev       # packaging/: cpack's DEB generator needs file, and dpkg-shlibdeps (the Depends)
   # platforms/: cross compilers, qemu-user, the other compilers Debian 12 ships
   g++-i686-linux-gnu g++-aarch64-linux-gnu g++-s390x-linux-gnu qemu-user
   g++-11 clang-13 clang-15 clang-16
