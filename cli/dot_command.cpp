@@ -7,11 +7,13 @@
 // --seed): values with 8 significant bits and exponents -8..4, exact in
 // bf16 and f16 alike, so every kernel sees the same inputs. Each --order
 // (default: gpu(ARCH) for every architecture, with f16 inputs where it has
-// no bf16 instruction) is one line: its instruction, its result as exact hex
-// and round-trip decimal, and its distance from the exact dot product of
-// the float32 inputs rounded to float32 (in float32 ulps); two IEEE fp32
-// orders close the table (left to right, and lanes of 8 products each
-// rounded: the CPU's way) as the baseline.
+// no bf16 instruction) is one row of cli/gpu_dot_table.hpp's table (the
+// one `fplab sum` shows under its strategies): its instruction, its result
+// as exact hex and round-trip decimal, and its distance from the exact dot
+// product of the float32 inputs rounded to float32 (in float32 ulps); two
+// IEEE fp32 orders close the table (left to right, and lanes of 8 products
+// each rounded: the CPU's way) as the baseline. --narrow (or a terminal
+// narrower than the table's 119 columns) gives each row two lines in 80.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -22,13 +24,12 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/gpu_dot_table.hpp"
+#include "cli/narrow_text.hpp"
 #include "io/array.hpp"
-#include "io/float_bits.hpp"
 #include "io/input_error.hpp"
 #include "io/npy.hpp"
-#include "io/numbers.hpp"
 #include "matrixunits/kernel_order.hpp"
-#include "reductions/exact.hpp"
 
 namespace fplab::cli {
 
@@ -39,7 +40,11 @@ struct DotOptions {
   std::size_t random = 0;
   std::uint64_t seed = 0;
   std::vector<std::string> orders;
+  bool narrow = false;
 };
+
+// The wide table's width; a terminal narrower than it gets the narrow one.
+constexpr std::size_t kWideColumns = 119;
 
 std::vector<float> read_vector(const std::string& path) {
   const Array a = read_npy_array(path);
@@ -67,27 +72,6 @@ std::vector<float> random_vector(std::size_t k, std::mt19937_64& rng) {
   return v;
 }
 
-std::vector<GpuKernelOrder> default_orders() {
-  std::vector<GpuKernelOrder> out;
-  for (const auto& a : matrix_architectures()) {
-    const auto types = kernel_input_types(a.architecture);
-    if (types.empty()) continue;
-    out.push_back({a.architecture, types.front()});  // bf16 where it has it
-  }
-  return out;
-}
-
-std::string ulps_from(float v, float exact) {
-  if (std::isnan(v) || std::isnan(exact)) return "-";
-  const auto d = ulp_distance(v, exact);
-  return (v < exact ? "-" : "+") + std::to_string(d);
-}
-
-void print_line(const std::string& order, const std::string& how, float v, float exact) {
-  fmt::print("{:<34} {:<40} {:<16} {:<16} {:>6}\n", order, how, to_hex(v), to_decimal(v),
-             ulps_from(v, exact));
-}
-
 void run_dot(const DotOptions& o) {
   std::vector<float> x, y;
   if (o.random > 0) {
@@ -106,26 +90,11 @@ void run_dot(const DotOptions& o) {
   }
   std::vector<GpuKernelOrder> orders;
   for (const auto& text : o.orders) orders.push_back(parse_gpu_kernel_order(text));
-  if (orders.empty()) orders = default_orders();
-  ExactSum exact_sum;
-  for (std::size_t i = 0; i < x.size(); ++i) exact_sum.add_product(x[i], y[i]);
-  const float exact = exact_sum.to_float();
+  if (orders.empty()) orders = default_gpu_orders();
+  const GpuDotTable t = gpu_dot_table(x, y, orders);
   fmt::print("x . y, K = {}: exact {} ({}) rounded to float32; ulps: float32 steps from it\n",
-             x.size(), to_hex(exact), to_decimal(exact));
-  fmt::print("{:<34} {:<40} {:<16} {:<16} {:>6}\n", "order", "instruction", "hex", "decimal",
-             "ulps");
-  for (const auto& order : orders) {
-    const GpuDot kernel(order);
-    print_line(name(order), name(kernel.instruction()), kernel.dot(x, y), exact);
-  }
-  float sequential = 0.0f;
-  for (std::size_t i = 0; i < x.size(); ++i) sequential = sequential + x[i] * y[i];
-  print_line("ieee-fp32 sequential", "products rounded, added left to right", sequential, exact);
-  float lanes[8] = {};
-  for (std::size_t i = 0; i < x.size(); ++i) lanes[i % 8] = lanes[i % 8] + x[i] * y[i];
-  const float tree = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
-                     ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
-  print_line("ieee-fp32 lanes(8)", "8 accumulators, then a tree", tree, exact);
+             x.size(), gpu_hex(t.exact), gpu_decimal(t.exact));
+  print_gpu_dot_table(t, narrow_output(o.narrow, kWideColumns));
 }
 
 }  // namespace
@@ -141,6 +110,13 @@ void add_dot_command(CLI::App& app) {
   cmd->add_option("--order", opts->orders,
                   "a GPU kernel order, gpu(ARCH[,TYPE][,split-k=S][,promote=N]) (repeatable; "
                   "default: every architecture)");
+  cmd->add_flag("--narrow", opts->narrow,
+                "two lines a row, within 80 columns (the default on a narrower terminal)");
+  cmd->footer(
+      "Examples:\n"
+      "  fplab dot --random 4096\n"
+      "  fplab dot x.npy y.npy --order 'gpu(hopper)' --order 'gpu(hopper,split-k=4)'\n"
+      "  fplab dot --random 1024 --seed 7 --order 'gpu(ada,e4m3,promote=128)'");
   cmd->callback([opts] { run_dot(*opts); });
 }
 

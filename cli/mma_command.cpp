@@ -109,6 +109,12 @@ void add_mma_command(CLI::App& app) {
   cmd->add_option("--scale-a", o->scale_a,
                   "block-scaled (MX) instructions: M x K/32 ue8m0 scales (powers of two) of A");
   cmd->add_option("--scale-b", o->scale_b, "block-scaled instructions: K/32 x N scales of B");
+  cmd->footer(
+      "Examples:\n"
+      "  fplab mma hopper:wgmma.m64n8k16.f32.bf16.bf16 a.npy b.npy c.npy --out d.npy\n"
+      "  fplab mma a100:mma.m16n8k8.f32.tf32.tf32.f32 a.npy b.npy c.npy --out d.npy\n"
+      "  fplab mma rtx-blackwell:mma.m16n8k32.block32.f32.e4m3.e4m3.f32.ue8m0 a.npy b.npy c.npy "
+      "--out d.npy --scale-a sa.npy --scale-b sb.npy");
   cmd->callback([o] { run_mma(*o); });
 }
 

@@ -17,6 +17,10 @@
 // ReductionProgram (reductions/orders.hpp) records it; --json and --csv are
 // the machine-readable forms (docs/cli.md lists their fields). --narrow (or
 // a terminal narrower than 148 columns) fits the table and the trees in 80.
+// Below the strategies, the same numbers on every GPU's matrix units: the
+// sum as a dot product with ones, in each architecture's kernel order, as
+// `fplab dot` shows one (cli/gpu_dot_table.hpp; the numbers as float32);
+// --json gives it as "gpu", the CSV leaves it out (one row a strategy).
 //
 // This file parses the command line into a request (cli/sum_options.hpp),
 // calls run_sum (reductions/sum_request.hpp) and prints its answer.
@@ -33,6 +37,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/gpu_dot_table.hpp"
 #include "cli/narrow_text.hpp"
 #include "cli/sum_options.hpp"
 #include "io/exact_json.hpp"
@@ -80,6 +85,37 @@ std::string shown_percent(double v) {
   return v == 0.0 ? "0" : fmt::format("{:.3g} %", v * 100.0);
 }
 
+// ---- the same numbers on every GPU's matrix units ------------------------------
+//
+// A sum on a GPU is the dot product with a vector of ones (cuBLAS's and
+// CUTLASS's reductions on tensor cores compute it so): the numbers as
+// float32 (float64 ones rounded to nearest) through cli/gpu_dot_table.hpp,
+// the table `fplab dot` prints. None for an empty input.
+template <class T>
+GpuDotTable gpu_sum_table(const SumSlice<T>& s) {
+  std::vector<float> x;
+  x.reserve(s.values.size());
+  for (const T v : s.values) x.push_back(static_cast<float>(v));
+  const std::vector<float> ones(x.size(), 1.0F);
+  return gpu_dot_table(x, ones, default_gpu_orders());
+}
+
+template <class T>
+nlohmann::json gpu_sum_json(const SumSlice<T>& s) {
+  const GpuDotTable t = gpu_sum_table(s);
+  nlohmann::json out;
+  out["inputs"] = sizeof(T) == 4 ? "the float32 numbers" : "the numbers rounded to float32";
+  out["exact"] = exact_value_with_bits(t.exact);
+  out["orders"] = nlohmann::json::array();
+  for (const auto& r : t.rows) {
+    out["orders"].push_back({{"name", r.order},
+                             {"instruction", r.how},
+                             {"total", exact_value_with_bits(r.value)},
+                             {"ulps", gpu_ulps(r.value, t.exact)}});
+  }
+  return out;
+}
+
 // ---- one slice, every strategy ---------------------------------------------------------
 
 // narrow_text: the text table in 80 columns (--narrow, or a terminal
@@ -114,6 +150,7 @@ nlohmann::json slice_json(const SumSlice<T>& s, const std::string& input_dtype, 
     if (show_tree) j[s.trees[i].is_tree ? "association" : "not_a_tree"] = s.trees[i].text;
     out["strategies"].push_back(std::move(j));
   }
+  if (!s.values.empty()) out["gpu"] = gpu_sum_json(s);
   return out;
 }
 
@@ -177,6 +214,21 @@ void print_trees(const SumSlice<T>& s, bool narrow) {
 }
 
 template <class T>
+void print_gpu_sum(const SumSlice<T>& s, bool narrow) {
+  const GpuDotTable t = gpu_sum_table(s);
+  fmt::print("\n");
+  print_paragraph(
+      fmt::format("On GPU matrix units: the sum as the dot product with ones "
+                  "(matrixunits/kernel_order.hpp) of {}",
+                  sizeof(T) == 4 ? "the float32 numbers" : "the numbers rounded to float32"),
+      narrow);
+  print_paragraph(fmt::format("exact sum {} ({}) rounded to float32; ulps: float32 steps from it",
+                              gpu_decimal(t.exact), gpu_hex(t.exact)),
+                  narrow);
+  print_gpu_dot_table(t, narrow);
+}
+
+template <class T>
 void print_text(const SumSlice<T>& s, const std::string& input_dtype, bool narrow, bool show_tree) {
   const char* dtype = sizeof(T) == 4 ? "float32" : "float64";
   const T exact = s.totals.exact;
@@ -223,6 +275,7 @@ void print_text(const SumSlice<T>& s, const std::string& input_dtype, bool narro
                                       kNarrowColumns, 4)
                             : fmt::format("  {:<24} {}\n", hex, fmt::join(names, ", ")));
   }
+  if (!x.empty()) print_gpu_sum(s, narrow);
   if (any_nan) {
     fmt::print("\n");
     say("nan: not a number. Its sign bit means nothing (IEEE 754 leaves it unspecified; x86 "

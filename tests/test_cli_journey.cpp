@@ -193,7 +193,7 @@ TEST_CASE("cli journey: a NaN or an infinite weight names its tensor", "[cli][jo
 TEST_CASE("cli journey: each subcommand's help shows its own examples", "[cli][journey]") {
   for (const std::string command :
        {"sum", "list", "round", "run", "report", "diff", "summary", "generate", "pack",
-        "collective", "ops", "tokenize", "inspect", "bisect"}) {
+        "collective", "ops", "tokenize", "inspect", "bisect", "dot", "mma"}) {
     const auto r = run_fplab(command + " --help");
     INFO(command << ":\n" << r.output);
     CHECK(r.exit_code == 0);

@@ -7,12 +7,11 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "gpu_kernel_golden.hpp"
 #include "matrixunits/kernel_order.hpp"
 #include "matrixunits/mma.hpp"
 #include "precision/rounding.hpp"
@@ -72,43 +71,6 @@ float ieee_fp32_dot(const std::vector<float>& x, const std::vector<float>& y) {
   float acc = 0.0f;
   for (std::size_t i = 0; i < x.size(); ++i) acc = acc + x[i] * y[i];
   return acc;
-}
-
-struct ChainGolden {
-  std::string order, instruction;
-  std::size_t k = 0, rows = 0, cols = 0;
-  std::vector<float> x, y;
-  std::vector<std::uint32_t> d;
-};
-
-std::vector<std::uint32_t> hex_words(std::istringstream& in) {
-  std::vector<std::uint32_t> out;
-  std::string word;
-  while (in >> word) out.push_back(static_cast<std::uint32_t>(std::stoul(word, nullptr, 16)));
-  return out;
-}
-
-std::vector<ChainGolden> read_chain_goldens() {
-  std::ifstream in(std::string(FPLAB_SOURCE_DIR) + "/tests/data/gpu_kernel_golden.txt");
-  std::vector<ChainGolden> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string tag;
-    fields >> tag;
-    if (tag == "order") {
-      out.emplace_back();
-      fields >> out.back().order >> out.back().instruction >> out.back().k >> out.back().rows >>
-          out.back().cols;
-    } else if (tag == "x" || tag == "y") {
-      for (const std::uint32_t w : hex_words(fields)) {
-        (tag == "x" ? out.back().x : out.back().y).push_back(std::bit_cast<float>(w));
-      }
-    } else if (tag == "d") {
-      out.back().d = hex_words(fields);
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -194,7 +156,7 @@ TEST_CASE("gpu kernel order: bit for bit as an oracle chain of mma()", "[gpu-ord
 }
 
 TEST_CASE("gpu kernel order: MMA-Sim's chains bit for bit", "[gpu-order]") {
-  const auto goldens = read_chain_goldens();
+  const auto goldens = test::read_chain_goldens();
   REQUIRE(goldens.size() == 15);
   for (const auto& g : goldens) {
     INFO(g.order);

@@ -12,6 +12,12 @@ instructions, the next instruction's C the last one's D (see
 kernel_order_golden below; a few minutes):
     /usr/bin/python3 tools/make_mma_golden.py --kernel-orders > tests/data/gpu_kernel_golden.txt
 
+With --sums it writes tests/data/gpu_sum_golden.txt: the same chains for
+the orders `fplab sum` and `fplab dot` show by default (gpu(ARCH), every
+architecture), each y a vector of ones: a sum on a GPU's matrix units
+(cli/gpu_dot_table.hpp; tests/test_cli_gpu.cpp reads it; a minute):
+    /usr/bin/python3 tools/make_mma_golden.py --sums > tests/data/gpu_sum_golden.txt
+
 Format, per instruction (tests/test_matrixunits.cpp reads it):
     spec ARCH:INSTRUCTION M N K
     a HEX ...   A row-major, each element in its operand's storage:
@@ -284,6 +290,22 @@ KERNEL_ORDERS = [
     ("gpu(cdna3,e4m3,promote=64)", "cdna3:mfma.f32_16x16x32_fp8_fp8", "fp8", 160, 1, 64),
 ]
 
+# `fplab sum`'s and `fplab dot`'s default orders (cli/gpu_dot_table.hpp's
+# default_gpu_orders: bf16, f16 where the architecture has no bf16), K past
+# a whole number of blocks (odd: the cancelling pairs leave a remainder).
+SUM_ORDERS = [
+    ("gpu(volta,f16)", "volta:mma.m8n8k4.f32.f16.f16.f32", "f16", 51, 1, 0),
+    ("gpu(turing,f16)", "turing:mma.m16n8k8.f32.f16.f16.f32", "f16", 51, 1, 0),
+    ("gpu(ampere)", "ampere:mma.m16n8k16.f32.bf16.bf16.f32", "bf16", 101, 1, 0),
+    ("gpu(ada)", "ada:mma.m16n8k16.f32.bf16.bf16.f32", "bf16", 101, 1, 0),
+    ("gpu(hopper)", "hopper:wgmma.m64n8k16.f32.bf16.bf16", "bf16", 101, 1, 0),
+    ("gpu(blackwell)", "blackwell:tcgen05.m64n8k16.f32.bf16.bf16", "bf16", 101, 1, 0),
+    ("gpu(rtx-blackwell)", "rtx-blackwell:mma.m16n8k16.f32.bf16.bf16.f32", "bf16", 101, 1, 0),
+    ("gpu(cdna1)", "cdna1:mfma.f32_16x16x8bf16", "bf16", 51, 1, 0),
+    ("gpu(cdna2)", "cdna2:mfma.f32_16x16x16bf16_1k", "bf16", 101, 1, 0),
+    ("gpu(cdna3)", "cdna3:mfma.f32_16x16x16_bf16", "bf16", 101, 1, 0),
+]
+
 CHAIN_PATTERNS = ["random", "wide", "positive", "cancel"]
 
 
@@ -299,20 +321,21 @@ def chain_vector(rng, t, pattern, k):
     return [with_low_bits(rng, t, value(rng, t)) for _ in range(k)]
 
 
-def kernel_order_golden(order, spec, t, K, split_k, promote, rng):
+def kernel_order_golden(order, spec, t, K, split_k, promote, rng, sums=False):
     """The kernel of matrixunits/kernel_order.hpp with MMA-Sim's instruction:
     K padded with zeros to whole blocks of k, the blocks cut as
     np.array_split cuts them into min(split_k, blocks) parts, each part a
     chain from C = +0 (every promote elements its D added to a float32 p
     and the chain restarted from +0; the part's result p + D), the parts'
     results added in float32 left to right. R x C of the tile's dot
-    products are recorded (the other rows and columns zero)."""
+    products are recorded (the other rows and columns zero). With sums, one
+    y of ones: each x's sum."""
     sim = mmasim_shim.instruction(spec)
     m, n, k = sim.m, sim.n, sim.k
-    r, c = min(m, 4), min(n, 4)
+    r, c = min(m, 4), 1 if sums else min(n, 4)
     xs = [[f32(v) for v in chain_vector(rng, t, CHAIN_PATTERNS[i % 4], K)] for i in range(r)]
-    ys = [[f32(v) for v in chain_vector(rng, t, CHAIN_PATTERNS[(j + 1) % 4], K)]
-          for j in range(c)]
+    ys = [[1.0] * K] if sums else \
+        [[f32(v) for v in chain_vector(rng, t, CHAIN_PATTERNS[(j + 1) % 4], K)] for j in range(c)]
     blocks = -(-K // k)
     padded_x = np.zeros((m, blocks * k), dtype=np.float32)
     padded_y = np.zeros((blocks * k, n), dtype=np.float32)
@@ -342,6 +365,14 @@ def kernel_order_golden(order, spec, t, K, split_k, promote, rng):
 
 def main():
     rng = random.Random(43)
+    if sys.argv[1:] == ["--sums"]:
+        print("# MMA-Sim c785138 chains of sums (y = ones) for fplab sum's and fplab dot's "
+              "default GPU orders: tools/make_mma_golden.py --sums wrote this file.")
+        print("# order NAME INSTRUCTION K R C; x: R vectors of K, y: C vectors of K "
+              "(float32 bits); d: the R x C dot products")
+        for order in SUM_ORDERS:
+            print(kernel_order_golden(*order, rng, sums=True), flush=True)
+        return
     if sys.argv[1:] == ["--kernel-orders"]:
         print("# MMA-Sim c785138 chains for fplab's GPU kernel orders: "
               "tools/make_mma_golden.py --kernel-orders wrote this file.")
