@@ -388,30 +388,17 @@ void GpuDot::fill_lanes(const T* w, std::size_t n, std::size_t used, std::size_t
   // bf16 inputs: a normal bf16 value or a zero (the forward pass's weights
   // at bf16 precision) is split here as split_value splits it, without its
   // call: the value as is, 2^max(its exponent field's, emin), 2^-126 for a
-  // zero. A whole block of L rows is first laid out so, branch-free, each
-  // product's L values side by side; a row holding any other value (or a
-  // block of fewer rows, or another input type) is then laid out again
-  // value by value, through split_value where it is not such a value.
+  // zero. A whole block of L rows is first laid out so by the vector fill
+  // (nv_fused_split.hpp's fill_bf16_lanes_dispatched), each product's L
+  // values side by side; a row holding any other value (or a block of
+  // fewer rows, or another input type) is then laid out again value by
+  // value, through split_value where it is not such a value.
   const bool bf16 = spec_.a == MmaType::bf16;
   const int emin = rule_.a_emin;
   std::array<std::uint32_t, L> other{};  // per row: nonzero where a value is not such a value
   if (bf16 && used == L) {
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t r = 0; r < L; ++r) {
-        const std::uint32_t fb = float_bits_of(w[r * n + i]);
-        const int field = static_cast<int>((fb >> 23) & 0xFF);
-        other[r] |= (fb & 0xFFFFU) | static_cast<std::uint32_t>(field == 0xFF) |
-                    static_cast<std::uint32_t>(field == 0 && (fb << 1) != 0);
-        b[i * L + r] = std::bit_cast<float>(fb);
-        pb[i * L + r] = field == 0 ? kZeroPower : power_of_two(std::max(field - 127, emin));
-      }
-    }
-    for (std::size_t i = n; i < padded; ++i) {
-      for (std::size_t r = 0; r < L; ++r) {
-        b[i * L + r] = 0.0;
-        pb[i * L + r] = kZeroPower;
-      }
-    }
+    const unsigned rows = nv_fused_split::fill_bf16_lanes_dispatched(w, n, padded, emin, b, pb);
+    for (std::size_t r = 0; r < L; ++r) other[r] = (rows >> r) & 1U;
   } else {
     other.fill(1);
   }

@@ -20,6 +20,7 @@
 FPLAB_ISA_TARGET_AVX2_BEGIN
 
 #include "matrixunits/nv_fused_body.hpp"
+#include "matrixunits/nv_fused_fill_body.hpp"
 #include "matrixunits/nv_fused_split_body.hpp"
 
 namespace fplab::nv_fused_body {
@@ -36,6 +37,16 @@ namespace fplab::nv_fused_split {
 void split_lanes_avx2(const double* a, const double* pa, const double* b, const double* pb,
                       std::size_t steps, double* acc, std::size_t* done, const SplitRule& rule) {
   split_lanes<kSplitLanes, 4>(a, pa, b, pb, steps, acc, done, rule);
+}
+
+unsigned fill_bf16_lanes_avx2(const std::uint16_t* w, std::size_t n, std::size_t padded, int emin,
+                              double* b, double* pb) {
+  return fill_block(w, n, padded, emin, b, pb);
+}
+
+unsigned fill_bf16_lanes_avx2(const float* w, std::size_t n, std::size_t padded, int emin,
+                              double* b, double* pb) {
+  return fill_block(w, n, padded, emin, b, pb);
 }
 
 }  // namespace fplab::nv_fused_split

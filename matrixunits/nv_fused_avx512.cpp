@@ -18,6 +18,7 @@
 // AVX-512F. No header that defines functions is included below this line.
 FPLAB_ISA_TARGET_AVX512F_BEGIN
 
+#include "matrixunits/nv_fused_fill_body.hpp"
 #include "matrixunits/nv_fused_split_body.hpp"
 
 namespace fplab::nv_fused_split {
@@ -25,6 +26,16 @@ namespace fplab::nv_fused_split {
 void split_lanes_avx512(const double* a, const double* pa, const double* b, const double* pb,
                         std::size_t steps, double* acc, std::size_t* done, const SplitRule& rule) {
   split_lanes<kSplitLanes, kSplitLanes>(a, pa, b, pb, steps, acc, done, rule);
+}
+
+unsigned fill_bf16_lanes_avx512(const std::uint16_t* w, std::size_t n, std::size_t padded, int emin,
+                                double* b, double* pb) {
+  return fill_block(w, n, padded, emin, b, pb);
+}
+
+unsigned fill_bf16_lanes_avx512(const float* w, std::size_t n, std::size_t padded, int emin,
+                                double* b, double* pb) {
+  return fill_block(w, n, padded, emin, b, pb);
 }
 
 }  // namespace fplab::nv_fused_split

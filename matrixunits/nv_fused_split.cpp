@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "matrixunits/nv_fused_fill_body.hpp"
 #include "matrixunits/nv_fused_split_body.hpp"
 
 namespace fplab::nv_fused_split {
@@ -37,6 +38,62 @@ void split_lanes_at_width(const double* a, const double* pa, const double* b, co
       throw std::invalid_argument("nv-fused split lanes: " + std::to_string(lanes) +
                                   " lanes is not 1, 2, 4, 8 or 16");
   }
+}
+
+namespace {
+
+// fill_bf16_lanes' scalar reference: value by value.
+template <class S>
+unsigned fill_scalar(const S* w, std::size_t n, std::size_t padded, int emin, double* b,
+                     double* pb) {
+  constexpr std::size_t L = kSplitLanes;
+  unsigned other = 0;
+  for (std::size_t r = 0; r < L; ++r) {
+    std::uint32_t any = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      any |= fill_one(fill_bits(w[r * n + i]), emin, b[i * L + r], pb[i * L + r]);
+    }
+    for (std::size_t i = n; i < padded; ++i) {
+      b[i * L + r] = 0.0;
+      pb[i * L + r] = 0x1p-126;
+    }
+    other |= any != 0 ? 1U << r : 0U;
+  }
+  return other;
+}
+
+template <class S>
+unsigned fill_dispatched(const S* w, std::size_t n, std::size_t padded, int emin, double* b,
+                         double* pb) {
+#if defined(__x86_64__)
+  static const bool avx512 = __builtin_cpu_supports("avx512f") != 0;
+  static const bool avx2 = __builtin_cpu_supports("avx2") != 0;
+  if (avx512) return fill_bf16_lanes_avx512(w, n, padded, emin, b, pb);
+  if (avx2) return fill_bf16_lanes_avx2(w, n, padded, emin, b, pb);
+#endif
+  return fill_block(w, n, padded, emin, b, pb);
+}
+
+}  // namespace
+
+unsigned fill_bf16_lanes_dispatched(const std::uint16_t* w, std::size_t n, std::size_t padded,
+                                    int emin, double* b, double* pb) {
+  return fill_dispatched(w, n, padded, emin, b, pb);
+}
+
+unsigned fill_bf16_lanes_dispatched(const float* w, std::size_t n, std::size_t padded, int emin,
+                                    double* b, double* pb) {
+  return fill_dispatched(w, n, padded, emin, b, pb);
+}
+
+unsigned fill_bf16_lanes_at(const std::uint16_t* w, std::size_t n, std::size_t padded, int emin,
+                            double* b, double* pb, bool vector) {
+  return vector ? fill_block(w, n, padded, emin, b, pb) : fill_scalar(w, n, padded, emin, b, pb);
+}
+
+unsigned fill_bf16_lanes_at(const float* w, std::size_t n, std::size_t padded, int emin, double* b,
+                            double* pb, bool vector) {
+  return vector ? fill_block(w, n, padded, emin, b, pb) : fill_scalar(w, n, padded, emin, b, pb);
 }
 
 }  // namespace fplab::nv_fused_split

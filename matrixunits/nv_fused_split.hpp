@@ -36,6 +36,26 @@ void split_lanes_at_width(const double* a, const double* pa, const double* b, co
                           std::size_t steps, double* acc, std::size_t* done, const SplitRule& rule,
                           std::size_t lanes);
 
+// The lanes' fill for a bf16 kernel (nv_fused_fill_body.hpp): kSplitLanes
+// rows of w (row r at w + r * n; bfloat16 bits, or floats) laid out for
+// split_lanes_dispatched: b[i * kSplitLanes + r] the value (as a double)
+// and pb[i * kSplitLanes + r] 2^max(its exponent field's, emin), 2^-126
+// for a zero field, for i < n; 0 and 2^-126 for n <= i < padded. Returns
+// bit r set where row r holds a value that is not a normal bf16 value or a
+// zero (low 16 bits set, an infinity or NaN, a subnormal): such rows are
+// the caller's to lay out again. Compiled for AVX-512F or AVX2 where cpuid
+// finds them.
+unsigned fill_bf16_lanes_dispatched(const std::uint16_t* w, std::size_t n, std::size_t padded,
+                                    int emin, double* b, double* pb);
+unsigned fill_bf16_lanes_dispatched(const float* w, std::size_t n, std::size_t padded, int emin,
+                                    double* b, double* pb);
+// The same, for tests: `vector` false runs the scalar reference value by
+// value, true the vector body built for the baseline instruction set.
+unsigned fill_bf16_lanes_at(const std::uint16_t* w, std::size_t n, std::size_t padded, int emin,
+                            double* b, double* pb, bool vector);
+unsigned fill_bf16_lanes_at(const float* w, std::size_t n, std::size_t padded, int emin, double* b,
+                            double* pb, bool vector);
+
 #if defined(__x86_64__)
 // The builds for AVX2 (nv_fused_avx2.cpp) and AVX-512F (nv_fused_avx512.cpp):
 // call only where __builtin_cpu_supports says the CPU has the set.
@@ -43,6 +63,14 @@ void split_lanes_avx2(const double* a, const double* pa, const double* b, const 
                       std::size_t steps, double* acc, std::size_t* done, const SplitRule& rule);
 void split_lanes_avx512(const double* a, const double* pa, const double* b, const double* pb,
                         std::size_t steps, double* acc, std::size_t* done, const SplitRule& rule);
+unsigned fill_bf16_lanes_avx2(const std::uint16_t* w, std::size_t n, std::size_t padded, int emin,
+                              double* b, double* pb);
+unsigned fill_bf16_lanes_avx2(const float* w, std::size_t n, std::size_t padded, int emin,
+                              double* b, double* pb);
+unsigned fill_bf16_lanes_avx512(const std::uint16_t* w, std::size_t n, std::size_t padded, int emin,
+                                double* b, double* pb);
+unsigned fill_bf16_lanes_avx512(const float* w, std::size_t n, std::size_t padded, int emin,
+                                double* b, double* pb);
 #endif
 
 }  // namespace fplab::nv_fused_split

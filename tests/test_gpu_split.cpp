@@ -15,6 +15,7 @@
 // that overflow to infinity mid-chain and rows with specials (the
 // reference's). The negative control: the chain one fractional bit off
 // differs from the reference.
+#include <algorithm>
 #include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -189,6 +190,80 @@ TEST_CASE("nv_fused's split lanes equal dot_add across vector edges", "[matrixun
   CHECK_THROWS_WITH(nv_fused_split::split_lanes_at_width(nullptr, nullptr, nullptr, nullptr, 0,
                                                          nullptr, nullptr, SplitRule{}, 3),
                     "nv-fused split lanes: 3 lanes is not 1, 2, 4, 8 or 16");
+}
+
+TEST_CASE("the lanes' vector fill equals its scalar reference across vector edges",
+          "[matrixunits][gpu][fast]") {
+  // kSplitLanes rows of bfloat16 bits and of floats (bf16 values, and
+  // floats with low bits set), every length 0 .. 3 x 8 + 1 and a model's,
+  // with a special, a subnormal, a -0 or a float's low bits at the first
+  // lane, the last lane of a whole vector and the tail; the dispatched
+  // build (AVX-512F or AVX2 where the CPU has them) and the vector body at
+  // the baseline instruction set against the scalar reference, bit for
+  // bit: values, powers, padding and the per-row flags.
+  constexpr std::size_t L = nv_fused_split::kSplitLanes;
+  std::mt19937_64 rng(4310);
+  const std::uint16_t odd[] = {0x7F80, 0xFF80, 0x7FC1, 0x0003, 0x8000, 0x8081};
+  std::size_t compared = 0, flagged = 0, controls_differ = 0;
+  std::vector<std::size_t> lengths;
+  for (std::size_t n = 0; n <= 3 * L + 1; ++n) lengths.push_back(n);
+  lengths.insert(lengths.end(), {576, 1536});
+  for (const std::size_t n : lengths) {
+    for (int trial = 0; trial < 8; ++trial) {
+      std::vector<std::uint16_t> w(L * n + 1);  // one more for the control's read
+      for (auto& h : w) h = float_to_bfloat16(random_float(-20, 20, rng));
+      std::vector<float> f(w.size());
+      for (std::size_t i = 0; i < w.size(); ++i) f[i] = bfloat16_to_float(w[i]);
+      if (n > 0 && trial > 0) {  // one odd value in row trial - 1 at an edge
+        const std::size_t at[] = {0, n / L * L == n ? n - 1 : n / L * L, L - 1, n - 1};
+        const std::size_t i = std::min(n - 1, at[trial % 4]);
+        const std::size_t k = (trial - 1) * n + i;
+        w[k] = odd[trial % 6];
+        f[k] = trial == 7 ? std::bit_cast<float>(std::bit_cast<std::uint32_t>(f[k]) | 1U)
+                          : bfloat16_to_float(w[k]);
+      }
+      const std::size_t padded = (n + 15) / 16 * 16 + 16;
+      const auto fill = [&](const auto* rows, int mode) {
+        std::vector<double> b(padded * L, -1.0), pb(padded * L, -1.0);
+        unsigned flags = 0;
+        if (mode == 2) {
+          flags = nv_fused_split::fill_bf16_lanes_dispatched(rows, n, padded, -126, b.data(),
+                                                             pb.data());
+        } else {
+          flags = nv_fused_split::fill_bf16_lanes_at(rows, n, padded, -126, b.data(), pb.data(),
+                                                     mode == 1);
+        }
+        b.push_back(flags);
+        b.insert(b.end(), pb.begin(), pb.end());
+        return b;
+      };
+      for (const bool floats : {false, true}) {
+        const auto at = [&](int mode) {
+          return floats ? fill(f.data(), mode) : fill(w.data(), mode);
+        };
+        const std::vector<double> ref = at(0);
+        flagged += ref[padded * L] != 0 ? 1 : 0;
+        for (const int mode : {1, 2}) {
+          INFO("n = " << n << " trial " << trial << " floats " << floats << " mode " << mode);
+          const std::vector<double> got = at(mode);
+          REQUIRE(got.size() == ref.size());
+          for (std::size_t e = 0; e < ref.size(); ++e) CHECK(bits(got[e]) == bits(ref[e]));
+          ++compared;
+        }
+        // The negative control: the rows read one value on differ.
+        if (n >= 2) {
+          std::vector<double> control = floats ? fill(f.data() + 1, 2) : fill(w.data() + 1, 2);
+          bool differ = false;
+          for (std::size_t e = 0; e < ref.size(); ++e)
+            differ = differ || bits(control[e]) != bits(ref[e]);
+          controls_differ += differ ? 1 : 0;
+        }
+      }
+    }
+  }
+  CHECK(compared == lengths.size() * 8 * 2 * 2);
+  CHECK(flagged > lengths.size() * 4);
+  CHECK(controls_differ == (lengths.size() - 2) * 8 * 2);
 }
 
 TEST_CASE("GpuDot::dot_split_block and dot_rows_block equal dot_converted across lane edges",
