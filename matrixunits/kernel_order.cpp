@@ -125,6 +125,15 @@ std::vector<double> lane_values(const double* b, std::size_t r, std::size_t from
 std::uint32_t float_bits_of(float f) { return std::bit_cast<std::uint32_t>(f); }
 std::uint32_t float_bits_of(std::uint16_t h) { return std::uint32_t{h} << 16; }
 
+// A NaN result as the vendor's hardware gives it (its instructions and its
+// fp32 adds): NVIDIA's 0x7FFFFFFF, AMD's 0x7FC00000, not the host's
+// payload (mma.cpp's result_bits says the same for one instruction).
+float vendor_nan(float v, MatrixArchitecture a) {
+  if (!std::isnan(v)) return v;
+  return std::bit_cast<float>(describe(a).vendor == MatrixVendor::nvidia ? 0x7FFFFFFFU
+                                                                         : 0x7FC00000U);
+}
+
 }  // namespace
 
 std::string name(const GpuKernelOrder& o) {
@@ -256,7 +265,7 @@ float GpuDot::dot_converted(std::span<const double> x, std::span<const double> y
         promote_blocks != 0 ? promoted + static_cast<float>(acc) : static_cast<float>(acc);
     total = s == 0 ? partial : total + partial;
   }
-  return total;
+  return vendor_nan(total, spec_.architecture);
 }
 
 void GpuDot::split(std::span<const float> in, std::size_t length, GpuSplitRows& out) const {
@@ -504,6 +513,7 @@ void GpuDot::kernel_lanes(const double* a, const double* pa, const double* b, co
       out[r] = s == 0 ? partial : out[r] + partial;
     }
   }
+  for (std::size_t r = 0; r < L; ++r) out[r] = vendor_nan(out[r], spec_.architecture);
 }
 
 float gpu_dot(const GpuKernelOrder& o, std::span<const float> x, std::span<const float> y) {

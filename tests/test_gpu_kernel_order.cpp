@@ -7,8 +7,10 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu_kernel_golden.hpp"
@@ -203,6 +205,40 @@ TEST_CASE("gpu kernel order: split-k and promotion change the bits", "[gpu-order
   const auto x = values_of(whole, 32, rng), y = values_of(whole, 32, rng);
   CHECK(bits_of(GpuDot(parse_gpu_kernel_order("gpu(hopper,split-k=2)")).dot(x, y)) ==
         bits_of(GpuDot(parse_gpu_kernel_order("gpu(hopper,split-k=9)")).dot(x, y)));
+}
+
+TEST_CASE("gpu kernel order: a NaN result has the vendor's bits, on every path", "[gpu-order]") {
+  // inf + (-inf) inside one instruction: NVIDIA's instructions (MMA-Sim's
+  // nv_ptx) give 0x7FFFFFFF, AMD's 0x7FC00000 (matrixunits/mma.hpp); the
+  // kernel's dot, its split lanes and its bf16 rows give the same.
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x(64, 0.5f), ones(64, 1.0f);
+  x[1] = inf;
+  x[2] = -inf;
+  for (const auto& [order, expected] :
+       std::vector<std::pair<const char*, std::uint32_t>>{{"gpu(hopper)", 0x7FFFFFFFU},
+                                                          {"gpu(volta,f16)", 0x7FFFFFFFU},
+                                                          {"gpu(ampere,split-k=2)", 0x7FFFFFFFU},
+                                                          {"gpu(cdna3)", 0x7FC00000U}}) {
+    INFO(order);
+    const GpuDot kernel(parse_gpu_kernel_order(order));
+    CHECK(bits_of(kernel.dot(x, ones)) == expected);
+    GpuSplitRows xs, ys;
+    kernel.split(x, x.size(), xs);
+    kernel.split(ones, ones.size(), ys);
+    CHECK(bits_of(kernel.dot_split(xs, 0, ys, 0)) == expected);
+    // The other way round: the specials in the weight row.
+    float out = 0.0f;
+    kernel.split(ones, ones.size(), xs);
+    kernel.dot_rows_block(xs, x.data(), 1, &out, 1);
+    CHECK(bits_of(out) == expected);
+  }
+  // Negative control: the host's IEEE sum of the same values is a NaN
+  // without NVIDIA's bits (x86's default NaN is 0xFFC00000).
+  float host = 0.0f;
+  for (const float v : x) host += v;
+  CHECK(std::isnan(host));
+  CHECK(bits_of(host) != 0x7FFFFFFFU);
 }
 
 }  // namespace fplab
