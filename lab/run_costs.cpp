@@ -1,6 +1,7 @@
 // The dispatch costs of lab/run_workers.hpp: each long experiment's seconds
-// in one `fplab run all` (full defaults, two workers on the 2-core machine),
-// so that the workers start the costliest first and finish together. Only
+// in one `fplab run all` (full defaults, two workers on the idle 2-core
+// machine: README command 1 at 740639f, docs/timings.md), so that the
+// workers start the costliest first and finish together. Only
 // the order matters: a figure a few seconds off, or a missing experiment
 // (cost 0, a few seconds or less), costs at most that much at the end.
 // Measured again when an experiment's defaults change its time a lot
