@@ -20,6 +20,7 @@
 #include <limits>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -51,11 +52,14 @@ struct Shared {
 Shared* current_shared = nullptr;
 std::vector<pid_t> current_children;
 
-// Takes the next experiment for `worker`, or returns n when none is left.
-std::size_t take(Shared& shared, std::size_t worker, std::size_t n) {
-  const std::size_t i = shared.failed.load() ? n : shared.next.fetch_add(1);
+// Takes the next experiment for `worker` in `order` (plan indices), or
+// returns n = order.size() when none is left.
+std::size_t take(Shared& shared, std::size_t worker, const std::vector<std::size_t>& order) {
+  const std::size_t n = order.size();
+  const std::size_t k = shared.failed.load() ? n : shared.next.fetch_add(1);
+  const std::size_t i = k < n ? order[k] : n;
   shared.running[worker].store(i < n ? i : kIdle);
-  return std::min(i, n);
+  return i;
 }
 
 // A frame on a child's pipe: kind, index, exit code, payload length, payload
@@ -113,7 +117,8 @@ std::exception_ptr failure_of(std::int32_t code, const std::string& message) {
 }
 
 [[noreturn]] void child_main(int fd, std::size_t worker, pid_t parent,
-                             const std::vector<PlannedRun>& plan, bool quick, bool show_progress,
+                             const std::vector<PlannedRun>& plan,
+                             const std::vector<std::size_t>& order, bool quick, bool show_progress,
                              const WorkerHooks& hooks, Shared& shared) {
   // Die with the parent; leave SIGINT/SIGTERM to it (it kills us and reports).
   prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -121,7 +126,7 @@ std::exception_ptr failure_of(std::int32_t code, const std::string& message) {
   std::signal(SIGINT, SIG_IGN);
   std::signal(SIGTERM, SIG_IGN);
   const std::size_t n = plan.size();
-  for (std::size_t i = take(shared, worker, n); i < n; i = take(shared, worker, n)) {
+  for (std::size_t i = take(shared, worker, order); i < n; i = take(shared, worker, order)) {
     FrameHeader h{'E', i, -1, 0};
     std::string payload;
     try {
@@ -262,8 +267,10 @@ std::vector<ExperimentRecord> run_here(const std::vector<PlannedRun>& plan, bool
   } reset;
   const StopWatcher watcher;  // stops between progress points too (lab/stop_request.hpp)
   std::vector<ExperimentRecord> out;
-  for (std::size_t i = take(shared, 0, plan.size()); i < plan.size();
-       i = take(shared, 0, plan.size())) {
+  std::vector<std::size_t> in_plan_order(plan.size());
+  std::iota(in_plan_order.begin(), in_plan_order.end(), std::size_t{0});
+  for (std::size_t i = take(shared, 0, in_plan_order); i < plan.size();
+       i = take(shared, 0, in_plan_order)) {
     stop_if_requested();
     if (hooks.started) hooks.started(i);
     out.push_back(run_experiment(plan[i], quick, show_progress));
@@ -273,6 +280,18 @@ std::vector<ExperimentRecord> run_here(const std::vector<PlannedRun>& plan, bool
 }
 
 }  // namespace
+
+std::vector<std::size_t> dispatch_order(const std::vector<PlannedRun>& plan,
+                                        const std::function<double(std::size_t index)>& cost) {
+  std::vector<double> costs;
+  costs.reserve(plan.size());
+  for (std::size_t i = 0; i < plan.size(); ++i) costs.push_back(cost(i));
+  std::vector<std::size_t> order(plan.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&costs](std::size_t a, std::size_t b) { return costs[a] > costs[b]; });
+  return order;
+}
 
 std::vector<std::string> running_experiments(const std::vector<PlannedRun>& plan) {
   std::vector<std::size_t> running;
@@ -305,6 +324,9 @@ std::vector<ExperimentRecord> run_in_workers(const std::vector<PlannedRun>& plan
   auto* shared = new (memory) Shared;
   for (auto& r : shared->running) r.store(kIdle);
 
+  std::function<double(std::size_t)> cost = hooks.cost;
+  if (!cost) cost = [&plan](std::size_t i) { return run_cost(plan[i].experiment->info.id); };
+  const std::vector<std::size_t> order = dispatch_order(plan, cost);
   std::fflush(stdout);
   std::fflush(stderr);
   const pid_t parent = ::getpid();
@@ -316,7 +338,7 @@ std::vector<ExperimentRecord> run_in_workers(const std::vector<PlannedRun>& plan
     if (pid == 0) {
       for (const int fd : fds) ::close(fd);
       ::close(pipe_fds[0]);
-      child_main(pipe_fds[1], w, parent, plan, quick, show_progress, hooks, *shared);
+      child_main(pipe_fds[1], w, parent, plan, order, quick, show_progress, hooks, *shared);
     }
     ::close(pipe_fds[1]);
     if (pid < 0) {
@@ -331,7 +353,7 @@ std::vector<ExperimentRecord> run_in_workers(const std::vector<PlannedRun>& plan
 
   Collector collector(n, hooks, *shared);
   std::thread reader([&collector, fds] { collector.drain(fds); });
-  for (std::size_t i = take(*shared, 0, n); i < n; i = take(*shared, 0, n)) {
+  for (std::size_t i = take(*shared, 0, order); i < n; i = take(*shared, 0, order)) {
     try {
       stop_if_requested();
       if (hooks.started) hooks.started(i);

@@ -6,8 +6,11 @@
 // depend on `jobs` (tested). jobs = 1 runs them one after another in this
 // process. jobs > 1 forks jobs - 1 children before anything else runs (no
 // OpenMP thread exists yet, so the children's runtimes start clean); every
-// process takes the next experiment in plan order from a counter in shared
-// memory, so the long ones do not queue behind each other. A child sends
+// process takes the next experiment in dispatch_order from a counter in
+// shared memory, the costliest first, so that the long ones neither queue
+// behind each other nor start last and run alone while the other workers
+// idle (README command 1: gpu-generations and gated-determinism, 40 s each,
+// started 18th and 20th of 27 and ran on after the rest). A child sends
 // each record back as its results.json form (exact hex floats, so the round
 // trip keeps every bit) over a pipe that a thread of this process drains
 // as it arrives.
@@ -29,6 +32,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lab/planning.hpp"
@@ -37,6 +41,9 @@
 namespace fplab {
 
 struct WorkerHooks {
+  // The dispatch cost of experiment `index` (dispatch_order); none: its
+  // id's run_cost.
+  std::function<double(std::size_t index)> cost;
   // Before experiment `index` starts, in the process that runs it.
   std::function<void(std::size_t index)> started;
   // After it finished, in this process (one call at a time, any thread).
@@ -46,6 +53,16 @@ struct WorkerHooks {
 std::vector<ExperimentRecord> run_in_workers(const std::vector<PlannedRun>& plan, bool quick,
                                              bool show_progress, unsigned jobs,
                                              const WorkerHooks& hooks);
+
+// The order the workers take `plan`'s experiments in (plan indices): the
+// costliest first by `cost` (of a plan index), ties in plan order.
+std::vector<std::size_t> dispatch_order(const std::vector<PlannedRun>& plan,
+                                        const std::function<double(std::size_t index)>& cost);
+
+// An experiment's dispatch cost: the seconds its full-default run took in
+// the last measured `fplab run all` (lab/run_costs.cpp), 0 for one not
+// listed there (a few seconds or less).
+double run_cost(std::string_view id);
 
 // The ids of the experiments running now (for a stop message), in plan order.
 std::vector<std::string> running_experiments(const std::vector<PlannedRun>& plan);

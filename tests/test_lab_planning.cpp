@@ -1,14 +1,19 @@
 // The experiment framework on its own (lab/, no experiment of experiments/
 // linked in): the large-run values of --quick and of the full defaults
 // (ParamSpec::quick_when_large and full_when_large, ExperimentInfo::large_quick), and the
-// StopWatcher that answers a stop request between progress points (lab/stop_request.hpp).
+// StopWatcher that answers a stop request between progress points (lab/stop_request.hpp),
+// and the order the worker processes take experiments in (ExperimentInfo::cost,
+// lab/run_workers.hpp).
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -16,6 +21,7 @@
 #include <vector>
 
 #include "lab/experiment.hpp"
+#include "lab/run_workers.hpp"
 #include "lab/stop_request.hpp"
 
 namespace {
@@ -167,4 +173,76 @@ TEST_CASE("StopWatcher: a stop request is answered between progress points", "[e
   // to its end.
   CHECK(child_status(true, 30.0) == 42);
   CHECK(child_status(false, 0.5) == 0);
+}
+
+namespace {
+
+// Four experiments for the workers, in plan order cheap-a, cheap-b,
+// dear-c and dearest-d (costs 0, 0, 10 and 20: kCosts); each takes 50 ms.
+const std::vector<std::pair<std::string, double>> kCosts{
+    {"cost-cheap-a", 0}, {"cost-cheap-b", 0}, {"cost-dear-c", 10}, {"cost-dearest-d", 20}};
+
+const bool registered_costs = [] {
+  for (const auto& entry : kCosts) {
+    fplab::register_experiment(
+        {.info = {.id = entry.first, .title = entry.first, .description = "dispatch order"},
+         .run = [](const Params&, RunContext&, ExperimentRecord& out) {
+           std::this_thread::sleep_for(std::chrono::milliseconds(50));
+           out.add_note("ran");
+         }});
+  }
+  return true;
+}();
+
+double cost_of(const std::vector<fplab::PlannedRun>& plan, std::size_t i) {
+  for (const auto& [id, cost] : kCosts) {
+    if (id == plan.at(i).experiment->info.id) return cost;
+  }
+  throw std::logic_error("no cost for " + plan.at(i).experiment->info.id);
+}
+
+std::vector<std::string> ids_of(const std::vector<fplab::PlannedRun>& plan,
+                                const std::vector<std::size_t>& order) {
+  std::vector<std::string> ids;
+  for (const auto i : order) ids.push_back(plan.at(i).experiment->info.id);
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("run_in_workers: the costliest experiments start first, the records stay in plan order",
+          "[experiments]") {
+  const auto plan =
+      fplab::plan_runs({"cost-cheap-a", "cost-cheap-b", "cost-dear-c", "cost-dearest-d"}, true, {});
+  const auto cost = [&plan](std::size_t i) { return cost_of(plan, i); };
+  CHECK(ids_of(plan, fplab::dispatch_order(plan, cost)) ==
+        std::vector<std::string>{"cost-dearest-d", "cost-dear-c", "cost-cheap-a", "cost-cheap-b"});
+  // The table's: the two long model experiments first, the unlisted last.
+  CHECK(fplab::run_cost("gpu-generations") > fplab::run_cost("allreduce"));
+  CHECK(fplab::run_cost("allreduce") > fplab::run_cost("no-such-experiment"));
+  CHECK(fplab::run_cost("no-such-experiment") == 0);
+  // Which experiment each worker process started, in the order they
+  // started: two workers take the two costliest; a cheap one starts only
+  // after one of them finished (in plan order, a and b would start first).
+  const auto log = std::filesystem::temp_directory_path() /
+                   ("fplab-dispatch-" + std::to_string(::getpid()) + ".txt");
+  std::filesystem::remove(log);
+  fplab::WorkerHooks hooks;
+  hooks.cost = cost;
+  hooks.started = [&](std::size_t i) {
+    std::ofstream(log, std::ios::app) << plan[i].experiment->info.id << "\n";
+  };
+  const auto records = fplab::run_in_workers(plan, true, false, 2, hooks);
+  std::vector<std::string> record_ids;
+  for (const auto& r : records) record_ids.push_back(r.id);
+  CHECK(record_ids ==
+        std::vector<std::string>{"cost-cheap-a", "cost-cheap-b", "cost-dear-c", "cost-dearest-d"});
+  std::ifstream in(log);
+  std::vector<std::string> started;
+  for (std::string line; std::getline(in, line);) started.push_back(line);
+  std::filesystem::remove(log);
+  REQUIRE(started.size() == 4);
+  std::sort(started.begin(), started.begin() + 2);
+  CHECK(started[0] == "cost-dear-c");
+  CHECK(started[1] == "cost-dearest-d");
 }
