@@ -20,6 +20,7 @@
 #include "io/numbers.hpp"
 #include "precision/format.hpp"
 #include "precision/queries.hpp"
+#include "precision/round_json.hpp"
 #include "precision/round_request.hpp"
 #include "precision/rounding.hpp"
 #include "reductions/error.hpp"
@@ -68,41 +69,10 @@ json sorted_words(const std::vector<std::string>& text, bool by_magnitude) {
   return json{{"words", out}};
 }
 
-std::string binary_digits(std::uint64_t v, int bits) {
-  std::string s;
-  for (int i = bits - 1; i >= 0; --i) s += ((v >> i) & 1) != 0 ? '1' : '0';
-  return s;
-}
-
-// x in format f, with the fields (and names) of `fplab round --json`: the
-// same query (precision/round_request.hpp's round_query, round to nearest
-// even).
+// x in format f, as `fplab round --json` writes it (precision/round_json.hpp),
+// rounded to nearest even.
 json describe(double x, const fplab::Format& f) {
-  const fplab::RoundQuery q = fplab::round_query(x, f, fplab::RoundingOptions{});
-  const fplab::BitFields& b = q.bits;
-  const int digits = (1 + b.exponent_bits + b.mantissa_bits + 3) / 4;
-  return {{"format", f.name},
-          {"rounded", exact_value(q.rounded)},
-          {"stored_exact", fplab::exact_decimal(q.rounded)},
-          {"error", exact_value(q.error)},
-          {"exact", q.exact},
-          {"below", exact_value(q.around.below)},
-          {"above", exact_value(q.around.above)},
-          {"next_down", exact_value(q.next_below)},
-          {"next_up", exact_value(q.next_above)},
-          {"spacing", exact_value(q.spacing)},
-          {"max_error", exact_value(q.max_error)},
-          {"bits",
-           {{"sign", b.sign ? 1 : 0},
-            {"exponent", b.exponent},
-            {"mantissa", b.mantissa},
-            {"exponent_bits", b.exponent_bits},
-            {"mantissa_bits", b.mantissa_bits},
-            {"hex", fmt::format("0x{:0{}x}", b.bits, digits)},
-            {"binary",
-             fmt::format("{} {} {}", b.sign ? 1 : 0, binary_digits(b.exponent, b.exponent_bits),
-                         binary_digits(b.mantissa, b.mantissa_bits))},
-            {"kind", b.kind}}}};
+  return fplab::round_query_json(fplab::round_query(x, f, fplab::RoundingOptions{}));
 }
 
 }  // namespace

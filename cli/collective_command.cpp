@@ -70,9 +70,8 @@ void print_text(const CollectiveResult& r, bool mpi) {
   }
 }
 
-}  // namespace
-
-void add_collective_command(CLI::App& app) {
+// fplab collective: the order model, and with --mpi Open MPI too.
+void add_model_command(CLI::App& app) {
   auto o = std::make_shared<CollectiveRequest>();
   auto* cmd = app.add_subcommand(
       "collective",
@@ -92,7 +91,10 @@ void add_collective_command(CLI::App& app) {
       print_text(r, o->mpi);
     }
   });
+}
 
+// fplab mpi-allreduce: one rank of an all-reduce job under mpirun.
+void add_allreduce_worker_command(CLI::App& app) {
   auto w = std::make_shared<MpiWorkerArgs>();
   auto* worker = app.add_subcommand(
       "mpi-allreduce",
@@ -120,7 +122,10 @@ void add_collective_command(CLI::App& app) {
     const int status = run_mpi_allreduce_worker(*w);
     if (status != 0) throw ExitStatus{status};
   });
+}
 
+// fplab mpi-enumerate: one rank of a distributed order enumeration.
+void add_enumerate_worker_command(CLI::App& app) {
   auto e = std::make_shared<MpiEnumerateWorkerArgs>();
   auto* enumerate = app.add_subcommand(
       "mpi-enumerate",
@@ -148,6 +153,14 @@ void add_collective_command(CLI::App& app) {
     const int status = run_mpi_enumerate_worker(*e);
     if (status != 0) throw ExitStatus{status};
   });
+}
+
+}  // namespace
+
+void add_collective_command(CLI::App& app) {
+  add_model_command(app);
+  add_allreduce_worker_command(app);
+  add_enumerate_worker_command(app);
 }
 
 }  // namespace fplab::cli

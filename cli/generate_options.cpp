@@ -7,8 +7,10 @@
 
 namespace fplab::cli {
 
-GenerateOptionHandles add_generate_options(CLI::App& app, sampling::GenerateRequest& r) {
-  CLI::App* cmd = &app;
+namespace {
+
+// The prompt (a text or token ids) and how many tokens to add.
+GenerateOptionHandles add_prompt_options(CLI::App* cmd, sampling::GenerateRequest& r) {
   auto* prompt_text =
       cmd->add_option("prompt", r.prompt,
                       "The text to continue (on the bundled model: characters of its vocabulary)")
@@ -22,6 +24,11 @@ GenerateOptionHandles add_generate_options(CLI::App& app, sampling::GenerateRequ
       cmd->add_option("-n,--steps", r.steps,
                       "Tokens to generate, 1 or more (characters on the bundled model; default: "
                       "up to 200, as the context allows)");
+  return {prompt_ids, steps_option};
+}
+
+// The sampling pipeline's stages, the seed and the samples.
+void add_sampling_options(CLI::App* cmd, sampling::GenerateRequest& r) {
   cmd->add_option("-t,--temperature", r.temperature, "Temperature; 0 or less: greedy (argmax)")
       ->capture_default_str();
   cmd->add_option("-k,--top-k", r.top_k, "Keep the k most likely tokens (0: off)")
@@ -51,6 +58,10 @@ GenerateOptionHandles add_generate_options(CLI::App& app, sampling::GenerateRequ
   cmd->add_flag("--json", r.json,
                 "Print {\"prompt_ids\": [...], \"ids\": [...], \"text\": \"...\"} per sample "
                 "(ids and text: the generated characters only)");
+}
+
+// The model, its precision and reduction order.
+void add_model_options(CLI::App* cmd, sampling::GenerateRequest& r) {
   cmd->add_option("--precision", r.precision,
                   "fp32, bf16, fp16 or layercast, then per-op overrides ,GLOB=PRECISION "
                   "(e.g. bf16,lm_head=fp32: each op reads its precision's weights and rounds "
@@ -68,6 +79,10 @@ GenerateOptionHandles add_generate_options(CLI::App& app, sampling::GenerateRequ
       ->check(integer_in(1, 4096));
   cmd->add_option("--model", r.model,
                   "Model file (default: $FPLAB_MODEL, else model/data/kjv-char.safetensors)");
+}
+
+// Tensor parallelism: the ranks and their all-reduce.
+void add_tensor_parallel_options(CLI::App* cmd, sampling::GenerateRequest& r) {
   cmd->add_option("--tp", r.tp,
                   "Tensor-parallel ranks: spawns mpirun -np T, each rank holding its shard "
                   "(1: one process, no MPI)")
@@ -78,6 +93,10 @@ GenerateOptionHandles add_generate_options(CLI::App& app, sampling::GenerateRequ
       ->capture_default_str();
   cmd->add_flag("--tp-in-process", r.tp_in_process,
                 "Compute every shard in this process (the order model's prediction; no mpirun)");
+}
+
+// What is written besides the text, and the gate.
+void add_output_options(CLI::App* cmd, sampling::GenerateRequest& r) {
   cmd->add_option("--logits", r.logits,
                   "Write the (steps x vocabulary) float32 logits that chose each token "
                   "(.npy, C order; needs --samples 1)");
@@ -89,6 +108,10 @@ GenerateOptionHandles add_generate_options(CLI::App& app, sampling::GenerateRequ
                   "batch-invariant decoding: bound, margin:TAU or window:W (also fast, "
                   "invariant); with --batch N, N gated copies of the prompt; prints the gate's "
                   "counts as one JSON line on stderr (with --json: in the object on stdout)");
+}
+
+// The MPI job's timeout, and what the launcher passes to its ranks.
+void add_mpi_job_options(CLI::App* cmd, sampling::GenerateRequest& r) {
   cmd->add_option("--timeout", r.timeout, "Seconds before a hung MPI job is killed")
       ->capture_default_str()
       ->check(number_in(0.1, 86400.0));
@@ -96,7 +119,20 @@ GenerateOptionHandles add_generate_options(CLI::App& app, sampling::GenerateRequ
                   "Internal: this process is a rank of the mpirun job --tp starts");
   cmd->add_option("--tp-fail-rank", r.tp_fail_rank,
                   "Fault injection for tests: this rank exits mid-run (status 3)");
-  return {prompt_ids, steps_option};
+}
+
+}  // namespace
+
+// In the order `fplab generate --help` lists them.
+GenerateOptionHandles add_generate_options(CLI::App& app, sampling::GenerateRequest& r) {
+  CLI::App* cmd = &app;
+  const GenerateOptionHandles handles = add_prompt_options(cmd, r);
+  add_sampling_options(cmd, r);
+  add_model_options(cmd, r);
+  add_tensor_parallel_options(cmd, r);
+  add_output_options(cmd, r);
+  add_mpi_job_options(cmd, r);
+  return handles;
 }
 
 void finish_generate_request(const GenerateOptionHandles& h, sampling::GenerateRequest& r) {

@@ -13,8 +13,9 @@
 
 namespace {
 
-int run_fplab(int argc, char** argv) {
-  CLI::App app{"fplab: the same numbers added in a different order give a different float"};
+// Every command, the program's examples and each numeric option's range
+// check.
+void add_commands(CLI::App& app) {
   app.set_version_flag("--version",
                        std::string("fplab ") + fplab::build::kVersion +
                            "\nOpenMP threads wait: " + fplab::cli::wait_policy_description());
@@ -61,6 +62,10 @@ int run_fplab(int argc, char** argv) {
       command->preparse_callback([](std::size_t) { fplab::cli::default_stop_signals(); });
     }
   }
+}
+
+// The command line parsed and its command run; the exit status.
+int parse_and_run(CLI::App& app, int argc, char** argv) {
   try {
     // `fplab sum -inf 1 -.5`, `fplab round -0.1`: negative numbers reach
     // sum and round as values.
@@ -84,6 +89,12 @@ int run_fplab(int argc, char** argv) {
     return 2;
   }
   return 0;
+}
+
+int run_fplab(int argc, char** argv) {
+  CLI::App app{"fplab: the same numbers added in a different order give a different float"};
+  add_commands(app);
+  return parse_and_run(app, argc, argv);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "io/numbers.hpp"
 #include "precision/format.hpp"
 #include "precision/queries.hpp"
+#include "precision/round_json.hpp"
 #include "precision/round_request.hpp"
 #include "precision/rounding.hpp"
 
@@ -31,43 +32,6 @@ constexpr std::size_t kWideRoundColumns = 112;
 std::string format_title(const Format& f) {
   return f.name == f.spelling() ? std::string(f.name)
                                 : fmt::format("{} ({})", f.name, f.spelling());
-}
-
-std::string binary_digits(std::uint64_t v, int bits) {
-  std::string s;
-  for (int i = bits - 1; i >= 0; --i) s += ((v >> i) & 1) != 0 ? '1' : '0';
-  return s;
-}
-
-std::string bits_text(const BitFields& b) {
-  return fmt::format("{} {} {}", b.sign ? 1 : 0, binary_digits(b.exponent, b.exponent_bits),
-                     binary_digits(b.mantissa, b.mantissa_bits));
-}
-
-std::string bits_hex(const BitFields& b) {
-  const int digits = (1 + b.exponent_bits + b.mantissa_bits + 3) / 4;
-  return fmt::format("0x{:0{}x}", b.bits, digits);
-}
-
-nlohmann::json to_json(const RoundQuery& r) {
-  return {{"format", r.format.name},
-          {"spelling", r.format.spelling()},
-          {"rounded", exact_value(r.rounded)},
-          {"error", exact_value(r.error)},
-          {"exact", r.exact},
-          {"below", exact_value(r.around.below)},
-          {"above", exact_value(r.around.above)},
-          {"next_down", exact_value(r.next_below)},
-          {"next_up", exact_value(r.next_above)},
-          {"spacing", exact_value(r.spacing)},
-          {"max_error", exact_value(r.max_error)},
-          {"bits",
-           {{"sign", r.bits.sign ? 1 : 0},
-            {"exponent", r.bits.exponent},
-            {"mantissa", r.bits.mantissa},
-            {"hex", bits_hex(r.bits)},
-            {"binary", bits_text(r.bits)},
-            {"kind", r.bits.kind}}}};
 }
 
 // One field of a format's block: wide, `name`, `first` padded to 24 and
@@ -104,7 +68,7 @@ void print_text(double x, const std::vector<RoundQuery>& rows, const RoundingOpt
                 fmt::format("{}   (max error {} under {})", to_hex(r.spacing),
                             to_decimal(r.max_error), name(o.rounding)),
                 narrow);
-    print_field("bits", bits_text(r.bits),
+    print_field("bits", bits_binary(r.bits),
                 fmt::format("{}   ({}: sign {}, exponent {}, mantissa {})", bits_hex(r.bits),
                             r.bits.kind, r.bits.sign ? 1 : 0, r.bits.exponent, r.bits.mantissa),
                 narrow);
@@ -170,7 +134,7 @@ void print(const RoundRequest& request, const RoundAnswer& a) {
       nlohmann::json v;
       v["x"] = exact_value(a.xs[i]);
       v["formats"] = nlohmann::json::array();
-      for (const auto& r : a.rows[i]) v["formats"].push_back(to_json(r));
+      for (const auto& r : a.rows[i]) v["formats"].push_back(round_query_json(r));
       out["values"].push_back(v);
     } else {
       if (i > 0) fmt::print("\n");

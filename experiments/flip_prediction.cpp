@@ -156,7 +156,9 @@ const Columns<PairedFlips>& paired_columns() {
   return columns;
 }
 
-void record(const FlipMeasurements& fm, ExperimentRecord& out) {
+// The flips table: each condition's expected and observed flips, and the
+// precisions' teacher-forced flips position by position.
+void record_flips(const FlipMeasurements& fm, ExperimentRecord& out) {
   const auto& conds = fm.conditions;
   const auto& gaps = fm.greedy;
   const auto& sgaps = fm.heldout;
@@ -187,6 +189,10 @@ void record(const FlipMeasurements& fm, ExperimentRecord& out) {
       "leaders.",
       sgaps.size());
   out.add_table(std::move(t));
+}
+
+// The flips table's figure: expected against observed, per condition.
+void add_flips_figure(ExperimentRecord& out) {
   Figure fig;
   fig.id = "expected-observed";
   fig.title = "Greedy flips per 1,000 steps: expected against observed";
@@ -208,8 +214,13 @@ void record(const FlipMeasurements& fm, ExperimentRecord& out) {
       "teacher-forced flips need each position's own change of its top-2 difference "
       "to exceed its gap (fp32 conditions: no teacher-forced comparison, no bar).";
   out.add_figure(std::move(fig));
+}
 
-  // Steps until one flip is expected from fp32 batch variance (library).
+// The wait table: steps until one flip is expected from fp32 batch variance
+// (library), and a note saying it.
+void record_wait(const FlipMeasurements& fm, ExperimentRecord& out) {
+  const auto& conds = fm.conditions;
+  const auto& sgaps = fm.heldout;
   const double d = conds[0].delta;
   const double share = share_below(sgaps, d);
   const double p1 = percentile(sgaps, 1);
@@ -233,6 +244,12 @@ void record(const FlipMeasurements& fm, ExperimentRecord& out) {
           : fmt::format("fp32 batch variance: no held-out gap of {} is below {}; extrapolated one "
                         "flip per {:.3g} steps",
                         sgaps.size(), to_prose(d), d > 0 && p1 > 0 ? p1 / (0.01 * d) : 0.0));
+}
+
+void record(const FlipMeasurements& fm, ExperimentRecord& out) {
+  record_flips(fm, out);
+  add_flips_figure(out);
+  record_wait(fm, out);
 }
 
 void run(const Params& p, RunContext& ctx, ExperimentRecord& out) {

@@ -154,9 +154,19 @@ Columns<std::vector<C1Figures>> c1_columns(const std::vector<Prompt>& prompts) {
   return c;
 }
 
-void record_c1(const model::Model& m, const std::vector<Prompt>& prompts, std::size_t V, int seeds,
-               RunContext& ctx, ExperimentRecord& out) {
-  const std::vector<double>& c1_ts = kC1Temperatures;
+// What C1's verdict checks, over every temperature and prompt.
+struct C1Checks {
+  bool identity_ok = true, scaling_ok = true, ranking_ok = true, leader_ok = true,
+       uniform_ok = true, argmax_ok = true;
+  double worst_identity = 0, worst_scaling = 0;
+  [[nodiscard]] bool all() const {
+    return identity_ok && scaling_ok && ranking_ok && leader_ok && uniform_ok && argmax_ok;
+  }
+};
+
+// The c1-properties table: a row per temperature of each prompt's figures,
+// each figure's own check recorded in `checks`.
+Table c1_table(const std::vector<Prompt>& prompts, std::size_t V, C1Checks& checks) {
   const auto columns = c1_columns(prompts);
   Table c1 = columns.table(TableId{"c1-properties"},
                            "C1 on the model's logits: temperature divides the logits", "T");
@@ -171,53 +181,64 @@ void record_c1(const model::Model& m, const std::vector<Prompt>& prompts, std::s
       "Ranking: 1 when "
       "the order of l/T (ties: lower id) is the order of l, bit for bit.",
       V);
-  bool identity_ok = true, scaling_ok = true, ranking_ok = true, leader_ok = true,
-       uniform_ok = true;
-  double worst_identity = 0, worst_scaling = 0;
-  for (const double t : c1_ts) {
+  for (const double t : kC1Temperatures) {
     std::vector<C1Figures> figures;
     figures.reserve(prompts.size());
     for (const auto& pr : prompts) {
       const auto& f = figures.emplace_back(c1_figures(pr.logits, t));
-      identity_ok = identity_ok && f.identity_ratio < 1;
-      scaling_ok = scaling_ok && f.prob_scaling_rel <= f.prob_scaling_bound;
-      ranking_ok = ranking_ok && f.same_ranking && f.prob_order;
-      uniform_ok = uniform_ok && f.uniform_dev <= f.uniform_bound;
-      worst_identity = std::max(worst_identity, f.identity_rel);
-      worst_scaling = std::max(worst_scaling, f.prob_scaling_rel);
+      checks.identity_ok = checks.identity_ok && f.identity_ratio < 1;
+      checks.scaling_ok = checks.scaling_ok && f.prob_scaling_rel <= f.prob_scaling_bound;
+      checks.ranking_ok = checks.ranking_ok && f.same_ranking && f.prob_order;
+      checks.uniform_ok = checks.uniform_ok && f.uniform_dev <= f.uniform_bound;
+      checks.worst_identity = std::max(checks.worst_identity, f.identity_rel);
+      checks.worst_scaling = std::max(checks.worst_scaling, f.prob_scaling_rel);
     }
     columns.add_row(c1, t_key(t), figures);
   }
-  // Monotone in T: the leader never loses mass as T falls, the spread never
-  // grows as T rises.
+  return c1;
+}
+
+// Monotone in T: the leader never loses mass as T falls, the spread never
+// grows as T rises (read from the table's rows).
+void check_monotone(const Table& c1, const std::vector<Prompt>& prompts, C1Checks& checks) {
+  const std::vector<double>& c1_ts = kC1Temperatures;
   for (std::size_t i = 0; i < prompts.size(); ++i) {
     double last_leader = 0;
     for (auto it = c1_ts.rbegin(); it != c1_ts.rend(); ++it) {
       const double lead = c1.get(t_key(*it), prompts[i].key + "_leader")->as_f64();
-      leader_ok = leader_ok && lead >= last_leader;
+      checks.leader_ok = checks.leader_ok && lead >= last_leader;
       last_leader = lead;
     }
     double last_dev = std::numeric_limits<double>::infinity();
     for (auto it = c1_ts.begin(); it != c1_ts.end(); ++it) {
       const double dev = c1.get(t_key(*it), prompts[i].key + "_uniform_dev")->as_f64();
-      uniform_ok = uniform_ok && dev <= last_dev;
+      checks.uniform_ok = checks.uniform_ok && dev <= last_dev;
       last_dev = dev;
     }
   }
-  // T <= 0: the pipeline keeps the argmax alone, whatever the seed.
+}
+
+// T <= 0: the pipeline keeps the argmax alone, whatever the seed (every
+// prompt checked).
+bool argmax_on_every_prompt(const std::vector<Prompt>& prompts, int seeds, RunContext& ctx) {
   bool argmax_ok = true;
   for (const auto& pr : prompts) {
     argmax_ok = argmax_at_nonpositive_t(pr.logits, seeds) && argmax_ok;
     ctx.progress(1, 2);
   }
   ctx.finish_progress();
-  out.add_table(std::move(c1));
-  const double last_leader_conf = out.tables.back().get(t_key(1e-3), "confident_leader")->as_f64();
-  const double last_leader_open = out.tables.back().get(t_key(1e-3), "open_leader")->as_f64();
-  const double dev_conf = out.tables.back().get(t_key(1e4), "confident_uniform_dev")->as_f64();
-  const double dev_open = out.tables.back().get(t_key(1e4), "open_uniform_dev")->as_f64();
-  const bool c1_ok =
-      identity_ok && scaling_ok && ranking_ok && leader_ok && uniform_ok && argmax_ok;
+  return argmax_ok;
+}
+
+// C1's verdict, from the checks and the c1-properties table `c1`.
+void add_c1_verdict(const model::Model& m, const Table& c1, const C1Checks& checks, int seeds,
+                    ExperimentRecord& out) {
+  const std::vector<double>& c1_ts = kC1Temperatures;
+  const double last_leader_conf = c1.get(t_key(1e-3), "confident_leader")->as_f64();
+  const double last_leader_open = c1.get(t_key(1e-3), "open_leader")->as_f64();
+  const double dev_conf = c1.get(t_key(1e4), "confident_uniform_dev")->as_f64();
+  const double dev_open = c1.get(t_key(1e4), "open_uniform_dev")->as_f64();
+  const bool c1_ok = checks.all();
   out.add_verdict(
       "C1",
       fmt::format(
@@ -229,10 +250,10 @@ void record_c1(const model::Model& m, const std::vector<Prompt>& prompts, std::s
           "{}; T <= 0 picks the argmax ({} seeds): {}; leader's p at T = 0.001: {} / {}; max |V p "
           "- 1| "
           "at T = 1e4: {:.2g} / {:.2g}",
-          c1_ts.size(), worst_identity, identity_ok ? "yes" : "NO", worst_scaling,
-          scaling_ok ? "rounding only" : "MORE than rounding", ranking_ok ? "yes" : "NO", seeds,
-          argmax_ok ? "yes" : "NO", to_prose(last_leader_conf), to_prose(last_leader_open),
-          dev_conf, dev_open),
+          c1_ts.size(), checks.worst_identity, checks.identity_ok ? "yes" : "NO",
+          checks.worst_scaling, checks.scaling_ok ? "rounding only" : "MORE than rounding",
+          checks.ranking_ok ? "yes" : "NO", seeds, checks.argmax_ok ? "yes" : "NO",
+          to_prose(last_leader_conf), to_prose(last_leader_open), dev_conf, dev_open),
       c1_ok ? Status::reproduced : Status::differs,
       c1_ok
           ? "Each property holds on " +
@@ -248,6 +269,16 @@ void record_c1(const model::Model& m, const std::vector<Prompt>& prompts, std::s
                 "injective on float logits (tests/test_sampling.cpp tests the same on random "
                 "logits)."
           : "At least one property failed; see the c1-properties table.");
+}
+
+void record_c1(const model::Model& m, const std::vector<Prompt>& prompts, std::size_t V, int seeds,
+               RunContext& ctx, ExperimentRecord& out) {
+  C1Checks checks;
+  Table c1 = c1_table(prompts, V, checks);
+  check_monotone(c1, prompts, checks);
+  checks.argmax_ok = argmax_on_every_prompt(prompts, seeds, ctx);
+  out.add_table(std::move(c1));
+  add_c1_verdict(m, out.tables.back(), checks, seeds, out);
 }
 
 // The mass table's columns: a group per prompt ("key_..."), a row holding

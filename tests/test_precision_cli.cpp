@@ -33,6 +33,11 @@ TEST_CASE("fplab round 16.07 --format bf16: neighbours 16 and 16.125, spacing 0.
   CHECK(b["exact"] == false);
   CHECK(b["bits"]["hex"] == "0x4181");
   CHECK(b["bits"]["binary"] == "0 10000011 0000001");
+  // The classroom page's fields too (precision/round_json.hpp writes both).
+  CHECK(b["stored_exact"] == "16.125");
+  CHECK(b["bits"]["exponent_bits"] == 8);
+  CHECK(b["bits"]["mantissa_bits"] == 7);
+  CHECK(b["spelling"] == "p=8,emax=127,emin=-126");
   CHECK(j["mode"] == "rne");
 }
 
