@@ -16,6 +16,12 @@
 // The negative controls (a reference with every expert weighted, with the
 // top-k not renormalised, with the shared expert's gate dropped) must fall
 // outside the bound.
+//
+// Below those: the op list and policies on experts, the grouped GEMM's batch
+// dependence, exact router ties planted in a copy of the weights (the lower
+// expert id wins), the shared expert in `fplab ops` and `generate --dump`,
+// and damaged inputs (configs, tensors, GGUF expert counts, a Qwen-MoE
+// window) as one line each, exit 2 through the CLI.
 #include <algorithm>
 #include <bit>
 #include <catch2/catch.hpp>
