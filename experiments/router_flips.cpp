@@ -21,6 +21,7 @@
 #include "io/numbers.hpp"
 #include "lab/experiment.hpp"
 #include "model/route_recorder.hpp"
+#include "reports/argument_ids.hpp"
 #include "reports/columns.hpp"
 
 namespace fplab::model::experiments {
@@ -249,17 +250,18 @@ double largest(const std::vector<double>& sorted) { return sorted.empty() ? 0.0 
 // The flips table's columns: one row per (precision, policy) run.
 const Columns<RouterFlipRun>& flips_columns() {
   static const Columns<RouterFlipRun> columns = [] {
+    namespace ids = argument_ids::router_flips::flips;
     Columns<RouterFlipRun> c;
     c.add(ColumnId{"tokens"}, "comparable tokens", &RouterFlipRun::tokens)
-        .add(ColumnId{"pairs"}, "(token, layer) pairs", &RouterFlipRun::pairs)
-        .add(ColumnId{"flips"}, "router flips", &RouterFlipRun::flips)
+        .add(ids::pairs, "(token, layer) pairs", &RouterFlipRun::pairs)
+        .add(ids::flips, "router flips", &RouterFlipRun::flips)
         .add(
             ColumnId{"flip_share"}, "share of pairs",
             [](const RouterFlipRun& r) { return share(r.flips, r.pairs); }, ".3e", true)
         .add(ColumnId{"flipped_tokens"}, "tokens with a flip", &RouterFlipRun::flipped_tokens)
-        .add(ColumnId{"answers"}, "batched answers", &RouterFlipRun::answers)
-        .add(ColumnId{"changed"}, "answers changed", &RouterFlipRun::changed)
-        .add(ColumnId{"changed_after_flip"}, "of them after a router flip",
+        .add(ids::answers, "batched answers", &RouterFlipRun::answers)
+        .add(ids::changed, "answers changed", &RouterFlipRun::changed)
+        .add(ids::changed_after_flip, "of them after a router flip",
              &RouterFlipRun::changed_after_flip);
     return c;
   }();
@@ -267,8 +269,8 @@ const Columns<RouterFlipRun>& flips_columns() {
 }
 
 void record_flips(const RouterFlipMeasurements& g, ExperimentRecord& out) {
-  Table t = flips_columns().table(TableId{"flips"}, "Router flips and changed answers",
-                                  "precision and policy");
+  Table t = flips_columns().table(argument_ids::router_flips::flips::table,
+                                  "Router flips and changed answers", "precision and policy");
   t.caption = fmt::format(
       "Each of the first {} prompts decoded greedily ({} steps) alone, and in batches of {} "
       "(row j: prompt j mod {}); a batched row compared with its prompt's alone run at every "
@@ -385,15 +387,15 @@ const Columns<RouterFlipRun>& amplification_columns() {
         .add(
             ColumnId{"plain_logits_max"}, "largest logit change unflipped",
             [](const R& r) { return largest(r.plain_logits); }, ".3e", true)
-        .add(ColumnId{"ratio"}, "median flip / largest unflipped layer change", amplification_ratio,
-             ".3g");
+        .add(argument_ids::router_flips::amplification::ratio,
+             "median flip / largest unflipped layer change", amplification_ratio, ".3g");
     return c;
   }();
   return columns;
 }
 
 void record_amplification(const RouterFlipMeasurements& g, ExperimentRecord& out) {
-  Table t = amplification_columns().table(TableId{"amplification"},
+  Table t = amplification_columns().table(argument_ids::router_flips::amplification::table,
                                           "What a router flip does, beside a plain last-bit change",
                                           "precision and policy");
   t.caption =

@@ -252,6 +252,52 @@ Spans flips_sentence(const Results& r) {
   return out;
 }
 
+// 4b. router flips beside token flips (a Mixture-of-Experts model): the run
+// ("PRECISION POLICY") with the most flipped expert sets, its pairs, its
+// answers changed and how many after a router flip, the batch-invariant
+// runs' flips, and that run's amplification ratio when it has one (the
+// column is empty where nothing flipped).
+Spans router_sentence(const Results& r) {
+  namespace ids = argument_ids::router_flips;
+  const Table* flips = find_table(r, ids::experiment, ids::flips::table);
+  const Table* amp = find_table(r, ids::experiment, ids::amplification::table);
+  if (flips == nullptr || flips->rows.empty()) return {};
+  const Row* most = nullptr;
+  std::int64_t most_flips = -1, invariant = 0;
+  bool any_invariant = false;
+  for (const auto& row : flips->rows) {
+    const Value* f = lookup(*flips, row, ids::flips::flips);
+    if (f == nullptr) continue;
+    if (row.key.ends_with(" batch-invariant")) {
+      any_invariant = true;
+      invariant += f->as_int();
+    }
+    if (f->as_int() > most_flips) {
+      most_flips = f->as_int();
+      most = &row;
+    }
+  }
+  if (most == nullptr) return {};
+  const Value* pairs = lookup(*flips, *most, ids::flips::pairs);
+  const Value* answers = lookup(*flips, *most, ids::flips::answers);
+  const Value* changed = lookup(*flips, *most, ids::flips::changed);
+  const Value* after = lookup(*flips, *most, ids::flips::changed_after_flip);
+  if (pairs == nullptr || answers == nullptr || changed == nullptr || after == nullptr) return {};
+  std::string s = "Beside the tokens, batching flips a Mixture-of-Experts router's choice: " +
+                  count(most_flips) + " of " + count(pairs->as_int()) +
+                  " (token, layer) pairs chose another expert set under " + most->key;
+  if (any_invariant) s += " (" + count(invariant) + " under batch-invariant)";
+  s += ";";
+  const Value* ratio = amp == nullptr ? nullptr : amp->get(most->key, ids::amplification::ratio.id);
+  if (ratio != nullptr) {
+    s += " a flip moved the next layer's input " + num(ratio->to_double()) +
+         " times the largest change without one, and";
+  }
+  s += " " + count(changed->as_int()) + " of " + count(answers->as_int()) +
+       " batched answers changed, " + count(after->as_int()) + " of them after a router flip";
+  return {text(s + " ("), section("router-flips"), text(").")};
+}
+
 // 5. the flipped token.
 Spans token_sentence(const Results& r) {
   namespace lead = argument_ids::batch_answers::lead;
@@ -507,7 +553,7 @@ std::vector<std::string> argument_misses(const Results& r) {
 void argument_blocks(const Results& r, bool plots, Document& d) {
   std::vector<Spans> sentences;
   for (auto&& s : {numbers_sentence(r), logits_sentence(r), gaps_sentence(r), flips_sentence(r),
-                   token_sentence(r)}) {
+                   router_sentence(r), token_sentence(r)}) {
     if (!s.empty()) sentences.push_back(s);
   }
   if (sentences.empty()) return;

@@ -13,7 +13,10 @@
 //   moving the most logits first), the gaps sentence the policy whose
 //   change it divides by, and the flips sentence gives decoding's counts
 //   with their sizes as measurements of their own, not as a consequence
-//   of the largest changes before it;
+//   of the largest changes before it; when router-flips ran, a sentence
+//   after it sets router flips beside those token flips (router-flips'
+//   flips table: its run with the most flips, its pairs and changed
+//   answers, the batch-invariant runs' flips; the amplification ratio);
 // - the headline's own figure (batch-answers' lead-gap), then the gap CDF
 //   (top2-gaps' gap-cdf with a line per perturbation, the cross-GPU one
 //   included; see headline_record);

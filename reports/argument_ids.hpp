@@ -143,6 +143,24 @@ inline constexpr ColumnId max_change{"max_change"};
 }  // namespace pairs
 }  // namespace gpu_generations
 
+// The router-flips sentence: its flips table (one row per "PRECISION
+// POLICY" run) and its amplification table's ratio.
+namespace router_flips {
+inline constexpr std::string_view experiment{"router-flips"};
+namespace flips {
+inline constexpr TableId table{"flips"};
+inline constexpr ColumnId pairs{"pairs"};
+inline constexpr ColumnId flips{"flips"};
+inline constexpr ColumnId answers{"answers"};
+inline constexpr ColumnId changed{"changed"};
+inline constexpr ColumnId changed_after_flip{"changed_after_flip"};
+}  // namespace flips
+namespace amplification {
+inline constexpr TableId table{"amplification"};
+inline constexpr ColumnId ratio{"ratio"};
+}  // namespace amplification
+}  // namespace router_flips
+
 struct TableRead {
   std::string_view experiment;
   TableId table;
@@ -177,6 +195,14 @@ inline std::vector<TableRead> argument_reads() {
        {gpu_pairs::a, gpu_pairs::b, gpu_pairs::max_change}},
   };
   reads.push_back({top2_gaps::experiment, pert::table, {pert::greedy_below}});
+  namespace router = router_flips::flips;
+  reads.push_back({router_flips::experiment,
+                   router::table,
+                   {router::pairs, router::flips, router::answers, router::changed,
+                    router::changed_after_flip}});
+  reads.push_back({router_flips::experiment,
+                   router_flips::amplification::table,
+                   {router_flips::amplification::ratio}});
   namespace quantiles = top2_gaps::gap_quantiles;
   reads.push_back(
       {top2_gaps::experiment,

@@ -36,10 +36,11 @@ inline const std::vector<std::string>& fixture_names() {
 }
 
 // The Mixture-of-Experts fixtures (safetensors and GGUF). qwen3moe-sparse-f32:
-// Qwen3-MoE with every layer sparse, the shape llama.cpp's qwen3moe graph takes.
+// Qwen3-MoE with every layer sparse, the shape llama.cpp's qwen3moe graph takes;
+// qwen2moe-f16: qwen2moe-f32's weights stored as float16.
 inline const std::vector<std::string>& moe_fixture_names() {
   static const std::vector<std::string> names = {"qwen3moe-bf16", "qwen2moe-f32", "mixtral-bf16",
-                                                 "qwen3moe-sparse-f32"};
+                                                 "qwen3moe-sparse-f32", "qwen2moe-f16"};
   return names;
 }
 

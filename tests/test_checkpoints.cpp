@@ -72,6 +72,46 @@ TEST_CASE("checkpoints: every fixture's tensors load with the script's bytes, sh
   }
 }
 
+// Issue 42, item 2: an MoE checkpoint's experts stay mapped in their stored
+// type. From safetensors nothing is copied; from GGUF each expert is a view
+// into its layer's stacked tensor (expert e + 1's bytes right after expert
+// e's), and the only bytes fplab owns are Mixtral's un-permuted Q and K rows
+// (arch llama): the Qwen GGUFs own none, Mixtral's exactly those (the
+// negative control: owned_bytes counts a copy).
+TEST_CASE("checkpoints: an MoE checkpoint maps its experts, copying none of their bytes",
+          "[checkpoints][moe]") {
+  for (const auto& name : fplab::test::moe_fixture_names()) {
+    INFO(name);
+    const auto dir = checkpoint_fixtures() / name;
+    const auto st = ck::Checkpoint::open(dir.string());
+    CHECK(st.owned_bytes() == 0);
+    const auto manifest = fplab::test::read_json_file(dir / "tensors.json");
+    REQUIRE(st.tensors().size() == manifest.size());
+    for (const auto& [hf, m] : manifest.items())
+      CHECK(sha_of(st.tensor(hf)) == m["sha256"].get<std::string>());
+    const auto gg = ck::Checkpoint::open((dir / "model.gguf").string());
+    std::size_t permuted = 0, experts = 0;
+    for (const auto& [hf, t] : gg.tensors()) {
+      if (hf.find(".self_attn.q_proj.") != std::string::npos ||
+          hf.find(".self_attn.k_proj.") != std::string::npos)
+        permuted += t.bytes();
+      const auto at = hf.find(".experts.0.");
+      if (at == std::string::npos) continue;
+      const std::string head = hf.substr(0, at) + ".experts.", tail = hf.substr(at + 10);
+      for (std::size_t e = 1; e < gg.config().num_experts; ++e) {
+        INFO(hf << ", expert " << e);
+        const auto& before = gg.tensor(head + std::to_string(e - 1) + tail);
+        CHECK(gg.tensor(head + std::to_string(e) + tail).data == before.data + before.bytes());
+        ++experts;
+      }
+    }
+    CHECK(experts > 0);
+    const bool mixtral = gg.config().architecture == ck::Architecture::mixtral;
+    CHECK(gg.owned_bytes() == (mixtral ? permuted : 0));
+    if (mixtral) CHECK(permuted > 0);
+  }
+}
+
 TEST_CASE(
     "checkpoints: the GGUF copy of each fixture loads to the safetensors bytes, and its config "
     "agrees",

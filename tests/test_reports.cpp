@@ -564,7 +564,7 @@ TEST_CASE("the argument finds every table, row, column and figure it reads, in f
   const auto run = run_fplab(
       "run permutations associativity batch-variance top2-gaps flip-prediction precision-flips "
       "batch-answers gpu-generations quantization-scales precision-ladder chunked-prefill "
-      "tensor-parallel --quick --out " +
+      "tensor-parallel router-flips --quick --out " +
       dir.string());
   REQUIRE(run.exit_code == 0);
   const Results r = read_results_json((dir / "results.json").string());
@@ -673,4 +673,40 @@ TEST_CASE("the argument finds every table, row, column and figure it reads, in f
   }
   CHECK(fplab::report::argument_misses(param_renamed) ==
         std::vector<std::string>{"precision-flips: no parameter 'steps'"});
+
+  // The router sentence (router flips beside the token flips): its figures
+  // are the cells of router-flips' run with the most flips, as report.md
+  // prints them; with a column it reads renamed, a miss and no sentence.
+  namespace router = ids::router_flips;
+  const Table* flips = r.experiment(router::experiment)->table(router::flips::table.id);
+  REQUIRE(flips != nullptr);
+  const Row* most = &flips->rows.at(0);
+  for (const auto& row : flips->rows)
+    if (row.get(router::flips::flips.str())->as_int() >
+        most->get(router::flips::flips.str())->as_int())
+      most = &row;
+  const auto cell = [&](ColumnId c) { return most->get(c.str())->as_int(); };
+  const auto grouped = [](std::int64_t n) {  // io/numbers.hpp's to_prose_count, again
+    std::string d = std::to_string(n);
+    for (int i = static_cast<int>(d.size()) - 3; i > 0; i -= 3)
+      d.insert(static_cast<std::size_t>(i), ",");
+    return d;
+  };
+  const std::string md = slurp(dir / "report.md");
+  const std::string said = grouped(cell(router::flips::flips)) + " of " +
+                           grouped(cell(router::flips::pairs)) +
+                           " (token, layer) pairs chose another expert set under " + most->key;
+  INFO(md.substr(0, 4000));
+  CHECK(md.find(said) != std::string::npos);
+  CHECK(md.find(grouped(cell(router::flips::changed)) + " of " +
+                grouped(cell(router::flips::answers)) + " batched answers changed, " +
+                grouped(cell(router::flips::changed_after_flip)) +
+                " of them after a router flip") != std::string::npos);
+  Results after_renamed = r;
+  REQUIRE_FALSE(rename_declared(after_renamed, router::experiment, router::flips::table,
+                                router::flips::changed_after_flip, "after_flip")
+                    .empty());
+  CHECK(fplab::report::argument_misses(after_renamed) ==
+        std::vector<std::string>{"table 'flips': row '" + most->key +
+                                 "' has no 'changed_after_flip'"});
 }

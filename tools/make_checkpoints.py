@@ -156,6 +156,9 @@ def fixtures():
         ("qwen2moe-f32", qwen2_moe, "F32", 2, "tokenizer-qwen3", 7),
         ("mixtral-bf16", mixtral, "BF16", 1, "tokenizer-llama3", 8),
         ("qwen3moe-sparse-f32", qwen3_moe_sparse, "F32", 1, "tokenizer-qwen3", 9),
+        # qwen2moe-f32's weights (seed 7) stored as float16: the MoE fixture
+        # of the third stored format (bf16, f16, f32).
+        ("qwen2moe-f16", qwen2_moe, "F16", 1, "tokenizer-qwen3", 7),
     ]
 
 
@@ -1092,6 +1095,18 @@ def write_fuzz_seeds(root):
         with open(path, "rb") as f:
             whole = f.read()
         put("gguf", name + "-truncated", whole[: len(whole) * 2 // 3])
+    # Sliding windows, active: Mistral (arch llama in GGUF with
+    # llama.attention.sliding_window) on both layers, Qwen2 with
+    # use_sliding_window on layer 1 (GGUF: the window and its pattern).
+    for name, fixture, dtype, pre in [("mistral-window", "mistral-bf16", "BF16", "llama-bpe"),
+                                      ("qwen2-window", "qwen2-sliding-f32", "F16", "qwen2")]:
+        cfg = dict(by_name[fixture][1], vocab_size=len(tok["model"]["vocab"]) + 2, hidden_size=8,
+                   num_attention_heads=2, num_key_value_heads=1, head_dim=4, intermediate_size=8,
+                   num_hidden_layers=2)
+        put("hf_config", name, json.dumps(cfg, indent=1))
+        stored = {hf: stored_bytes(x, dtype) for hf, x in random_weights(cfg, 7).items()}
+        path = os.path.join(root, "gguf", name)
+        write_gguf(path, cfg, stored, dtype, tok, pre)
     put("hf_config", "smollm2", json.dumps(smollm2_config()))
     put("hf_config", "yarn", json.dumps(dict(fixtures()[0][1], rope_scaling={"rope_type": "yarn", "factor": 4.0})))
     put("hf_config", "not-object", "[1, 2]")
