@@ -70,13 +70,13 @@ std::size_t Checkpoint::owned_bytes() const {
   return n;
 }
 
-Checkpoint Checkpoint::open(const ModelLocation& where) {
+Checkpoint Checkpoint::open(const ModelLocation& where, const ExpectedTensors& expected) {
   CheckpointBuilder b;
   b.c.location_ = where;
   if (where.kind == ModelLocation::Kind::gguf_file) {
-    load_gguf(b, where.path);
+    load_gguf(b, where.path, expected);
   } else {
-    load_hf_directory(b, where.path);
+    load_hf_directory(b, where.path, expected);
   }
   return std::move(b.c);
 }

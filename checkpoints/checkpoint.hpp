@@ -11,8 +11,9 @@
 //     files are refused). Sharded: every shard the index names must exist,
 //     every tensor be where the index says, and no tensor appear twice.
 //   - GGUF: F32, F16, BF16 mapped likewise; llama.cpp's names mapped to
-//     HF's (token_embd -> model.embed_tokens, blk.N.attn_q ->
-//     model.layers.N.self_attn.q_proj, output -> lm_head, ...); the
+//     HF's as the caller's list pairs them (token_embd.weight ->
+//     model.embed_tokens.weight, ...; a stacked expert tensor,
+//     blk.L.ffn_up_exps.weight, to one view per expert, its slice); the
 //     architecture and hyperparameters from the metadata (general.architecture
 //     llama, qwen2, qwen3); for llama, the rows of Q and K (weights and biases)
 //     permuted back from llama.cpp's interleaved rotary layout to HF's
@@ -21,15 +22,18 @@
 //     load to F32 (scale * q, exact in float32), into owned memory;
 //     rope_freqs.weight becomes the config's RopeScaling frequency_factors.
 //     The same weights as safetensors and as GGUF give the same bytes here.
-//   - Every tensor the config implies is present with exactly the shape it
-//     implies (config.hpp's expected_tensor_shapes), and no other tensor is
-//     (an HF file's rotary_emb.inv_freq buffers excepted: they are computed
-//     from the config).
+//   - Every tensor the caller's list names (ExpectedTensors: the model's op
+//     list, model/checkpoint_tensors.hpp) is present with exactly the shape
+//     it gives, and no other tensor is (an HF file's rotary_emb.inv_freq
+//     buffers and a GGUF's rope_freqs.weight excepted: they are computed
+//     from, or read into, the config). A GGUF tensor is known by the list's
+//     GGUF name alone: the list is the only table of names.
 // Any problem: InputError, one line naming the file and the tensor or field.
 #pragma once
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -58,10 +62,31 @@ struct TensorView {
 // The tensor's values as float32, exactly (every bf16 and f16 is a float).
 std::vector<float> to_float32(const TensorView& t);
 
+inline constexpr std::size_t kWholeTensor = static_cast<std::size_t>(-1);
+
+// A tensor the caller's model reads (model/forward_ops.hpp's OpWeight).
+struct ExpectedTensor {
+  std::string hf_name;             // "model.layers.3.self_attn.q_proj.weight"
+  std::string gguf_name;           // llama.cpp's: "blk.3.attn_q.weight"
+  std::vector<std::size_t> shape;  // row-major, HF's order
+  // In a GGUF file: slice [gguf_slice] of the stacked tensor gguf_name
+  // (llama.cpp's blk.L.ffn_up_exps.weight, [experts, out, in]: expert e's
+  // matrix at [e]), or kWholeTensor: the tensor whole.
+  std::size_t gguf_slice = kWholeTensor;
+};
+
+// The tensors a model of config `c` reads, each once, in any order; it may
+// refuse the config (InputError "<source>: <what>"). Checkpoint::open calls
+// it once the config is read and valid.
+using ExpectedTensors = std::function<std::vector<ExpectedTensor>(const ArchitectureConfig& c,
+                                                                  const std::string& source)>;
+
 class Checkpoint {
  public:
-  static Checkpoint open(const ModelLocation& where);
-  static Checkpoint open(std::string_view model) { return open(resolve_model(model)); }
+  static Checkpoint open(const ModelLocation& where, const ExpectedTensors& expected);
+  static Checkpoint open(std::string_view model, const ExpectedTensors& expected) {
+    return open(resolve_model(model), expected);
+  }
 
   Checkpoint(Checkpoint&&) noexcept;
   Checkpoint& operator=(Checkpoint&&) noexcept;

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "checkpoints/checkpoint.hpp"
@@ -42,37 +44,49 @@ struct CheckpointBuilder {
     return c.storage_->owned.back();
   }
 
-  // Every tensor the config implies, with its shape; nothing else.
-  void check_shapes(const std::string& source) {
-    // Each layer has at least 9 tensors: a layer count the file cannot
-    // hold is refused before the list of expected tensors is built.
-    if (c.config_.num_layers > c.tensors_.size() / 9) {
+  // The caller's list of tensors for the config read. Each layer has at
+  // least 9 tensors: a layer count that the file's `file_tensors` cannot
+  // hold is refused before the list is built.
+  std::vector<ExpectedTensor> expected(const ExpectedTensors& list, std::size_t file_tensors,
+                                       const std::string& source) {
+    if (c.config_.num_layers > file_tensors / 9) {
       throw InputError(source + ": the config says " + std::to_string(c.config_.num_layers) +
-                       " layers, more than " + std::to_string(c.tensors_.size()) +
-                       " tensors can hold");
+                       " layers, more than " + std::to_string(file_tensors) + " tensors can hold");
     }
-    const auto expected = expected_tensor_shapes(c.config_);
-    for (const auto& [name, shape] : expected) {
+    return list(c.config_, source);
+  }
+
+  // Every tensor of `expected` is there with its shape; nothing else is.
+  // Checked in name order: the first wrong tensor by name is the one named.
+  void check_shapes(const std::vector<ExpectedTensor>& expected, const std::string& source) {
+    std::map<std::string_view, const std::vector<std::size_t>*> shapes;
+    for (const auto& e : expected) shapes.emplace(e.hf_name, &e.shape);
+    for (const auto& [name, shape] : shapes) {
       const auto* t = c.find(name);
-      if (t == nullptr) throw InputError(source + ": tensor '" + name + "' is missing");
-      if (t->shape != shape) {
-        throw InputError(source + ": tensor '" + name + "' has shape " +
-                         safetensors_shape_text(t->shape) + ", the config implies " +
-                         safetensors_shape_text(shape));
+      const std::string quoted = "tensor '" + std::string(name) + "'";
+      if (t == nullptr) throw InputError(source + ": " + quoted + " is missing");
+      if (t->shape != *shape) {
+        throw InputError(source + ": " + quoted + " has shape " + safetensors_shape_text(t->shape) +
+                         ", the config implies " + safetensors_shape_text(*shape));
       }
     }
     for (const auto& [name, t] : c.tensors_) {
-      if (!expected.contains(name)) {
-        throw InputError(source + ": tensor '" + name + "' is not part of " +
-                         std::string(checkpoints::name(c.config_.architecture)) + " as configured");
-      }
+      if (!shapes.contains(name)) throw not_part_of(name, source);
     }
+  }
+
+  // "<source>: tensor 'NAME' is not part of ARCHITECTURE as configured".
+  InputError not_part_of(const std::string& tensor, const std::string& source) const {
+    return InputError(source + ": tensor '" + tensor + "' is not part of " +
+                      std::string(checkpoints::name(c.config_.architecture)) + " as configured");
   }
 };
 
 // Each format's loader: fills `b` from the directory or file, then checks
-// every tensor's shape against the config (CheckpointBuilder::check_shapes).
-void load_hf_directory(CheckpointBuilder& b, const std::filesystem::path& dir);
-void load_gguf(CheckpointBuilder& b, const std::filesystem::path& path);
+// its tensors against the caller's list (CheckpointBuilder::check_shapes).
+void load_hf_directory(CheckpointBuilder& b, const std::filesystem::path& dir,
+                       const ExpectedTensors& list);
+void load_gguf(CheckpointBuilder& b, const std::filesystem::path& path,
+               const ExpectedTensors& list);
 
 }  // namespace fplab::checkpoints

@@ -148,20 +148,6 @@ void validate_config(const ArchitectureConfig& config, const std::string& source
 // once to its own precision.
 std::vector<double> rope_inverse_frequencies(const ArchitectureConfig& config);
 
-// Every tensor the architecture has, by Hugging Face name, with its shape
-// (row-major, as in the safetensors file): model.embed_tokens.weight
-// [vocab, hidden], model.layers.N.self_attn.q_proj.weight
-// [heads*head_dim, hidden], ..., lm_head.weight unless tied.
-std::map<std::string, std::vector<std::size_t>, std::less<>> expected_tensor_shapes(
-    const ArchitectureConfig& config);
-
-// The Hugging Face name of a sparse layer's router or expert tensor, after
-// "model.layers.L.": "mlp.gate.weight", "mlp.experts.E.gate_proj.weight"
-// (up_proj, down_proj); Mixtral's "block_sparse_moe.gate.weight",
-// "block_sparse_moe.experts.E.w1.weight" (gate; w3 up, w2 down).
-enum class ExpertTensor { router, gate, up, down };
-std::string expert_tensor(Architecture a, ExpertTensor t, std::size_t expert);
-
 // A one-line summary: "Qwen3ForCausalLM: 28 layers, hidden 1024, 16 heads
 // (8 kv, head_dim 128), ffn 3072, vocab 151936, tied, q/k norm".
 std::string describe(const ArchitectureConfig& config);

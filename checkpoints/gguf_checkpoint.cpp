@@ -1,11 +1,13 @@
-// A GGUF v3 file's checkpoint: llama.cpp's tensor names and metadata
-// translated to Hugging Face's, llama's Q and K rows permuted back, Q8_0
+// A GGUF v3 file's checkpoint: its metadata translated to Hugging Face's
+// config, its tensors to HF's names by the caller's list (ExpectedTensor's
+// gguf_name; stacked experts sliced), llama's Q and K rows permuted back, Q8_0
 // dequantized (checkpoints/checkpoint.hpp says what is guaranteed).
 #include <cstring>
-#include <optional>
+#include <map>
 #include <regex>
 #include <set>
-#include <utility>
+#include <stdexcept>
+#include <string_view>
 
 #include "checkpoints/checkpoint_builder.hpp"
 #include "checkpoints/gguf.hpp"
@@ -14,46 +16,6 @@
 namespace fplab::checkpoints {
 
 namespace {
-
-// llama.cpp's tensor names (llama-arch.cpp's LLM_TENSOR_NAMES) -> HF's.
-std::string hf_name_of(const std::string& g, const std::string& file) {
-  static const std::map<std::string, std::string, std::less<>> top = {
-      {"token_embd.weight", "model.embed_tokens.weight"},
-      {"output_norm.weight", "model.norm.weight"},
-      {"output.weight", "lm_head.weight"},
-  };
-  static const std::map<std::string, std::string, std::less<>> block = {
-      {"attn_norm.weight", "input_layernorm.weight"},
-      {"ffn_norm.weight", "post_attention_layernorm.weight"},
-      {"attn_q.weight", "self_attn.q_proj.weight"},
-      {"attn_k.weight", "self_attn.k_proj.weight"},
-      {"attn_v.weight", "self_attn.v_proj.weight"},
-      {"attn_output.weight", "self_attn.o_proj.weight"},
-      {"attn_q.bias", "self_attn.q_proj.bias"},
-      {"attn_k.bias", "self_attn.k_proj.bias"},
-      {"attn_v.bias", "self_attn.v_proj.bias"},
-      {"attn_output.bias", "self_attn.o_proj.bias"},
-      {"attn_q_norm.weight", "self_attn.q_norm.weight"},
-      {"attn_k_norm.weight", "self_attn.k_norm.weight"},
-      {"ffn_gate.weight", "mlp.gate_proj.weight"},
-      {"ffn_up.weight", "mlp.up_proj.weight"},
-      {"ffn_down.weight", "mlp.down_proj.weight"},
-      {"ffn_gate_inp.weight", "mlp.gate.weight"},
-      {"ffn_gate_shexp.weight", "mlp.shared_expert.gate_proj.weight"},
-      {"ffn_up_shexp.weight", "mlp.shared_expert.up_proj.weight"},
-      {"ffn_down_shexp.weight", "mlp.shared_expert.down_proj.weight"},
-      {"ffn_gate_inp_shexp.weight", "mlp.shared_expert_gate.weight"},
-  };
-  if (const auto it = top.find(g); it != top.end()) return it->second;
-  static const std::regex blk(R"(blk\.(0|[1-9][0-9]{0,5})\.(.+))");
-  std::smatch m;
-  if (std::regex_match(g, m, blk)) {
-    if (const auto it = block.find(m[2].str()); it != block.end()) {
-      return "model.layers." + m[1].str() + "." + it->second;
-    }
-  }
-  throw InputError(file + ": tensor '" + g + "' is not one fplab maps to a Hugging Face name");
-}
 
 // The `{arch}.` keys fplab reads; any other key under the architecture's
 // prefix may change the computation and is refused.
@@ -128,20 +90,6 @@ void gguf_experts(const GgufFile& g, const std::string& arch, ArchitectureConfig
     if (l >= c.num_layers) throw InputError(file + ": tensor '" + t.name + "' past the last layer");
     c.sparse_layers[l] = true;
   }
-}
-
-// A stacked expert tensor's HF names: "blk.L.ffn_{gate,up,down}_exps.weight"
-// holds every expert's matrix of layer L, expert e at [e]; none for another
-// name.
-std::optional<std::pair<std::size_t, ExpertTensor>> stacked_experts(const std::string& g) {
-  static const std::regex exps(R"(blk\.(0|[1-9][0-9]{0,5})\.ffn_(gate|up|down)_exps\.weight)");
-  std::smatch m;
-  if (!std::regex_match(g, m, exps)) return std::nullopt;
-  const std::string which = m[2].str();
-  return std::pair{static_cast<std::size_t>(std::stoull(m[1].str())),
-                   which == "gate" ? ExpertTensor::gate
-                   : which == "up" ? ExpertTensor::up
-                                   : ExpertTensor::down};
 }
 
 ArchitectureConfig config_from_gguf(const GgufFile& g, const std::string& file) {
@@ -244,32 +192,99 @@ ArchitectureConfig config_from_gguf(const GgufFile& g, const std::string& file) 
   return c;
 }
 
-}  // namespace
-
-// A stacked expert tensor ([experts, out, in] in HF's order) as one view
-// per expert (each its slice of the mapping, kept in the stored type), by
-// the HF names of model.layers.L.mlp.experts.E (Mixtral's
-// block_sparse_moe.experts.E.w1/w3/w2).
-void add_experts(CheckpointBuilder& b, std::pair<std::size_t, ExpertTensor> which,
-                 TensorView stacked, const std::string& gguf_name, const std::string& file) {
-  const auto& c = b.config();
-  if (stacked.shape.size() != 3 || stacked.shape[0] != c.num_experts || c.num_experts == 0) {
-    throw InputError(file + ": tensor '" + gguf_name + "' has shape " +
-                     safetensors_shape_text(stacked.shape) + ", not one matrix per each of the " +
-                     std::to_string(c.num_experts) + " experts");
-  }
-  const std::size_t per = stacked.bytes() / c.num_experts;
-  for (std::size_t e = 0; e < c.num_experts; ++e) {
-    TensorView v = stacked;
-    v.shape = {stacked.shape[1], stacked.shape[2]};
-    v.data = stacked.data + e * per;
-    b.add("model.layers." + std::to_string(which.first) + "." +
-              expert_tensor(c.architecture, which.second, e),
-          std::move(v), file);
+// rope_freqs.weight (llama3 scaling as llama.cpp writes it) into the config.
+void read_rope_freqs(const GgufFile& g, std::span<const std::byte> bytes, ArchitectureConfig& c,
+                     const std::string& file) {
+  for (const auto& t : g.tensors) {
+    if (t.name != "rope_freqs.weight") continue;
+    if (t.type != GgmlType::f32 || t.dims.size() != 1) {
+      throw InputError(file + ": rope_freqs.weight is not a 1-D F32 tensor");
+    }
+    c.rope_scaling.kind = RopeScaling::Kind::frequency_factors;
+    c.rope_scaling.frequency_factors.resize(static_cast<std::size_t>(t.elements));
+    std::memcpy(c.rope_scaling.frequency_factors.data(), bytes.data() + t.offset, t.bytes);
   }
 }
 
-void load_gguf(CheckpointBuilder& b, const std::filesystem::path& path) {
+// Tensor `t` as a view in its stored type (HF's shape order); Q8_0
+// dequantized to F32 into memory `b` owns.
+TensorView gguf_view(CheckpointBuilder& b, const GgufTensorInfo& t, const std::byte* src) {
+  TensorView v;
+  v.shape.assign(t.dims.rbegin(), t.dims.rend());
+  v.file_type = std::string(checkpoints::name(t.type));
+  v.dtype = t.type == GgmlType::f16    ? StoredType::f16
+            : t.type == GgmlType::bf16 ? StoredType::bf16
+                                       : StoredType::f32;
+  v.data = src;
+  if (t.type != GgmlType::q8_0) return v;
+  auto out = b.own(static_cast<std::size_t>(t.elements) * 4);
+  for (std::uint64_t blk = 0; blk < t.elements / 32; ++blk) {
+    const std::byte* block = src + blk * 34;
+    std::uint16_t d_bits = 0;
+    std::memcpy(&d_bits, block, 2);
+    const float d = binary16_to_float(d_bits);
+    for (int i = 0; i < 32; ++i) {
+      // |q| <= 128 and the scale has 11 significant bits: the product is exact.
+      const float x = d * static_cast<float>(static_cast<std::int8_t>(block[2 + i]));
+      std::memcpy(out.data() + (blk * 32 + static_cast<std::uint64_t>(i)) * 4, &x, 4);
+    }
+  }
+  v.data = out.data();
+  return v;
+}
+
+// llama's (and Mixtral's) Q and K rows back from llama.cpp's interleaved
+// rotary layout (convert_hf_to_gguf.py's LlamaModel.permute, inverted):
+// llama.cpp stores row h*hd + 2i + j of each head where HF has row
+// h*hd + j*hd/2 + i (i < hd/2, j < 2). The rows are copied into owned memory.
+void unpermute_rows(CheckpointBuilder& b, TensorView& v, bool q, const std::string& gguf_name,
+                    const std::string& file) {
+  const auto& c = b.config();
+  const std::size_t heads = q ? c.num_heads : c.num_kv_heads;
+  const std::size_t rows = v.shape[0];
+  const std::size_t hd = c.head_dim;
+  if (heads * hd != rows) {
+    throw InputError(file + ": tensor '" + gguf_name + "' has " + std::to_string(rows) +
+                     " rows, the metadata implies " + std::to_string(heads * hd));
+  }
+  const std::size_t row_bytes = v.bytes() / rows;
+  auto out = b.own(v.bytes());
+  for (std::size_t h = 0; h < heads; ++h) {
+    for (std::size_t i = 0; i < hd / 2; ++i) {
+      for (std::size_t j = 0; j < 2; ++j) {
+        std::memcpy(out.data() + (h * hd + j * hd / 2 + i) * row_bytes,
+                    v.data + (h * hd + 2 * i + j) * row_bytes, row_bytes);
+      }
+    }
+  }
+  v.data = out.data();
+}
+
+// A stacked tensor ([n, out, in] in HF's order, n the list's slices of it)
+// as one view per slice (each its part of the mapping, in the stored type),
+// by the list's HF names.
+void add_slices(CheckpointBuilder& b, const std::vector<const ExpectedTensor*>& slices,
+                const TensorView& stacked, const std::string& gguf_name, const std::string& file) {
+  const std::size_t n = slices.size();
+  if (stacked.shape.size() != 3 || stacked.shape[0] != n) {
+    throw InputError(file + ": tensor '" + gguf_name + "' has shape " +
+                     safetensors_shape_text(stacked.shape) + ", not one matrix per each of the " +
+                     std::to_string(n) + " experts");
+  }
+  const std::size_t per = stacked.bytes() / n;
+  for (const ExpectedTensor* e : slices) {
+    if (e->gguf_slice >= n) throw std::logic_error("slice past its stack: " + e->hf_name);
+    TensorView v = stacked;
+    v.shape = {stacked.shape[1], stacked.shape[2]};
+    v.data = stacked.data + e->gguf_slice * per;
+    b.add(e->hf_name, std::move(v), file);
+  }
+}
+
+}  // namespace
+
+void load_gguf(CheckpointBuilder& b, const std::filesystem::path& path,
+               const ExpectedTensors& list) {
   const auto map = MappedFile::open(path);
   b.maps().push_back(map);
   b.read(path);
@@ -277,93 +292,31 @@ void load_gguf(CheckpointBuilder& b, const std::filesystem::path& path) {
   const auto g = read_gguf(map->bytes(), file);
   b.config() = config_from_gguf(g, file);
   auto& c = b.config();
+  read_rope_freqs(g, map->bytes(), c, file);
+  validate_config(c, file);
+  const auto expected = b.expected(list, g.tensors.size(), file);
+  // GGUF name -> the list's tensors of it (a stacked one: its slices).
+  std::map<std::string_view, std::vector<const ExpectedTensor*>> by_gguf;
+  for (const auto& e : expected) by_gguf[e.gguf_name].push_back(&e);
   for (const auto& t : g.tensors) {
-    const std::byte* src = map->bytes().data() + t.offset;
-    if (t.name == "rope_freqs.weight") {
-      if (t.type != GgmlType::f32 || t.dims.size() != 1) {
-        throw InputError(file + ": rope_freqs.weight is not a 1-D F32 tensor");
-      }
-      c.rope_scaling.kind = RopeScaling::Kind::frequency_factors;
-      c.rope_scaling.frequency_factors.resize(static_cast<std::size_t>(t.elements));
-      std::memcpy(c.rope_scaling.frequency_factors.data(), src, t.bytes);
-      continue;
-    }
-    const auto stacked = stacked_experts(t.name);
-    auto name = stacked ? std::string() : hf_name_of(t.name, file);
-    if (c.architecture == Architecture::mixtral && name.ends_with(".mlp.gate.weight")) {
-      // Mixtral's router is block_sparse_moe.gate in Hugging Face's names.
-      name.replace(name.size() - std::string_view("mlp.gate.weight").size(),
-                   std::string_view("mlp.gate.weight").size(),
-                   expert_tensor(c.architecture, ExpertTensor::router, 0));
-    }
-    TensorView v;
-    v.shape.assign(t.dims.rbegin(), t.dims.rend());
-    v.file_type = std::string(checkpoints::name(t.type));
-    switch (t.type) {
-      case GgmlType::f32:
-        v.dtype = StoredType::f32;
-        break;
-      case GgmlType::f16:
-        v.dtype = StoredType::f16;
-        break;
-      case GgmlType::bf16:
-        v.dtype = StoredType::bf16;
-        break;
-      case GgmlType::q8_0: {
-        v.dtype = StoredType::f32;
-        auto out = b.own(static_cast<std::size_t>(t.elements) * 4);
-        for (std::uint64_t blk = 0; blk < t.elements / 32; ++blk) {
-          const std::byte* block = src + blk * 34;
-          std::uint16_t d_bits = 0;
-          std::memcpy(&d_bits, block, 2);
-          const float d = binary16_to_float(d_bits);
-          for (int i = 0; i < 32; ++i) {
-            // |q| <= 128 and the scale has 11 significant bits: the product is exact.
-            const float x = d * static_cast<float>(static_cast<std::int8_t>(block[2 + i]));
-            std::memcpy(out.data() + (blk * 32 + static_cast<std::uint64_t>(i)) * 4, &x, 4);
-          }
-        }
-        src = out.data();
-        break;
-      }
-    }
-    v.data = src;
-    if (stacked) {
-      add_experts(b, *stacked, std::move(v), t.name, file);
+    if (t.name == "rope_freqs.weight") continue;
+    const auto it = by_gguf.find(t.name);
+    if (it == by_gguf.end()) throw b.not_part_of(t.name, file);
+    TensorView v = gguf_view(b, t, map->bytes().data() + t.offset);
+    const ExpectedTensor& e = *it->second.front();
+    if (e.gguf_slice != kWholeTensor) {
+      add_slices(b, it->second, v, t.name, file);
       continue;
     }
     // (llama.cpp writes Mixtral as llama: its Q and K rows permuted too.)
-    const bool permuted =
-        (c.architecture == Architecture::llama || c.architecture == Architecture::mixtral) &&
-        (name.find(".self_attn.q_proj.") != std::string::npos ||
-         name.find(".self_attn.k_proj.") != std::string::npos);
-    if (permuted) {
-      // llama.cpp stores row h*hd + 2i + j of each head where HF has row
-      // h*hd + j*hd/2 + i (i < hd/2, j < 2): copy the rows back.
-      const std::size_t heads =
-          name.find(".q_proj.") != std::string::npos ? c.num_heads : c.num_kv_heads;
-      const std::size_t rows = v.shape[0];
-      const std::size_t hd = c.head_dim;
-      if (heads * hd != rows) {
-        throw InputError(file + ": tensor '" + t.name + "' has " + std::to_string(rows) +
-                         " rows, the metadata implies " + std::to_string(heads * hd));
-      }
-      const std::size_t row_bytes = v.bytes() / rows;
-      auto out = b.own(v.bytes());
-      for (std::size_t h = 0; h < heads; ++h) {
-        for (std::size_t i = 0; i < hd / 2; ++i) {
-          for (std::size_t j = 0; j < 2; ++j) {
-            std::memcpy(out.data() + (h * hd + j * hd / 2 + i) * row_bytes,
-                        v.data + (h * hd + 2 * i + j) * row_bytes, row_bytes);
-          }
-        }
-      }
-      v.data = out.data();
-    }
-    b.add(name, std::move(v), file);
+    const bool q = e.hf_name.find(".self_attn.q_proj.") != std::string::npos;
+    const bool k = e.hf_name.find(".self_attn.k_proj.") != std::string::npos;
+    if ((c.architecture == Architecture::llama || c.architecture == Architecture::mixtral) &&
+        (q || k))
+      unpermute_rows(b, v, q, t.name, file);
+    b.add(e.hf_name, std::move(v), file);
   }
-  validate_config(c, file);
-  b.check_shapes(file);
+  b.check_shapes(expected, file);
 }
 
 }  // namespace fplab::checkpoints

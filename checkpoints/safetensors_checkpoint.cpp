@@ -62,7 +62,8 @@ std::vector<std::string> load_safetensors_file(
 
 }  // namespace
 
-void load_hf_directory(CheckpointBuilder& b, const std::filesystem::path& dir) {
+void load_hf_directory(CheckpointBuilder& b, const std::filesystem::path& dir,
+                       const ExpectedTensors& list) {
   const auto config_path = dir / "config.json";
   b.config() = parse_hf_config(read_text_file(config_path, 16u << 20), config_path.string());
   b.read(config_path);
@@ -108,7 +109,8 @@ void load_hf_directory(CheckpointBuilder& b, const std::filesystem::path& dir) {
   } else {
     fail_input(dir, "neither model.safetensors nor model.safetensors.index.json");
   }
-  b.check_shapes(dir.string());
+  const std::string source = dir.string();
+  b.check_shapes(b.expected(list, b.c.tensors().size(), source), source);
 }
 
 }  // namespace fplab::checkpoints

@@ -19,6 +19,7 @@
 #include "cli/commands.hpp"
 #include "io/input_error.hpp"
 #include "io/sha256.hpp"
+#include "model/checkpoint_tensors.hpp"
 
 namespace fplab::cli {
 
@@ -65,7 +66,7 @@ struct InspectOptions {
 };
 
 void run_inspect(const InspectOptions& o) {
-  const auto ck = checkpoints::Checkpoint::open(o.model);
+  const auto ck = checkpoints::Checkpoint::open(o.model, model::checkpoint_tensors);
   std::printf("%s (%s, %s)\n", ck.location().path.string().c_str(),
               std::string(ck.format()).c_str(), checkpoints::describe(ck.config()).c_str());
   std::printf("%zu parameters in %zu tensors; %zu bytes mapped, %zu bytes copied\n",

@@ -1,6 +1,7 @@
 // The GGUF reader and loader (checkpoints/gguf.hpp, checkpoint.hpp): any
-// bytes as a .gguf file. A file accepted must give a config whose tensors
-// all have the implied shapes and lie inside the file or fplab's own
+// bytes as a .gguf file, checked against the op list's tensors
+// (model/checkpoint_tensors.hpp). A file accepted must hold exactly the op
+// list's tensors, each with its shape and inside the file or fplab's own
 // buffers; its tokenizer metadata, when accepted, must decode every id it
 // encodes.
 #include <cstddef>
@@ -12,21 +13,24 @@
 #include "checkpoints/mapped_file.hpp"
 #include "checkpoints/tokenizer_bpe.hpp"
 #include "fuzz/fuzz_support.hpp"
+#include "model/checkpoint_tensors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace ck = fplab::checkpoints;
   const auto path = fplab::fuzz::scratch_file("gguf", data, size);
   fplab::fuzz::expect_clean([&] {
     const auto c =
-        ck::Checkpoint::open(ck::ModelLocation{ck::ModelLocation::Kind::gguf_file, path, "fuzz"});
-    const auto expected = ck::expected_tensor_shapes(c.config());
+        ck::Checkpoint::open(ck::ModelLocation{ck::ModelLocation::Kind::gguf_file, path, "fuzz"},
+                             fplab::model::checkpoint_tensors);
+    const auto expected = fplab::model::checkpoint_tensors(c.config(), "fuzz");
     fplab::fuzz::require(expected.size() == c.tensors().size());
     volatile std::uint8_t sink = 0;
-    for (const auto& [name, t] : c.tensors()) {
-      fplab::fuzz::require(expected.at(name) == t.shape);
+    for (const auto& e : expected) {
+      const auto* t = c.find(e.hf_name);
+      fplab::fuzz::require(t != nullptr && t->shape == e.shape);
       // Touch the first and last byte: ASan reports a view outside the mapping.
-      sink = sink ^ static_cast<std::uint8_t>(t.data[0]) ^
-             static_cast<std::uint8_t>(t.data[t.bytes() - 1]);
+      sink = sink ^ static_cast<std::uint8_t>(t->data[0]) ^
+             static_cast<std::uint8_t>(t->data[t->bytes() - 1]);
     }
   });
   fplab::fuzz::expect_clean([&] {

@@ -1,6 +1,8 @@
 // Model::from_checkpoint: a real checkpoint (checkpoints/checkpoint.hpp) as
-// a Model. Its architecture becomes a ModelConfig (the optional features of
-// model/forward_ops.hpp), its tokenizer the byte-level BPE beside it; its
+// a Model. Its architecture becomes a ModelConfig (model_config, the
+// optional features of model/forward_ops.hpp), the op list's tensors are
+// what Checkpoint::open checks the files against (checkpoint_tensors), its
+// tokenizer is the byte-level BPE beside it; its
 // tensors: a bf16 or f16 checkpoint's matrices stay as stored (the forward
 // pass widens them exactly: Model::stored_weight), its norms and biases and
 // an f32 checkpoint's weights become float32 (exact: every bf16 and f16 is a
@@ -16,49 +18,12 @@
 #include "checkpoints/tokenizer_bpe.hpp"
 #include "io/float_bits.hpp"
 #include "io/input_error.hpp"
+#include "model/checkpoint_tensors.hpp"
 #include "model/transformer.hpp"
 
 namespace fplab::model {
 
 namespace {
-
-// A real model's KV cache is allocated whole for the context: at most this
-// many positions (max_position_embeddings may be 128k).
-constexpr std::size_t kMaxContext = 2048;
-
-ModelConfig model_config(const checkpoints::ArchitectureConfig& a, const std::string& where) {
-  if (a.o_proj_bias) {
-    throw InputError(where +
-                     ": an o_proj bias (attention_bias with Llama or Qwen3) is not "
-                     "supported by fplab's forward pass");
-  }
-  ModelConfig c;
-  c.vocab_size = a.vocab_size;
-  c.d_model = a.hidden_size;
-  c.n_layers = a.num_layers;
-  c.n_heads = a.num_heads;
-  c.ffn_dim = a.intermediate_size;
-  c.context = a.max_position_embeddings == 0 ? kMaxContext
-                                             : std::min(a.max_position_embeddings, kMaxContext);
-  c.rope_theta = a.rope_theta;
-  c.norm_eps = a.rms_norm_eps;
-  c.n_kv_heads = a.num_kv_heads;
-  c.head_size = a.head_dim;
-  c.qkv_bias = a.qkv_bias;
-  c.qk_norm = a.qk_norm;
-  c.tied_embeddings = a.tie_word_embeddings;
-  c.rope_inv_freq = checkpoints::rope_inverse_frequencies(a);
-  c.attention_window = a.attention_window;
-  c.n_experts = a.num_experts;
-  c.experts_per_token = a.experts_per_token;
-  c.expert_ffn = a.moe_intermediate_size;
-  c.shared_expert_ffn = a.shared_expert_intermediate_size;
-  c.norm_topk = a.norm_topk_prob;
-  c.mixtral_names = a.architecture == checkpoints::Architecture::mixtral;
-  c.sparse_layers = a.sparse_layers;
-  c.validate();
-  return c;
-}
 
 // checkpoints' byte-level BPE as the model's subword tokenizer.
 class BpeSubword final : public SubwordTokenizer {
@@ -139,7 +104,7 @@ Model Model::load(const std::filesystem::path& path) {
 
 Model Model::from_checkpoint(const std::string& model) {
   const checkpoints::ModelLocation where = checkpoints::resolve_model(model);
-  checkpoints::Checkpoint ck = checkpoints::Checkpoint::open(where);
+  checkpoints::Checkpoint ck = checkpoints::Checkpoint::open(where, checkpoint_tensors);
   const std::string name = where.path.string();
   const ModelConfig config = model_config(ck.config(), name);
   require_finite_weights(ck, name);

@@ -43,6 +43,33 @@ void number_tensors(std::vector<Op>& ops) {
 
 }  // namespace
 
+// (ModelConfig is transformer.hpp's; its check is here, beside
+// describe_forward, so that the op list compiles without the forward pass:
+// fuzz_gguf links it and checkpoint_tensors.cpp alone, fuzz/CMakeLists.txt.)
+void ModelConfig::validate() const {
+  if (vocab_size == 0 || d_model == 0 || n_layers == 0 || n_heads == 0 || ffn_dim == 0 ||
+      context == 0) {
+    throw InputError("model config: a size is 0");
+  }
+  if (head_size == 0 && d_model % n_heads != 0) {
+    throw InputError("model config: d_model must be n_heads times head_dim");
+  }
+  if (head_dim() % 2 != 0) throw InputError("model config: head_dim must be even (RoPE pairs)");
+  if (n_heads % kv_heads() != 0) {
+    throw InputError("model config: " + std::to_string(n_heads) + " heads do not divide into " +
+                     std::to_string(kv_heads()) + " key-value heads");
+  }
+  if (n_experts > 0 && (experts_per_token == 0 || experts_per_token > n_experts ||
+                        expert_ffn == 0 || sparse_layers.size() != n_layers)) {
+    throw InputError("model config: " + std::to_string(experts_per_token) + " of " +
+                     std::to_string(n_experts) +
+                     " experts per token, or no expert width, or no sparse-layer list");
+  }
+  if (!(norm_eps > 0) || !(rope_theta > 0)) {
+    throw InputError("model config: norm_eps and rope_theta must be positive");
+  }
+}
+
 std::vector<Op> describe_forward(const ModelConfig& c) {
   const std::size_t d = c.d_model, f = c.ffn_dim, V = c.vocab_size, hd = c.head_dim();
   const std::size_t qw = c.q_width(), kvw = c.kv_width();

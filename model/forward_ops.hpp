@@ -82,8 +82,10 @@
 // llama.cpp's GGUF name), and an attention op the keys it sees (Op::window,
 // visible_keys). The loader (load_weights) fills every op's tensors from
 // whatever reads a tensor by its Hugging Face name (the bundled model's
-// safetensors file, a checkpoint's safetensors or GGUF); rounding, widening
-// and the checkpoint's shape checks walk the same list.
+// safetensors file, a checkpoint's safetensors or GGUF); rounding and
+// widening walk the same list. It is the only list of a model's tensors:
+// Checkpoint::open checks a file against it, and takes the GGUF names from
+// it (model/checkpoint_tensors.hpp), so a new tensor is named here alone.
 //
 // Why v, k before q and up before gate: ops that read the same input are
 // independent, so any order gives the float pass the same bits; this one

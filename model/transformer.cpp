@@ -80,30 +80,6 @@ ModelConfig ModelConfig::from_json(std::string_view json) {
   return c;
 }
 
-void ModelConfig::validate() const {
-  if (vocab_size == 0 || d_model == 0 || n_layers == 0 || n_heads == 0 || ffn_dim == 0 ||
-      context == 0) {
-    throw InputError("model config: a size is 0");
-  }
-  if (head_size == 0 && d_model % n_heads != 0) {
-    throw InputError("model config: d_model must be n_heads times head_dim");
-  }
-  if (head_dim() % 2 != 0) throw InputError("model config: head_dim must be even (RoPE pairs)");
-  if (n_heads % kv_heads() != 0) {
-    throw InputError("model config: " + std::to_string(n_heads) + " heads do not divide into " +
-                     std::to_string(kv_heads()) + " key-value heads");
-  }
-  if (n_experts > 0 && (experts_per_token == 0 || experts_per_token > n_experts ||
-                        expert_ffn == 0 || sparse_layers.size() != n_layers)) {
-    throw InputError("model config: " + std::to_string(experts_per_token) + " of " +
-                     std::to_string(n_experts) +
-                     " experts per token, or no expert width, or no sparse-layer list");
-  }
-  if (!(norm_eps > 0) || !(rope_theta > 0)) {
-    throw InputError("model config: norm_eps and rope_theta must be positive");
-  }
-}
-
 std::filesystem::path model_path(const std::filesystem::path& path) {
   if (!path.empty()) return path;
   if (const char* env = std::getenv("FPLAB_MODEL"); env != nullptr && *env != '\0') return env;

@@ -15,6 +15,7 @@
 #include "checkpoints/mapped_file.hpp"
 #include "io/input_error.hpp"
 #include "io/sha256.hpp"
+#include "model/checkpoint_tensors.hpp"
 #include "tests/checkpoint_fixtures.hpp"
 #include "tests/cli_runner.hpp"
 
@@ -40,6 +41,14 @@ std::filesystem::path copy_fixture(const std::string& name, const std::string& a
   return dst;
 }
 
+// Checkpoint::open with the op list's tensors, as every caller opens one.
+ck::Checkpoint open_checkpoint(const ck::ModelLocation& where) {
+  return ck::Checkpoint::open(where, fplab::model::checkpoint_tensors);
+}
+ck::Checkpoint open_checkpoint(const std::string& model) {
+  return ck::Checkpoint::open(model, fplab::model::checkpoint_tensors);
+}
+
 void edit_config(const std::filesystem::path& dir,
                  const std::function<void(nlohmann::json&)>& edit) {
   auto j = fplab::test::read_json_file(dir / "config.json");
@@ -54,7 +63,7 @@ TEST_CASE("checkpoints: every fixture's tensors load with the script's bytes, sh
   for (const auto& name : fixture_names()) {
     INFO(name);
     const auto dir = checkpoint_fixtures() / name;
-    const auto ck = ck::Checkpoint::open(dir.string());
+    const auto ck = open_checkpoint(dir.string());
     const auto manifest = fplab::test::read_json_file(dir / "tensors.json");
     CHECK(ck.format() == "safetensors");
     CHECK(ck.owned_bytes() == 0);  // safetensors: nothing copied, all mapped
@@ -119,8 +128,8 @@ TEST_CASE(
   for (const auto& name : fixture_names()) {
     INFO(name);
     const auto dir = checkpoint_fixtures() / name;
-    const auto st = ck::Checkpoint::open(dir.string());
-    const auto gg = ck::Checkpoint::open((dir / "model.gguf").string());
+    const auto st = open_checkpoint(dir.string());
+    const auto gg = open_checkpoint((dir / "model.gguf").string());
     CHECK(gg.format() == "gguf");
     REQUIRE(gg.tensors().size() == st.tensors().size());
     for (const auto& [hf, t] : st.tensors()) {
@@ -208,7 +217,7 @@ TEST_CASE("checkpoints: llama.cpp's Q/K row permutation is really there and real
   // Negative control: the GGUF's raw attn_q bytes differ from HF's q_proj;
   // after loading they are equal (previous test). Qwen2 has no permutation.
   const auto dir = checkpoint_fixtures() / "llama3-bf16";
-  const auto st = ck::Checkpoint::open(dir.string());
+  const auto st = open_checkpoint(dir.string());
   const auto map = ck::MappedFile::open(dir / "model.gguf");
   const auto g = ck::read_gguf(map->bytes(), "model.gguf");
   bool found = false;
@@ -221,7 +230,7 @@ TEST_CASE("checkpoints: llama.cpp's Q/K row permutation is really there and real
   }
   CHECK(found);
   const auto qdir = checkpoint_fixtures() / "qwen2-f16";
-  const auto qst = ck::Checkpoint::open(qdir.string());
+  const auto qst = open_checkpoint(qdir.string());
   const auto qmap = ck::MappedFile::open(qdir / "model.gguf");
   const auto qg = ck::read_gguf(qmap->bytes(), "model.gguf");
   for (const auto& t : qg.tensors) {
@@ -236,7 +245,7 @@ TEST_CASE("checkpoints: Q8_0 GGUF tensors are dequantized to the script's float3
   for (const std::string name : {"llama3-f32-sharded", "qwen2-f32"}) {
     INFO(name);
     const auto dir = checkpoint_fixtures() / name;
-    const auto q8 = ck::Checkpoint::open((dir / "model-q8_0.gguf").string());
+    const auto q8 = open_checkpoint((dir / "model-q8_0.gguf").string());
     const auto manifest = fplab::test::read_json_file(dir / "tensors_q8_0.json");
     REQUIRE(!manifest.empty());
     std::size_t quantized = 0;
@@ -250,7 +259,7 @@ TEST_CASE("checkpoints: Q8_0 GGUF tensors are dequantized to the script's float3
     }
     CHECK(quantized == manifest.size());
     // Negative control: quantized weights differ from the f32 originals.
-    const auto st = ck::Checkpoint::open(dir.string());
+    const auto st = open_checkpoint(dir.string());
     const auto& a = st.tensor("model.layers.0.mlp.up_proj.weight");
     const auto& b = q8.tensor("model.layers.0.mlp.up_proj.weight");
     CHECK(std::memcmp(a.data, b.data, a.bytes()) != 0);
@@ -329,8 +338,7 @@ TEST_CASE("checkpoints: bad checkpoints: one InputError line naming the problem"
   SECTION("a tensor whose shape disagrees with config.json") {
     const auto d = copy_fixture("qwen2-f16", "shape");
     edit_config(d, [](auto& j) { j["intermediate_size"] = 65; });
-    const auto msg =
-        fplab::test::input_error_message([&] { (void)ck::Checkpoint::open(d.string()); });
+    const auto msg = fplab::test::input_error_message([&] { (void)open_checkpoint(d.string()); });
     CHECK(msg.find("mlp.down_proj.weight' has shape [32,64], the config implies [32,65]") !=
           std::string::npos);
   }
@@ -338,7 +346,7 @@ TEST_CASE("checkpoints: bad checkpoints: one InputError line naming the problem"
     const auto d = copy_fixture("qwen3-bf16-sharded", "shard");
     std::filesystem::remove(d / "model-00002-of-00002.safetensors");
     CHECK(fplab::test::input_error_message([&] {
-            (void)ck::Checkpoint::open(d.string());
+            (void)open_checkpoint(d.string());
           }).find("shard model-00002-of-00002.safetensors is missing") != std::string::npos);
   }
   SECTION("a truncated safetensors file") {
@@ -347,7 +355,7 @@ TEST_CASE("checkpoints: bad checkpoints: one InputError line naming the problem"
     fplab::test::write_bytes(d / "model.safetensors",
                              std::string_view(bytes).substr(0, bytes.size() - 100));
     CHECK(fplab::test::input_error_message([&] {
-            (void)ck::Checkpoint::open(d.string());
+            (void)open_checkpoint(d.string());
           }).find("truncated?") != std::string::npos);
   }
   SECTION("a misaligned or unsupported-dtype safetensors tensor") {
@@ -359,15 +367,14 @@ TEST_CASE("checkpoints: bad checkpoints: one InputError line naming the problem"
     file[0] = static_cast<char>(header.size());
     file += header + std::string(5, '\0');
     fplab::test::write_bytes(d / "model.safetensors", file);
-    const auto msg =
-        fplab::test::input_error_message([&] { (void)ck::Checkpoint::open(d.string()); });
+    const auto msg = fplab::test::input_error_message([&] { (void)open_checkpoint(d.string()); });
     CHECK(msg.find("misaligned") != std::string::npos);
     const std::string h2 = R"({"x":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})";
     std::string f2(8, '\0');
     f2[0] = static_cast<char>(h2.size());
     fplab::test::write_bytes(d / "model.safetensors", f2 + h2 + std::string(8, '\0'));
     CHECK(fplab::test::input_error_message([&] {
-            (void)ck::Checkpoint::open(d.string());
+            (void)open_checkpoint(d.string());
           }).find("dtype I64 is not supported") != std::string::npos);
   }
   SECTION("every truncation of a GGUF file is refused, never a crash") {
@@ -378,7 +385,7 @@ TEST_CASE("checkpoints: bad checkpoints: one InputError line naming the problem"
       fplab::test::write_bytes(d / "m.gguf", std::string_view(bytes).substr(0, len));
       ++tried;
       try {
-        (void)ck::Checkpoint::open(
+        (void)open_checkpoint(
             ck::ModelLocation{ck::ModelLocation::Kind::gguf_file, d / "m.gguf", "m"});
       } catch (const InputError&) {
         ++refused;
@@ -400,14 +407,14 @@ TEST_CASE("checkpoints: bad checkpoints: one InputError line naming the problem"
     const auto d = fplab::test::scratch_dir("gguf-q4k");
     fplab::test::write_bytes(d / "m.gguf", bytes);
     CHECK(fplab::test::input_error_message([&] {
-            (void)ck::Checkpoint::open((d / "m.gguf").string());
+            (void)open_checkpoint((d / "m.gguf").string());
           }).find("ggml type 12 is not supported") != std::string::npos);
     auto bytes2 = fplab::test::read_bytes(checkpoint_fixtures() / "qwen3-f16" / "model.gguf");
     const auto key = bytes2.find("qwen3.vocab_size");
     bytes2.replace(key, 16, "qwen3.expert_cnt");
     fplab::test::write_bytes(d / "m2.gguf", bytes2);
     CHECK(fplab::test::input_error_message([&] {
-            (void)ck::Checkpoint::open((d / "m2.gguf").string());
+            (void)open_checkpoint((d / "m2.gguf").string());
           }).find("metadata 'qwen3.expert_cnt' is not supported") != std::string::npos);
   }
 }
@@ -429,8 +436,7 @@ TEST_CASE("checkpoints: model ids resolve offline in the Hugging Face cache, nev
   ::setenv("HF_HUB_CACHE", cache.c_str(), 1);
   const auto loc = ck::resolve_model("TestOrg/tiny-qwen2");
   CHECK(loc.path == repo / "snapshots" / hash);
-  CHECK(ck::Checkpoint::open("TestOrg/tiny-qwen2").config().architecture ==
-        ck::Architecture::qwen2);
+  CHECK(open_checkpoint("TestOrg/tiny-qwen2").config().architecture == ck::Architecture::qwen2);
   const auto msg =
       fplab::test::input_error_message([] { (void)ck::resolve_model("TestOrg/absent"); });
   CHECK(msg.find((cache / "models--TestOrg--absent" / "refs" / "main").string()) !=

@@ -26,6 +26,7 @@
 #include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -396,6 +397,35 @@ TEST_CASE("moe: a truncated stacked expert tensor is a one-line error", "[model]
   INFO(message);
   CHECK(message.starts_with((dir / "model.gguf").string() + ": "));
   CHECK(message.find('\n') == std::string::npos);
+}
+
+// The op list is the GGUF loader's only table of names: a tensor it does
+// not name, or a stack of another expert count, is refused in one line.
+TEST_CASE("moe: a GGUF tensor the op list does not name, or a stack of 4 of 8 experts, is refused",
+          "[model][real][moe]") {
+  const auto source = kMoeFixtures / "qwen3moe-bf16" / "model.gguf";
+  const auto dir = test::scratch_dir("moe-gguf-names");
+  const std::string stack = "blk.0.ffn_up_exps.weight";
+  const auto refusal = [&](const std::string& bytes) {
+    test::write_bytes(dir / "model.gguf", bytes);
+    return test::input_error_message([&] { (void)Model::load(dir / "model.gguf"); });
+  };
+  // Negative control: the file as written loads.
+  CHECK_NOTHROW(Model::load(source));
+  auto renamed = test::read_bytes(source);
+  const auto at = renamed.find(stack);
+  REQUIRE(at != std::string::npos);
+  renamed.replace(at, stack.size(), "blk.0.ffn_up_expz.weight");
+  CHECK(refusal(renamed) == (dir / "model.gguf").string() +
+                                ": tensor 'blk.0.ffn_up_expz.weight' is not part of "
+                                "Qwen3MoeForCausalLM as configured");
+  // The tensor's info: its name, then n_dims (u32) and ne[0..2] (u64 each,
+  // innermost first): ne[2] is the expert count.
+  auto fewer = test::read_bytes(source);
+  const std::uint64_t four = 4;
+  std::memcpy(fewer.data() + at + stack.size() + 4 + 2 * 8, &four, 8);
+  CHECK(refusal(fewer) == (dir / "model.gguf").string() + ": tensor '" + stack +
+                              "' has shape [4,16,32], not one matrix per each of the 8 experts");
 }
 
 // llama.cpp as an independent engine (tests/data/llama_cpp_moe_greedy.json,
