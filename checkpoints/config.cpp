@@ -470,6 +470,17 @@ void validate_config(const ArchitectureConfig& c, const std::string& source) {
                            std::to_string(c.experts_per_token) + " of " +
                            std::to_string(c.num_experts) + " experts per token)");
   }
+  // The op list holds four ops for each expert of each sparse layer: a
+  // config may not size it past what any released model needs (Kimi K2:
+  // 384 experts, 61 layers; the limits 1,024 and 2^17 expert-layers).
+  const auto sparse =
+      static_cast<std::size_t>(std::count(c.sparse_layers.begin(), c.sparse_layers.end(), true));
+  if (c.num_experts > kMaxExperts || sparse * c.num_experts > kMaxExpertLayers) {
+    fail_input(source, std::to_string(c.num_experts) + " experts in " + std::to_string(sparse) +
+                           " sparse layers are more than fplab takes (" +
+                           std::to_string(kMaxExperts) + " experts, " +
+                           std::to_string(kMaxExpertLayers) + " experts x layers)");
+  }
   if (!(c.rope_theta > 1)) fail_input(source, "rope_theta is not above 1");
   const auto& rs = c.rope_scaling;
   if (rs.kind == RopeScaling::Kind::llama3 &&

@@ -136,9 +136,16 @@ struct ArchitectureConfig {
 // Throws InputError "<source>: <what>".
 ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string& source);
 
+// The most experts fplab takes, and experts x sparse layers (the op list
+// holds four ops for each): far above any released model's, low enough
+// that an untrusted file cannot make the list take gigabytes.
+inline constexpr std::size_t kMaxExperts = 1024;
+inline constexpr std::size_t kMaxExpertLayers = std::size_t{1} << 17;
+
 // The checks shared by both sources: sizes positive, num_kv_heads divides
 // num_heads, head_dim even, llama3 factors sensible, frequency factors
-// head_dim / 2 of them. Throws InputError "<source>: <what>".
+// head_dim / 2 of them, the experts within the limits above. Throws
+// InputError "<source>: <what>".
 void validate_config(const ArchitectureConfig& config, const std::string& source);
 
 // The inverse rotary frequencies inv_freq[i], i < head_dim / 2, in double:

@@ -92,13 +92,13 @@ TEST_CASE("checkpoints: an MoE checkpoint maps its experts, copying none of thei
   for (const auto& name : fplab::test::moe_fixture_names()) {
     INFO(name);
     const auto dir = checkpoint_fixtures() / name;
-    const auto st = ck::Checkpoint::open(dir.string());
+    const auto st = open_checkpoint(dir.string());
     CHECK(st.owned_bytes() == 0);
     const auto manifest = fplab::test::read_json_file(dir / "tensors.json");
     REQUIRE(st.tensors().size() == manifest.size());
     for (const auto& [hf, m] : manifest.items())
       CHECK(sha_of(st.tensor(hf)) == m["sha256"].get<std::string>());
-    const auto gg = ck::Checkpoint::open((dir / "model.gguf").string());
+    const auto gg = open_checkpoint((dir / "model.gguf").string());
     std::size_t permuted = 0, experts = 0;
     for (const auto& [hf, t] : gg.tensors()) {
       if (hf.find(".self_attn.q_proj.") != std::string::npos ||

@@ -898,6 +898,21 @@ TEST_CASE("moe: a Qwen-MoE window and inconsistent GGUF expert counts are one-li
               ": tensor 'blk.2.ffn_up_exps.weight' has shape [7,16,32], not one matrix per each "
               "of the 8 experts");
   }
+  {
+    // expert_count 2^20 (the file's own tensors unchanged): refused before
+    // the op list, 4 ops per expert and layer, is built.
+    auto bytes = source;
+    const auto at = gguf_after(bytes, "qwen3moe.expert_count");
+    std::uint32_t type = 0;
+    std::memcpy(&type, bytes.data() + at, sizeof type);
+    REQUIRE(type == 4);  // GGUF_TYPE_UINT32
+    poke<std::uint32_t>(bytes, at + 4, 1U << 20);
+    test::write_bytes(dir / "many.gguf", bytes);
+    CHECK(test::input_error_message([&] { (void)Model::load(dir / "many.gguf"); }) ==
+          (dir / "many.gguf").string() +
+              ": 1048576 experts in 2 sparse layers are more than fplab takes (1024 experts, "
+              "131072 experts x layers)");
+  }
 }
 
 // Damaged MoE inputs through the CLI: `fplab generate` on each exits 2 with
