@@ -7,6 +7,7 @@
 // table's own baseline row, differs from the goldens on their adversarial
 // inputs, and is not correctly rounded there.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
@@ -37,12 +38,26 @@ std::uint32_t parsed_bits(const std::string& text) {
   return std::bit_cast<std::uint32_t>(std::strtof(text.c_str(), nullptr));
 }
 
-// `v` as a 1-D float32 .npy in the test's folder.
+// This process's folder for the .npy inputs, removed at exit (ctest runs
+// each case in a process of its own, side by side: a shared folder let one
+// case read another's x.npy).
+struct InputFolder {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("fplab_test_cli_gpu." + std::to_string(::getpid()));
+  InputFolder() { std::filesystem::create_directories(dir); }
+  InputFolder(const InputFolder&) = delete;
+  InputFolder& operator=(const InputFolder&) = delete;
+  ~InputFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+};
+
+// `v` as a 1-D float32 .npy in this process's folder.
 std::string saved(const std::string& file, std::span<const float> v) {
-  const auto dir = std::filesystem::temp_directory_path() / "fplab_test_cli_gpu";
-  std::filesystem::create_directories(dir);
-  write_npy(dir / file, v);
-  return (dir / file).string();
+  static const InputFolder folder;
+  write_npy(folder.dir / file, v);
+  return (folder.dir / file).string();
 }
 
 // The words of the table row that starts with `order` (the order's own
