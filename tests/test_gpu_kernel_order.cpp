@@ -212,7 +212,7 @@ TEST_CASE("gpu kernel order: a NaN result has the vendor's bits, on every path",
   // nv_ptx) give 0x7FFFFFFF, AMD's 0x7FC00000 (matrixunits/mma.hpp); the
   // kernel's dot, its split lanes and its bf16 rows give the same.
   const float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> x(64, 0.5f), ones(64, 1.0f);
+  std::vector<float> x(64, 0.5f), all_ones(64, 1.0f);
   x[1] = inf;
   x[2] = -inf;
   for (const auto& [order, expected] :
@@ -222,14 +222,14 @@ TEST_CASE("gpu kernel order: a NaN result has the vendor's bits, on every path",
                                                           {"gpu(cdna3)", 0x7FC00000U}}) {
     INFO(order);
     const GpuDot kernel(parse_gpu_kernel_order(order));
-    CHECK(bits_of(kernel.dot(x, ones)) == expected);
+    CHECK(bits_of(kernel.dot(x, all_ones)) == expected);
     GpuSplitRows xs, ys;
     kernel.split(x, x.size(), xs);
-    kernel.split(ones, ones.size(), ys);
+    kernel.split(all_ones, all_ones.size(), ys);
     CHECK(bits_of(kernel.dot_split(xs, 0, ys, 0)) == expected);
     // The other way round: the specials in the weight row.
     float out = 0.0f;
-    kernel.split(ones, ones.size(), xs);
+    kernel.split(all_ones, all_ones.size(), xs);
     kernel.dot_rows_block(xs, x.data(), 1, &out, 1);
     CHECK(bits_of(out) == expected);
   }
