@@ -8,7 +8,8 @@
 # `.ci/run` of 3e58d37 (2026-12-07 13:17-14:12 UTC): its release suite at
 # load 2 to 8, its sanitizer suite at load about 2 (the changed-route
 # remainder case measured again after it was made shorter, 746d25b): a
-# ranking, not idle times. A renamed test loses its cost without a word:
+# ranking, not idle times. Added from stop 56's rehearsal (166765c): the
+# MoE stored-experts case, 38 s under the sanitizers, started 465th of 560. A renamed test loses its cost without a word:
 # rename it here too.
 set(fplab_test_costs_release
     "gated decoding on a Mixture-of-Experts model: routes certified or recomputed" 175
@@ -46,6 +47,7 @@ set(fplab_test_costs_sanitized
     "report_browser" 38
     "real models: every op's GGUF names are the fixture GGUF's tensors" 37
     "the gpu policy reads stored bf16 weights without widening them, with the float copy's bits" 36
+    "an MoE checkpoint's bf16 and f16 experts are read as stored, with the float copy's bits" 38
     "first-order bound on checkpoints: the cover's adjoints against finite differences" 33
     "real models: fplab generate --prompt-ids starts from the tokenizer's ids" 30
     "first-order bound through a router: uncertified routes are left out, counted" 29
