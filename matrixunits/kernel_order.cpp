@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "matrixunits/nv_fused_fill_body.hpp"
 #include "matrixunits/nv_fused_split.hpp"
 #include "precision/rounding.hpp"
 
@@ -416,12 +417,9 @@ void GpuDot::fill_lanes(const T* w, std::size_t n, std::size_t used, std::size_t
     if (other[r] == 0) continue;
     for (std::size_t i = 0; lane[r] && i < n; ++i) {
       const std::uint32_t fb = float_bits_of(w[r * n + i]);
-      const int field = static_cast<int>((fb >> 23) & 0xFF);
-      if (bf16 && (fb & 0xFFFFU) == 0 && field != 0xFF && (field != 0 || (fb << 1) == 0)) {
-        b[i * L + r] = std::bit_cast<float>(fb);
-        pb[i * L + r] = field == 0 ? kZeroPower : power_of_two(std::max(field - 127, emin));
-        continue;
-      }
+      // A normal bf16 value or a zero as the vector fill lays it out (its
+      // scalar reference); any other value through split_value.
+      if (bf16 && nv_fused_split::fill_one(fb, emin, b[i * L + r], pb[i * L + r]) == 0) continue;
       std::int16_t e = 0;
       lane[r] = split_value(std::bit_cast<float>(fb), b[i * L + r], e);
       pb[i * L + r] = power_of_two(e);

@@ -15,7 +15,8 @@
 // Like nv_fused_split_body.hpp this header defines its templates with
 // internal linkage and includes nothing that defines a function (builtins
 // only): nv_fused_avx2.cpp and nv_fused_avx512.cpp compile it for AVX2 and
-// AVX-512F, nv_fused_split.cpp for the baseline instruction set.
+// AVX-512F, nv_fused_split.cpp for the baseline instruction set, and
+// kernel_order.cpp calls fill_one for the rows it lays out value by value.
 #pragma once
 
 #include <cstddef>
