@@ -24,6 +24,20 @@ std::vector<GpuKernelOrder> default_gpu_orders() {
   return out;
 }
 
+namespace {
+
+// accuracy_verdict's rule for a value against the exact real dot product.
+AccuracyVerdict verdict_of(float value, const ExactSum& exact, float exact_rounded) {
+  ExactSum residual = exact;
+  residual.add(-static_cast<double>(value));
+  const double abs_error = std::abs(residual.to_double());
+  const double rel_error = abs_error == 0.0 ? 0.0 : abs_error / std::abs(exact.to_double());
+  return accuracy_verdict(value,
+                          Accuracy{abs_error, rel_error, ulp_distance(value, exact_rounded)});
+}
+
+}  // namespace
+
 GpuDotTable gpu_dot_table(std::span<const float> x, std::span<const float> y,
                           const std::vector<GpuKernelOrder>& orders) {
   GpuDotTable t;
@@ -42,6 +56,7 @@ GpuDotTable gpu_dot_table(std::span<const float> x, std::span<const float> y,
   const float tree = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
                      ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
   t.rows.push_back({"ieee-fp32 lanes(8)", "8 accumulators, then a tree", tree});
+  for (auto& r : t.rows) r.verdict = verdict_of(r.value, exact_sum, t.exact);
   return t;
 }
 
@@ -58,21 +73,26 @@ std::string gpu_ulps(float v, float exact) {
   return (v < exact ? "-" : "+") + std::to_string(d);
 }
 
+std::string gpu_error(const GpuDotRow& r, float exact) {
+  return r.verdict == AccuracyVerdict::ulps ? gpu_ulps(r.value, exact)
+                                            : std::string(name(r.verdict));
+}
+
 void print_gpu_dot_table(const GpuDotTable& t, bool narrow) {
-  // Narrow: the value on the first line, the instruction and ulps (up to
-  // 11 characters: 2^32 float32 steps) on the second.
+  // Narrow: the value on the first line, the instruction and the error (up
+  // to 15 characters: "all digits lost") on the second.
   const auto row = [narrow](const std::string& order, const std::string& how,
                             const std::string& hex, const std::string& decimal,
                             const std::string& ulps) {
     if (narrow) {
-      fmt::print("{:<28} {:>24} {:>24}\n  {:<64} {:>12}\n", order, hex, decimal, how, ulps);
+      fmt::print("{:<28} {:>24} {:>24}\n  {:<61} {:>15}\n", order, hex, decimal, how, ulps);
     } else {
-      fmt::print("{:<28} {:<44} {:<16} {:<16} {:>11}\n", order, how, hex, decimal, ulps);
+      fmt::print("{:<28} {:<44} {:<16} {:<16} {:>15}\n", order, how, hex, decimal, ulps);
     }
   };
   row("order", "instruction", "hex", "decimal", "ulps");
   for (const auto& r : t.rows) {
-    row(r.order, r.how, gpu_hex(r.value), gpu_decimal(r.value), gpu_ulps(r.value, t.exact));
+    row(r.order, r.how, gpu_hex(r.value), gpu_decimal(r.value), gpu_error(r, t.exact));
   }
 }
 

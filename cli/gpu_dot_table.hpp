@@ -16,8 +16,11 @@
 // print_gpu_dot_table writes the rows: the order, its instruction, the
 // value as exact hex and shortest round-trip decimal (a NaN: "nan", its bit
 // pattern in place of the hex), and the float32 steps from the exact value
-// (signed; "-" where either is a NaN). Wide: one line a row, 119 columns;
-// narrow: two lines a row within 80. x and y are of one length, non-empty.
+// (signed; "-" where either is a NaN), or, by the rule `fplab sum` applies
+// to its strategies (reductions/error.hpp's accuracy_verdict), "all digits
+// lost" once the value's error against the exact real x . y reaches 100 %
+// and "not a number" for a NaN. Wide: one line a row, 123 columns; narrow:
+// two lines a row within 80. x and y are of one length, non-empty.
 #pragma once
 
 #include <span>
@@ -25,6 +28,7 @@
 #include <vector>
 
 #include "matrixunits/kernel_order.hpp"
+#include "reductions/error.hpp"
 
 namespace fplab::cli {
 
@@ -32,6 +36,7 @@ struct GpuDotRow {
   std::string order;  // name(GpuKernelOrder), or an IEEE baseline's name
   std::string how;    // the instruction, or how the baseline adds
   float value = 0.0F;
+  AccuracyVerdict verdict = AccuracyVerdict::ulps;  // against the exact real x . y
 };
 
 struct GpuDotTable {
@@ -49,6 +54,9 @@ std::string gpu_hex(float v);
 std::string gpu_decimal(float v);
 // Float32 steps from `exact` to v, signed ("0" when equal, "-" with a NaN).
 std::string gpu_ulps(float v, float exact);
+// The table's last column: gpu_ulps where the verdict is ulps, else the
+// verdict's name ("all digits lost", "not a number").
+std::string gpu_error(const GpuDotRow& r, float exact);
 
 void print_gpu_dot_table(const GpuDotTable& t, bool narrow);
 

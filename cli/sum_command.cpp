@@ -19,8 +19,9 @@
 // a terminal narrower than 148 columns) fits the table and the trees in 80.
 // Below the strategies, the same numbers on every GPU's matrix units: the
 // sum as a dot product with ones, in each architecture's kernel order, as
-// `fplab dot` shows one (cli/gpu_dot_table.hpp; the numbers as float32);
-// --json gives it as "gpu", the CSV leaves it out (one row a strategy).
+// `fplab dot` shows one (cli/gpu_dot_table.hpp; the numbers as float32),
+// with the same "all digits lost" rule; --json gives it as "gpu", the CSV
+// leaves it out (one row a strategy), --no-gpu leaves it out everywhere.
 //
 // This file parses the command line into a request (cli/sum_options.hpp),
 // calls run_sum (reductions/sum_request.hpp) and prints its answer.
@@ -111,7 +112,8 @@ nlohmann::json gpu_sum_json(const SumSlice<T>& s) {
     out["orders"].push_back({{"name", r.order},
                              {"instruction", r.how},
                              {"total", exact_value_with_bits(r.value)},
-                             {"ulps", gpu_ulps(r.value, t.exact)}});
+                             {"ulps", gpu_ulps(r.value, t.exact)},
+                             {"verdict", name(r.verdict)}});
   }
   return out;
 }
@@ -123,7 +125,8 @@ nlohmann::json gpu_sum_json(const SumSlice<T>& s) {
 enum class Output { text, narrow_text, json, csv };
 
 template <class T>
-nlohmann::json slice_json(const SumSlice<T>& s, const std::string& input_dtype, bool show_tree) {
+nlohmann::json slice_json(const SumSlice<T>& s, const std::string& input_dtype,
+                          const SumRequest& request) {
   const char* dtype = sizeof(T) == 4 ? "float32" : "float64";
   const auto& rows = s.totals.rows;
   nlohmann::json out;
@@ -147,10 +150,10 @@ nlohmann::json slice_json(const SumSlice<T>& s, const std::string& input_dtype, 
                      {"ulps", r.acc.ulps},
                      {"verdict", name(r.verdict)},
                      {"same_bits_as", same_bits_as(rows, i)}};
-    if (show_tree) j[s.trees[i].is_tree ? "association" : "not_a_tree"] = s.trees[i].text;
+    if (request.show_tree) j[s.trees[i].is_tree ? "association" : "not_a_tree"] = s.trees[i].text;
     out["strategies"].push_back(std::move(j));
   }
-  if (!s.values.empty()) out["gpu"] = gpu_sum_json(s);
+  if (!s.values.empty() && !request.no_gpu) out["gpu"] = gpu_sum_json(s);
   return out;
 }
 
@@ -229,7 +232,8 @@ void print_gpu_sum(const SumSlice<T>& s, bool narrow) {
 }
 
 template <class T>
-void print_text(const SumSlice<T>& s, const std::string& input_dtype, bool narrow, bool show_tree) {
+void print_text(const SumSlice<T>& s, const std::string& input_dtype, bool narrow,
+                const SumRequest& request) {
   const char* dtype = sizeof(T) == 4 ? "float32" : "float64";
   const T exact = s.totals.exact;
   const auto& x = s.values;
@@ -275,14 +279,14 @@ void print_text(const SumSlice<T>& s, const std::string& input_dtype, bool narro
                                       kNarrowColumns, 4)
                             : fmt::format("  {:<24} {}\n", hex, fmt::join(names, ", ")));
   }
-  if (!x.empty()) print_gpu_sum(s, narrow);
+  if (!x.empty() && !request.no_gpu) print_gpu_sum(s, narrow);
   if (any_nan) {
     fmt::print("\n");
     say("nan: not a number. Its sign bit means nothing (IEEE 754 leaves it unspecified; x86 "
         "gives inf - inf the sign bit set, which printf writes with a minus sign), so every NaN "
         "is written nan, with its bit pattern where the hex value would be.");
   }
-  if (show_tree) print_trees(s, narrow);
+  if (request.show_tree) print_trees(s, narrow);
 }
 
 // An empty input (an empty file, a 0-element array) is summed, not
@@ -325,11 +329,11 @@ void print(const SumRequest& request, const SumAnswer& a) {
         for (const auto& s : slices) {
           if (!empty_note(s, output)) {
             if (output == Output::json) {
-              all.push_back(slice_json(s, a.input_dtype, request.show_tree));
+              all.push_back(slice_json(s, a.input_dtype, request));
             } else if (output == Output::csv) {
               print_csv(s, first);
             } else {
-              print_text(s, a.input_dtype, output == Output::narrow_text, request.show_tree);
+              print_text(s, a.input_dtype, output == Output::narrow_text, request);
             }
           }
           first = false;

@@ -37,6 +37,9 @@ void add_sum_options(CLI::App& app, SumRequest& r) {
                 "Also print how each strategy parenthesises the sum, e.g. ((x0 + x1) + (x2 + "
                 "x3)) (at most 16 numbers; text and --json)")
       ->excludes(csv);
+  cmd->add_flag("--no-gpu", r.no_gpu,
+                "Leave out the table of the sum on every GPU's matrix units (text and --json; "
+                "the CSV never has it)");
 }
 
 SumRequest parse_sum_request(const std::vector<std::string>& args) {

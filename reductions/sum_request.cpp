@@ -23,6 +23,7 @@ std::vector<std::string> SumRequest::to_args() const {
   if (csv) args.emplace_back("--csv");
   if (show_tree) args.emplace_back("--show-tree");
   if (narrow) args.emplace_back("--narrow");
+  if (no_gpu) args.emplace_back("--no-gpu");
   args.emplace_back("--");
   args.insert(args.end(), numbers.begin(), numbers.end());
   return args;

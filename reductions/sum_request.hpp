@@ -7,7 +7,7 @@
 // answer the command prints (cli/sum_command.cpp).
 //
 // to_args() writes `--dtype` always, `--file`, `--tensor` and `--axis` when
-// given, each strategy as its own `--strategy=SPEC`, the flags when set,
+// given, each strategy as its own `--strategy=SPEC`, the flags (--no-gpu among them) when set,
 // then `--` and the numbers (so a number that starts with '-' stays one).
 //
 // run_sum reads the numbers: a lone argument naming an existing file is
@@ -49,6 +49,7 @@ struct SumRequest {
   bool csv = false;
   bool show_tree = false;
   bool narrow = false;
+  bool no_gpu = false;  // leave out the GPU matrix units' table (text and --json)
 
   bool operator==(const SumRequest&) const = default;
 

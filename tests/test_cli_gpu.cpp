@@ -209,6 +209,44 @@ TEST_CASE("fplab sum: the GPU table in text, beside the strategies, wide and nar
         std::string::npos);
 }
 
+TEST_CASE("fplab sum: a GPU sum with no correct digit says so, as the strategies' rows do",
+          "[matrixunits][cli]") {
+  // 0.1 + 1e20 - 1e20: bf16's 1e20 aligns 0.1 away (0 on every bf16 unit),
+  // and f16 overflows (inf - inf); 1 2 3 loses nothing (the control).
+  const auto lost = run_fplab("sum 0.1 1e20 -1e20");
+  INFO(lost.output);
+  REQUIRE(lost.exit_code == 0);
+  CHECK(row_words(lost.output, "gpu(hopper)").back() == "lost");
+  CHECK_THAT(lost.output, Catch::Contains("0x0p+0           0                all digits lost"));
+  CHECK(row_words(lost.output, "gpu(volta,f16)").back() == "number");  // "not a number"
+  const auto j = nlohmann::json::parse(run_fplab("sum --json 0.1 1e20 -1e20").output).at("gpu");
+  const auto& hopper = j.at("orders").at(4);
+  REQUIRE(hopper.at("name") == "gpu(hopper)");
+  CHECK(hopper.at("verdict") == "all digits lost");
+  CHECK(hopper.at("ulps") == "-1036831949");  // the count stays, as the strategies' JSON keeps it
+  CHECK(j.at("orders").at(0).at("verdict") == "not a number");
+  const auto kept = nlohmann::json::parse(run_fplab("sum --json 1 2 3").output).at("gpu");
+  for (const auto& row : kept.at("orders")) {
+    INFO(row.dump());
+    CHECK(row.at("verdict") == "ulps");
+    CHECK(row.at("ulps") == "0");
+  }
+}
+
+TEST_CASE("fplab sum --no-gpu: no GPU table in text or JSON", "[matrixunits][cli]") {
+  const auto with = run_fplab("sum 1 2 0x1p-30");
+  const auto without = run_fplab("sum --no-gpu 1 2 0x1p-30");
+  REQUIRE(with.exit_code == 0);
+  REQUIRE(without.exit_code == 0);
+  CHECK_THAT(with.output, Catch::Contains("On GPU matrix units"));  // the control
+  CHECK_THAT(without.output, !Catch::Contains("On GPU matrix units"));
+  CHECK_THAT(without.output, !Catch::Contains("gpu(hopper)"));
+  CHECK(with.output.rfind(without.output, 0) == 0);  // the rest unchanged: a prefix
+  const auto json = nlohmann::json::parse(run_fplab("sum --json --no-gpu 1 2").output);
+  CHECK_FALSE(json.contains("gpu"));
+  CHECK(nlohmann::json::parse(run_fplab("sum --json 1 2").output).contains("gpu"));
+}
+
 TEST_CASE("fplab dot: bad input is one line, exit 2", "[matrixunits][cli]") {
   const std::vector<float> three{1, 2, 3}, two{1, 2};
   const std::string x = saved("x3.npy", three), y = saved("y2.npy", two);

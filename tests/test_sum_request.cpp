@@ -37,6 +37,7 @@ SumRequest every_option_set(bool csv) {
   r.json = !csv;
   r.show_tree = !csv;
   r.narrow = true;
+  r.no_gpu = true;
   return r;
 }
 
@@ -63,7 +64,7 @@ TEST_CASE("sum request: every option the parser declares is written by to_args",
   const std::vector<std::string> csv_args = every_option_set(true).to_args();
   args.insert(args.end(), csv_args.begin(), csv_args.end());
   CHECK(fplab::test::options_not_written(app, args).empty());
-  CHECK(fplab::test::declared_long_options(app).size() == 10);
+  CHECK(fplab::test::declared_long_options(app).size() == 11);
 }
 
 TEST_CASE("sum request: an option left out or one field changed gives another request",
