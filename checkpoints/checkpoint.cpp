@@ -106,4 +106,18 @@ std::vector<float> to_float32(const TensorView& t) {
   return out;
 }
 
+void dequantize_q8_0(const std::byte* src, std::size_t elements, std::byte* out) {
+  for (std::size_t blk = 0; blk < elements / 32; ++blk) {
+    const std::byte* block = src + blk * 34;
+    std::uint16_t d_bits = 0;
+    std::memcpy(&d_bits, block, 2);
+    const float d = binary16_to_float(d_bits);
+    for (std::size_t i = 0; i < 32; ++i) {
+      // |q| <= 128 and the scale has 11 significant bits: the product is exact.
+      const float x = d * static_cast<float>(static_cast<std::int8_t>(block[2 + i]));
+      std::memcpy(out + (blk * 32 + i) * 4, &x, 4);
+    }
+  }
+}
+
 }  // namespace fplab::checkpoints

@@ -62,6 +62,13 @@ struct TensorView {
 // The tensor's values as float32, exactly (every bf16 and f16 is a float).
 std::vector<float> to_float32(const TensorView& t);
 
+// GGUF's Q8_0: `elements` values (a multiple of 32) in blocks of 34 bytes at
+// `src` (an f16 scale d, then 32 int8 q) into `out` as little-endian
+// float32 d * q (exact: |q| <= 128 and d has 11 significant bits). With
+// to_float32, the conversions run on every value of a checkpoint at load:
+// checkpoint.cpp keeps the build type's optimisation (CMakeLists.txt).
+void dequantize_q8_0(const std::byte* src, std::size_t elements, std::byte* out);
+
 inline constexpr std::size_t kWholeTensor = static_cast<std::size_t>(-1);
 
 // A tensor the caller's model reads (model/forward_ops.hpp's OpWeight).

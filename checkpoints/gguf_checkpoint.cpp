@@ -11,7 +11,6 @@
 
 #include "checkpoints/checkpoint_builder.hpp"
 #include "checkpoints/gguf.hpp"
-#include "io/float_bits.hpp"
 
 namespace fplab::checkpoints {
 
@@ -218,17 +217,7 @@ TensorView gguf_view(CheckpointBuilder& b, const GgufTensorInfo& t, const std::b
   v.data = src;
   if (t.type != GgmlType::q8_0) return v;
   auto out = b.own(static_cast<std::size_t>(t.elements) * 4);
-  for (std::uint64_t blk = 0; blk < t.elements / 32; ++blk) {
-    const std::byte* block = src + blk * 34;
-    std::uint16_t d_bits = 0;
-    std::memcpy(&d_bits, block, 2);
-    const float d = binary16_to_float(d_bits);
-    for (int i = 0; i < 32; ++i) {
-      // |q| <= 128 and the scale has 11 significant bits: the product is exact.
-      const float x = d * static_cast<float>(static_cast<std::int8_t>(block[2 + i]));
-      std::memcpy(out.data() + (blk * 32 + static_cast<std::uint64_t>(i)) * 4, &x, 4);
-    }
-  }
+  dequantize_q8_0(src, static_cast<std::size_t>(t.elements), out.data());
   v.data = out.data();
   return v;
 }

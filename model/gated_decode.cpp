@@ -91,6 +91,32 @@ StepBounds::StepBounds(const Model& model, PrecisionPolicy precision, bool rigor
   }
 }
 
+StepBounds::~StepBounds() = default;
+
+// The enclosure after `tokens`: the kept one where its tokens begin them
+// (taken out, so that no two threads share one), else a new one.
+std::unique_ptr<EnclosedSequence> StepBounds::enclosure_after(std::span<const Token> tokens) {
+  std::unique_ptr<EnclosedSequence> e;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (enclosed_ && enclosed_tokens_.size() <= tokens.size() &&
+        std::equal(enclosed_tokens_.begin(), enclosed_tokens_.end(), tokens.begin())) {
+      e = std::move(enclosed_);
+    }
+  }
+  if (!e) e = std::make_unique<EnclosedSequence>(*model_);
+  const std::size_t from = e->length();
+  for (std::size_t i = from; i < tokens.size(); ++i) e->push(tokens[i]);
+  const std::lock_guard<std::mutex> lock(mutex_);
+  enclosed_pushes_ += static_cast<std::int64_t>(tokens.size() - from);
+  return e;
+}
+
+std::int64_t StepBounds::enclosed_pushes() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return enclosed_pushes_;
+}
+
 std::int64_t StepBounds::computed() const {
   const std::lock_guard<std::mutex> lock(mutex_);
   return computed_;
@@ -119,14 +145,19 @@ BoundVerdict StepBounds::verdict(std::span<const Token> prefix) {
     const double g = step.centre[static_cast<std::size_t>(step.lead)] - step.centre[j];
     if (g < runner_gap) runner_gap = g, v.gap_bound = step.gap_bound[j];
   }
+  std::unique_ptr<EnclosedSequence> enclosed;
   if (rigorous_) {
-    EnclosedSequence enclosed(*model_);
-    for (std::size_t i = 0; i + 1 < prefix.size(); ++i) enclosed.push(prefix[i]);
-    if (certified(enclosed.push(prefix.back()), step.lead)) v.by = Certificate::rigorous;
+    enclosed = enclosure_after(prefix.first(prefix.size() - 1));
+    if (certified(enclosed->push(prefix.back()), step.lead)) v.by = Certificate::rigorous;
   }
   if (v.by == Certificate::none && step.certified) v.by = Certificate::first_order;
   const std::lock_guard<std::mutex> lock(mutex_);
   ++computed_;
+  if (enclosed) {
+    ++enclosed_pushes_;  // the prefix's last token
+    enclosed_ = std::move(enclosed);
+    enclosed_tokens_ = key;
+  }
   memo_.emplace(std::move(key), v);
   return v;
 }

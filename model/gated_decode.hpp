@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -55,6 +56,8 @@
 #include "model/transformer.hpp"
 
 namespace fplab::model {
+
+class EnclosedSequence;  // model/enclosure.hpp
 
 enum class GateKind { fast, invariant, bound, margin, window };
 
@@ -99,11 +102,15 @@ class StepBounds {
   // `scale` multiplies the first-order bound (FirstOrderOptions::scale; 1
   // but in tests: 2^-20 is a too-small bound, the negative control).
   StepBounds(const Model& model, PrecisionPolicy precision, bool rigorous = true, double scale = 1);
+  ~StepBounds();
   // The verdict on the logits after `prefix` (non-empty).
   BoundVerdict verdict(std::span<const Token> prefix);
   [[nodiscard]] PrecisionPolicy precision() const { return precision_; }
   // Verdicts computed (not memo hits).
   [[nodiscard]] std::int64_t computed() const;
+  // Tokens pushed through the rigorous enclosure so far: a verdict whose
+  // prefix extends the last computed one's pushes only the new tokens.
+  [[nodiscard]] std::int64_t enclosed_pushes() const;
 
  private:
   const Model* model_;
@@ -113,6 +120,15 @@ class StepBounds {
   mutable std::mutex mutex_;
   std::map<std::vector<Token>, BoundVerdict> memo_;
   std::int64_t computed_ = 0;
+  // The rigorous enclosure after the last computed verdict's prefix (its
+  // tokens in enclosed_tokens_), kept for the next: along a path (each
+  // prefix the last plus a token) a verdict pushes one token, not the
+  // whole prefix again; the same pushes, so the same bits.
+  std::unique_ptr<EnclosedSequence> enclosed_;
+  std::vector<Token> enclosed_tokens_;
+  std::int64_t enclosed_pushes_ = 0;
+
+  std::unique_ptr<EnclosedSequence> enclosure_after(std::span<const Token> tokens);
 };
 
 struct GatedStats {

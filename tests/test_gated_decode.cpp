@@ -169,6 +169,49 @@ TEST_CASE("gated decoding equals always-invariant decoding at every batch size",
   }
 }
 
+// StepBounds keeps the enclosure of its last verdict's prefix and pushes
+// only the new tokens when the next prefix extends it: along a path one
+// token a verdict; off it (a prefix that branches) it starts afresh, the
+// whole prefix pushed; and each verdict equals a fresh StepBounds' on that
+// prefix alone. (The enclosure certifies no step of the bundled model's
+// here: its effect on the verdicts shows only in the counts.)
+TEST_CASE("bound verdicts: the kept enclosure is extended along a path", "[model][gated]") {
+  REQUIRE(std::filesystem::exists(fm::model_path()));
+  const auto& m = fm::bundled_model();
+  const fm::OneThread one;
+  const auto prompt = m.tokenizer().encode("The LORD");
+  const std::vector<std::vector<fm::Token>> alone{prompt};
+  const fm::Policy invariant{fm::ReductionPolicy::batch_invariant, fm::PrecisionPolicy::fp32};
+  const auto path = fm::greedy_decode(m, invariant, alone, 6).tokens[0];
+  fm::StepBounds kept(m, fm::PrecisionPolicy::fp32, true);
+  const auto same_as_fresh = [&](const std::vector<fm::Token>& p) {
+    fm::StepBounds fresh(m, fm::PrecisionPolicy::fp32, true);
+    const auto a = kept.verdict(p), b = fresh.verdict(p);
+    INFO("prefix of " << p.size() << " tokens");
+    CHECK(a.by == b.by);
+    CHECK(a.lead == b.lead);
+    CHECK(a.gap_bound == b.gap_bound);
+    CHECK(fresh.enclosed_pushes() == static_cast<std::int64_t>(p.size()));
+  };
+  std::vector<fm::Token> prefix = prompt;
+  for (const fm::Token t : path) {
+    same_as_fresh(prefix);
+    prefix.push_back(t);
+  }
+  const auto along = static_cast<std::int64_t>(prefix.size() - 1);
+  CHECK(kept.enclosed_pushes() == along);
+  // A branch: the last prefix with its last token changed pushes it whole.
+  auto branch = prefix;
+  branch.pop_back();
+  branch.back() = (branch.back() + 1) % static_cast<fm::Token>(m.config().vocab_size);
+  same_as_fresh(branch);
+  CHECK(kept.enclosed_pushes() == along + static_cast<std::int64_t>(branch.size()));
+  // The negative control: without the rigorous enclosure nothing is pushed.
+  fm::StepBounds none(m, fm::PrecisionPolicy::fp32, false);
+  (void)none.verdict(prefix);
+  CHECK(none.enclosed_pushes() == 0);
+}
+
 // The bound gate on a Mixture-of-Experts model (bundled-moe): a step whose
 // routes are not certified is not certified (recomputed, counted as
 // route_uncertified), so the gate still gives the invariant tokens; the
