@@ -297,39 +297,14 @@ void read_experts(const json& j, ArchitectureConfig& c, const std::string& sourc
   }
 }
 
-}  // namespace
-
-std::string_view name(Architecture a) {
-  switch (a) {
-    case Architecture::llama:
-      return "LlamaForCausalLM";
-    case Architecture::mistral:
-      return "MistralForCausalLM";
-    case Architecture::qwen2:
-      return "Qwen2ForCausalLM";
-    case Architecture::qwen3:
-      return "Qwen3ForCausalLM";
-    case Architecture::qwen3_moe:
-      return "Qwen3MoeForCausalLM";
-    case Architecture::qwen2_moe:
-      return "Qwen2MoeForCausalLM";
-    case Architecture::mixtral:
-      return "MixtralForCausalLM";
-  }
-  return "?";
-}
-
-ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string& source) {
-  const auto j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) fail_input(source, "not valid JSON");
-  if (!j.is_object()) fail_input(source, "not a JSON object");
-
-  ArchitectureConfig c;
+// The architecture `architectures` names (its one name, returned), with
+// the model_type it implies when the file gives one.
+std::string read_architecture(const json& j, ArchitectureConfig& c, const std::string& source) {
   const auto arch = j.find("architectures");
   if (arch == j.end() || !arch->is_array() || arch->size() != 1 || !(*arch)[0].is_string()) {
     fail_input(source, "architectures is not a list of one name");
   }
-  const auto name = (*arch)[0].get<std::string>();
+  std::string name = (*arch)[0].get<std::string>();
   std::string model_type;
   if (name == "LlamaForCausalLM") {
     c.architecture = Architecture::llama;
@@ -360,7 +335,12 @@ ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string
                    "MixtralForCausalLM)");
   }
   require_if_present(j, "model_type", model_type, source, "architectures says " + name);
+  return name;
+}
 
+// Every field is one fplab knows leaves the computation alone, or (for a
+// Mixture-of-Experts architecture) one of the expert fields it reads.
+void check_fields_known(const json& j, const ArchitectureConfig& c, const std::string& source) {
   for (const auto& [k, v] : j.items()) {
     if (!harmless_fields().contains(k) &&
         !(is_moe(c.architecture) && moe_field_names().contains(k))) {
@@ -369,14 +349,16 @@ ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string
                      "' is not supported (fplab does not know whether it changes the computation)");
     }
   }
+}
 
+// The sizes, with HF's defaults: num_key_value_heads = num_attention_heads;
+// head_dim hidden_size / num_attention_heads (Qwen3Config's default is 128).
+void read_sizes(const json& j, ArchitectureConfig& c, const std::string& source) {
   c.vocab_size = positive_size(j, "vocab_size", source);
   c.hidden_size = positive_size(j, "hidden_size", source);
   c.intermediate_size = positive_size(j, "intermediate_size", source);
   c.num_layers = positive_size(j, "num_hidden_layers", source);
   c.num_heads = positive_size(j, "num_attention_heads", source);
-  // HF's defaults: num_key_value_heads = num_attention_heads; head_dim
-  // hidden_size / num_attention_heads (Qwen3Config's default is 128).
   c.num_kv_heads = j.contains("num_key_value_heads") && !j["num_key_value_heads"].is_null()
                        ? positive_size(j, "num_key_value_heads", source)
                        : c.num_heads;
@@ -390,18 +372,12 @@ ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string
   if (j.contains("max_position_embeddings")) {
     c.max_position_embeddings = positive_size(j, "max_position_embeddings", source);
   }
-  c.rms_norm_eps = finite_number(j, "rms_norm_eps", source);
+}
 
-  require_if_present(j, "hidden_act", "silu", source, "only silu");
-  require_if_present(j, "mlp_bias", false, source, "no MLP biases");
-  require_if_present(j, "pretraining_tp", 1, source, "only 1");
-  require_if_present(j, "rope_interleaved", false, source, "rotate-half rotary only");
-  require_if_present(j, "partial_rotary_factor", 1.0, source, "rotary over the whole head only");
-  c.attention_window = attention_windows(j, c, source);
-  read_experts(j, c, source);
-
+// rope_theta and the rope scaling: transformers 5's rope_parameters (both in
+// one object) or the older rope_theta and rope_scaling, never both.
+void read_rope(const json& j, ArchitectureConfig& c, const std::string& source) {
   if (j.contains("rope_parameters") && !j["rope_parameters"].is_null()) {
-    // transformers 5's spelling: rope_theta and the scaling in one object.
     if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) {
       fail_input(source, "both rope_parameters and rope_scaling are given");
     }
@@ -416,8 +392,13 @@ ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string
     if (j.contains("rope_scaling"))
       c.rope_scaling = parse_rope_scaling(j["rope_scaling"], "rope_scaling", source);
   }
+}
 
-  c.tie_word_embeddings = flag(j, "tie_word_embeddings", source);
+// The attention's biases and qk-norm, by architecture (`name`: its HF name,
+// for the messages): attention_bias where the architecture has the field,
+// Qwen2's fixed q, k, v biases, Qwen3's qk-norm.
+void read_attention_extras(const json& j, ArchitectureConfig& c, const std::string& name,
+                           const std::string& source) {
   const bool attention_bias = flag(j, "attention_bias", source);
   if ((c.architecture == Architecture::mistral || c.architecture == Architecture::mixtral) &&
       j.contains("attention_bias")) {
@@ -437,6 +418,52 @@ ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string
     c.o_proj_bias = attention_bias;
   }
   c.qk_norm = c.architecture == Architecture::qwen3 || c.architecture == Architecture::qwen3_moe;
+}
+
+}  // namespace
+
+std::string_view name(Architecture a) {
+  switch (a) {
+    case Architecture::llama:
+      return "LlamaForCausalLM";
+    case Architecture::mistral:
+      return "MistralForCausalLM";
+    case Architecture::qwen2:
+      return "Qwen2ForCausalLM";
+    case Architecture::qwen3:
+      return "Qwen3ForCausalLM";
+    case Architecture::qwen3_moe:
+      return "Qwen3MoeForCausalLM";
+    case Architecture::qwen2_moe:
+      return "Qwen2MoeForCausalLM";
+    case Architecture::mixtral:
+      return "MixtralForCausalLM";
+  }
+  return "?";
+}
+
+ArchitectureConfig parse_hf_config(std::string_view json_text, const std::string& source) {
+  const auto j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) fail_input(source, "not valid JSON");
+  if (!j.is_object()) fail_input(source, "not a JSON object");
+
+  ArchitectureConfig c;
+  const std::string name = read_architecture(j, c, source);
+  check_fields_known(j, c, source);
+  read_sizes(j, c, source);
+  c.rms_norm_eps = finite_number(j, "rms_norm_eps", source);
+
+  require_if_present(j, "hidden_act", "silu", source, "only silu");
+  require_if_present(j, "mlp_bias", false, source, "no MLP biases");
+  require_if_present(j, "pretraining_tp", 1, source, "only 1");
+  require_if_present(j, "rope_interleaved", false, source, "rotate-half rotary only");
+  require_if_present(j, "partial_rotary_factor", 1.0, source, "rotary over the whole head only");
+  c.attention_window = attention_windows(j, c, source);
+  read_experts(j, c, source);
+  read_rope(j, c, source);
+
+  c.tie_word_embeddings = flag(j, "tie_word_embeddings", source);
+  read_attention_extras(j, c, name, source);
   c.bos_token_ids = token_ids(j, "bos_token_id", source);
   c.eos_token_ids = token_ids(j, "eos_token_id", source);
   for (const char* key : {"torch_dtype", "dtype"}) {

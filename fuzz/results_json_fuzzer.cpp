@@ -7,8 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz/fuzz_support.hpp"
-#include "reports/report.hpp"
+#include "reports/report_csv.hpp"
 #include "reports/report_document.hpp"
+#include "reports/report_gnuplot.hpp"
 #include "reports/report_html.hpp"
 #include "reports/report_markdown.hpp"
 #include "reports/results.hpp"

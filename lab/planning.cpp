@@ -10,8 +10,11 @@
 
 namespace fplab {
 
-std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quick,
-                                  const std::vector<std::string>& settings) {
+namespace {
+
+// The experiments `ids` name ("all": every one), each once, in the order
+// first named.
+std::vector<const Experiment*> choose_experiments(const std::vector<std::string>& ids) {
   std::vector<const Experiment*> chosen;
   if (ids.empty())
     throw std::invalid_argument("name the experiments to run, or 'all' (see 'fplab list')");
@@ -27,9 +30,16 @@ std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quic
       throw std::invalid_argument("unknown experiment '" + id + "' (see 'fplab list')");
     if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) chosen.push_back(e);
   }
+  return chosen;
+}
 
-  // Settings: name -> text, per experiment.
-  std::map<const Experiment*, std::map<std::string, std::string>> given;
+using Settings = std::map<const Experiment*, std::map<std::string, std::string>>;
+
+// The --set settings (name=value for every chosen experiment that has the
+// parameter, experiment.name=value for one): name -> text, per experiment.
+Settings parse_settings(const std::vector<std::string>& settings,
+                        const std::vector<const Experiment*>& chosen) {
+  Settings given;
   for (const auto& s : settings) {
     const std::size_t eq = s.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -67,53 +77,68 @@ std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quic
                                   " (see 'fplab list')");
     }
   }
+  return given;
+}
 
-  std::vector<PlannedRun> runs;
-  for (const auto* e : registered_experiments()) {
-    if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) continue;
-    const auto& mine = given[e];
-    // A parameter's large-run value in this mode (empty: none).
-    const auto large_value = [quick](const ParamSpec& p) -> const std::string& {
-      return quick ? p.large_quick_default : p.large_full_default;
-    };
-    // The values for one choice of defaults; a setting always wins.
-    const auto values_with = [&](bool large) {
-      std::vector<ParamValue> values;
-      for (const auto& p : e->info.params) {
-        const auto it = mine.find(p.name);
-        std::string text = p.full_default;
-        if (quick && !p.quick_default.empty()) text = p.quick_default;
-        if (large && !large_value(p).empty()) text = large_value(p);
-        if (it != mine.end()) text = it->second;
-        try {
-          values.push_back(parse_param(p, text));
-        } catch (const std::invalid_argument& err) {
-          throw std::invalid_argument(e->info.id + ": " + err.what());
-        }
-      }
-      return values;
-    };
-    Params params(e->info.params, values_with(false));
-    std::vector<std::string> large_run_params;
-    if (e->info.large_quick.applies) {
-      const bool any = std::any_of(
-          e->info.params.begin(), e->info.params.end(),
-          [&](const auto& p) { return !large_value(p).empty() && !mine.contains(p.name); });
-      bool large = false;
+// One experiment's run: its parameters from its defaults for this mode and
+// the settings `mine` (a setting always wins), and the large-run defaults
+// where the experiment asks for them.
+PlannedRun plan_run(const Experiment* e, const std::map<std::string, std::string>& mine,
+                    bool quick) {
+  // A parameter's large-run value in this mode (empty: none).
+  const auto large_value = [quick](const ParamSpec& p) -> const std::string& {
+    return quick ? p.large_quick_default : p.large_full_default;
+  };
+  // The values for one choice of defaults; a setting always wins.
+  const auto values_with = [&](bool large) {
+    std::vector<ParamValue> values;
+    for (const auto& p : e->info.params) {
+      const auto it = mine.find(p.name);
+      std::string text = p.full_default;
+      if (quick && !p.quick_default.empty()) text = p.quick_default;
+      if (large && !large_value(p).empty()) text = large_value(p);
+      if (it != mine.end()) text = it->second;
       try {
-        large = any && e->info.large_quick.applies(params);
+        values.push_back(parse_param(p, text));
       } catch (const std::invalid_argument& err) {
         throw std::invalid_argument(e->info.id + ": " + err.what());
       }
-      if (large) {
-        params = Params(e->info.params, values_with(true));
-        for (const auto& p : e->info.params) {
-          if (!large_value(p).empty() && !mine.contains(p.name)) large_run_params.push_back(p.name);
-        }
+    }
+    return values;
+  };
+  Params params(e->info.params, values_with(false));
+  std::vector<std::string> large_run_params;
+  if (e->info.large_quick.applies) {
+    const bool any = std::any_of(e->info.params.begin(), e->info.params.end(), [&](const auto& p) {
+      return !large_value(p).empty() && !mine.contains(p.name);
+    });
+    bool large = false;
+    try {
+      large = any && e->info.large_quick.applies(params);
+    } catch (const std::invalid_argument& err) {
+      throw std::invalid_argument(e->info.id + ": " + err.what());
+    }
+    if (large) {
+      params = Params(e->info.params, values_with(true));
+      for (const auto& p : e->info.params) {
+        if (!large_value(p).empty() && !mine.contains(p.name)) large_run_params.push_back(p.name);
       }
     }
-    const auto seed = static_cast<std::uint64_t>(params.integer("seed"));
-    runs.push_back({e, std::move(params), seed, std::move(large_run_params)});
+  }
+  const auto seed = static_cast<std::uint64_t>(params.integer("seed"));
+  return {e, std::move(params), seed, std::move(large_run_params)};
+}
+
+}  // namespace
+
+std::vector<PlannedRun> plan_runs(const std::vector<std::string>& ids, bool quick,
+                                  const std::vector<std::string>& settings) {
+  const std::vector<const Experiment*> chosen = choose_experiments(ids);
+  Settings given = parse_settings(settings, chosen);
+  std::vector<PlannedRun> runs;
+  for (const auto* e : registered_experiments()) {
+    if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) continue;
+    runs.push_back(plan_run(e, given[e], quick));
   }
   return runs;
 }

@@ -3,6 +3,7 @@
 #include <array>
 #include <map>
 #include <stdexcept>
+#include <utility>
 
 #include "io/input_error.hpp"
 
@@ -41,6 +42,208 @@ void number_tensors(std::vector<Op>& ops) {
   }
 }
 
+// An op of `kind` reading op `in` (and `in2`), writing `slot`.
+Op make_op(std::string name, OpKind kind, std::size_t layer, std::size_t in, Slot slot,
+           std::size_t out, std::size_t k, std::size_t in2 = kNoInput) {
+  Op o;
+  o.name = std::move(name);
+  o.kind = kind;
+  o.layer = layer;
+  o.in[0] = in;
+  o.in[1] = in2;
+  o.slot = slot;
+  o.out_features = out;
+  o.in_features = k;
+  return o;
+}
+
+// describe_forward's op list, built part by part: each step appends its ops
+// and returns the index of its last op (the one the next part reads).
+struct ForwardBuilder {
+  const ModelConfig& c;
+  const std::size_t d, f, V, hd, qw, kvw;
+  std::vector<Op> ops;
+
+  explicit ForwardBuilder(const ModelConfig& config)
+      : c(config),
+        d(c.d_model),
+        f(c.ffn_dim),
+        V(c.vocab_size),
+        hd(c.head_dim()),
+        qw(c.q_width()),
+        kvw(c.kv_width()) {}
+
+  // Appends an op and returns its index.
+  std::size_t add(Op op) {
+    ops.push_back(std::move(op));
+    return ops.size() - 1;
+  }
+
+  std::size_t rmsnorm(std::string name, std::size_t layer, std::size_t in, Slot slot,
+                      OpWeight weight, std::size_t width, std::size_t group) {
+    Op o = make_op(std::move(name), OpKind::rmsnorm, layer, in, slot, width, group);
+    o.weights = {std::move(weight)};
+    return add(std::move(o));
+  }
+
+  // A linear op of layer `layer`: HF module "<p>.<module>", GGUF "<gguf>".
+  std::size_t linear(const std::string& p, const std::string& module, const std::string& gguf,
+                     std::size_t layer, std::size_t in, Slot slot, std::size_t out, std::size_t k,
+                     Parallel parallel, bool bias, Cache cache = Cache::none) {
+    Op o = make_op(p + module, OpKind::linear, layer, in, slot, out, k);
+    o.weights = matrix(layer, module, gguf, out, k, bias);
+    o.parallel = parallel;
+    o.cache = cache;
+    return add(std::move(o));
+  }
+
+  // RoPE of q or k (a qk-norm before it when the model has one).
+  std::size_t rotate(const std::string& p, char which, std::size_t layer, std::size_t in, Slot slot,
+                     std::size_t width, Cache cache) {
+    const std::string w(1, which);
+    if (c.qk_norm) {
+      in = rmsnorm(
+          p + "self_attn." + w + "_norm", layer, in, slot,
+          named(layer, "self_attn." + w + "_norm.weight", "attn_" + w + "_norm.weight", {hd}),
+          width, hd);
+    }
+    Op o = make_op(p + "self_attn." + w + "_rope", OpKind::rope, layer, in, slot, width, width);
+    o.cache = cache;
+    return add(std::move(o));
+  }
+
+  // The attention of layer `l` on op `n1`'s output: v, k (rotated), q
+  // (rotated), the attention and o_proj; returns o_proj.
+  std::size_t attention(const std::string& p, std::size_t l, std::size_t n1) {
+    linear(p, "self_attn.v_proj", "attn_v", l, n1, Slot::v, kvw, d, Parallel::column, c.qkv_bias,
+           Cache::v);
+    const std::size_t k = linear(p, "self_attn.k_proj", "attn_k", l, n1, Slot::k, kvw, d,
+                                 Parallel::column, c.qkv_bias);
+    rotate(p, 'k', l, k, Slot::k, kvw, Cache::k);
+    const std::size_t q = linear(p, "self_attn.q_proj", "attn_q", l, n1, Slot::q, qw, d,
+                                 Parallel::column, c.qkv_bias);
+    const std::size_t qr = rotate(p, 'q', l, q, Slot::q, qw, Cache::none);
+    Op a = make_op(p + "self_attn.attention", OpKind::attention, l, qr, Slot::att, qw, hd);
+    a.reductions = {p + "self_attn.scores", p + "self_attn.softmax", p + "self_attn.pv"};
+    a.window = c.window(l);
+    const std::size_t att = add(std::move(a));
+    return linear(p, "self_attn.o_proj", "attn_output", l, att, Slot::a, d, qw, Parallel::row,
+                  false);
+  }
+
+  // The dense MLP of layer `layer` on op `n2`'s output; returns down_proj.
+  std::size_t dense_mlp(std::size_t layer, std::size_t n2) {
+    const std::string p = "layers." + std::to_string(layer) + ".";
+    const std::size_t up =
+        linear(p, "mlp.up_proj", "ffn_up", layer, n2, Slot::u, f, d, Parallel::column, false);
+    const std::size_t gate =
+        linear(p, "mlp.gate_proj", "ffn_gate", layer, n2, Slot::g, f, d, Parallel::column, false);
+    const std::size_t act =
+        add(make_op(p + "mlp.act", OpKind::silu_mul, layer, gate, Slot::g, f, f, up));
+    return linear(p, "mlp.down_proj", "ffn_down", layer, act, Slot::a, d, f, Parallel::row, false);
+  }
+
+  // One SwiGLU MLP of width `width` named "<p>{up,gate,down}_proj", "<p>act"
+  // (HF's `hf`{gate,up,down} and GGUF's `gguf`: stacked for the experts),
+  // over expert `expert`'s rows (kNoExpert: every row); returns down_proj.
+  std::size_t swiglu(std::size_t layer, const std::string& p, std::size_t n2, std::size_t width,
+                     std::size_t expert, Slot out, const std::array<std::string, 3>& hf,
+                     const std::string& gguf) {
+    const auto matrix_op = [&](const std::string& proj, const std::string& hf_name,
+                               const std::string& gguf_name, std::size_t in, Slot slot,
+                               std::size_t rows, std::size_t cols, Parallel split) {
+      Op o = make_op(p + proj, OpKind::linear, layer, in, slot, rows, cols);
+      o.weights = {named(layer, hf_name, gguf_name, {rows, cols})};
+      o.expert = expert;
+      o.parallel = split;
+      return add(std::move(o));
+    };
+    const std::size_t up = matrix_op("up_proj", hf[1], "ffn_up" + gguf + ".weight", n2, Slot::u,
+                                     width, d, Parallel::column);
+    const std::size_t gate = matrix_op("gate_proj", hf[0], "ffn_gate" + gguf + ".weight", n2,
+                                       Slot::g, width, d, Parallel::column);
+    Op act = make_op(p + "act", OpKind::silu_mul, layer, gate, Slot::g, width, width, up);
+    act.expert = expert;
+    const std::size_t a = add(std::move(act));
+    return matrix_op("down_proj", hf[2], "ffn_down" + gguf + ".weight", a, out, d, width,
+                     Parallel::row_partial);
+  }
+
+  // The shared expert of an MoE block and its gate: returns (shared, gate),
+  // kNoInput for both when the model has none.
+  std::pair<std::size_t, std::size_t> shared_expert(std::size_t layer, const std::string& p,
+                                                    std::size_t n2) {
+    if (c.shared_expert_ffn == 0) return {kNoInput, kNoInput};
+    const std::string hf = "mlp.shared_expert.";
+    const std::size_t shared =
+        swiglu(layer, p + "shared_expert.", n2, c.shared_expert_ffn, kNoExpert, Slot::shared,
+               {hf + "gate_proj.weight", hf + "up_proj.weight", hf + "down_proj.weight"}, "_shexp");
+    Op g = make_op(p + "shared_expert_gate", OpKind::linear, layer, n2, Slot::shared_gate, 1, d);
+    g.weights = {
+        named(layer, "mlp.shared_expert_gate.weight", "ffn_gate_inp_shexp.weight", {1, d})};
+    return {shared, add(std::move(g))};
+  }
+
+  // A Mixture-of-Experts block of layer `layer` (the header's ops); returns
+  // its combine.
+  std::size_t experts(std::size_t layer, std::size_t n2) {
+    const std::string p = "layers." + std::to_string(layer) + ".mlp.";
+    const std::string block = c.mixtral_names ? "block_sparse_moe." : "mlp.";
+    const std::size_t E = c.n_experts;
+    Op router = make_op(p + "router", OpKind::router, layer, n2, Slot::router, E, d);
+    router.weights = {named(layer, block + "gate.weight", "ffn_gate_inp.weight", {E, d})};
+    add(std::move(router));
+    for (std::size_t e = 0; e < E; ++e) {
+      const std::string hf = block + "experts." + std::to_string(e) + ".";
+      const std::array<std::string, 3> names =
+          c.mixtral_names
+              ? std::array<std::string, 3>{hf + "w1.weight", hf + "w3.weight", hf + "w2.weight"}
+              : std::array<std::string, 3>{hf + "gate_proj.weight", hf + "up_proj.weight",
+                                           hf + "down_proj.weight"};
+      swiglu(layer, p + "experts." + std::to_string(e) + ".", n2, c.expert_ffn, e, Slot::expert,
+             names, "_exps");
+    }
+    const auto [shared, shared_gate] = shared_expert(layer, p, n2);
+    // Under TP the combine adds its shards' partials: its all-reduce.
+    Op combine = make_op(p + "combine", OpKind::combine, layer, shared, Slot::a, d,
+                         c.experts_per_token, shared_gate);
+    combine.parallel = Parallel::row;
+    return add(std::move(combine));
+  }
+
+  // Decoder layer `l` on the residual stream `x`: returns its mlp_residual.
+  std::size_t decoder_layer(std::size_t l, std::size_t x) {
+    const std::string p = "layers." + std::to_string(l) + ".";
+    const std::size_t n1 =
+        rmsnorm(p + "input_layernorm", l, x, Slot::a,
+                named(l, "input_layernorm.weight", "attn_norm.weight", {d}), d, d);
+    const std::size_t o = attention(p, l, n1);
+    const std::size_t h = add(make_op(p + "attn_residual", OpKind::add, l, x, Slot::h, d, d, o));
+    const std::size_t n2 =
+        rmsnorm(p + "post_attention_layernorm", l, h, Slot::a,
+                named(l, "post_attention_layernorm.weight", "ffn_norm.weight", {d}), d, d);
+    const std::size_t mlp = c.sparse(l) ? experts(l, n2) : dense_mlp(l, n2);
+    return add(make_op(p + "mlp_residual", OpKind::add, l, h, Slot::x, d, d, mlp));
+  }
+
+  // The embedding, every layer, the final norm and lm_head.
+  std::vector<Op> build() {
+    Op embed = make_op("embed", OpKind::embed, kNoLayer, kNoInput, Slot::x, d, d);
+    embed.weights = {named(kNoLayer, "model.embed_tokens.weight", "token_embd.weight", {V, d})};
+    std::size_t x = add(embed);
+    for (std::size_t l = 0; l < c.n_layers; ++l) x = decoder_layer(l, x);
+    const std::size_t n =
+        rmsnorm("norm", kNoLayer, x, Slot::a,
+                named(kNoLayer, "model.norm.weight", "output_norm.weight", {d}), d, d);
+    Op head = make_op("lm_head", OpKind::linear, kNoLayer, n, Slot::logits, V, d);
+    head.weights = {c.tied_embeddings ? embed.weights[0]
+                                      : named(kNoLayer, "lm_head.weight", "output.weight", {V, d})};
+    add(std::move(head));
+    number_tensors(ops);
+    return std::move(ops);
+  }
+};
+
 }  // namespace
 
 // (ModelConfig is transformer.hpp's; its check is here, beside
@@ -70,170 +273,7 @@ void ModelConfig::validate() const {
   }
 }
 
-std::vector<Op> describe_forward(const ModelConfig& c) {
-  const std::size_t d = c.d_model, f = c.ffn_dim, V = c.vocab_size, hd = c.head_dim();
-  const std::size_t qw = c.q_width(), kvw = c.kv_width();
-  std::vector<Op> ops;
-  // Appends an op and returns its index.
-  const auto add = [&ops](Op op) {
-    ops.push_back(std::move(op));
-    return ops.size() - 1;
-  };
-  // An op of `kind` reading op `in` (and `in2`), writing `slot`.
-  const auto op = [](std::string name, OpKind kind, std::size_t layer, std::size_t in, Slot slot,
-                     std::size_t out, std::size_t k, std::size_t in2 = kNoInput) {
-    Op o;
-    o.name = std::move(name);
-    o.kind = kind;
-    o.layer = layer;
-    o.in[0] = in;
-    o.in[1] = in2;
-    o.slot = slot;
-    o.out_features = out;
-    o.in_features = k;
-    return o;
-  };
-  const auto rmsnorm = [&](std::string name, std::size_t layer, std::size_t in, Slot slot,
-                           OpWeight weight, std::size_t width, std::size_t group) {
-    Op o = op(std::move(name), OpKind::rmsnorm, layer, in, slot, width, group);
-    o.weights = {std::move(weight)};
-    return add(std::move(o));
-  };
-  // A linear op of layer `layer`: HF module "<p>.<module>", GGUF "<gguf>".
-  const auto linear = [&](const std::string& p, const std::string& module, const std::string& gguf,
-                          std::size_t layer, std::size_t in, Slot slot, std::size_t out,
-                          std::size_t k, Parallel parallel, bool bias, Cache cache = Cache::none) {
-    Op o = op(p + module, OpKind::linear, layer, in, slot, out, k);
-    o.weights = matrix(layer, module, gguf, out, k, bias);
-    o.parallel = parallel;
-    o.cache = cache;
-    return add(std::move(o));
-  };
-  // RoPE of q or k (a qk-norm before it when the model has one).
-  const auto rotate = [&](const std::string& p, char which, std::size_t layer, std::size_t in,
-                          Slot slot, std::size_t width, Cache cache) {
-    const std::string w(1, which);
-    if (c.qk_norm) {
-      in = rmsnorm(
-          p + "self_attn." + w + "_norm", layer, in, slot,
-          named(layer, "self_attn." + w + "_norm.weight", "attn_" + w + "_norm.weight", {hd}),
-          width, hd);
-    }
-    Op o = op(p + "self_attn." + w + "_rope", OpKind::rope, layer, in, slot, width, width);
-    o.cache = cache;
-    return add(std::move(o));
-  };
-  // The dense MLP of layer `layer` on op `n2`'s output; returns down_proj.
-  const auto dense_mlp = [&](std::size_t layer, std::size_t n2) {
-    const std::string p = "layers." + std::to_string(layer) + ".";
-    const std::size_t up =
-        linear(p, "mlp.up_proj", "ffn_up", layer, n2, Slot::u, f, d, Parallel::column, false);
-    const std::size_t gate =
-        linear(p, "mlp.gate_proj", "ffn_gate", layer, n2, Slot::g, f, d, Parallel::column, false);
-    const std::size_t act =
-        add(op(p + "mlp.act", OpKind::silu_mul, layer, gate, Slot::g, f, f, up));
-    return linear(p, "mlp.down_proj", "ffn_down", layer, act, Slot::a, d, f, Parallel::row, false);
-  };
-  // One SwiGLU MLP of width `width` named "<p>{up,gate,down}_proj", "<p>act"
-  // (HF's `hf`{gate,up,down} and GGUF's `gguf`: stacked for the experts),
-  // over expert `expert`'s rows (kNoExpert: every row); returns down_proj.
-  const auto swiglu = [&](std::size_t layer, const std::string& p, std::size_t n2,
-                          std::size_t width, std::size_t expert, Slot out,
-                          const std::array<std::string, 3>& hf, const std::string& gguf) {
-    const auto matrix_op = [&](const std::string& proj, const std::string& hf_name,
-                               const std::string& gguf_name, std::size_t in, Slot slot,
-                               std::size_t rows, std::size_t cols, Parallel split) {
-      Op o = op(p + proj, OpKind::linear, layer, in, slot, rows, cols);
-      o.weights = {named(layer, hf_name, gguf_name, {rows, cols})};
-      o.expert = expert;
-      o.parallel = split;
-      return add(std::move(o));
-    };
-    const std::size_t up = matrix_op("up_proj", hf[1], "ffn_up" + gguf + ".weight", n2, Slot::u,
-                                     width, d, Parallel::column);
-    const std::size_t gate = matrix_op("gate_proj", hf[0], "ffn_gate" + gguf + ".weight", n2,
-                                       Slot::g, width, d, Parallel::column);
-    Op act = op(p + "act", OpKind::silu_mul, layer, gate, Slot::g, width, width, up);
-    act.expert = expert;
-    const std::size_t a = add(std::move(act));
-    return matrix_op("down_proj", hf[2], "ffn_down" + gguf + ".weight", a, out, d, width,
-                     Parallel::row_partial);
-  };
-  // A Mixture-of-Experts block of layer `layer` (the header's ops); returns
-  // its combine.
-  const auto experts = [&](std::size_t layer, std::size_t n2) {
-    const std::string p = "layers." + std::to_string(layer) + ".mlp.";
-    const std::string block = c.mixtral_names ? "block_sparse_moe." : "mlp.";
-    const std::size_t E = c.n_experts;
-    Op router = op(p + "router", OpKind::router, layer, n2, Slot::router, E, d);
-    router.weights = {named(layer, block + "gate.weight", "ffn_gate_inp.weight", {E, d})};
-    add(std::move(router));
-    for (std::size_t e = 0; e < E; ++e) {
-      const std::string hf = block + "experts." + std::to_string(e) + ".";
-      const std::array<std::string, 3> names =
-          c.mixtral_names
-              ? std::array<std::string, 3>{hf + "w1.weight", hf + "w3.weight", hf + "w2.weight"}
-              : std::array<std::string, 3>{hf + "gate_proj.weight", hf + "up_proj.weight",
-                                           hf + "down_proj.weight"};
-      swiglu(layer, p + "experts." + std::to_string(e) + ".", n2, c.expert_ffn, e, Slot::expert,
-             names, "_exps");
-    }
-    std::size_t shared = kNoInput, shared_gate = kNoInput;
-    if (c.shared_expert_ffn > 0) {
-      const std::string hf = "mlp.shared_expert.";
-      shared = swiglu(layer, p + "shared_expert.", n2, c.shared_expert_ffn, kNoExpert, Slot::shared,
-                      {hf + "gate_proj.weight", hf + "up_proj.weight", hf + "down_proj.weight"},
-                      "_shexp");
-      Op g = op(p + "shared_expert_gate", OpKind::linear, layer, n2, Slot::shared_gate, 1, d);
-      g.weights = {
-          named(layer, "mlp.shared_expert_gate.weight", "ffn_gate_inp_shexp.weight", {1, d})};
-      shared_gate = add(std::move(g));
-    }
-    // Under TP the combine adds its shards' partials: its all-reduce.
-    Op combine = op(p + "combine", OpKind::combine, layer, shared, Slot::a, d, c.experts_per_token,
-                    shared_gate);
-    combine.parallel = Parallel::row;
-    return add(std::move(combine));
-  };
-  Op embed = op("embed", OpKind::embed, kNoLayer, kNoInput, Slot::x, d, d);
-  embed.weights = {named(kNoLayer, "model.embed_tokens.weight", "token_embd.weight", {V, d})};
-  std::size_t x = add(embed);
-  for (std::size_t l = 0; l < c.n_layers; ++l) {
-    const std::string p = "layers." + std::to_string(l) + ".";
-    const std::size_t n1 =
-        rmsnorm(p + "input_layernorm", l, x, Slot::a,
-                named(l, "input_layernorm.weight", "attn_norm.weight", {d}), d, d);
-    linear(p, "self_attn.v_proj", "attn_v", l, n1, Slot::v, kvw, d, Parallel::column, c.qkv_bias,
-           Cache::v);
-    const std::size_t k = linear(p, "self_attn.k_proj", "attn_k", l, n1, Slot::k, kvw, d,
-                                 Parallel::column, c.qkv_bias);
-    rotate(p, 'k', l, k, Slot::k, kvw, Cache::k);
-    const std::size_t q = linear(p, "self_attn.q_proj", "attn_q", l, n1, Slot::q, qw, d,
-                                 Parallel::column, c.qkv_bias);
-    const std::size_t qr = rotate(p, 'q', l, q, Slot::q, qw, Cache::none);
-    Op attention = op(p + "self_attn.attention", OpKind::attention, l, qr, Slot::att, qw, hd);
-    attention.reductions = {p + "self_attn.scores", p + "self_attn.softmax", p + "self_attn.pv"};
-    attention.window = c.window(l);
-    const std::size_t att = add(std::move(attention));
-    const std::size_t o =
-        linear(p, "self_attn.o_proj", "attn_output", l, att, Slot::a, d, qw, Parallel::row, false);
-    const std::size_t h = add(op(p + "attn_residual", OpKind::add, l, x, Slot::h, d, d, o));
-    const std::size_t n2 =
-        rmsnorm(p + "post_attention_layernorm", l, h, Slot::a,
-                named(l, "post_attention_layernorm.weight", "ffn_norm.weight", {d}), d, d);
-    const std::size_t mlp = c.sparse(l) ? experts(l, n2) : dense_mlp(l, n2);
-    x = add(op(p + "mlp_residual", OpKind::add, l, h, Slot::x, d, d, mlp));
-  }
-  const std::size_t n =
-      rmsnorm("norm", kNoLayer, x, Slot::a,
-              named(kNoLayer, "model.norm.weight", "output_norm.weight", {d}), d, d);
-  Op head = op("lm_head", OpKind::linear, kNoLayer, n, Slot::logits, V, d);
-  head.weights = {c.tied_embeddings ? embed.weights[0]
-                                    : named(kNoLayer, "lm_head.weight", "output.weight", {V, d})};
-  add(std::move(head));
-  number_tensors(ops);
-  return ops;
-}
+std::vector<Op> describe_forward(const ModelConfig& c) { return ForwardBuilder(c).build(); }
 
 KeyRange visible_keys(const Op& op, std::size_t pos) {
   const std::size_t end = pos + 1;

@@ -176,24 +176,71 @@ std::vector<std::span<const std::uint64_t>> gathered_parts(const std::vector<std
   return parts;
 }
 
+// One rank's run of the level programme: the levels tabulated while the
+// next one fits the team's budget (each level's targets split over the
+// ranks, each rank's share built by its threads, then exchanged), and the
+// rest walked from the states of the last level this rank built. The steps
+// share the run's state, held here: `d` is the last level tabulated, and
+// `level` its blocks as this rank holds them.
 template <class T, class Machine>
-OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const OrderTeam& team,
-                             int threads, const ProgressFn& progress) {
-  const std::size_t n = values.size();
-  const Multiset<T> set(values);
-  const std::size_t groups = set.value.size();
-  const int team_threads = threads > 0 ? threads : omp_get_max_threads();
-  std::vector<std::vector<std::uint64_t>> by_level(n + 1);
-  for (std::uint64_t code = 0; code < set.codes; ++code) by_level[set.size(code)].push_back(code);
-
+struct LevelRun {
+  const Machine& m;
+  const OrderTeam& team;
+  const std::size_t n;
+  const Multiset<T> set;
+  const std::size_t groups;
+  const int team_threads;
+  std::vector<std::vector<std::uint64_t>> by_level;  // per level: its codes
+  const std::size_t last;                            // the deepest level ever tabulated
   PhaseProfile profile;
   OrderWork work;
-  work.states.push_back(1);
   Level level;
-  level.width = m.width(0);
   // The codes of level d this rank built (its walk starts there if d is the last).
   std::vector<std::uint64_t> built_codes;
-  {
+  std::size_t built = 0;  // words of level d this rank built
+  std::size_t d = 0;
+  // Level d + 1's targets' costs (states before merging), and their sum.
+  std::vector<std::uint64_t> cost;
+  std::uint64_t all = 0;
+
+  LevelRun(const Machine& machine, std::span<const T> values, const OrderTeam& t, int threads)
+      : m(machine),
+        team(t),
+        n(values.size()),
+        set(values),
+        groups(set.value.size()),
+        team_threads(threads > 0 ? threads : omp_get_max_threads()),
+        by_level(n + 1),
+        last(std::min(n - 1, team.levels)) {
+    for (std::uint64_t code = 0; code < set.codes; ++code) by_level[set.size(code)].push_back(code);
+  }
+
+  OrderHistogram<T> run(const ProgressFn& progress) {
+    start();
+    bool next = plan();
+    while (next) {
+      build_next();
+      if (team.ranks == 1) {
+        profile.count_words(built, level.words.size());
+        level.count = level.states;
+        work.states.push_back(
+            std::accumulate(level.count.begin(), level.count.end(), std::uint64_t{0}));
+        profile.lap(PhaseProfile::index);
+        next = plan();
+        continue;
+      }
+      next = exchange_counts();
+      if (!next) break;
+      exchange_blocks();
+    }
+    profile.lap(PhaseProfile::plan);
+    return walk(progress);
+  }
+
+  // Level 0: the machine's start state, reached by the one empty order.
+  void start() {
+    work.states.push_back(1);
+    level.width = m.width(0);
     std::array<T, kMaxStack> s{};
     m.start(s.data());
     level.words = {0, 1};
@@ -203,12 +250,13 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
     level.count = level.states;
     if (team.rank == 0) built_codes.push_back(0);
   }
-  const std::size_t last = std::min(n - 1, team.levels);
-  // The costs of level d + 1's targets (states before merging), or none when
-  // the walk takes over at level d: the same on every rank. Level d + 1's
-  // size is predicted as its states before merging times the share of level
-  // d's that were left after merging (`all` comes in as level d's cost).
-  const auto plan = [&](std::size_t d, std::vector<std::uint64_t>& cost, std::uint64_t& all) {
+
+  // The costs of level d + 1's targets, or none when the walk takes over at
+  // level d (false): the same on every rank. Level d + 1 is tabulated when
+  // its predicted size fits the budget: its states before merging times the
+  // share of level d's that were left after merging (`all` comes in as
+  // level d's cost).
+  bool plan() {
     double kept = 1.0;
     if (d > 0 && all > 0) {
       std::uint64_t states = 0;
@@ -229,12 +277,11 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
     return static_cast<double>(all) * kept * static_cast<double>(m.width(d + 1) + 1) *
                sizeof(std::uint64_t) <=
            static_cast<double>(team.budget_bytes);
-  };
-  std::size_t d = 0;
-  std::vector<std::uint64_t> cost;
-  std::uint64_t all = 0;
-  bool next = plan(0, cost, all);
-  while (next) {
+  }
+
+  // Level d + 1: this rank's share of its targets, each built by one thread
+  // from the blocks of level d it extends; then d + 1 is the last level.
+  void build_next() {
     const auto& targets = by_level[d + 1];
     const std::size_t width = m.width(d + 1);
     // Plain variables: clang 14 cannot capture structured bindings in OpenMP regions.
@@ -255,53 +302,53 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
     {
       StateTable table;
       auto& mine = out[static_cast<std::size_t>(omp_get_thread_num())];
-      std::array<T, kMaxStack> in{}, next_state{};
-      std::array<std::uint64_t, kMaxStack> key{};
 #pragma omp for schedule(dynamic, 1)
-      for (std::size_t i = begin; i < end; ++i) {
-        const std::uint64_t code = targets[i];
-        table.reset(width, cost[i]);
-        for (std::size_t g = 0; g < groups; ++g) {
-          const std::uint64_t u = set.used(code, g);
-          if (u == 0) continue;
-          const std::uint64_t from = code - set.stride[g];
-          const std::uint64_t ways = set.mult[g] - u + 1;  // copies of value g still left in `from`
-          const std::uint64_t* e = level.first[from];
-          for (std::uint64_t k = 0; k < level.states[from]; ++k, e += level.width + 1) {
-            for (std::size_t j = 0; j < level.width; ++j) in[j] = from_bits<T>(e[j]);
-            m.feed(in.data(), d, set.value[g], next_state.data());
-            for (std::size_t j = 0; j < width; ++j) key[j] = bits_of(next_state[j]);
-            table.add(key.data(), e[level.width] * ways);
-          }
-        }
-        mine.push_back(code);
-        mine.push_back(table.states());
-        mine.insert(mine.end(), table.entries().begin(), table.entries().end());
-      }
+      for (std::size_t i = begin; i < end; ++i)
+        build_block(targets[i], width, cost[i], table, mine);
     }
     std::vector<std::uint64_t> part;
     for (const auto& o : out) part.insert(part.end(), o.begin(), o.end());
     out.clear();
     profile.lap(PhaseProfile::build);
-    const std::size_t built = part.size();
+    built = part.size();
     level.width = width;
     level.words = std::move(part);
     level.index(set.codes);
     built_codes.assign(targets.begin() + static_cast<std::ptrdiff_t>(begin),
                        targets.begin() + static_cast<std::ptrdiff_t>(end));
     ++d;
-    if (team.ranks == 1) {
-      profile.count_words(built, level.words.size());
-      level.count = level.states;
-      work.states.push_back(
-          std::accumulate(level.count.begin(), level.count.end(), std::uint64_t{0}));
-      profile.lap(PhaseProfile::index);
-      next = plan(d, cost, all);
-      continue;
+  }
+
+  // One block of level d + 1, appended to `mine`: `code`, its number of
+  // states, then its states (merged by their bits in `table`) and orders.
+  void build_block(std::uint64_t code, std::size_t width, std::uint64_t bound, StateTable& table,
+                   std::vector<std::uint64_t>& mine) const {
+    std::array<T, kMaxStack> in{}, next_state{};
+    std::array<std::uint64_t, kMaxStack> key{};
+    table.reset(width, bound);
+    for (std::size_t g = 0; g < groups; ++g) {
+      const std::uint64_t u = set.used(code, g);
+      if (u == 0) continue;
+      const std::uint64_t from = code - set.stride[g];
+      const std::uint64_t ways = set.mult[g] - u + 1;  // copies of value g still left in `from`
+      const std::uint64_t* e = level.first[from];
+      for (std::uint64_t k = 0; k < level.states[from]; ++k, e += level.width + 1) {
+        for (std::size_t j = 0; j < level.width; ++j) in[j] = from_bits<T>(e[j]);
+        m.feed(in.data(), d, set.value[g], next_state.data());
+        for (std::size_t j = 0; j < width; ++j) key[j] = bits_of(next_state[j]);
+        table.add(key.data(), e[level.width] * ways);
+      }
     }
-    // Two exchanges: first every block's number of states (the next split
-    // needs them), then only the blocks that some other rank extends next;
-    // none before the walk, which starts from the blocks each rank built.
+    mine.push_back(code);
+    mine.push_back(table.states());
+    mine.insert(mine.end(), table.entries().begin(), table.entries().end());
+  }
+
+  // The first of a team's two exchanges: every block's number of states (the
+  // next split needs them), then the next level's plan. False: the walk
+  // takes over (no blocks are exchanged before it; it starts from the blocks
+  // each rank built).
+  bool exchange_counts() {
     std::vector<std::uint64_t> counts{2 * built_codes.size()};
     for (const std::uint64_t code : built_codes)
       counts.insert(counts.end(), {code, level.states[code]});
@@ -313,10 +360,14 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
     }
     work.states.push_back(
         std::accumulate(level.count.begin(), level.count.end(), std::uint64_t{0}));
-    next = plan(d, cost, all);
+    const bool next = plan();
     profile.lap(PhaseProfile::plan);
-    if (!next) break;
-    // Which of this rank's blocks another rank's next targets start from.
+    return next;
+  }
+
+  // The second exchange: only the blocks of this rank's that another rank's
+  // next targets start from, indexed where they arrived, not copied again.
+  void exchange_blocks() {
     std::vector<char> wanted(set.codes, 0);
     for (std::size_t r = 0; r < team.ranks; ++r) {
       if (r == team.rank) continue;
@@ -331,13 +382,12 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
     for (const std::uint64_t code : built_codes) {
       if (wanted[code] == 0) continue;
       const std::uint64_t* block = level.first[code] - 2;
-      send.insert(send.end(), block, block + 2 + level.states[code] * (width + 1));
+      send.insert(send.end(), block, block + 2 + level.states[code] * (level.width + 1));
     }
     send[0] = send.size() - 1;
     level.received = team.exchange(send);
     send = {};
     profile.lap(PhaseProfile::exchange);
-    // Other ranks' blocks indexed where they arrived, not copied again.
     const auto parts = gathered_parts(level.received, team.ranks);
     std::size_t held = level.words.size();
     for (std::size_t r = 0; r < team.ranks; ++r) {
@@ -348,46 +398,55 @@ OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const 
     profile.count_words(built, held);
     profile.lap(PhaseProfile::index);
   }
-  profile.lap(PhaseProfile::plan);
 
-  // The rest walked from each state of level d that this rank built.
-  struct Start {
-    std::uint64_t code;
-    const std::uint64_t* entry;
-  };
-  std::vector<Start> starts;
-  for (const std::uint64_t code : built_codes) {
-    const std::uint64_t* e = level.first[code];
-    for (std::uint64_t k = 0; k < level.states[code]; ++k, e += level.width + 1) {
-      starts.push_back({code, e});
+  // The rest of the orders, walked from each state of level d that this
+  // rank built, by its threads; their totals counted into the histogram.
+  OrderHistogram<T> walk(const ProgressFn& progress) {
+    struct Start {
+      std::uint64_t code;
+      const std::uint64_t* entry;
+    };
+    std::vector<Start> starts;
+    for (const std::uint64_t code : built_codes) {
+      const std::uint64_t* e = level.first[code];
+      for (std::uint64_t k = 0; k < level.states[code]; ++k, e += level.width + 1) {
+        starts.push_back({code, e});
+      }
     }
-  }
-  const int walkers = starts.size() <= 1 ? 1 : team_threads;
-  std::vector<BitsCounter> counters(static_cast<std::size_t>(walkers));
-  std::vector<std::uint64_t> walk_steps(static_cast<std::size_t>(walkers), 0);
-  std::atomic<std::uint64_t> done{0};
+    const int walkers = starts.size() <= 1 ? 1 : team_threads;
+    std::vector<BitsCounter> counters(static_cast<std::size_t>(walkers));
+    std::vector<std::uint64_t> walk_steps(static_cast<std::size_t>(walkers), 0);
+    std::atomic<std::uint64_t> done{0};
 #pragma omp parallel for schedule(dynamic, 1) num_threads(walkers)
-  for (std::size_t i = 0; i < starts.size(); ++i) {
-    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
-    TailWalker<T, Machine> w{m, set, n, counters[thread]};
-    for (std::size_t g = 0; g < groups; ++g) w.left[g] = set.mult[g] - set.used(starts[i].code, g);
-    for (std::size_t j = 0; j < level.width; ++j) w.st[d][j] = from_bits<T>(starts[i].entry[j]);
-    w.walk(d, starts[i].entry[level.width]);
-    walk_steps[thread] += w.steps;
-    const std::uint64_t finished = ++done;
-    if (progress && omp_get_thread_num() == 0) progress(finished, starts.size());
+    for (std::size_t i = 0; i < starts.size(); ++i) {
+      const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+      TailWalker<T, Machine> w{m, set, n, counters[thread]};
+      for (std::size_t g = 0; g < groups; ++g)
+        w.left[g] = set.mult[g] - set.used(starts[i].code, g);
+      for (std::size_t j = 0; j < level.width; ++j) w.st[d][j] = from_bits<T>(starts[i].entry[j]);
+      w.walk(d, starts[i].entry[level.width]);
+      walk_steps[thread] += w.steps;
+      const std::uint64_t finished = ++done;
+      if (progress && omp_get_thread_num() == 0) progress(finished, starts.size());
+    }
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> bits;
+    for (const auto& c : counters)
+      c.for_each([&](std::uint64_t k, std::uint64_t v) { bits.emplace_back(k, v); });
+    auto h = histogram_from_bits<T>(bits);
+    h.levels = d;
+    work.walk_steps = std::accumulate(walk_steps.begin(), walk_steps.end(), std::uint64_t{0});
+    work.steps += work.walk_steps;
+    h.work = std::move(work);
+    profile.lap(PhaseProfile::walk);
+    profile.print(team, d, starts.size());
+    return h;
   }
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> bits;
-  for (const auto& c : counters)
-    c.for_each([&](std::uint64_t k, std::uint64_t v) { bits.emplace_back(k, v); });
-  auto h = histogram_from_bits<T>(bits);
-  h.levels = d;
-  work.walk_steps = std::accumulate(walk_steps.begin(), walk_steps.end(), std::uint64_t{0});
-  work.steps += work.walk_steps;
-  h.work = std::move(work);
-  profile.lap(PhaseProfile::walk);
-  profile.print(team, d, starts.size());
-  return h;
+};
+
+template <class T, class Machine>
+OrderHistogram<T> run_levels(const Machine& m, std::span<const T> values, const OrderTeam& team,
+                             int threads, const ProgressFn& progress) {
+  return LevelRun<T, Machine>(m, values, team, threads).run(progress);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Rendering results: report.md, a self-contained report.html, one CSV file
 // per table and one SVG plot per figure (gnuplot), all from a Results value
-// alone, that is from results.json alone.
+// alone, that is from results.json alone. Each format has its renderer:
+// reports/report_markdown.hpp, report_html.hpp, report_csv.hpp and
+// report_gnuplot.hpp; this file stages their files and puts them in place.
 #pragma once
 
 #include <filesystem>
@@ -15,13 +17,6 @@ namespace fplab {
 
 // The claims summary: one Markdown table row per verdict.
 std::string claims_summary_markdown(const Results& r);
-
-// A table as CSV: the row key, then each column; float columns give the
-// shortest round-trip decimal and, in a `<column>_hex` column, the exact hex.
-std::string table_csv(const Table& t);
-
-// The gnuplot script that draws `f` (its data inline) into `svg_path`.
-std::string gnuplot_script(const ExperimentRecord& e, const Figure& f, const std::string& svg_path);
 
 // Creates `dir` if needed and checks that a file can be written in it;
 // throws InputError("cannot write to DIR: ...") otherwise.

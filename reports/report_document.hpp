@@ -69,7 +69,7 @@ struct VerdictBlock {
 // A results table, cells shown by its columns' formats (hex where asked).
 // `collapsed`: a long table, folded away (<details>) with its row count.
 struct DataTable {
-  const Table* table;
+  const Table* table = nullptr;
   bool collapsed = false;
 };
 // A table of inline cells (the claims summary).

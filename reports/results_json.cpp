@@ -246,6 +246,77 @@ json experiment_json(const ExperimentRecord& e) {
           {"timing", {{"wall_seconds", e.wall_seconds}}}};
 }
 
+// One model record of experiment `where`, with its files.
+ModelRecord model_from(const json& m, const std::string& where) {
+  const std::string mw = where + " model";
+  ModelRecord r{str(m, "id", mw),
+                str_or(m, "path"),
+                str_or(m, "format"),
+                str_or(m, "architecture"),
+                0,
+                str_or(m, "stored_dtype"),
+                {}};
+  if (m.contains("parameters")) {
+    if (!m["parameters"].is_number_integer()) bad(mw + ": field 'parameters' is not an integer");
+    r.parameters = m["parameters"].get<std::int64_t>();
+  }
+  for (const auto& f : array_or_empty(m, "files", mw)) {
+    if (f.contains("bytes") && !f["bytes"].is_number_unsigned())
+      bad(mw + " file: field 'bytes' is not an unsigned integer");
+    r.files.push_back({str(f, "path", mw + " file"), f.value("bytes", std::uint64_t{0}),
+                       str(f, "sha256", mw + " file")});
+  }
+  return r;
+}
+
+// One verdict of experiment `where`; its status one of Status's names.
+Verdict verdict_from(const json& v, const std::string& where) {
+  const std::string vw = where + " verdict '" + str_or(v, "claim") + "'";
+  Status status = Status::differs;
+  try {
+    status = parse_status(str(v, "status", vw));
+  } catch (const std::invalid_argument& why) {
+    bad(vw + ": " + why.what());
+  }
+  return {str(v, "claim", vw), str_or(v, "claim_text"), str_or(v, "source"),
+          str(v, "ours", vw),  str(v, "claimed", vw),   status,
+          str_or(v, "reason")};
+}
+
+// One figure of experiment `where` (its series and markers).
+Figure figure_from(const json& f, const std::string& where) {
+  Figure fig;
+  fig.id = str(f, "id", where + " figure");
+  const std::string fw = where + " figure '" + fig.id + "'";
+  fig.title = str_or(f, "title");
+  fig.table = str(f, "table", fw);
+  fig.x = str_or(f, "x");
+  fig.xlabel = str_or(f, "xlabel");
+  fig.ylabel = str_or(f, "ylabel");
+  fig.logx = f.value("logx", false);
+  fig.logy = f.value("logy", false);
+  fig.caption = str_or(f, "caption");
+  for (const auto& s : array_or_empty(f, "series", fw)) {
+    fig.series.push_back({str(s, "column", fw + " series"), str_or(s, "title"),
+                          str_or(s, "style", "linespoints"), str_or(s, "where_column"),
+                          str_or(s, "where_value"), str_or(s, "missing")});
+  }
+  fig.kind = str_or(f, "kind", "lines");
+  fig.compact = f.value("compact", false);
+  if (f.contains("markers") && f["markers"].is_object()) {
+    const auto& m = f["markers"];
+    fig.markers.table = str_or(m, "table");
+    fig.markers.x = str_or(m, "x");
+    for (const auto& c : array_or_empty(m, "shares", fw + " markers"))
+      if (c.is_string()) fig.markers.shares.push_back(c.get<std::string>());
+    for (const auto& c : array_or_empty(m, "share_titles", fw + " markers"))
+      if (c.is_string()) fig.markers.share_titles.push_back(c.get<std::string>());
+    for (const auto& c : array_or_empty(m, "rows", fw + " markers"))
+      if (c.is_string()) fig.markers.rows.push_back(c.get<std::string>());
+  }
+  return fig;
+}
+
 ExperimentRecord experiment_from(const json& j) {
   ExperimentRecord e;
   e.id = str(j, "id", "experiment");
@@ -267,38 +338,9 @@ ExperimentRecord experiment_from(const json& j) {
     const std::string iw = where + " input";
     e.inputs.push_back({str(f, "role", iw), str_or(f, "path"), str(f, "sha256", iw)});
   }
-  for (const auto& m : array_or_empty(j, "models", where)) {
-    const std::string mw = where + " model";
-    ModelRecord r{str(m, "id", mw),
-                  str_or(m, "path"),
-                  str_or(m, "format"),
-                  str_or(m, "architecture"),
-                  0,
-                  str_or(m, "stored_dtype"),
-                  {}};
-    if (m.contains("parameters")) {
-      if (!m["parameters"].is_number_integer()) bad(mw + ": field 'parameters' is not an integer");
-      r.parameters = m["parameters"].get<std::int64_t>();
-    }
-    for (const auto& f : array_or_empty(m, "files", mw)) {
-      if (f.contains("bytes") && !f["bytes"].is_number_unsigned())
-        bad(mw + " file: field 'bytes' is not an unsigned integer");
-      r.files.push_back({str(f, "path", mw + " file"), f.value("bytes", std::uint64_t{0}),
-                         str(f, "sha256", mw + " file")});
-    }
-    e.models.push_back(std::move(r));
-  }
-  for (const auto& v : array_or_empty(j, "verdicts", where)) {
-    const std::string vw = where + " verdict '" + str_or(v, "claim") + "'";
-    Status status = Status::differs;
-    try {
-      status = parse_status(str(v, "status", vw));
-    } catch (const std::invalid_argument& why) {
-      bad(vw + ": " + why.what());
-    }
-    e.verdicts.push_back({str(v, "claim", vw), str_or(v, "claim_text"), str_or(v, "source"),
-                          str(v, "ours", vw), str(v, "claimed", vw), status, str_or(v, "reason")});
-  }
+  for (const auto& m : array_or_empty(j, "models", where)) e.models.push_back(model_from(m, where));
+  for (const auto& v : array_or_empty(j, "verdicts", where))
+    e.verdicts.push_back(verdict_from(v, where));
   // Tables are the point of an experiment: required (an empty list is fine).
   const json& tables = field(j, "tables", where);
   if (!tables.is_array()) bad(where + ": field 'tables' is not an array");
@@ -306,38 +348,8 @@ ExperimentRecord experiment_from(const json& j) {
   for (const auto& t : array_or_empty(j, "measurements", where)) {
     e.measurements.push_back(table_from(t, where + " measurement"));
   }
-  for (const auto& f : array_or_empty(j, "figures", where)) {
-    Figure fig;
-    fig.id = str(f, "id", where + " figure");
-    const std::string fw = where + " figure '" + fig.id + "'";
-    fig.title = str_or(f, "title");
-    fig.table = str(f, "table", fw);
-    fig.x = str_or(f, "x");
-    fig.xlabel = str_or(f, "xlabel");
-    fig.ylabel = str_or(f, "ylabel");
-    fig.logx = f.value("logx", false);
-    fig.logy = f.value("logy", false);
-    fig.caption = str_or(f, "caption");
-    for (const auto& s : array_or_empty(f, "series", fw)) {
-      fig.series.push_back({str(s, "column", fw + " series"), str_or(s, "title"),
-                            str_or(s, "style", "linespoints"), str_or(s, "where_column"),
-                            str_or(s, "where_value"), str_or(s, "missing")});
-    }
-    fig.kind = str_or(f, "kind", "lines");
-    fig.compact = f.value("compact", false);
-    if (f.contains("markers") && f["markers"].is_object()) {
-      const auto& m = f["markers"];
-      fig.markers.table = str_or(m, "table");
-      fig.markers.x = str_or(m, "x");
-      for (const auto& c : array_or_empty(m, "shares", fw + " markers"))
-        if (c.is_string()) fig.markers.shares.push_back(c.get<std::string>());
-      for (const auto& c : array_or_empty(m, "share_titles", fw + " markers"))
-        if (c.is_string()) fig.markers.share_titles.push_back(c.get<std::string>());
-      for (const auto& c : array_or_empty(m, "rows", fw + " markers"))
-        if (c.is_string()) fig.markers.rows.push_back(c.get<std::string>());
-    }
-    e.figures.push_back(std::move(fig));
-  }
+  for (const auto& f : array_or_empty(j, "figures", where))
+    e.figures.push_back(figure_from(f, where));
   for (const auto& n : array_or_empty(j, "notes", where)) {
     if (!n.is_string()) bad(where + ": a note is not a string");
     e.notes.push_back(n.get<std::string>());
