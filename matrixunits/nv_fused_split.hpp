@@ -62,7 +62,8 @@ unsigned fill_bf16_lanes_at(const float* w, std::size_t n, std::size_t padded, i
 // narrow_rule(rule) holds: the terms in float32 and int32 lanes
 // (nv_fused_split_body.hpp's step_narrow says why they are exact). a and
 // ea: one row's values and e(a_i) (as pa's powers); b and eb: the lanes'
-// values and e(b) interleaved by kSplitLanes (as pb's).
+// values and e(b) interleaved by kSplitLanes (as pb's). acc holds finite
+// binary32 values; no step overflows (every done[r] is `steps`).
 inline constexpr int kNarrowExponents = 48;
 inline constexpr bool narrow_rule(const SplitRule& rule) {
   return rule.fraction_bits <= 29 && rule.group >= 1 && rule.group <= 32 &&

@@ -267,7 +267,11 @@ void split_lanes(const double* a, const double* pa, const double* b, const doubl
 // F + 126, so every product is below 2^(2R+2-128)) and then still
 // truncates to 0; its trunc is one conversion to int32, and g of them add
 // below g 2^(F+2) <= 2^31 as int32s. The accumulator's term and the rest of
-// the step are the double lanes' above, on their sum as a double.
+// the step are the double lanes' above, on their sum as a double. No step
+// reaches 2^128: from a finite binary32 (or e8m13) accumulator, |c| <=
+// 2^128 - 2^104, |v| <= |c| + g 2^(2R+2) < |c| + 2^104 (g <= 32), and v
+// rounds toward zero to such an accumulator again; so every lane's done is
+// `steps`.
 template <std::size_t C>
 struct NarrowLanes {
   typedef float Floats __attribute__((vector_size(4 * C)));
@@ -278,12 +282,14 @@ struct NarrowLanes {
 
 // One step of g products in the kSplitLanes lanes: a, ea the step's
 // shared values and exponents, b, eb its interleaved ones; acc (Q chunks
-// of C doubles) in and out, overflow as step_lanes sets it. The int32s
-// pass to the chunks through memory (es, ss).
+// of C doubles) in and out. The int32s pass to the chunks through memory
+// (es, ss).
 template <std::size_t C, std::size_t Q = kSplitLanes / C>
-inline __attribute__((always_inline)) void step_narrow(
-    const float* a, const std::int32_t* ea, const float* b, const std::int32_t* eb, std::size_t g,
-    typename Lanes<C>::Doubles* acc, typename Lanes<C>::Int64s* overflow, const SplitRule& rule) {
+inline __attribute__((always_inline)) void step_narrow(const float* a, const std::int32_t* ea,
+                                                       const float* b, const std::int32_t* eb,
+                                                       std::size_t g,
+                                                       typename Lanes<C>::Doubles* acc,
+                                                       const SplitRule& rule) {
   constexpr std::size_t L = kSplitLanes;
   using D = typename Lanes<C>::Doubles;
   using I64 = typename Lanes<C>::Int64s;
@@ -298,8 +304,11 @@ inline __attribute__((always_inline)) void step_narrow(
     *reinterpret_cast<IC*>(es + q * C) =
         __builtin_convertvector((c_power >> 52) - 1023, typename Lanes<C>::Int32s);
   }
+  // The products' maximum first, apart from the accumulator's exponent (a
+  // chain's next step need not wait for it), then E.
+  const I ec = *reinterpret_cast<const typename N::IntsIn*>(es);
   I top[2];
-  top[0] = *reinterpret_cast<const typename N::IntsIn*>(es);
+  top[0] = I{} - 1024;
   top[1] = top[0];
   std::size_t i = 0;
   for (; i + 2 <= g; i += 2) {
@@ -312,10 +321,12 @@ inline __attribute__((always_inline)) void step_narrow(
     const I e = *reinterpret_cast<const typename N::IntsIn*>(eb + i * L) + ea[i];
     top[0] = e > top[0] ? e : top[0];
   }
-  const I e = top[1] > top[0] ? top[1] : top[0];
+  const I products = top[1] > top[0] ? top[1] : top[0];
+  const I e = products > ec ? products : ec;
+  const I high = I{} + 127, low = I{} - 126;
   I s = rule.fraction_bits - e;
-  s = s < 127 ? s : I{} + 127;
-  s = s > -126 ? s : I{} - 126;
+  s = s < high ? s : high;
+  s = s > low ? s : low;
   const auto scale = __builtin_bit_cast(typename N::Floats, (s + 127) << 23);
   I sum[2] = {I{}, I{}};
   for (i = 0; i + 2 <= g; i += 2) {
@@ -337,52 +348,28 @@ inline __attribute__((always_inline)) void step_narrow(
     const D up = __builtin_bit_cast(D, (std::int64_t(rule.fraction_bits + 2046) << 52) - power);
     const D down = __builtin_bit_cast(D, power - (std::int64_t(rule.fraction_bits) << 52));
     const D total = truncated<C, true>(acc[q] * up) + __builtin_convertvector(sq, D);
-    const D v = total * down;
-    overflow[q] = (v >= 0x1p128) | (v <= -0x1p128);
-    acc[q] = truncated_result<C>(v, rule.result_bits);
+    acc[q] = truncated_result<C>(total * down, rule.result_bits);
   }
 }
 
-// `steps` steps of the narrow lanes (split_lanes_of's contract), the
-// accumulators as chunks of C doubles; G the group when known at compile
-// time (0: rule.group).
+// `steps` steps of the narrow lanes (split_lanes_of's contract; no lane
+// overflows), the accumulators as chunks of C doubles; G the group when
+// known at compile time (0: rule.group).
 template <std::size_t C, std::size_t G>
 void split_narrow_of(const float* a, const std::int32_t* ea, const float* b, const std::int32_t* eb,
                      std::size_t steps, double* acc, std::size_t* done, const SplitRule& rule) {
   constexpr std::size_t L = kSplitLanes, Q = L / C;
-  using V = Lanes<C>;
   const std::size_t g = G != 0 ? G : static_cast<std::size_t>(rule.group);
-  typename V::Doubles c[Q];
-  typename V::Int64s overflow[Q];
+  typename Lanes<C>::Doubles c[Q];
   for (std::size_t q = 0; q < Q; ++q) c[q] = load<C>(acc + q * C);
-  bool ended[L] = {};
-  for (std::size_t r = 0; r < L; ++r) done[r] = steps;
   for (std::size_t k = 0; k < steps; ++k) {
     const std::size_t i = k * g;
-    step_narrow<C>(a + i, ea + i, b + i * L, eb + i * L, g, c, overflow, rule);
-    typename V::Int64s any = overflow[0];
-    for (std::size_t q = 1; q < Q; ++q) any |= overflow[q];
-    bool some = false;
-    for (std::size_t j = 0; j < C; ++j) some = some || any[j] != 0;
-    if (__builtin_expect(some, 0)) {  // end those lanes' chains; compute on from +0
-      for (std::size_t q = 0; q < Q; ++q) {
-        for (std::size_t j = 0; j < C; ++j) {
-          if (overflow[q][j] == 0) continue;
-          if (!ended[q * C + j]) {
-            ended[q * C + j] = true;
-            done[q * C + j] = k + 1;
-            acc[q * C + j] = c[q][j] > 0 ? __builtin_inf() : -__builtin_inf();
-          }
-          c[q][j] = 0.0;
-        }
-      }
-    }
+    step_narrow<C>(a + i, ea + i, b + i * L, eb + i * L, g, c, rule);
   }
   for (std::size_t q = 0; q < Q; ++q) {
-    for (std::size_t j = 0; j < C; ++j) {
-      if (!ended[q * C + j]) acc[q * C + j] = c[q][j];
-    }
+    for (std::size_t j = 0; j < C; ++j) acc[q * C + j] = c[q][j];
   }
+  for (std::size_t r = 0; r < L; ++r) done[r] = steps;
 }
 
 // split_narrow_of with the kernels' groups fixed at compile time.
