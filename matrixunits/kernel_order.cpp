@@ -424,11 +424,17 @@ void GpuDot::rows_block(const GpuSplitRows& x, const T* w, std::size_t count, fl
   const auto fill = [&](std::size_t j0, std::size_t used, std::size_t padded, double* b, double* pb,
                         bool* lane) { fill_lanes(w + j0 * n, n, used, padded, b, pb, lane); };
   // A whole block of bf16 rows, each within the narrow lanes' exponents.
+  // After a block none of whose rows they take (float rows that are not
+  // bf16 values: every block alike), the rest go straight to the double
+  // lanes' fill (the same bits either way).
+  bool try_narrow = spec_.a == MmaType::bf16;
   const auto narrow = [&](std::size_t j0, std::size_t used, std::size_t padded, float* bf,
                           std::int32_t* eb) {
-    return spec_.a == MmaType::bf16 && used == nv_fused_split::kSplitLanes &&
-           nv_fused_split::fill_narrow_lanes_dispatched(w + j0 * n, n, padded, rule_.a_emin, bf,
-                                                        eb) == 0;
+    if (!try_narrow || used != nv_fused_split::kSplitLanes) return false;
+    const unsigned flagged =
+        nv_fused_split::fill_narrow_lanes_dispatched(w + j0 * n, n, padded, rule_.a_emin, bf, eb);
+    try_narrow = flagged != (1U << nv_fused_split::kSplitLanes) - 1;
+    return flagged == 0;
   };
   lanes_block(x, 0, x.fast.size(), count, fill, narrow, reference, out, stride);
 }
