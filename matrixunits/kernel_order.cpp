@@ -122,6 +122,19 @@ std::vector<double> lane_values(const double* b, std::size_t r, std::size_t from
   return out;
 }
 
+// Lane r's values of the narrow lanes' b, as doubles, over [from, end).
+std::vector<double> lane_values(const float* b, std::size_t r, std::size_t from, std::size_t end) {
+  std::vector<double> out(end - from);
+  for (std::size_t i = from; i < end; ++i) out[i - from] = b[i * nv_fused_split::kSplitLanes + r];
+  return out;
+}
+
+// The split chains' parameters of an nv_fused rule with a truncating result.
+nv_fused_split::SplitRule split_rule_of(const DotAddRule& r) {
+  return {r.group, r.fraction_bits, r.result == ResultRounding::f32_toward_zero ? 23 : 13,
+          r.c_emin};
+}
+
 // A weight's float bits: a float's own; a bfloat16's, widened (its top 16 bits).
 std::uint32_t float_bits_of(float f) { return std::bit_cast<std::uint32_t>(f); }
 std::uint32_t float_bits_of(std::uint16_t h) { return std::uint32_t{h} << 16; }
@@ -206,6 +219,7 @@ GpuDot::GpuDot(const GpuKernelOrder& o)
   splits_ = rule_.algorithm == DotAddAlgorithm::nv_fused && truncating &&
             rule_.fraction_bits <= 40 && rule_.a_emin == rule_.b_emin && !rule_.flush_subnormals &&
             rule_.group > 0 && spec_.k % rule_.group == 0;
+  narrow_ = splits_ && nv_fused_split::narrow_rule(split_rule_of(rule_));
 }
 
 double GpuDot::input_value(float v) const {
@@ -295,6 +309,24 @@ void GpuDot::split(std::span<const float> in, std::size_t length, GpuSplitRows& 
       out.lane_powers[r * padded + i] = power_of_two(out.exponents[r * length + i]);
     }
   }
+  out.narrow.clear();
+  out.lane_floats.clear();
+  out.lane_exponents.clear();
+  if (!narrow_) return;
+  // The narrow lanes' layout of each row (the fill's scalar reference);
+  // a row holding a value they do not take is not read.
+  out.narrow.assign(rows, 0);
+  out.lane_floats.assign(rows * padded, 0.0f);
+  out.lane_exponents.assign(rows * padded, -126);
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::uint32_t other = out.fast[r] == 0 ? 1 : 0;
+    for (std::size_t i = 0; other == 0 && i < length; ++i) {
+      const auto fb = std::bit_cast<std::uint32_t>(static_cast<float>(out.values[r * length + i]));
+      other = nv_fused_split::fill_narrow_one(fb, rule_.a_emin, out.lane_floats[r * padded + i],
+                                              out.lane_exponents[r * padded + i]);
+    }
+    out.narrow[r] = other == 0 ? 1 : 0;
+  }
 }
 
 bool GpuDot::split_value(float f, double& value, std::int16_t& exponent) const {
@@ -346,7 +378,10 @@ void GpuDot::split_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows
   const auto reference = [&](std::size_t m, std::size_t j) {
     return dot_converted(x.row(xr + m), y.row(yr + j));
   };
-  lanes_block(x, xr, rows, count, fill, reference, out, stride);
+  const auto narrow = [](std::size_t, std::size_t, std::size_t, float*, std::int32_t*) {
+    return false;  // y's rows are laid out for the double lanes only
+  };
+  lanes_block(x, xr, rows, count, fill, narrow, reference, out, stride);
 }
 
 void GpuDot::dot_rows_block(const GpuSplitRows& x, const float* w, std::size_t count, float* out,
@@ -388,7 +423,20 @@ void GpuDot::rows_block(const GpuSplitRows& x, const T* w, std::size_t count, fl
   }
   const auto fill = [&](std::size_t j0, std::size_t used, std::size_t padded, double* b, double* pb,
                         bool* lane) { fill_lanes(w + j0 * n, n, used, padded, b, pb, lane); };
-  lanes_block(x, 0, x.fast.size(), count, fill, reference, out, stride);
+  // A whole block of bf16 rows, each within the narrow lanes' exponents.
+  // After a block none of whose rows they take (float rows that are not
+  // bf16 values: every block alike), the rest go straight to the double
+  // lanes' fill (the same bits either way).
+  bool try_narrow = spec_.a == MmaType::bf16;
+  const auto narrow = [&](std::size_t j0, std::size_t used, std::size_t padded, float* bf,
+                          std::int32_t* eb) {
+    if (!try_narrow || used != nv_fused_split::kSplitLanes) return false;
+    const unsigned flagged =
+        nv_fused_split::fill_narrow_lanes_dispatched(w + j0 * n, n, padded, rule_.a_emin, bf, eb);
+    try_narrow = flagged != (1U << nv_fused_split::kSplitLanes) - 1;
+    return flagged == 0;
+  };
+  lanes_block(x, 0, x.fast.size(), count, fill, narrow, reference, out, stride);
 }
 
 template <class T>
@@ -431,10 +479,10 @@ void GpuDot::fill_lanes(const T* w, std::size_t n, std::size_t used, std::size_t
   }
 }
 
-template <class Fill, class Reference>
+template <class Fill, class NarrowFill, class Reference>
 void GpuDot::lanes_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows, std::size_t count,
-                         const Fill& fill, const Reference& reference, float* out,
-                         std::size_t stride) const {
+                         const Fill& fill, const NarrowFill& narrow, const Reference& reference,
+                         float* out, std::size_t stride) const {
   constexpr std::size_t L = nv_fused_split::kSplitLanes;
   if (!splits_) {
     for (std::size_t m = 0; m < rows; ++m) {
@@ -451,16 +499,37 @@ void GpuDot::lanes_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows
   thread_local std::vector<double> b, pb;
   b.resize(padded * L);
   pb.resize(padded * L);
+  // The narrow lanes' operands where x's rows and the block's rows are all
+  // theirs (x's other rows take the double lanes' layout too).
+  const bool x_narrow = narrow_ && !x.narrow.empty();
+  bool every_narrow = x_narrow;
+  for (std::size_t m = 0; every_narrow && m < rows; ++m)
+    every_narrow = x.narrow[xr + m] != 0 || x.fast[xr + m] == 0;
+  thread_local std::vector<float> bf;
+  thread_local std::vector<std::int32_t> eb;
+  if (x_narrow) {
+    bf.resize(padded * L);
+    eb.resize(padded * L);
+  }
   std::array<float, L> lanes{};
   for (std::size_t j0 = 0; j0 < count; j0 += L) {
     const std::size_t used = std::min(L, count - j0);
     // Lanes past count, and rows with a value the chains do not take
     // (their outputs are the reference's), hold zeros.
     std::array<bool, L> lane{};
-    fill(j0, used, padded, b.data(), pb.data(), lane.data());
+    const bool block_narrow = x_narrow && narrow(j0, used, padded, bf.data(), eb.data());
+    if (!block_narrow || !every_narrow) {
+      fill(j0, used, padded, b.data(), pb.data(), lane.data());
+    } else {
+      lane.fill(true);  // a narrow block: L rows of bf16 values, each taken
+    }
     for (std::size_t m = 0; m < rows; ++m) {
       float* o = out + m * stride + j0;
-      if (x.fast[xr + m] != 0) {
+      if (x.fast[xr + m] != 0 && block_narrow && x.narrow[xr + m] != 0) {
+        kernel_narrow(a + m * padded, x.lane_floats.data() + (xr + m) * padded,
+                      x.lane_exponents.data() + (xr + m) * padded, bf.data(), eb.data(), padded,
+                      lanes.data());
+      } else if (x.fast[xr + m] != 0) {
         kernel_lanes(a + m * padded, pa + m * padded, b.data(), pb.data(), padded, lanes.data());
       }
       for (std::size_t r = 0; r < used; ++r) {
@@ -473,13 +542,40 @@ void GpuDot::lanes_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows
 void GpuDot::kernel_lanes(const double* a, const double* pa, const double* b, const double* pb,
                           std::size_t padded, float* out) const {
   constexpr std::size_t L = nv_fused_split::kSplitLanes;
+  const nv_fused_split::SplitRule rule = split_rule_of(rule_);
+  const auto chain = [&](std::size_t from, std::size_t steps, double* acc, std::size_t* done) {
+    nv_fused_split::split_lanes_dispatched(a + from, pa + from, b + from * L, pb + from * L, steps,
+                                           acc, done, rule);
+  };
+  const auto values = [&](std::size_t r, std::size_t from, std::size_t end) {
+    return lane_values(b, r, from, end);
+  };
+  kernel_chains(a, padded, chain, values, out);
+}
+
+void GpuDot::kernel_narrow(const double* a, const float* af, const std::int32_t* ea,
+                           const float* bf, const std::int32_t* eb, std::size_t padded,
+                           float* out) const {
+  constexpr std::size_t L = nv_fused_split::kSplitLanes;
+  const nv_fused_split::SplitRule rule = split_rule_of(rule_);
+  const auto chain = [&](std::size_t from, std::size_t steps, double* acc, std::size_t* done) {
+    nv_fused_split::split_narrow_dispatched(af + from, ea + from, bf + from * L, eb + from * L,
+                                            steps, acc, done, rule);
+  };
+  const auto values = [&](std::size_t r, std::size_t from, std::size_t end) {
+    return lane_values(bf, r, from, end);
+  };
+  kernel_chains(a, padded, chain, values, out);
+}
+
+template <class Chain, class Values>
+void GpuDot::kernel_chains(const double* a, std::size_t padded, const Chain& chain,
+                           const Values& values, float* out) const {
+  constexpr std::size_t L = nv_fused_split::kSplitLanes;
   const auto k = static_cast<std::size_t>(spec_.k), g = static_cast<std::size_t>(rule_.group);
   const std::size_t blocks = padded / k;
   const std::size_t parts = std::min(blocks, static_cast<std::size_t>(order_.split_k));
   const auto promote_blocks = static_cast<std::size_t>(order_.promote) / k;  // 0: never
-  const nv_fused_split::SplitRule rule{rule_.group, rule_.fraction_bits,
-                                       rule_.result == ResultRounding::f32_toward_zero ? 23 : 13,
-                                       rule_.c_emin};
   for (std::size_t s = 0; s < parts; ++s) {
     const std::size_t first = part_start(blocks, parts, s), end = part_start(blocks, parts, s + 1);
     std::array<float, L> promoted{};
@@ -489,13 +585,12 @@ void GpuDot::kernel_lanes(const double* a, const double* pa, const double* b, co
       const std::size_t from = b0 * k, steps = (b1 - b0) * k / g;
       std::array<std::size_t, L> done{};
       acc.fill(0.0);
-      nv_fused_split::split_lanes_dispatched(a + from, pa + from, b + from * L, pb + from * L,
-                                             steps, acc.data(), done.data(), rule);
+      chain(from, steps, acc.data(), done.data());
       for (std::size_t r = 0; r < L; ++r) {
         if (done[r] == steps) continue;  // overflowed: the reference goes on
         const std::size_t at = from + done[r] * g;
-        acc[r] = dot_add(rule_, std::span<const double>(a + at, b1 * k - at),
-                         lane_values(b, r, at, b1 * k), acc[r]);
+        acc[r] = dot_add(rule_, std::span<const double>(a + at, b1 * k - at), values(r, at, b1 * k),
+                         acc[r]);
       }
       if (b1 - b0 == promote_blocks) {
         for (std::size_t r = 0; r < L; ++r) {

@@ -92,6 +92,13 @@ struct GpuSplitRows {
   // (2^-126 for a padding zero; a row the chains do not take is not read).
   std::size_t padded = 0;
   std::vector<double> lane_values, lane_powers;
+  // The same for the narrow lanes (nv_fused_split.hpp's
+  // split_narrow_dispatched), where the kernel's rule takes them: each value
+  // as a float and e(x) as an int32 (-126 for a padding zero), and per row
+  // whether every value is one they take (else empty).
+  std::vector<float> lane_floats;
+  std::vector<std::int32_t> lane_exponents;
+  std::vector<std::uint8_t> narrow;
 
   [[nodiscard]] std::span<const double> row(std::size_t r) const {
     return std::span<const double>(values).subspan(r * length, length);
@@ -131,6 +138,9 @@ class GpuDot {
   // rows read once, straight into the lanes' layout.
   void dot_rows_block(const GpuSplitRows& x, const float* w, std::size_t count, float* out,
                       std::size_t stride) const;
+  // A whole block of kSplitLanes bf16 rows of w, every value within the
+  // narrow lanes' exponents, runs nv_fused_split.hpp's narrow lanes against
+  // x's rows that are narrow too (the same bits; floats and int32s).
   // dot_rows_block with w's rows given as bfloat16 bits (a checkpoint's
   // stored weights): the same bits as dot_rows_block on their widening
   // (each value the float whose top 16 bits they are), without it.
@@ -148,10 +158,12 @@ class GpuDot {
   // padded, b, pb, lane) lays out rows j0 .. j0 + used of y for the lanes
   // (lane[r]: the chains take row j0 + r), reference(m, j) the reference's
   // output for the others.
-  template <class Fill, class Reference>
+  // narrow(j0, used, padded, bf, eb) lays them out for the narrow lanes
+  // and says whether it could (else fill's layout runs).
+  template <class Fill, class NarrowFill, class Reference>
   void lanes_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows, std::size_t count,
-                   const Fill& fill, const Reference& reference, float* out,
-                   std::size_t stride) const;
+                   const Fill& fill, const NarrowFill& narrow, const Reference& reference,
+                   float* out, std::size_t stride) const;
   // dot_rows_block on float or bfloat16 rows.
   template <class T>
   void rows_block(const GpuSplitRows& x, const T* w, std::size_t count, float* out,
@@ -170,11 +182,22 @@ class GpuDot {
   // lane's float32.
   void kernel_lanes(const double* a, const double* pa, const double* b, const double* pb,
                     std::size_t padded, float* out) const;
+  // The same on the narrow lanes' layout (a the row as doubles too, for the
+  // reference after an overflow).
+  void kernel_narrow(const double* a, const float* af, const std::int32_t* ea, const float* bf,
+                     const std::int32_t* eb, std::size_t padded, float* out) const;
+  // Steps 3-5 for kSplitLanes outputs: chain(from, steps, acc, done) runs
+  // the lanes from value `from` (split_lanes_dispatched's contract),
+  // values(r, from, end) lane r's values, a the row.
+  template <class Chain, class Values>
+  void kernel_chains(const double* a, std::size_t padded, const Chain& chain, const Values& values,
+                     float* out) const;
 
   GpuKernelOrder order_;
   MmaSpec spec_;
   DotAddRule rule_;
   bool splits_ = false;  // dot_split runs the split chain
+  bool narrow_ = false;  // and its rule is one the narrow lanes take
 };
 
 // GpuDot(o).dot(x, y).

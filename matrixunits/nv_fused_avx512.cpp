@@ -38,6 +38,22 @@ unsigned fill_bf16_lanes_avx512(const float* w, std::size_t n, std::size_t padde
   return fill_block(w, n, padded, emin, b, pb);
 }
 
+void split_narrow_avx512(const float* a, const std::int32_t* ea, const float* b,
+                         const std::int32_t* eb, std::size_t steps, double* acc, std::size_t* done,
+                         const SplitRule& rule) {
+  split_narrow<kSplitLanes>(a, ea, b, eb, steps, acc, done, rule);
+}
+
+unsigned fill_narrow_lanes_avx512(const std::uint16_t* w, std::size_t n, std::size_t padded,
+                                  int emin, float* b, std::int32_t* eb) {
+  return fill_narrow_block(w, n, padded, emin, b, eb);
+}
+
+unsigned fill_narrow_lanes_avx512(const float* w, std::size_t n, std::size_t padded, int emin,
+                                  float* b, std::int32_t* eb) {
+  return fill_narrow_block(w, n, padded, emin, b, eb);
+}
+
 }  // namespace fplab::nv_fused_split
 
 FPLAB_ISA_TARGET_END

@@ -197,6 +197,74 @@ unsigned fill_block(const S* w, std::size_t n, std::size_t padded, int emin, dou
   return other;
 }
 
+// The narrow lanes' fill (fill_narrow_lanes_dispatched): one value,
+// float bits fb: b its value, eb max(its exponent field's, emin) (-126 for
+// a zero field). Nonzero where it is not a bf16 zero or a normal bf16
+// value whose exponent lies within kNarrowExponents of 0.
+inline __attribute__((always_inline)) std::uint32_t fill_narrow_one(std::uint32_t fb, int emin,
+                                                                    float& b, std::int32_t& eb) {
+  const int field = static_cast<int>((fb >> 23) & 0xFF);
+  const int e = field - 127 > emin ? field - 127 : emin;
+  b = __builtin_bit_cast(float, fb);
+  eb = field == 0 ? -126 : e;
+  const bool far = field - 127 > kNarrowExponents || 127 - field > kNarrowExponents;
+  return (fb & 0xFFFFU) | std::uint32_t{field != 0 && far} |
+         std::uint32_t{field == 0 && (fb << 1) != 0};
+}
+
+// One product's C values (float bits, one per row) into b and eb as
+// fill_narrow_one makes them; its flags or'ed into flags.
+template <std::size_t C>
+inline __attribute__((always_inline)) void fill_narrow_product(
+    const typename FillLanes<C>::Bits& fb, int emin, float* b, std::int32_t* eb,
+    typename FillLanes<C>::Bits& flags) {
+  using V = FillLanes<C>;
+  using B = typename V::Bits;
+  typedef std::int32_t IntsOut __attribute__((vector_size(4 * C), aligned(4), may_alias));
+  const B field = (fb >> 23) & 0xFFU;
+  const auto e0 = (typename V::Ints)field - 127;
+  const typename V::Ints e = e0 > emin ? e0 : typename V::Ints{} + emin;
+  const typename V::Ints zero = (typename V::Ints)field == 0;  // -1 where the field is zero
+  const auto far = (B)(e0 > kNarrowExponents) | (B)(e0 < -kNarrowExponents);
+  flags |= (fb & 0xFFFFU) | (far & (B)(field != 0U)) | ((B)(field == 0U) & (B)((fb << 1) != 0U));
+  *reinterpret_cast<typename V::BitsIn*>(b) = fb;
+  *reinterpret_cast<IntsOut*>(eb) = (e & ~zero) | (zero & -126);
+}
+
+// kSplitLanes rows (row r at w + r n) into b and eb: b[i L + r], eb[i L +
+// r] as fill_narrow_one makes them for i < n, 0 and -126 for n <= i <
+// padded. Returns bit r set where row r holds a value fill_narrow_one
+// flags.
+template <class S>
+unsigned fill_narrow_block(const S* w, std::size_t n, std::size_t padded, int emin, float* b,
+                           std::int32_t* eb) {
+  constexpr std::size_t C = kSplitLanes;
+  static_assert(C == 8, "transpose8: 8 rows of 8");
+  using V = FillLanes<C>;
+  typename V::Bits flags{};  // lane r: row r's
+  std::size_t i = 0;
+  for (; i + C <= n; i += C) {
+    typename V::Bits x[C];
+    for (std::size_t r = 0; r < C; ++r) fill_load<C>(w + r * n + i, x[r]);
+    transpose8(x);  // x[t]: product i + t's C values, lane r row r's
+    for (std::size_t t = 0; t < C; ++t) {
+      fill_narrow_product<C>(x[t], emin, b + (i + t) * C, eb + (i + t) * C, flags);
+    }
+  }
+  unsigned other = 0;
+  for (std::size_t r = 0; r < C; ++r) {
+    std::uint32_t any = flags[r];
+    for (std::size_t k = i; k < n; ++k)
+      any |= fill_narrow_one(fill_bits(w[r * n + k]), emin, b[k * C + r], eb[k * C + r]);
+    other |= any != 0 ? 1U << r : 0U;
+  }
+  for (std::size_t k = n * C; k < padded * C; ++k) {
+    b[k] = 0.0f;
+    eb[k] = -126;
+  }
+  return other;
+}
+
 }  // namespace
 
 }  // namespace fplab::nv_fused_split

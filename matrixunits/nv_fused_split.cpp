@@ -96,4 +96,73 @@ unsigned fill_bf16_lanes_at(const float* w, std::size_t n, std::size_t padded, i
   return vector ? fill_block(w, n, padded, emin, b, pb) : fill_scalar(w, n, padded, emin, b, pb);
 }
 
+void split_narrow_dispatched(const float* a, const std::int32_t* ea, const float* b,
+                             const std::int32_t* eb, std::size_t steps, double* acc,
+                             std::size_t* done, const SplitRule& rule) {
+#if defined(__x86_64__)
+  static const bool avx512 = __builtin_cpu_supports("avx512f") != 0;
+  static const bool avx2 = __builtin_cpu_supports("avx2") != 0;
+  if (avx512) return split_narrow_avx512(a, ea, b, eb, steps, acc, done, rule);
+  if (avx2) return split_narrow_avx2(a, ea, b, eb, steps, acc, done, rule);
+#endif
+  split_narrow<2>(a, ea, b, eb, steps, acc, done, rule);
+}
+
+void split_narrow_baseline(const float* a, const std::int32_t* ea, const float* b,
+                           const std::int32_t* eb, std::size_t steps, double* acc,
+                           std::size_t* done, const SplitRule& rule) {
+  split_narrow<2>(a, ea, b, eb, steps, acc, done, rule);
+}
+
+namespace {
+
+// fill_narrow_lanes' scalar reference: value by value.
+unsigned fill_narrow_scalar(const std::uint16_t* w, std::size_t n, std::size_t padded, int emin,
+                            float* b, std::int32_t* eb) {
+  constexpr std::size_t L = kSplitLanes;
+  unsigned other = 0;
+  for (std::size_t r = 0; r < L; ++r) {
+    std::uint32_t any = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      any |= fill_narrow_one(fill_bits(w[r * n + i]), emin, b[i * L + r], eb[i * L + r]);
+    }
+    for (std::size_t i = n; i < padded; ++i) {
+      b[i * L + r] = 0.0f;
+      eb[i * L + r] = -126;
+    }
+    other |= any != 0 ? 1U << r : 0U;
+  }
+  return other;
+}
+
+template <class S>
+unsigned fill_narrow_dispatched(const S* w, std::size_t n, std::size_t padded, int emin, float* b,
+                                std::int32_t* eb) {
+#if defined(__x86_64__)
+  static const bool avx512 = __builtin_cpu_supports("avx512f") != 0;
+  static const bool avx2 = __builtin_cpu_supports("avx2") != 0;
+  if (avx512) return fill_narrow_lanes_avx512(w, n, padded, emin, b, eb);
+  if (avx2) return fill_narrow_lanes_avx2(w, n, padded, emin, b, eb);
+#endif
+  return fill_narrow_block(w, n, padded, emin, b, eb);
+}
+
+}  // namespace
+
+unsigned fill_narrow_lanes_dispatched(const std::uint16_t* w, std::size_t n, std::size_t padded,
+                                      int emin, float* b, std::int32_t* eb) {
+  return fill_narrow_dispatched(w, n, padded, emin, b, eb);
+}
+
+unsigned fill_narrow_lanes_dispatched(const float* w, std::size_t n, std::size_t padded, int emin,
+                                      float* b, std::int32_t* eb) {
+  return fill_narrow_dispatched(w, n, padded, emin, b, eb);
+}
+
+unsigned fill_narrow_lanes_at(const std::uint16_t* w, std::size_t n, std::size_t padded, int emin,
+                              float* b, std::int32_t* eb, bool vector) {
+  return vector ? fill_narrow_block(w, n, padded, emin, b, eb)
+                : fill_narrow_scalar(w, n, padded, emin, b, eb);
+}
+
 }  // namespace fplab::nv_fused_split

@@ -56,6 +56,42 @@ unsigned fill_bf16_lanes_at(const std::uint16_t* w, std::size_t n, std::size_t p
 unsigned fill_bf16_lanes_at(const float* w, std::size_t n, std::size_t padded, int emin, double* b,
                             double* pb, bool vector);
 
+// The narrow lanes: split_lanes_dispatched's chains, the same bits, on
+// operands each a zero or a normal value of at most 8 significant bits
+// (a bfloat16's) whose exponent lies within kNarrowExponents of 0, where
+// narrow_rule(rule) holds: the terms in float32 and int32 lanes
+// (nv_fused_split_body.hpp's step_narrow says why they are exact). a and
+// ea: one row's values and e(a_i) (as pa's powers); b and eb: the lanes'
+// values and e(b) interleaved by kSplitLanes (as pb's). acc holds finite
+// binary32 values; no step overflows (every done[r] is `steps`).
+inline constexpr int kNarrowExponents = 48;
+inline constexpr bool narrow_rule(const SplitRule& rule) {
+  return rule.fraction_bits <= 29 && rule.group >= 1 && rule.group <= 32 &&
+         (std::int64_t{rule.group} << (rule.fraction_bits + 2)) <= (std::int64_t{1} << 31);
+}
+void split_narrow_dispatched(const float* a, const std::int32_t* ea, const float* b,
+                             const std::int32_t* eb, std::size_t steps, double* acc,
+                             std::size_t* done, const SplitRule& rule);
+// The same built for the baseline instruction set; for tests.
+void split_narrow_baseline(const float* a, const std::int32_t* ea, const float* b,
+                           const std::int32_t* eb, std::size_t steps, double* acc,
+                           std::size_t* done, const SplitRule& rule);
+
+// The narrow lanes' fill (nv_fused_fill_body.hpp): kSplitLanes rows of w
+// as fill_bf16_lanes_dispatched reads them, b[i * kSplitLanes + r] the
+// value as a float and eb[..] max(its exponent field's, emin), -126 for a
+// zero field, for i < n; 0 and -126 for n <= i < padded. Returns bit r set
+// where row r holds a value that is not a bf16 zero or a normal bf16 value
+// within kNarrowExponents of 0 (such a block is the double lanes').
+unsigned fill_narrow_lanes_dispatched(const std::uint16_t* w, std::size_t n, std::size_t padded,
+                                      int emin, float* b, std::int32_t* eb);
+unsigned fill_narrow_lanes_dispatched(const float* w, std::size_t n, std::size_t padded, int emin,
+                                      float* b, std::int32_t* eb);
+// The same, for tests: `vector` false the scalar reference value by
+// value, true the vector body built for the baseline instruction set.
+unsigned fill_narrow_lanes_at(const std::uint16_t* w, std::size_t n, std::size_t padded, int emin,
+                              float* b, std::int32_t* eb, bool vector);
+
 #if defined(__x86_64__)
 // The builds for AVX2 (nv_fused_avx2.cpp) and AVX-512F (nv_fused_avx512.cpp):
 // call only where __builtin_cpu_supports says the CPU has the set.
@@ -71,6 +107,20 @@ unsigned fill_bf16_lanes_avx512(const std::uint16_t* w, std::size_t n, std::size
                                 double* b, double* pb);
 unsigned fill_bf16_lanes_avx512(const float* w, std::size_t n, std::size_t padded, int emin,
                                 double* b, double* pb);
+void split_narrow_avx2(const float* a, const std::int32_t* ea, const float* b,
+                       const std::int32_t* eb, std::size_t steps, double* acc, std::size_t* done,
+                       const SplitRule& rule);
+void split_narrow_avx512(const float* a, const std::int32_t* ea, const float* b,
+                         const std::int32_t* eb, std::size_t steps, double* acc, std::size_t* done,
+                         const SplitRule& rule);
+unsigned fill_narrow_lanes_avx2(const std::uint16_t* w, std::size_t n, std::size_t padded, int emin,
+                                float* b, std::int32_t* eb);
+unsigned fill_narrow_lanes_avx2(const float* w, std::size_t n, std::size_t padded, int emin,
+                                float* b, std::int32_t* eb);
+unsigned fill_narrow_lanes_avx512(const std::uint16_t* w, std::size_t n, std::size_t padded,
+                                  int emin, float* b, std::int32_t* eb);
+unsigned fill_narrow_lanes_avx512(const float* w, std::size_t n, std::size_t padded, int emin,
+                                  float* b, std::int32_t* eb);
 #endif
 
 }  // namespace fplab::nv_fused_split

@@ -254,6 +254,140 @@ void split_lanes(const double* a, const double* pa, const double* b, const doubl
   }
 }
 
+// The narrow lanes (split_narrow_dispatched): the same chains on operands
+// of at most 8 significant bits whose exponents lie within
+// kNarrowExponents of 0 (or zeros), where narrow_rule() holds. Each
+// product's kSplitLanes terms are then floats and int32s, twice as many a
+// vector as doubles: a_i b_i, 16 bits within [2^-2R, 2^(2R+2)) (R =
+// kNarrowExponents), is exact as a float; 2^e(a_i) 2^e(b_i) is the int32
+// sum of the exponents, so E is an int32 max; the term a_i b_i 2^s is the
+// float product times 2^min(max(s, -126), 127), exact (below 2^(F+2)),
+// where s is clamped only when every nonzero term is below 1 (s > 127
+// needs E < -102 < -2R, so every product is a zero's; s < -126 needs E >
+// F + 126, so every product is below 2^(2R+2-128)) and then still
+// truncates to 0; its trunc is one conversion to int32, and g of them add
+// below g 2^(F+2) <= 2^31 as int32s. The accumulator's term and the rest of
+// the step are the double lanes' above, on their sum as a double. No step
+// reaches 2^128: from a finite binary32 (or e8m13) accumulator, |c| <=
+// 2^128 - 2^104, |v| <= |c| + g 2^(2R+2) < |c| + 2^104 (g <= 32), and v
+// rounds toward zero to such an accumulator again; so every lane's done is
+// `steps`.
+template <std::size_t C>
+struct NarrowLanes {
+  typedef float Floats __attribute__((vector_size(4 * C)));
+  typedef float FloatsIn __attribute__((vector_size(4 * C), aligned(4), may_alias));
+  typedef std::int32_t Ints __attribute__((vector_size(4 * C)));
+  typedef std::int32_t IntsIn __attribute__((vector_size(4 * C), aligned(4), may_alias));
+};
+
+// One step of g products in the kSplitLanes lanes: a, ea the step's
+// shared values and exponents, b, eb its interleaved ones; acc (Q chunks
+// of C doubles) in and out. The int32s pass to the chunks through memory
+// (es, ss).
+template <std::size_t C, std::size_t Q = kSplitLanes / C>
+inline __attribute__((always_inline)) void step_narrow(const float* a, const std::int32_t* ea,
+                                                       const float* b, const std::int32_t* eb,
+                                                       std::size_t g,
+                                                       typename Lanes<C>::Doubles* acc,
+                                                       const SplitRule& rule) {
+  constexpr std::size_t L = kSplitLanes;
+  using D = typename Lanes<C>::Doubles;
+  using I64 = typename Lanes<C>::Int64s;
+  using N = NarrowLanes<L>;
+  using I = typename N::Ints;
+  using IC = typename NarrowLanes<C>::IntsIn;
+  std::int32_t es[L], ss[L];
+  const D emin_power =
+      splat<C>(__builtin_bit_cast(double, std::uint64_t(1023 + rule.c_emin) << 52));
+  for (std::size_t q = 0; q < Q; ++q) {
+    const auto c_power = __builtin_bit_cast(I64, accumulator_power<C>(acc[q], emin_power));
+    *reinterpret_cast<IC*>(es + q * C) =
+        __builtin_convertvector((c_power >> 52) - 1023, typename Lanes<C>::Int32s);
+  }
+  // The products' maximum first, apart from the accumulator's exponent (a
+  // chain's next step need not wait for it), then E.
+  const I ec = *reinterpret_cast<const typename N::IntsIn*>(es);
+  I top[2];
+  top[0] = I{} - 1024;
+  top[1] = top[0];
+  std::size_t i = 0;
+  for (; i + 2 <= g; i += 2) {
+    for (std::size_t h = 0; h < 2; ++h) {
+      const I e = *reinterpret_cast<const typename N::IntsIn*>(eb + (i + h) * L) + ea[i + h];
+      top[h] = e > top[h] ? e : top[h];
+    }
+  }
+  for (; i < g; ++i) {
+    const I e = *reinterpret_cast<const typename N::IntsIn*>(eb + i * L) + ea[i];
+    top[0] = e > top[0] ? e : top[0];
+  }
+  const I products = top[1] > top[0] ? top[1] : top[0];
+  const I e = products > ec ? products : ec;
+  const I high = I{} + 127, low = I{} - 126;
+  I s = rule.fraction_bits - e;
+  s = s < high ? s : high;
+  s = s > low ? s : low;
+  const auto scale = __builtin_bit_cast(typename N::Floats, (s + 127) << 23);
+  I sum[2] = {I{}, I{}};
+  for (i = 0; i + 2 <= g; i += 2) {
+    for (std::size_t h = 0; h < 2; ++h) {
+      const auto bv = *reinterpret_cast<const typename N::FloatsIn*>(b + (i + h) * L);
+      sum[h] += __builtin_convertvector(a[i + h] * bv * scale, I);
+    }
+  }
+  for (; i < g; ++i) {
+    const auto bv = *reinterpret_cast<const typename N::FloatsIn*>(b + i * L);
+    sum[0] += __builtin_convertvector(a[i] * bv * scale, I);
+  }
+  *reinterpret_cast<typename N::IntsIn*>(es) = e;
+  *reinterpret_cast<typename N::IntsIn*>(ss) = sum[0] + sum[1];
+  for (std::size_t q = 0; q < Q; ++q) {
+    const typename Lanes<C>::Int32s eq = *reinterpret_cast<const IC*>(es + q * C);
+    const typename Lanes<C>::Int32s sq = *reinterpret_cast<const IC*>(ss + q * C);
+    const I64 power = (__builtin_convertvector(eq, I64) + 1023) << 52;  // 2^E
+    const D up = __builtin_bit_cast(D, (std::int64_t(rule.fraction_bits + 2046) << 52) - power);
+    const D down = __builtin_bit_cast(D, power - (std::int64_t(rule.fraction_bits) << 52));
+    const D total = truncated<C, true>(acc[q] * up) + __builtin_convertvector(sq, D);
+    acc[q] = truncated_result<C>(total * down, rule.result_bits);
+  }
+}
+
+// `steps` steps of the narrow lanes (split_lanes_of's contract; no lane
+// overflows), the accumulators as chunks of C doubles; G the group when
+// known at compile time (0: rule.group).
+template <std::size_t C, std::size_t G>
+void split_narrow_of(const float* a, const std::int32_t* ea, const float* b, const std::int32_t* eb,
+                     std::size_t steps, double* acc, std::size_t* done, const SplitRule& rule) {
+  constexpr std::size_t L = kSplitLanes, Q = L / C;
+  const std::size_t g = G != 0 ? G : static_cast<std::size_t>(rule.group);
+  typename Lanes<C>::Doubles c[Q];
+  for (std::size_t q = 0; q < Q; ++q) c[q] = load<C>(acc + q * C);
+  for (std::size_t k = 0; k < steps; ++k) {
+    const std::size_t i = k * g;
+    step_narrow<C>(a + i, ea + i, b + i * L, eb + i * L, g, c, rule);
+  }
+  for (std::size_t q = 0; q < Q; ++q) {
+    for (std::size_t j = 0; j < C; ++j) acc[q * C + j] = c[q][j];
+  }
+  for (std::size_t r = 0; r < L; ++r) done[r] = steps;
+}
+
+// split_narrow_of with the kernels' groups fixed at compile time.
+template <std::size_t C>
+void split_narrow(const float* a, const std::int32_t* ea, const float* b, const std::int32_t* eb,
+                  std::size_t steps, double* acc, std::size_t* done, const SplitRule& rule) {
+  switch (rule.group) {
+    case 8:
+      return split_narrow_of<C, 8>(a, ea, b, eb, steps, acc, done, rule);
+    case 16:
+      return split_narrow_of<C, 16>(a, ea, b, eb, steps, acc, done, rule);
+    case 32:
+      return split_narrow_of<C, 32>(a, ea, b, eb, steps, acc, done, rule);
+    default:
+      return split_narrow_of<C, 0>(a, ea, b, eb, steps, acc, done, rule);
+  }
+}
+
 }  // namespace
 
 }  // namespace fplab::nv_fused_split

@@ -13,8 +13,12 @@
 // dot_converted for every architecture's kernel, input type, split-k and
 // promotion, every length 0 .. 2k + 1 and a model's lengths, with rows
 // that overflow to infinity mid-chain and rows with specials (the
-// reference's). The negative control: the chain one fractional bit off
-// differs from the reference.
+// reference's). The narrow lanes (float32 / int32 terms) against dot_add
+// over every rule they take, their fill against its scalar reference across
+// vector edges, and GpuDot's narrow blocks beside double ones against
+// dot_converted. The negative controls: the chain one fractional bit off
+// differs from the reference (both lanes); the fill and the rows read one
+// value on differ.
 #include <algorithm>
 #include <bit>
 #include <catch2/catch.hpp>
@@ -438,6 +442,215 @@ TEST_CASE("GpuSplitRows: exponents, the per-row flag, bad rows", "[matrixunits][
   CHECK(rows.exponents[3] == 1);
   CHECK(rows.fast == std::vector<std::uint8_t>{1, 0});  // the second row holds an infinity
   CHECK_THROWS_WITH(kernel.split(in, 4, rows), "gpu split: rows of unequal length");
+}
+
+namespace {
+
+// A random bf16 value (as a float) whose exponent lies in [low, high]; a
+// zero sometimes.
+float narrow_value(int low, int high, std::mt19937_64& rng) {
+  return bfloat16_to_float(float_to_bfloat16(random_float(low, high, rng)));
+}
+
+// Narrow rows: 0 random within the narrow exponents, 1 the largest
+// significand at one exponent (every term the largest, one sign: the int32
+// sum's bound), 2 the exponents' edges (2^48, 2^-48) and zeros, 3 a
+// product's exponents spread past the fractional bits.
+std::vector<float> narrow_row(int kind, std::size_t n, bool other, std::mt19937_64& rng) {
+  constexpr int R = nv_fused_split::kNarrowExponents;
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    switch (kind) {
+      case 0:
+        v[i] = narrow_value(-8, 8, rng);
+        break;
+      case 1:
+        v[i] = (other ? -1.0f : 1.0f) * std::ldexp(1.9921875f, other ? 20 : 7);
+        break;
+      case 2:
+        v[i] = i % 3 == 0 ? 0.0f : std::ldexp(i % 3 == 1 ? 1.5f : -1.9921875f, i % 2 ? R : -R);
+        break;
+      default:
+        v[i] = narrow_value(1 - R, R - 1, rng);
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("the narrow lanes equal dot_add across steps and edges", "[matrixunits][gpu][fast]") {
+  // Every nv_fused rule narrow_rule() takes, every step count 1 .. 2 x 16
+  // + 1 of groups, rows of narrow_row's kinds, each lane its own
+  // accumulator (a small one, or near binary32's largest); the dispatched
+  // build and the baseline build against dot_add step by step.
+  constexpr std::size_t L = nv_fused_split::kSplitLanes;
+  std::vector<DotAddRule> rules;
+  for (const DotAddRule& r : chain_rules()) {
+    if (nv_fused_split::narrow_rule(split_rule(r))) rules.push_back(r);
+  }
+  REQUIRE(!rules.empty());
+  std::mt19937_64 rng(4311);
+  std::size_t lanes_checked = 0, controls_differ = 0, controls_same = 0;
+  for (const DotAddRule& r : rules) {
+    const auto g = static_cast<std::size_t>(r.group);
+    for (std::size_t steps = 1; steps <= 2 * 16 + 1; ++steps) {
+      for (int kind = 0; kind < 4; ++kind) {
+        const std::size_t n = steps * g;
+        const std::vector<float> xf = narrow_row(kind, n, false, rng);
+        const std::vector<double> x(xf.begin(), xf.end());
+        std::vector<std::int32_t> ex(n), eb(n * L);
+        for (std::size_t i = 0; i < n; ++i) ex[i] = exponent_of(x[i], r.a_emin);
+        std::vector<float> b(n * L);
+        std::vector<double> c(L), ref(L);
+        for (std::size_t q = 0; q < L; ++q) {
+          const std::vector<float> yf = narrow_row(q % 2 == 0 ? kind : 3 - kind, n, true, rng);
+          const std::vector<double> y(yf.begin(), yf.end());
+          for (std::size_t i = 0; i < n; ++i) {
+            b[i * L + q] = yf[i];
+            eb[i * L + q] = exponent_of(y[i], r.b_emin);
+          }
+          c[q] = q == 3 ? 0x1.fffffcp127 : q == 5 ? -0x1p100 : random_float(-6, 6, rng);
+          ref[q] = c[q];
+          for (std::size_t k = 0; k < steps; ++k) {
+            ref[q] = dot_add(r, std::span<const double>(x).subspan(k * g, g),
+                             std::span<const double>(y).subspan(k * g, g), ref[q]);
+          }
+        }
+        for (const bool dispatched : {false, true}) {
+          std::vector<double> acc(c);
+          std::vector<std::size_t> done(L);
+          (dispatched ? nv_fused_split::split_narrow_dispatched
+                      : nv_fused_split::split_narrow_baseline)(xf.data(), ex.data(), b.data(),
+                                                               eb.data(), steps, acc.data(),
+                                                               done.data(), split_rule(r));
+          for (std::size_t q = 0; q < L; ++q) {
+            INFO("fraction bits " << r.fraction_bits << " group " << g << " steps " << steps
+                                  << " kind " << kind << " dispatched " << dispatched << " lane "
+                                  << q);
+            CHECK(done[q] == steps);
+            CHECK(bits(acc[q]) == bits(ref[q]));
+            ++lanes_checked;
+          }
+        }
+        if (kind == 0) {  // the negative control: one fractional bit off
+          SplitRule off = split_rule(r);
+          off.fraction_bits -= 1;
+          std::vector<double> acc(c);
+          std::vector<std::size_t> done(L);
+          nv_fused_split::split_narrow_dispatched(xf.data(), ex.data(), b.data(), eb.data(), steps,
+                                                  acc.data(), done.data(), off);
+          for (std::size_t q = 0; q < L; ++q) {
+            (bits(acc[q]) != bits(ref[q]) ? controls_differ : controls_same) += 1;
+          }
+        }
+      }
+    }
+  }
+  CHECK(lanes_checked == rules.size() * 33 * 4 * 2 * L);
+  CHECK(controls_differ > (controls_differ + controls_same) / 2);
+}
+
+TEST_CASE("the narrow lanes' vector fill equals its scalar reference across vector edges",
+          "[matrixunits][gpu][fast]") {
+  // kSplitLanes rows of bfloat16 bits within the narrow exponents, every
+  // length 0 .. 3 x 8 + 1 and a model's, with a value just past them
+  // (2^49, 2^-49), a special, a subnormal or a -0 at the first lane, the
+  // last lane of a whole vector and the tail; the dispatched build and the
+  // vector body at the baseline instruction set against the scalar
+  // reference (values, exponents, padding, flags). Negative control: the
+  // rows read one value on differ.
+  constexpr std::size_t L = nv_fused_split::kSplitLanes;
+  std::mt19937_64 rng(4312);
+  const std::uint16_t odd[] = {0x7F80, 0x5800, 0x2700, 0x0003, 0x8000, 0x5780, 0x2780};
+  const bool odd_flagged[] = {true, true, true, true, false, false, false};
+  std::size_t compared = 0, flagged = 0, controls_differ = 0;
+  std::vector<std::size_t> lengths;
+  for (std::size_t n = 0; n <= 3 * L + 1; ++n) lengths.push_back(n);
+  lengths.insert(lengths.end(), {576, 1536});
+  for (const std::size_t n : lengths) {
+    for (int trial = 0; trial < 8; ++trial) {
+      std::vector<std::uint16_t> w(L * n + 1);  // one more for the control's read
+      for (auto& h : w) h = float_to_bfloat16(narrow_value(-47, 47, rng));
+      bool expect_flag = false;
+      if (n > 0 && trial > 0) {  // one odd value in row trial - 1 at an edge
+        const std::size_t at[] = {0, n / L * L == n ? n - 1 : n / L * L, L - 1, n - 1};
+        const std::size_t i = std::min(n - 1, at[trial % 4]);
+        w[(trial - 1) * n + i] = odd[trial % 7];
+        expect_flag = odd_flagged[trial % 7];
+      }
+      const std::size_t padded = (n + 15) / 16 * 16 + 16;
+      const auto fill = [&](const std::uint16_t* rows, int mode) {
+        std::vector<float> b(padded * L, -1.0f);
+        std::vector<std::int32_t> eb(padded * L, -1);
+        unsigned flags = 0;
+        if (mode == 2) {
+          flags = nv_fused_split::fill_narrow_lanes_dispatched(rows, n, padded, -126, b.data(),
+                                                               eb.data());
+        } else {
+          flags = nv_fused_split::fill_narrow_lanes_at(rows, n, padded, -126, b.data(), eb.data(),
+                                                       mode == 1);
+        }
+        std::vector<std::uint32_t> out{flags};
+        for (const float v : b) out.push_back(bits(v));
+        for (const std::int32_t e : eb) out.push_back(static_cast<std::uint32_t>(e));
+        return out;
+      };
+      const std::vector<std::uint32_t> ref = fill(w.data(), 0);
+      INFO("n = " << n << " trial " << trial);
+      CHECK((ref[0] != 0) == expect_flag);
+      flagged += ref[0] != 0 ? 1 : 0;
+      for (const int mode : {1, 2}) {
+        CHECK(fill(w.data(), mode) == ref);
+        ++compared;
+      }
+      if (n >= 2) controls_differ += fill(w.data() + 1, 2) != ref ? 1 : 0;
+    }
+  }
+  CHECK(compared == lengths.size() * 8 * 2);
+  CHECK(flagged > lengths.size() * 2);
+  CHECK(controls_differ == (lengths.size() - 2) * 8);
+}
+
+TEST_CASE("GpuDot's narrow lanes beside the double lanes equal dot_converted",
+          "[matrixunits][gpu][fast]") {
+  // gpu(hopper) on bf16 rows: x rows narrow but one (2^60), weight blocks
+  // narrow but one row (2^-60); every output against dot_converted, and
+  // x's per-row flags. Negative control: the weights one row on differ.
+  const GpuDot kernel(parse_gpu_kernel_order("gpu(hopper)"));
+  std::mt19937_64 rng(4313);
+  std::size_t compared = 0, controls_differ = 0;
+  for (const std::size_t n : {16, 50, 576}) {
+    constexpr std::size_t kX = 4, kRows = 24;
+    for (const bool wide_x : {false, true}) {
+      std::vector<float> xf(kX * n), wf((kRows + 1) * n);
+      for (auto& v : xf) v = narrow_value(-10, 10, rng);
+      for (auto& v : wf) v = narrow_value(-12, 2, rng);
+      if (wide_x) xf[2 * n + n / 2] = 0x1p60f;
+      wf[13 * n + n - 1] = 0x1p-60f;  // block 1's row 5
+      std::vector<std::uint16_t> w(wf.size());
+      for (std::size_t i = 0; i < w.size(); ++i) w[i] = float_to_bfloat16(wf[i]);
+      GpuSplitRows xs;
+      kernel.split(xf, n, xs);
+      REQUIRE(xs.narrow.size() == kX);
+      for (std::size_t m = 0; m < kX; ++m) CHECK((xs.narrow[m] == 0) == (wide_x && m == 2));
+      std::vector<float> got(kX * kRows), control(kX * kRows);
+      kernel.dot_bf16_rows_block(xs, w.data(), kRows, got.data(), kRows);
+      kernel.dot_bf16_rows_block(xs, w.data() + n, kRows, control.data(), kRows);
+      for (std::size_t m = 0; m < kX; ++m) {
+        for (std::size_t j = 0; j < kRows; ++j) {
+          INFO("n = " << n << " wide x " << wide_x << " x row " << m << " w row " << j);
+          std::vector<double> row(n);
+          for (std::size_t i = 0; i < n; ++i) row[i] = wf[j * n + i];
+          CHECK(bits(got[m * kRows + j]) == bits(kernel.dot_converted(xs.row(m), row)));
+          controls_differ += bits(control[m * kRows + j]) != bits(got[m * kRows + j]) ? 1 : 0;
+          ++compared;
+        }
+      }
+    }
+  }
+  CHECK(compared == std::size_t{3} * 2 * 4 * 24);
+  CHECK(controls_differ > compared * 9 / 10);
 }
 
 TEST_CASE("negative control: the split lanes one fractional bit off differ",
