@@ -163,12 +163,15 @@ inline __attribute__((always_inline)) void fill_product(const typename FillLanes
   *reinterpret_cast<typename V::DoublesOut*>(pb) = __builtin_bit_cast(typename V::Doubles, bits);
 }
 
-// kSplitLanes rows (row r at w + r n) into b and pb: b[i L + r], pb[i L
-// + r] as fill_one makes them for i < n, 0 and 2^-126 for n <= i <
-// padded. Returns bit r set where row r holds a value fill_one flags.
-template <class S>
-unsigned fill_block(const S* w, std::size_t n, std::size_t padded, int emin, double* b,
-                    double* pb) {
+// The block loop both layouts share: kSplitLanes rows (row r at w + r n)
+// loaded a vector of 8 values each, transposed so that one vector holds a
+// product's 8 values (lane r row r's), and handed to the layout's
+// product(x, p, flags) for product p; the tail value by value through
+// one(bits, k) at index k = p kSplitLanes + r, the padding up to `padded`
+// products through pad(k). Returns bit r set where row r holds a value the
+// layout flags.
+template <class S, class Layout>
+unsigned fill_rows(const S* w, std::size_t n, std::size_t padded, const Layout& layout) {
   constexpr std::size_t C = kSplitLanes;
   static_assert(C == 8, "transpose8: 8 rows of 8");
   using V = FillLanes<C>;
@@ -178,23 +181,43 @@ unsigned fill_block(const S* w, std::size_t n, std::size_t padded, int emin, dou
     typename V::Bits x[C];
     for (std::size_t r = 0; r < C; ++r) fill_load<C>(w + r * n + i, x[r]);
     transpose8(x);  // x[t]: product i + t's C values, lane r row r's
-    for (std::size_t t = 0; t < C; ++t) {
-      fill_flags<C>(x[t], flags);
-      fill_product<C>(x[t], emin, b + (i + t) * C, pb + (i + t) * C);
-    }
+    for (std::size_t t = 0; t < C; ++t) layout.product(x[t], i + t, flags);
   }
   unsigned other = 0;
   for (std::size_t r = 0; r < C; ++r) {
     std::uint32_t any = flags[r];
-    for (std::size_t k = i; k < n; ++k)
-      any |= fill_one(fill_bits(w[r * n + k]), emin, b[k * C + r], pb[k * C + r]);
+    for (std::size_t k = i; k < n; ++k) any |= layout.one(fill_bits(w[r * n + k]), k * C + r);
     other |= any != 0 ? 1U << r : 0U;
   }
-  for (std::size_t k = n * C; k < padded * C; ++k) {
-    b[k] = 0.0;
-    pb[k] = 0x1p-126;
-  }
+  for (std::size_t k = n * C; k < padded * C; ++k) layout.pad(k);
   return other;
+}
+
+// kSplitLanes rows (row r at w + r n) into b and pb: b[i L + r], pb[i L
+// + r] as fill_one makes them for i < n, 0 and 2^-126 for n <= i <
+// padded. Returns bit r set where row r holds a value fill_one flags.
+template <class S>
+unsigned fill_block(const S* w, std::size_t n, std::size_t padded, int emin, double* b,
+                    double* pb) {
+  constexpr std::size_t C = kSplitLanes;
+  using Bits = typename FillLanes<C>::Bits;
+  struct Wide {
+    int min_exponent;  // emin
+    double* value;
+    double* power;
+    [[gnu::always_inline]] void product(const Bits& x, std::size_t p, Bits& flags) const {
+      fill_flags<C>(x, flags);
+      fill_product<C>(x, min_exponent, value + p * C, power + p * C);
+    }
+    [[gnu::always_inline]] std::uint32_t one(std::uint32_t fb, std::size_t k) const {
+      return fill_one(fb, min_exponent, value[k], power[k]);
+    }
+    [[gnu::always_inline]] void pad(std::size_t k) const {
+      value[k] = 0.0;
+      power[k] = 0x1p-126;
+    }
+  };
+  return fill_rows(w, n, padded, Wide{emin, b, pb});
 }
 
 // The narrow lanes' fill (fill_narrow_lanes_dispatched): one value,
@@ -239,30 +262,23 @@ template <class S>
 unsigned fill_narrow_block(const S* w, std::size_t n, std::size_t padded, int emin, float* b,
                            std::int32_t* eb) {
   constexpr std::size_t C = kSplitLanes;
-  static_assert(C == 8, "transpose8: 8 rows of 8");
-  using V = FillLanes<C>;
-  typename V::Bits flags{};  // lane r: row r's
-  std::size_t i = 0;
-  for (; i + C <= n; i += C) {
-    typename V::Bits x[C];
-    for (std::size_t r = 0; r < C; ++r) fill_load<C>(w + r * n + i, x[r]);
-    transpose8(x);  // x[t]: product i + t's C values, lane r row r's
-    for (std::size_t t = 0; t < C; ++t) {
-      fill_narrow_product<C>(x[t], emin, b + (i + t) * C, eb + (i + t) * C, flags);
+  using Bits = typename FillLanes<C>::Bits;
+  struct Narrow {
+    int min_exponent;  // emin
+    float* value;
+    std::int32_t* exponent;
+    [[gnu::always_inline]] void product(const Bits& x, std::size_t p, Bits& flags) const {
+      fill_narrow_product<C>(x, min_exponent, value + p * C, exponent + p * C, flags);
     }
-  }
-  unsigned other = 0;
-  for (std::size_t r = 0; r < C; ++r) {
-    std::uint32_t any = flags[r];
-    for (std::size_t k = i; k < n; ++k)
-      any |= fill_narrow_one(fill_bits(w[r * n + k]), emin, b[k * C + r], eb[k * C + r]);
-    other |= any != 0 ? 1U << r : 0U;
-  }
-  for (std::size_t k = n * C; k < padded * C; ++k) {
-    b[k] = 0.0f;
-    eb[k] = -126;
-  }
-  return other;
+    [[gnu::always_inline]] std::uint32_t one(std::uint32_t fb, std::size_t k) const {
+      return fill_narrow_one(fb, min_exponent, value[k], exponent[k]);
+    }
+    [[gnu::always_inline]] void pad(std::size_t k) const {
+      value[k] = 0.0f;
+      exponent[k] = -126;
+    }
+  };
+  return fill_rows(w, n, padded, Narrow{emin, b, eb});
 }
 
 }  // namespace
