@@ -24,20 +24,6 @@ std::vector<GpuKernelOrder> default_gpu_orders() {
   return out;
 }
 
-namespace {
-
-// accuracy_verdict's rule for a value against the exact real dot product.
-AccuracyVerdict verdict_of(float value, const ExactSum& exact, float exact_rounded) {
-  ExactSum residual = exact;
-  residual.add(-static_cast<double>(value));
-  const double abs_error = std::abs(residual.to_double());
-  const double rel_error = abs_error == 0.0 ? 0.0 : abs_error / std::abs(exact.to_double());
-  return accuracy_verdict(value,
-                          Accuracy{abs_error, rel_error, ulp_distance(value, exact_rounded)});
-}
-
-}  // namespace
-
 GpuDotTable gpu_dot_table(std::span<const float> x, std::span<const float> y,
                           const std::vector<GpuKernelOrder>& orders) {
   GpuDotTable t;
@@ -56,7 +42,7 @@ GpuDotTable gpu_dot_table(std::span<const float> x, std::span<const float> y,
   const float tree = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
                      ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
   t.rows.push_back({"ieee-fp32 lanes(8)", "8 accumulators, then a tree", tree});
-  for (auto& r : t.rows) r.verdict = verdict_of(r.value, exact_sum, t.exact);
+  for (auto& r : t.rows) r.verdict = accuracy_verdict(r.value, accuracy(exact_sum, r.value));
   return t;
 }
 

@@ -23,16 +23,23 @@ struct Accuracy {
   std::uint64_t ulps;  // ulp_distance(computed, exact sum rounded to T)
 };
 
+// Against an exact value already accumulated (a sum, or a dot product's
+// products: cli/gpu_dot_table.cpp).
 template <class T>
-Accuracy accuracy(std::span<const T> x, T computed) {
-  ExactSum exact;
-  exact.add_all(x);
+Accuracy accuracy(const ExactSum& exact, T computed) {
   ExactSum residual = exact;
   residual.add(-computed);
   const double abs_error = std::abs(residual.to_double());
   const double reference = std::abs(exact.to_double());
   const double rel_error = abs_error == 0.0 ? 0.0 : abs_error / reference;
   return {abs_error, rel_error, ulp_distance(computed, Native<T>{}.round_exact(exact))};
+}
+
+template <class T>
+Accuracy accuracy(std::span<const T> x, T computed) {
+  ExactSum exact;
+  exact.add_all(x);
+  return accuracy(exact, computed);
 }
 
 // What an ulps count can say about a total. Ulps count representable values
