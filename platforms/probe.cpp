@@ -6,9 +6,11 @@
 // build, and the arrays it read, written back as .npy and .safetensors, so
 // that a big-endian build shows it reads and writes the same bits.
 //
-// Everything that does arithmetic is compiled in this file, with the build's
-// flags (strict: -ffp-contract=off, ISO mode; defaults: GNU mode, the
-// compiler's own contraction setting), so the flags under study reach it:
+// Everything that does arithmetic is in probe_kernels.cpp, a translation
+// unit of its own compiled with the build's flags (strict: -ffp-contract=off,
+// ISO mode; defaults: GNU mode, the compiler's own contraction setting), so
+// the flags under study reach it and the table code here does not change
+// how it is compiled (probe_kernels.hpp says why that matters on x87):
 //   sums      every default strategy of reductions/ over float32 and float64 data
 //   dots      the same orders over products (what contraction can fuse)
 //   kernels   small loops whose bits depend on contraction or excess precision
@@ -16,22 +18,21 @@
 //   inputs    exact sums of .npy / safetensors files (any byte order)
 // Fixed seeds (std::mt19937_64 with a fixed seed, values built from its
 // integer outputs, never from <random>'s distributions, whose algorithms
-// differ between standard libraries).
-#include <cfloat>
-#include <cmath>
+// differ between standard libraries). The tables' ids are named once, below
+// (reports/columns.hpp); tools/platform_drift.py reads them by these names.
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <random>
+#include <new>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "io/array.hpp"
 #include "io/npy.hpp"
-#include "io/numbers.hpp"
 #include "io/safetensors_arrays.hpp"
-#include "reductions/exact.hpp"
-#include "reductions/strategy.hpp"
+#include "platforms/probe_kernels.hpp"
+#include "reports/columns.hpp"
 #include "reports/results.hpp"
 #include "reports/results_json.hpp"
 
@@ -44,149 +45,127 @@
 
 namespace {
 
+using fplab::ColumnId;
+using fplab::Columns;
 using fplab::Table;
+using fplab::TableId;
 using fplab::Value;
+namespace probe = fplab::probe;
 
-// Uniform in [-1, 1) with 53 random bits, from the integer stream alone.
-std::vector<double> seeded(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 g(seed);
-  std::vector<double> x(n);
-  for (auto& v : x) v = std::ldexp(static_cast<double>(g() >> 11), -52) - 1.0;
-  return x;
+constexpr TableId kSums{"sums"};
+constexpr TableId kDots{"dots"};
+constexpr TableId kKernels{"kernels"};
+constexpr TableId kLibm{"libm"};
+constexpr TableId kInputs{"inputs"};
+constexpr ColumnId kFloat32{"float32"};
+constexpr ColumnId kFloat64{"float64"};
+constexpr ColumnId kValue{"value"};
+constexpr ColumnId kElements{"elements"};
+constexpr ColumnId kExact{"exact"};
+
+// The probe's input data, 64-byte aligned. Eigen's sum and dot peel the
+// elements before the first packet-aligned one, so with 32-byte AVX packets
+// (x86-64-v3) their bits followed where malloc put a vector, which the
+// lengths of the source and output paths moved (measured: the x86-64-v3
+// Eigen sums took two values between /tmp/p9 and /tmp/probe9/src). Every
+// other entry's packets are at most 16 bytes, malloc's own alignment.
+template <class T>
+struct Aligned64 {
+  using value_type = T;
+  Aligned64() = default;
+  template <class U>
+  explicit Aligned64(const Aligned64<U>& /*unused*/) {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, std::size_t /*n*/) { ::operator delete (p, std::align_val_t{64}); }
+  friend bool operator==(const Aligned64& /*a*/, const Aligned64& /*b*/) { return true; }
+};
+
+template <class T>
+using AlignedVector = std::vector<T, Aligned64<T>>;
+
+template <class T>
+AlignedVector<T> aligned(std::span<const T> x) {
+  return AlignedVector<T>(x.begin(), x.end());
 }
 
-void add_sums(fplab::ExperimentRecord& e, const std::vector<float>& xf,
-              const std::vector<double>& xd, const std::vector<float>& yf,
-              const std::vector<double>& yd) {
-  Table sums("sums", "Sums, every default strategy", "strategy");
-  sums.add_column("float32", "float32 sum", "", true)
-      .add_column("float64", "float64 sum", "", true);
-  Table dots("dots", "Dot products, every default strategy", "strategy");
-  dots.add_column("float32", "float32 dot", "", true)
-      .add_column("float64", "float64 dot", "", true);
-  for (const auto& s : fplab::default_strategies()) {
-    const std::string name = s.name();
-    sums.add_row(name)
-        .set("float32", Value::f32(fplab::sum(s, std::span<const float>(xf))))
-        .set("float64", Value::f64(fplab::sum(s, std::span<const double>(xd))));
-    dots.add_row(name)
-        .set("float32",
-             Value::f32(fplab::dot(s, std::span<const float>(xf), std::span<const float>(yf))))
-        .set("float64",
-             Value::f64(fplab::dot(s, std::span<const double>(xd), std::span<const double>(yd))));
+// `what`: "sum" or "dot", in the column labels.
+Columns<probe::Totals> totals_columns(const std::string& what) {
+  Columns<probe::Totals> c;
+  c.add(kFloat32, "float32 " + what, &probe::Totals::f32, "", true)
+      .add(kFloat64, "float64 " + what, &probe::Totals::f64, "", true);
+  return c;
+}
+
+void add_sums(fplab::ExperimentRecord& e, const std::vector<probe::StrategyTotals>& totals) {
+  const Columns<probe::Totals> sum_columns = totals_columns("sum");
+  const Columns<probe::Totals> dot_columns = totals_columns("dot");
+  Table sums = sum_columns.table(kSums, "Sums, every default strategy", "strategy");
+  Table dots = dot_columns.table(kDots, "Dot products, every default strategy", "strategy");
+  for (const auto& t : totals) {
+    sum_columns.add_row(sums, t.strategy, t.sum);
+    dot_columns.add_row(dots, t.strategy, t.dot);
   }
   e.add_table(std::move(sums));
   e.add_table(std::move(dots));
 }
 
+// The kernels' and libm's one column: each row's value as its kernel
+// computes it (float64, float32 or an integer).
+const Columns<Value>& value_columns() {
+  static const Columns<Value> c = [] {
+    Columns<Value> v;
+    v.add(
+        kValue, "value", [](const Value& x) { return x; }, "", true);
+    return v;
+  }();
+  return c;
+}
+
 // Loops written as people write them; their bits depend on the flags.
-void add_kernels(fplab::ExperimentRecord& e, const std::vector<double>& a,
-                 const std::vector<float>& af) {
-  Table t("kernels", "Small kernels: contraction and excess precision", "kernel");
-  t.add_column("value", "value", "", true);
-  // P1: the loop of claims.md, over 10,000 terms. The difference between
-  // the fused and the separately rounded sum is a walk of a few ulps up and
-  // down (each step's product rounding flips the sum's rounding or not):
-  // over the first 1,000 terms (this row's earlier length) 723 partial sums
-  // differ and the last is back on x86-64's bits; at 10,000 the FMA sum
-  // (aarch64, x86-64-v3 defaults) is 16 ulps off and the x87 one (80-bit
-  // product, the sum stored to memory each step) 14.
-  double q = 0.0;
-  for (double v : a) q += 0.1 * v;
-  t.add_row("axpy-loop").set("value", Value::f64(q));
-  // Horner evaluation of a degree-8 polynomial at 0.7.
-  double p = 0.0;
-  for (int k = 8; k >= 0; --k) p = p * 0.7 + 1.0 / (k + 1.0);
-  t.add_row("horner").set("value", Value::f64(p));
-  // The imaginary part of a complex product, a*d + b*c.
-  double im = 0.0;
-  for (std::size_t i = 0; i + 3 < a.size(); i += 4) im += a[i] * a[i + 3] + a[i + 1] * a[i + 2];
-  t.add_row("complex-im").set("value", Value::f64(im));
-  // A float32 running sum: x87 keeps the accumulator in 80 bits.
-  float s = 0.0f;
-  for (float v : af) s += v;
-  t.add_row("float-loop").set("value", Value::f32(s));
-  // (1e308 * 10) / 10: inf in double, 1e308 if the product stays in 80 bits.
-  volatile double big = 1e308;
-  volatile double ten = 10.0;
-  const double over = big * ten / ten;
-  t.add_row("overflow-then-back").set("value", Value::f64(over));
-  // 1 + (2^-53 + 2^-105): rounds up in one step, to 1 when first rounded to
-  // 64 significand bits (double rounding).
-  volatile double one = 1.0;
-  volatile double tiny = 0x1.0000000000001p-53;
-  const double twice = one + tiny;
-  t.add_row("double-rounding").set("value", Value::f64(twice));
-  t.add_row("flt-eval-method").set("value", Value::integer(FLT_EVAL_METHOD));
-#ifdef __FP_FAST_FMA
-  t.add_row("fp-fast-fma").set("value", Value::integer(1));
-#else
-  t.add_row("fp-fast-fma").set("value", Value::integer(0));
-#endif
+void add_kernels(fplab::ExperimentRecord& e, std::span<const double> a, std::span<const float> af) {
+  const Columns<Value>& c = value_columns();
+  Table t = c.table(kKernels, "Small kernels: contraction and excess precision", "kernel");
+  c.add_row(t, "axpy-loop", Value::f64(probe::axpy_loop(a)));
+  c.add_row(t, "horner", Value::f64(probe::horner()));
+  c.add_row(t, "complex-im", Value::f64(probe::complex_im(a)));
+  c.add_row(t, "float-loop", Value::f32(probe::float_loop(af)));
+  c.add_row(t, "overflow-then-back", Value::f64(probe::overflow_then_back()));
+  c.add_row(t, "double-rounding", Value::f64(probe::double_rounding()));
+  c.add_row(t, "flt-eval-method", Value::integer(probe::flt_eval_method()));
+  c.add_row(t, "fp-fast-fma", Value::integer(probe::fp_fast_fma()));
   e.add_table(std::move(t));
 }
 
-// glibc's functions are not correctly rounded; its per-architecture code
-// (and x86-64's FMA variants picked at run time) may round differently.
 void add_libm(fplab::ExperimentRecord& e) {
-  Table t("libm", "libm at seeded points", "call");
-  t.add_column("value", "value", "", true);
-  const auto x = seeded(24, 1402);
-  struct F {
-    const char* name;
-    double (*f)(double);
-    double scale;
-    double shift;
-  };
-  const F fs[] = {{"exp", [](double v) { return std::exp(v); }, 20.0, 0.0},
-                  {"log", [](double v) { return std::log(v); }, 100.0, 101.0},
-                  {"sin", [](double v) { return std::sin(v); }, 50.0, 0.0},
-                  {"cos", [](double v) { return std::cos(v); }, 50.0, 0.0},
-                  {"tan", [](double v) { return std::tan(v); }, 3.0, 0.0},
-                  {"tanh", [](double v) { return std::tanh(v); }, 5.0, 0.0},
-                  {"pow", [](double v) { return std::pow(v, 2.5); }, 10.0, 11.0},
-                  {"erf", [](double v) { return std::erf(v); }, 3.0, 0.0},
-                  {"cbrt", [](double v) { return std::cbrt(v); }, 1e3, 0.0}};
-  for (const auto& f : fs) {
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      t.add_row(std::string(f.name) + "-" + std::to_string(i))
-          .set("value", Value::f64(f.f(x[i] * f.scale + f.shift)));
-    }
-  }
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const auto v = static_cast<float>(x[i] * 20.0);
-    t.add_row("expf-" + std::to_string(i)).set("value", Value::f32(std::exp(v)));
-    t.add_row("logf-" + std::to_string(i)).set("value", Value::f32(std::log(v + 21.0f)));
-  }
-  // A float32 softmax over 32 logits, as a sampler computes it.
-  const auto logits = seeded(32, 7);
-  std::vector<float> z(logits.size());
-  float m = -INFINITY;
-  for (std::size_t i = 0; i < z.size(); ++i)
-    m = std::max(m, z[i] = static_cast<float>(logits[i] * 8.0));
-  float total = 0.0f;
-  for (auto& v : z) total += (v = std::exp(v - m));
-  for (std::size_t i = 0; i < z.size(); ++i) {
-    t.add_row("softmax-" + std::to_string(i)).set("value", Value::f32(z[i] / total));
-  }
+  const Columns<Value>& c = value_columns();
+  Table t = c.table(kLibm, "libm at seeded points", "call");
+  const probe::LibmValues values = probe::libm_values();
+  for (const auto& v : values.f64) c.add_row(t, v.key, Value::f64(v.value));
+  for (const auto& v : values.f32) c.add_row(t, v.key, Value::f32(v.value));
   e.add_table(std::move(t));
 }
+
+// One file's (or one safetensors tensor's) element count and exact sum.
+struct InputSum {
+  std::int64_t elements = 0;
+  double exact = 0;
+};
 
 // Exact sums of files read from disk: the reader's byte order handling.
 void add_inputs(fplab::ExperimentRecord& e, const std::filesystem::path& golden,
                 const std::filesystem::path& out_dir) {
-  Table t("inputs", "Exact sums of .npy and safetensors files", "file");
-  t.add_column("elements", "elements").add_column("exact", "exact sum (float64)", "", true);
+  Columns<InputSum> c;
+  c.add(kElements, "elements", &InputSum::elements)
+      .add(kExact, "exact sum (float64)", &InputSum::exact, "", true);
+  Table t = c.table(kInputs, "Exact sums of .npy and safetensors files", "file");
   std::vector<fplab::Array> all;
   for (const char* f : {"grid_c.npy", "grid_big.npy", "grid_fortran.npy", "half.npy",
                         "half_big.npy", "tensors_a.safetensors", "pair_bfloat16_a.safetensors"}) {
     for (auto& a : fplab::read_arrays(golden / f)) {
-      fplab::ExactSum s;
-      for (auto b : a.bits) s.add(fplab::element_to_double(a.type, b));
       const std::string key = std::string(f) + (a.name.empty() ? "" : ":" + a.name);
-      t.add_row(key)
-          .set("elements", Value::integer(static_cast<std::int64_t>(a.size())))
-          .set("exact", Value::f64(s.to_double()));
+      c.add_row(t, key, {static_cast<std::int64_t>(a.size()), probe::exact_sum(a)});
       a.name = key;
       all.push_back(std::move(a));
     }
@@ -209,10 +188,10 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(out);
     const auto a4 =
         std::get<std::vector<float>>(fplab::read_npy(source / "experiments/data/a4_normals.npy"));
-    const std::vector<float> xf(a4.begin(), a4.begin() + 65536);
-    const std::vector<float> yf(a4.begin() + 65536, a4.begin() + 2 * 65536);
-    const auto xd = seeded(65536, 14);
-    const auto yd = seeded(65536, 15);
+    const auto xf = aligned(std::span<const float>(a4).first(65536));
+    const auto yf = aligned(std::span<const float>(a4).subspan(65536, 65536));
+    const auto xd = aligned<double>(probe::seeded(65536, 14));
+    const auto yd = aligned<double>(probe::seeded(65536, 15));
 
     fplab::ExperimentRecord e;
     e.id = "platform-probe";
@@ -221,8 +200,8 @@ int main(int argc, char** argv) {
     e.seed = 14;
     // The configuration goes in the context, never in the fingerprint: two
     // entries that compute the same bits have the same fingerprint.
-    add_sums(e, xf, xd, yf, yd);
-    add_kernels(e, std::vector<double>(xd.begin(), xd.begin() + 10000), xf);
+    add_sums(e, probe::strategy_totals(xf, xd, yf, yd));
+    add_kernels(e, std::span<const double>(xd).first(10000), xf);
     add_libm(e);
     add_inputs(e, source / "tests/golden/arrays", out);
     fplab::write_npy(out / "sums_float32.npy", std::span<const float>(xf.data(), 16));

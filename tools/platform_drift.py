@@ -307,10 +307,13 @@ def main():
                  f"(1e308*10)/10 = {hexof(i686, 'kernels/overflow-then-back/value')} (x86-64 {hexof(base, 'kernels/overflow-then-back/value')}); "
                  f"1 + (2^-53 + 2^-105) = {hexof(i686, 'kernels/double-rounding/value')} (x86-64 {hexof(base, 'kernels/double-rounding/value')}); "
                  f"{control}: {'moves libm rows only' if control_clean else 'not run, or moves values that are not libm rows'}"),
-        "status": "reproduced" if x87_values and control_clean else "differs",
-        "reason": ("-ffp-contract=off does not stop excess precision; SSE2 arithmetic does. The spills: the loop's "
-                   "product stays in 80 bits while q is stored (rounded) every step; which sums keep an 80-bit "
-                   "partial in a register depends on the surrounding code (docs/drift.md)")})
+        # The loop of the claim is the row that shows it: it must be among them.
+        "status": "reproduced" if loop in x87_values and control_clean else "differs",
+        "reason": ("-ffp-contract=off does not stop excess precision; SSE2 arithmetic does. The loop "
+                   "(platforms/probe_kernels.cpp, a function of its own) keeps q and each product in 80-bit "
+                   "registers for all 10,000 steps and rounds q to double once, on return; which of the "
+                   "reductions' partial sums keep 80 bits and which are stored (rounded) is the register "
+                   "allocator's choice in each instance: the spills (docs/drift.md)")})
     libm_only = {e: sum(1 for c in cause_of[e].values() if c == "libm") for e in order
                  if e.endswith("-strict") and e != base and not e.startswith(("x86-64", "clang", "g++"))}
     libm_total = sum(1 for p in values[base] if p.startswith("libm/"))
@@ -328,9 +331,10 @@ def main():
     exp = {
         "id": "platform-drift",
         "title": "Drift across platforms and compilers",
-        "description": ("fplab's numeric core (platforms/probe.cpp) built by platforms/run_matrix.sh for each "
-                        "platform/compiler, strict (-ffp-contract=off, ISO C++) and with the compiler's defaults "
-                        "(GNU mode, contraction on), compared with x86-64 g++ 12 strict."),
+        "description": ("fplab's numeric core (platforms/probe.cpp, its computations in probe_kernels.cpp) "
+                        "built by platforms/run_matrix.sh for each platform/compiler, strict (-ffp-contract=off, "
+                        "ISO C++) and with the compiler's defaults (GNU mode, contraction on), compared with "
+                        "x86-64 g++ 12 strict."),
         "claims": claims,
         "verdicts": verdicts,
         "tables": [
