@@ -66,7 +66,8 @@ unsigned fill_bf16_lanes_at(const float* w, std::size_t n, std::size_t padded, i
 // binary32 values; no step overflows (every done[r] is `steps`).
 inline constexpr int kNarrowExponents = 48;
 inline constexpr bool narrow_rule(const SplitRule& rule) {
-  return rule.fraction_bits <= 29 && rule.group >= 1 && rule.group <= 32 &&
+  return rule.fraction_bits >= 1 && rule.fraction_bits <= 29 && rule.c_emin == -126 &&
+         rule.group >= 1 && rule.group <= 32 &&
          (std::int64_t{rule.group} << (rule.fraction_bits + 2)) <= (std::int64_t{1} << 31);
 }
 void split_narrow_dispatched(const float* a, const std::int32_t* ea, const float* b,
