@@ -498,6 +498,45 @@ void split_narrow(const float* a, const std::int32_t* ea, const float* b, const 
   }
 }
 
+// split_narrow_rows_dispatched (nv_fused_split.hpp): split_narrow_of's
+// chains from +0 for each row m of a (at a + m stride) with take[m]
+// nonzero, out[m kSplitLanes + r] lane r's accumulator as a float.
+template <std::size_t C, std::size_t G>
+void narrow_rows_of(const float* a, const std::int32_t* ea, std::size_t stride, std::size_t rows,
+                    const std::uint8_t* take, const float* b, const std::int32_t* eb,
+                    std::size_t steps, float* out, const SplitRule& rule) {
+  constexpr std::size_t L = kSplitLanes;
+  using N = NarrowLanes<L>;
+  const std::size_t g = G != 0 ? G : static_cast<std::size_t>(rule.group);
+  const std::int32_t kept = -(std::int32_t{1} << (23 - rule.result_bits));
+  for (std::size_t m = 0; m < rows; ++m) {
+    if (take[m] == 0) continue;
+    typename N::Ints c{};
+    for (std::size_t k = 0; k < steps; ++k) {
+      const std::size_t i = k * g;
+      step_narrow<C>(a + m * stride + i, ea + m * stride + i, b + i * L, eb + i * L, g, c, rule);
+    }
+    *reinterpret_cast<typename N::IntsIn*>(out + m * L) = c & kept;  // the floats' bits
+  }
+}
+
+// narrow_rows_of with the kernels' groups fixed at compile time.
+template <std::size_t C>
+void narrow_rows(const float* a, const std::int32_t* ea, std::size_t stride, std::size_t rows,
+                 const std::uint8_t* take, const float* b, const std::int32_t* eb,
+                 std::size_t steps, float* out, const SplitRule& rule) {
+  switch (rule.group) {
+    case 8:
+      return narrow_rows_of<C, 8>(a, ea, stride, rows, take, b, eb, steps, out, rule);
+    case 16:
+      return narrow_rows_of<C, 16>(a, ea, stride, rows, take, b, eb, steps, out, rule);
+    case 32:
+      return narrow_rows_of<C, 32>(a, ea, stride, rows, take, b, eb, steps, out, rule);
+    default:
+      return narrow_rows_of<C, 0>(a, ea, stride, rows, take, b, eb, steps, out, rule);
+  }
+}
+
 }  // namespace
 
 }  // namespace fplab::nv_fused_split
