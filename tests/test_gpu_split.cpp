@@ -14,9 +14,10 @@
 // promotion, every length 0 .. 2k + 1 and a model's lengths, with rows
 // that overflow to infinity mid-chain and rows with specials (the
 // reference's). The narrow lanes (float32 / int32 terms) against dot_add
-// over every rule they take, their fill against its scalar reference across
-// vector edges, and GpuDot's narrow blocks beside double ones against
-// dot_converted. The negative controls: the chain one fractional bit off
+// over every rule they take (their wide end too: int32 totals past 2^31,
+// accumulators below 2^(F - 126)), their rows call against one call a row,
+// their fill against its scalar reference across vector edges, and
+// GpuDot's narrow blocks beside double ones against dot_converted. The negative controls: the chain one fractional bit off
 // differs from the reference (both lanes); the fill and the rows read one
 // value on differ.
 #include <algorithm>
@@ -624,6 +625,61 @@ TEST_CASE("the narrow lanes' wide end: int32 totals past 2^31, accumulators belo
   }
   CHECK(overflowing > 0);
   CHECK(checked > 0);
+}
+
+TEST_CASE("the narrow lanes' rows call equals one call a row", "[matrixunits][gpu][fast]") {
+  // Rows of narrow_row's kinds against one block, some rows not taken;
+  // every taken row's 8 outputs against split_narrow_dispatched from +0
+  // over the same steps (1 .. 2 x 16 + 1 groups). Rows not taken keep a
+  // sentinel; the control: the block one product on differs.
+  constexpr std::size_t L = nv_fused_split::kSplitLanes;
+  constexpr std::size_t kRows = 5;
+  std::mt19937_64 rng(4313);
+  std::size_t differ = 0, same = 0;
+  for (const DotAddRule& r : chain_rules()) {
+    if (!nv_fused_split::narrow_rule(split_rule(r))) continue;
+    const auto g = static_cast<std::size_t>(r.group);
+    for (std::size_t steps = 1; steps <= 2 * 16 + 1; steps += 4) {
+      const std::size_t n = steps * g;
+      std::vector<float> a(kRows * n), b((n + g) * L);
+      std::vector<std::int32_t> ea(kRows * n), eb((n + g) * L);
+      for (std::size_t m = 0; m < kRows; ++m) {
+        const std::vector<float> row = narrow_row(static_cast<int>(m % 4), n, false, rng);
+        for (std::size_t i = 0; i < n; ++i) {
+          a[m * n + i] = row[i];
+          ea[m * n + i] = exponent_of(row[i], r.a_emin);
+        }
+      }
+      for (std::size_t i = 0; i < (n + g) * L; ++i) {
+        b[i] = narrow_value(-8, 8, rng);
+        eb[i] = exponent_of(b[i], r.b_emin);
+      }
+      const std::uint8_t take[kRows] = {1, 0, 1, 1, 0};
+      std::vector<float> out(kRows * L, -7.0f);
+      nv_fused_split::split_narrow_rows_dispatched(a.data(), ea.data(), n, kRows, take, b.data(),
+                                                   eb.data(), steps, out.data(), split_rule(r));
+      for (std::size_t m = 0; m < kRows; ++m) {
+        std::vector<double> acc(L, 0.0), shifted(L, 0.0);
+        std::vector<std::size_t> done(L);
+        nv_fused_split::split_narrow_dispatched(a.data() + m * n, ea.data() + m * n, b.data(),
+                                                eb.data(), steps, acc.data(), done.data(),
+                                                split_rule(r));
+        nv_fused_split::split_narrow_dispatched(a.data() + m * n, ea.data() + m * n, b.data() + L,
+                                                eb.data() + L, steps, shifted.data(), done.data(),
+                                                split_rule(r));
+        for (std::size_t q = 0; q < L; ++q) {
+          INFO("group " << g << " steps " << steps << " row " << m << " lane " << q);
+          if (take[m] == 0) {
+            CHECK(bits(out[m * L + q]) == bits(-7.0f));
+            continue;
+          }
+          CHECK(bits(static_cast<double>(out[m * L + q])) == bits(acc[q]));
+          (bits(acc[q]) != bits(shifted[q]) ? differ : same) += 1;
+        }
+      }
+    }
+  }
+  CHECK(differ > same);
 }
 
 TEST_CASE("the narrow lanes' vector fill equals its scalar reference across vector edges",
