@@ -17,9 +17,9 @@
 // over every rule they take (their wide end too: int32 totals past 2^31,
 // accumulators below 2^(F - 126)), their rows call against one call a row,
 // their fill against its scalar reference across vector edges, and
-// GpuDot's narrow blocks beside double ones against dot_converted. The negative controls: the chain one fractional bit off
-// differs from the reference (both lanes); the fill and the rows read one
-// value on differ.
+// GpuDot's narrow blocks beside double ones against dot_converted. The
+// negative controls: the chain one fractional bit off differs from the
+// reference (both lanes); the fill and the rows read one value on differ.
 #include <algorithm>
 #include <bit>
 #include <catch2/catch.hpp>
