@@ -500,23 +500,40 @@ void split_narrow(const float* a, const std::int32_t* ea, const float* b, const 
 
 // split_narrow_rows_dispatched (nv_fused_split.hpp): split_narrow_of's
 // chains from +0 for each row m of a (at a + m stride) with take[m]
-// nonzero, out[m kSplitLanes + r] lane r's accumulator as a float.
+// nonzero, out[m kSplitLanes + r] lane r's accumulator as a float. The
+// rows go over the block kChunk steps at a time (their accumulators kept
+// between), so that the block's b and eb (a step's g L floats and int32s)
+// are read from L1 by every row, not streamed from L2 once a row: each
+// row's chain is the same, in the same order.
 template <std::size_t C, std::size_t G>
 void narrow_rows_of(const float* a, const std::int32_t* ea, std::size_t stride, std::size_t rows,
                     const std::uint8_t* take, const float* b, const std::int32_t* eb,
                     std::size_t steps, float* out, const SplitRule& rule) {
-  constexpr std::size_t L = kSplitLanes;
+  constexpr std::size_t L = kSplitLanes, kRows = 16;
   using N = NarrowLanes<L>;
   const std::size_t g = G != 0 ? G : static_cast<std::size_t>(rule.group);
+  const std::size_t chunk = (std::size_t{16} << 10) / (g * L * 8) + 1;  // about 16 KiB of b, eb
   const std::int32_t kept = -(std::int32_t{1} << (23 - rule.result_bits));
-  for (std::size_t m = 0; m < rows; ++m) {
-    if (take[m] == 0) continue;
-    typename N::Ints c{};
-    for (std::size_t k = 0; k < steps; ++k) {
-      const std::size_t i = k * g;
-      step_narrow<C>(a + m * stride + i, ea + m * stride + i, b + i * L, eb + i * L, g, c, rule);
+  for (std::size_t m0 = 0; m0 < rows; m0 += kRows) {
+    const std::size_t tile = rows - m0 < kRows ? rows - m0 : kRows;
+    typename N::Ints c[kRows];
+    for (std::size_t m = 0; m < tile; ++m) c[m] = typename N::Ints{};
+    for (std::size_t k0 = 0; k0 < steps; k0 += chunk) {
+      const std::size_t k1 = steps - k0 < chunk ? steps : k0 + chunk;
+      for (std::size_t m = m0; m < m0 + tile; ++m) {
+        if (take[m] == 0) continue;
+        const float* am = a + m * stride;
+        const std::int32_t* eam = ea + m * stride;
+        for (std::size_t k = k0; k < k1; ++k) {
+          const std::size_t i = k * g;
+          step_narrow<C>(am + i, eam + i, b + i * L, eb + i * L, g, c[m - m0], rule);
+        }
+      }
     }
-    *reinterpret_cast<typename N::IntsIn*>(out + m * L) = c & kept;  // the floats' bits
+    for (std::size_t m = m0; m < m0 + tile; ++m) {
+      if (take[m] == 0) continue;
+      *reinterpret_cast<typename N::IntsIn*>(out + m * L) = c[m - m0] & kept;  // the floats' bits
+    }
   }
 }
 

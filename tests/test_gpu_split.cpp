@@ -630,10 +630,11 @@ TEST_CASE("the narrow lanes' wide end: int32 totals past 2^31, accumulators belo
 TEST_CASE("the narrow lanes' rows call equals one call a row", "[matrixunits][gpu][fast]") {
   // Rows of narrow_row's kinds against one block, some rows not taken;
   // every taken row's 8 outputs against split_narrow_dispatched from +0
-  // over the same steps (1 .. 2 x 16 + 1 groups). Rows not taken keep a
+  // over the same steps (1 .. 2 x 16 + 1 groups, past the chunks of
+  // steps the rows share), 19 rows (past a tile). Rows not taken keep a
   // sentinel; the control: the block one product on differs.
   constexpr std::size_t L = nv_fused_split::kSplitLanes;
-  constexpr std::size_t kRows = 5;
+  constexpr std::size_t kRows = 19;  // past the 16 rows of a tile
   std::mt19937_64 rng(4313);
   std::size_t differ = 0, same = 0;
   for (const DotAddRule& r : chain_rules()) {
@@ -654,7 +655,8 @@ TEST_CASE("the narrow lanes' rows call equals one call a row", "[matrixunits][gp
         b[i] = narrow_value(-8, 8, rng);
         eb[i] = exponent_of(b[i], r.b_emin);
       }
-      const std::uint8_t take[kRows] = {1, 0, 1, 1, 0};
+      std::uint8_t take[kRows];
+      for (std::size_t m = 0; m < kRows; ++m) take[m] = m % 5 == 1 || m % 5 == 4 ? 0 : 1;
       std::vector<float> out(kRows * L, -7.0f);
       nv_fused_split::split_narrow_rows_dispatched(a.data(), ea.data(), n, kRows, take, b.data(),
                                                    eb.data(), steps, out.data(), split_rule(r));
