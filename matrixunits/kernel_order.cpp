@@ -511,6 +511,17 @@ void GpuDot::lanes_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows
     bf.resize(padded * L);
     eb.resize(padded * L);
   }
+  // Without split-k or promotion, a narrow block's narrow rows run in one
+  // call (split_narrow_rows_dispatched), each chain whole from +0.
+  const bool one_chain = x_narrow && order_.split_k == 1 && order_.promote == 0 && padded > 0;
+  thread_local std::vector<std::uint8_t> take;
+  thread_local std::vector<float> narrow_out;
+  if (one_chain) {
+    take.resize(rows);
+    for (std::size_t m = 0; m < rows; ++m) take[m] = x.fast[xr + m] != 0 && x.narrow[xr + m] != 0;
+    narrow_out.resize(rows * L);
+  }
+  const nv_fused_split::SplitRule rule = split_rule_of(rule_);
   std::array<float, L> lanes{};
   for (std::size_t j0 = 0; j0 < count; j0 += L) {
     const std::size_t used = std::min(L, count - j0);
@@ -523,9 +534,17 @@ void GpuDot::lanes_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows
     } else {
       lane.fill(true);  // a narrow block: L rows of bf16 values, each taken
     }
+    if (block_narrow && one_chain) {
+      nv_fused_split::split_narrow_rows_dispatched(
+          x.lane_floats.data() + xr * padded, x.lane_exponents.data() + xr * padded, padded, rows,
+          take.data(), bf.data(), eb.data(), padded / static_cast<std::size_t>(rule.group),
+          narrow_out.data(), rule);
+    }
     for (std::size_t m = 0; m < rows; ++m) {
       float* o = out + m * stride + j0;
-      if (x.fast[xr + m] != 0 && block_narrow && x.narrow[xr + m] != 0) {
+      if (x.fast[xr + m] != 0 && block_narrow && x.narrow[xr + m] != 0 && one_chain) {
+        std::copy_n(narrow_out.data() + m * L, L, lanes.data());
+      } else if (x.fast[xr + m] != 0 && block_narrow && x.narrow[xr + m] != 0) {
         kernel_narrow(a + m * padded, x.lane_floats.data() + (xr + m) * padded,
                       x.lane_exponents.data() + (xr + m) * padded, bf.data(), eb.data(), padded,
                       lanes.data());

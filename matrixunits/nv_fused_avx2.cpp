@@ -55,6 +55,13 @@ void split_narrow_avx2(const float* a, const std::int32_t* ea, const float* b,
   split_narrow<4>(a, ea, b, eb, steps, acc, done, rule);
 }
 
+void split_narrow_rows_avx2(const float* a, const std::int32_t* ea, std::size_t stride,
+                            std::size_t rows, const std::uint8_t* take, const float* b,
+                            const std::int32_t* eb, std::size_t steps, float* out,
+                            const SplitRule& rule) {
+  narrow_rows<4>(a, ea, stride, rows, take, b, eb, steps, out, rule);
+}
+
 unsigned fill_narrow_lanes_avx2(const std::uint16_t* w, std::size_t n, std::size_t padded, int emin,
                                 float* b, std::int32_t* eb) {
   return fill_narrow_block(w, n, padded, emin, b, eb);

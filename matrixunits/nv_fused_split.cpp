@@ -108,6 +108,19 @@ void split_narrow_dispatched(const float* a, const std::int32_t* ea, const float
   split_narrow<2>(a, ea, b, eb, steps, acc, done, rule);
 }
 
+void split_narrow_rows_dispatched(const float* a, const std::int32_t* ea, std::size_t stride,
+                                  std::size_t rows, const std::uint8_t* take, const float* b,
+                                  const std::int32_t* eb, std::size_t steps, float* out,
+                                  const SplitRule& rule) {
+#if defined(__x86_64__)
+  static const bool avx512 = __builtin_cpu_supports("avx512f") != 0;
+  static const bool avx2 = __builtin_cpu_supports("avx2") != 0;
+  if (avx512) return split_narrow_rows_avx512(a, ea, stride, rows, take, b, eb, steps, out, rule);
+  if (avx2) return split_narrow_rows_avx2(a, ea, stride, rows, take, b, eb, steps, out, rule);
+#endif
+  narrow_rows<2>(a, ea, stride, rows, take, b, eb, steps, out, rule);
+}
+
 void split_narrow_baseline(const float* a, const std::int32_t* ea, const float* b,
                            const std::int32_t* eb, std::size_t steps, double* acc,
                            std::size_t* done, const SplitRule& rule) {

@@ -66,7 +66,8 @@ unsigned fill_bf16_lanes_at(const float* w, std::size_t n, std::size_t padded, i
 // binary32 values; no step overflows (every done[r] is `steps`).
 inline constexpr int kNarrowExponents = 48;
 inline constexpr bool narrow_rule(const SplitRule& rule) {
-  return rule.fraction_bits <= 29 && rule.group >= 1 && rule.group <= 32 &&
+  return rule.fraction_bits >= 1 && rule.fraction_bits <= 29 && rule.c_emin == -126 &&
+         rule.group >= 1 && rule.group <= 32 &&
          (std::int64_t{rule.group} << (rule.fraction_bits + 2)) <= (std::int64_t{1} << 31);
 }
 void split_narrow_dispatched(const float* a, const std::int32_t* ea, const float* b,
@@ -76,6 +77,18 @@ void split_narrow_dispatched(const float* a, const std::int32_t* ea, const float
 void split_narrow_baseline(const float* a, const std::int32_t* ea, const float* b,
                            const std::int32_t* eb, std::size_t steps, double* acc,
                            std::size_t* done, const SplitRule& rule);
+
+// The narrow lanes for `rows` rows of a (row m's values at a + m *
+// stride, its e(a_i) at ea + m * stride) against one block of lanes (b,
+// eb), each chain from +0 over all `steps` steps, where take[m] is
+// nonzero: out[m * kSplitLanes + r] lane r's accumulator, as a float
+// (exact: the chains hold binary32 or e8m13 values). Rows not taken are
+// not written. One call for a block's rows (GpuDot's kernels without
+// split-k or promotion); the same bits as split_narrow_dispatched.
+void split_narrow_rows_dispatched(const float* a, const std::int32_t* ea, std::size_t stride,
+                                  std::size_t rows, const std::uint8_t* take, const float* b,
+                                  const std::int32_t* eb, std::size_t steps, float* out,
+                                  const SplitRule& rule);
 
 // The narrow lanes' fill (nv_fused_fill_body.hpp): kSplitLanes rows of w
 // as fill_bf16_lanes_dispatched reads them, b[i * kSplitLanes + r] the
@@ -113,6 +126,14 @@ void split_narrow_avx2(const float* a, const std::int32_t* ea, const float* b,
 void split_narrow_avx512(const float* a, const std::int32_t* ea, const float* b,
                          const std::int32_t* eb, std::size_t steps, double* acc, std::size_t* done,
                          const SplitRule& rule);
+void split_narrow_rows_avx2(const float* a, const std::int32_t* ea, std::size_t stride,
+                            std::size_t rows, const std::uint8_t* take, const float* b,
+                            const std::int32_t* eb, std::size_t steps, float* out,
+                            const SplitRule& rule);
+void split_narrow_rows_avx512(const float* a, const std::int32_t* ea, std::size_t stride,
+                              std::size_t rows, const std::uint8_t* take, const float* b,
+                              const std::int32_t* eb, std::size_t steps, float* out,
+                              const SplitRule& rule);
 unsigned fill_narrow_lanes_avx2(const std::uint16_t* w, std::size_t n, std::size_t padded, int emin,
                                 float* b, std::int32_t* eb);
 unsigned fill_narrow_lanes_avx2(const float* w, std::size_t n, std::size_t padded, int emin,

@@ -997,9 +997,10 @@ struct SplitScratch {
 };
 
 struct GpuScratch {
-  explicit GpuScratch(std::size_t context) : s(context), p(context), column(context) {}
-  std::vector<float> s, p, column;
-  std::vector<double> q, key, pc, vc;  // kernel inputs, each converted once
+  explicit GpuScratch(std::size_t context) : s(context), p(context) {}
+  std::vector<float> s, p;
+  std::vector<float> keys, values, o;  // the visible keys' rows, V's columns as rows, outputs
+  GpuSplitRows q, weights;             // the query and round(e), converted and split once
 };
 
 }  // namespace
@@ -1043,15 +1044,15 @@ void Batch::attention_gpu(const Op& op, std::size_t rows, PrecisionPolicy prec) 
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
   const GpuDot& kernel = *gpu_kernel_;
   attention_items<GpuScratch>(op, rows, 20, [&](const AttentionItem& it, GpuScratch& sc) {
-    sc.q.resize(hd);
-    sc.key.resize(hd);
-    sc.pc.resize(it.kv);
-    sc.vc.resize(it.kv);
-    kernel.convert(std::span<const float>(it.q, hd), sc.q);
+    // The scores: the query's row against the keys' rows (GpuDot's
+    // dot_rows_block, the bits of dot_converted on each pair converted).
+    sc.keys.resize(it.kv * hd);
+    for (std::size_t j = 0; j < it.kv; ++j) std::copy_n(it.k + j * kvd, hd, &sc.keys[j * hd]);
+    kernel.split(std::span<const float>(it.q, hd), hd, sc.q);
+    kernel.dot_rows_block(sc.q, sc.keys.data(), it.kv, sc.s.data(), it.kv);
     float m = -std::numeric_limits<float>::infinity();
     for (std::size_t j = 0; j < it.kv; ++j) {
-      kernel.convert(std::span<const float>(it.k + j * kvd, hd), sc.key);
-      sc.s[j] = kernel.dot_converted(sc.q, sc.key) / scale;
+      sc.s[j] = sc.s[j] / scale;
       m = std::max(m, sc.s[j]);
     }
     float l = 0.0f;
@@ -1060,12 +1061,15 @@ void Batch::attention_gpu(const Op& op, std::size_t rows, PrecisionPolicy prec) 
       l += e;
       sc.p[j] = round_to(prec, e);
     }
-    kernel.convert(std::span<const float>(sc.p.data(), it.kv), sc.pc);
-    for (std::size_t i = 0; i < hd; ++i) {
-      for (std::size_t j = 0; j < it.kv; ++j) sc.column[j] = it.v[j * kvd + i];
-      kernel.convert(std::span<const float>(sc.column.data(), it.kv), sc.vc);
-      it.out[i] = kernel.dot_converted(sc.pc, sc.vc) / l;
+    // round(e) against V's columns, each a row of it.kv values.
+    sc.values.resize(hd * it.kv);
+    for (std::size_t j = 0; j < it.kv; ++j) {
+      for (std::size_t i = 0; i < hd; ++i) sc.values[i * it.kv + j] = it.v[j * kvd + i];
     }
+    kernel.split(std::span<const float>(sc.p.data(), it.kv), it.kv, sc.weights);
+    sc.o.resize(hd);
+    kernel.dot_rows_block(sc.weights, sc.values.data(), hd, sc.o.data(), hd);
+    for (std::size_t i = 0; i < hd; ++i) it.out[i] = sc.o[i] / l;
   });
 }
 

@@ -14,11 +14,12 @@
 // promotion, every length 0 .. 2k + 1 and a model's lengths, with rows
 // that overflow to infinity mid-chain and rows with specials (the
 // reference's). The narrow lanes (float32 / int32 terms) against dot_add
-// over every rule they take, their fill against its scalar reference across
-// vector edges, and GpuDot's narrow blocks beside double ones against
-// dot_converted. The negative controls: the chain one fractional bit off
-// differs from the reference (both lanes); the fill and the rows read one
-// value on differ.
+// over every rule they take (their wide end too: int32 totals past 2^31,
+// accumulators below 2^(F - 126)), their rows call against one call a row,
+// their fill against its scalar reference across vector edges, and
+// GpuDot's narrow blocks beside double ones against dot_converted. The
+// negative controls: the chain one fractional bit off differs from the
+// reference (both lanes); the fill and the rows read one value on differ.
 #include <algorithm>
 #include <bit>
 #include <catch2/catch.hpp>
@@ -549,6 +550,138 @@ TEST_CASE("the narrow lanes equal dot_add across steps and edges", "[matrixunits
   }
   CHECK(lanes_checked == rules.size() * 33 * 4 * 2 * L);
   CHECK(controls_differ > (controls_differ + controls_same) / 2);
+}
+
+TEST_CASE("the narrow lanes' wide end: int32 totals past 2^31, accumulators below 2^(F-126)",
+          "[matrixunits][gpu][fast]") {
+  // Three calls of 1 to 3 steps, every rule narrow_rule takes, against
+  // dot_add step by step (a lane that needs the wide end takes every lane
+  // of its step there, so each call's lanes are of one kind):
+  // 0. every product the largest, one sign a lane, from an accumulator
+  //    1.9921875 of that sign at the products' exponent: their int32 total
+  //    passes 2^31 (counted here);
+  // 1. zero products beside accumulators too small for a normal 2^(E - F)
+  //    (2^-110, 2^-139, a subnormal, ...), and zeros of both signs;
+  // 2. products at 2^-96 beside small accumulators (2^(E - F) normal).
+  // The controls: a wrapped int32 total would flip call 0's signs, a
+  // flushed 2^(E - F) would zero call 1's nonzero accumulators.
+  constexpr std::size_t L = nv_fused_split::kSplitLanes;
+  static_assert(L == 8);
+  const double kTiny[L] = {0x1p-110, 0x1p-139, -0x1.8p-120, 0.0,
+                           -0.0,     0x1p-126, 0x1p-100,    -0x1p-130};
+  std::size_t overflowing = 0, checked = 0;
+  for (const DotAddRule& r : chain_rules()) {
+    if (!nv_fused_split::narrow_rule(split_rule(r))) continue;
+    const auto g = static_cast<std::size_t>(r.group);
+    const double unit = std::ldexp(1.0, r.fraction_bits);
+    // call 0's first step: g terms and c's, all at E = 0.
+    const double largest = 1.9921875 * 1.9921875;
+    if (static_cast<double>(g) * std::trunc(largest * unit) + std::trunc(1.9921875 * unit) >
+        0x1p31 - 1) {
+      ++overflowing;
+    }
+    for (int call = 0; call < 3; ++call) {
+      for (std::size_t steps = 1; steps <= 3; ++steps) {
+        const std::size_t n = steps * g;
+        const float xv = call == 2 ? 0x1p-48f : 1.9921875f;
+        const std::vector<float> xf(n, xv);
+        const std::vector<double> x(xf.begin(), xf.end());
+        std::vector<std::int32_t> ex(n), eb(n * L);
+        for (std::size_t i = 0; i < n; ++i) ex[i] = exponent_of(x[i], r.a_emin);
+        std::vector<float> b(n * L);
+        std::vector<double> acc(L), ref(L);
+        for (std::size_t q = 0; q < L; ++q) {
+          const float sign = q % 2 == 0 ? 1.0f : -1.0f;
+          std::vector<double> y(n);
+          for (std::size_t i = 0; i < n; ++i) {
+            const float v = call == 0   ? sign * 1.9921875f
+                            : call == 1 ? 0.0f
+                                        : (i % 2 == 0 ? 0x1p-48f : -0x1.fep-48f);
+            b[i * L + q] = v;
+            y[i] = v;
+            eb[i * L + q] = exponent_of(y[i], r.b_emin);
+          }
+          acc[q] = call == 0 ? sign * 1.9921875 : call == 1 ? kTiny[q] : sign * 0x1p-100;
+          ref[q] = acc[q];
+          for (std::size_t k = 0; k < steps; ++k) {
+            ref[q] = dot_add(r, std::span<const double>(x).subspan(k * g, g),
+                             std::span<const double>(y).subspan(k * g, g), ref[q]);
+          }
+        }
+        std::vector<std::size_t> done(L);
+        nv_fused_split::split_narrow_dispatched(xf.data(), ex.data(), b.data(), eb.data(), steps,
+                                                acc.data(), done.data(), split_rule(r));
+        for (std::size_t q = 0; q < L; ++q) {
+          INFO("fraction bits " << r.fraction_bits << " group " << g << " call " << call
+                                << " steps " << steps << " lane " << q);
+          CHECK(done[q] == steps);
+          CHECK(bits(acc[q]) == bits(ref[q]));
+          if (call == 0) CHECK((q % 2 == 0 ? acc[q] > 0.0 : acc[q] < 0.0));
+          if (call == 1) CHECK((acc[q] != 0.0) == (kTiny[q] != 0.0));
+          ++checked;
+        }
+      }
+    }
+  }
+  CHECK(overflowing > 0);
+  CHECK(checked > 0);
+}
+
+TEST_CASE("the narrow lanes' rows call equals one call a row", "[matrixunits][gpu][fast]") {
+  // Rows of narrow_row's kinds against one block, some rows not taken;
+  // every taken row's 8 outputs against split_narrow_dispatched from +0
+  // over the same steps (1 .. 2 x 16 + 1 groups, past the chunks of
+  // steps the rows share), 19 rows (past a tile). Rows not taken keep a
+  // sentinel; the control: the block one product on differs.
+  constexpr std::size_t L = nv_fused_split::kSplitLanes;
+  constexpr std::size_t kRows = 19;  // past the 16 rows of a tile
+  std::mt19937_64 rng(4313);
+  std::size_t differ = 0, same = 0;
+  for (const DotAddRule& r : chain_rules()) {
+    if (!nv_fused_split::narrow_rule(split_rule(r))) continue;
+    const auto g = static_cast<std::size_t>(r.group);
+    for (std::size_t steps = 1; steps <= 2 * 16 + 1; steps += 4) {
+      const std::size_t n = steps * g;
+      std::vector<float> a(kRows * n), b((n + g) * L);
+      std::vector<std::int32_t> ea(kRows * n), eb((n + g) * L);
+      for (std::size_t m = 0; m < kRows; ++m) {
+        const std::vector<float> row = narrow_row(static_cast<int>(m % 4), n, false, rng);
+        for (std::size_t i = 0; i < n; ++i) {
+          a[m * n + i] = row[i];
+          ea[m * n + i] = exponent_of(row[i], r.a_emin);
+        }
+      }
+      for (std::size_t i = 0; i < (n + g) * L; ++i) {
+        b[i] = narrow_value(-8, 8, rng);
+        eb[i] = exponent_of(b[i], r.b_emin);
+      }
+      std::uint8_t take[kRows];
+      for (std::size_t m = 0; m < kRows; ++m) take[m] = m % 5 == 1 || m % 5 == 4 ? 0 : 1;
+      std::vector<float> out(kRows * L, -7.0f);
+      nv_fused_split::split_narrow_rows_dispatched(a.data(), ea.data(), n, kRows, take, b.data(),
+                                                   eb.data(), steps, out.data(), split_rule(r));
+      for (std::size_t m = 0; m < kRows; ++m) {
+        std::vector<double> acc(L, 0.0), shifted(L, 0.0);
+        std::vector<std::size_t> done(L);
+        nv_fused_split::split_narrow_dispatched(a.data() + m * n, ea.data() + m * n, b.data(),
+                                                eb.data(), steps, acc.data(), done.data(),
+                                                split_rule(r));
+        nv_fused_split::split_narrow_dispatched(a.data() + m * n, ea.data() + m * n, b.data() + L,
+                                                eb.data() + L, steps, shifted.data(), done.data(),
+                                                split_rule(r));
+        for (std::size_t q = 0; q < L; ++q) {
+          INFO("group " << g << " steps " << steps << " row " << m << " lane " << q);
+          if (take[m] == 0) {
+            CHECK(bits(out[m * L + q]) == bits(-7.0f));
+            continue;
+          }
+          CHECK(bits(static_cast<double>(out[m * L + q])) == bits(acc[q]));
+          (bits(acc[q]) != bits(shifted[q]) ? differ : same) += 1;
+        }
+      }
+    }
+  }
+  CHECK(differ > same);
 }
 
 TEST_CASE("the narrow lanes' vector fill equals its scalar reference across vector edges",
