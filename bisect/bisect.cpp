@@ -553,77 +553,112 @@ Ddmin::Subset kinds_pass(Ddmin& dd, const std::vector<model::Op>& model_ops,
 
 }  // namespace
 
-MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
-                       const std::vector<OpAlone>* ranking, const SearchProgress* progress,
-                       bool kinds_first) {
-  const std::vector<std::string> candidates = candidate_ops(r, a, b);
-  const model::ReductionPolicy inv = invariant_order(a, b);
-  MinimalFix fix;
-  fix.search = ranking != nullptr ? "ranking" : kinds_first ? "kinds first" : "per op";
-  const auto names = [&candidates](const Ddmin::Subset& subset) {
+namespace {
+
+// One minimal_fix search: the candidates, the answer being filled in and
+// the test ddmin runs (both settings decoded in lockstep with a set of
+// candidates made invariant; its forward passes counted in fix.passes).
+struct FixSearch {
+  const Request& r;
+  const Setting& a;
+  const Setting& b;
+  const SearchProgress* progress;
+  std::vector<std::string> candidates;
+  MinimalFix& fix;
+
+  std::vector<std::string> names(const Ddmin::Subset& subset) const {
     std::vector<std::string> out;
     for (const auto i : subset) out.push_back(candidates[i]);
     return out;
-  };
-  const auto equal = [&](const std::vector<std::string>& ops) {
+  }
+
+  bool equal(const std::vector<std::string>& ops) {
     const Compared c = compare_stepwise(r, a, b, ops);
     fix.passes += c.passes;
     return c.equal;
-  };
-  Ddmin::Tested tested;
-  if (progress != nullptr && progress->tested) {
-    tested = [&](const std::optional<Ddmin::Subset>& best, std::size_t tests) {
+  }
+
+  // ddmin's progress, as op names, to the caller's `tested` (if any).
+  Ddmin::Tested tested() const {
+    if (progress == nullptr || !progress->tested) return {};
+    return [this](const std::optional<Ddmin::Subset>& best, std::size_t tests) {
       progress->tested(best ? names(*best) : std::vector<std::string>{}, tests);
     };
   }
-  Ddmin dd([&](const Ddmin::Subset& subset) { return equal(names(subset)); }, tested);
-  std::vector<std::size_t> all(candidates.size());
+
+  // Where the per-op ddmin starts and at what granularity: every candidate
+  // in halves, or with a ranking the candidates that alone change the
+  // logits, one by one, when those together already pass.
+  std::pair<Ddmin::Subset, std::size_t> start(Ddmin& dd, const Ddmin::Subset& all,
+                                              const std::vector<OpAlone>* ranking) const {
+    if (ranking == nullptr) return {all, 2};
+    Ddmin::Subset differing;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      for (const OpAlone& o : *ranking)
+        if (o.op == candidates[i] && o.logits_differ) differing.push_back(i);
+    }
+    if (!dd.good(differing)) return {all, 2};
+    const std::size_t granularity = std::max<std::size_t>(2, differing.size());
+    return {std::move(differing), granularity};
+  }
+
+  // Each setting's policy with the found set's overrides (globbed across
+  // layers where the set holds an op in every layer).
+  void write_policies() {
+    const auto overrides = compact_overrides(*r.model, fix.ops, invariant_order(a, b));
+    for (const auto& [setting, spec] :
+         {std::pair{&a, &fix.policy_a}, std::pair{&b, &fix.policy_b}}) {
+      model::Policy p = setting_policy(r, *setting);
+      p.overrides.insert(p.overrides.end(), overrides.begin(), overrides.end());
+      *spec = model::reduction_spec(p);
+    }
+  }
+
+  // The set checked by running the model again, not from ddmin's cache:
+  // equal logits with it, and with any one op of it put back, not.
+  void confirm() {
+    const auto checked = [&](std::size_t done) {
+      if (progress != nullptr && progress->checked) progress->checked(done, fix.ops.size() + 1);
+    };
+    fix.confirmed = equal(fix.ops);
+    checked(1);
+    fix.one_minimal = true;
+    for (std::size_t k = 0; k < fix.ops.size(); ++k) {
+      std::vector<std::string> fewer = fix.ops;
+      fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(k));
+      if (equal(fewer)) fix.one_minimal = false;
+      checked(k + 2);
+    }
+  }
+};
+
+}  // namespace
+
+MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
+                       const std::vector<OpAlone>* ranking, const SearchProgress* progress,
+                       bool kinds_first) {
+  MinimalFix fix;
+  FixSearch s{r, a, b, progress, candidate_ops(r, a, b), fix};
+  fix.search = ranking != nullptr ? "ranking" : kinds_first ? "kinds first" : "per op";
+  Ddmin dd([&s](const Ddmin::Subset& subset) { return s.equal(s.names(subset)); }, s.tested());
+  Ddmin::Subset all(s.candidates.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   if (!dd.good(all)) {
     fix.tests = dd.tests();
     return fix;
   }
   fix.exists = true;
-  std::vector<std::size_t> start = all;
-  std::size_t granularity = 2;
-  if (ranking != nullptr) {
-    std::vector<std::size_t> differing;
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      for (const OpAlone& o : *ranking)
-        if (o.op == candidates[i] && o.logits_differ) differing.push_back(i);
-    }
-    if (dd.good(differing)) {
-      start = differing;
-      granularity = std::max<std::size_t>(2, differing.size());
-    }
-  }
-  std::vector<std::size_t> set;
+  const auto [start, granularity] = s.start(dd, all, ranking);
+  Ddmin::Subset set;
   if (!dd.good({})) {
     set = ranking == nullptr && kinds_first
-              ? dd.remove_each(kinds_pass(dd, r.model->ops(), candidates, fix))
+              ? dd.remove_each(kinds_pass(dd, r.model->ops(), s.candidates, fix))
               : dd.run(start, granularity);
   }
-  fix.ops = names(set);
+  fix.ops = s.names(set);
   fix.tests = dd.tests();
-  const auto overrides = compact_overrides(*r.model, fix.ops, inv);
-  for (const auto& [setting, spec] : {std::pair{&a, &fix.policy_a}, std::pair{&b, &fix.policy_b}}) {
-    model::Policy p = setting_policy(r, *setting);
-    p.overrides.insert(p.overrides.end(), overrides.begin(), overrides.end());
-    *spec = model::reduction_spec(p);
-  }
-  // Checked by running the model again, not from ddmin's cache.
-  const auto checked = [&](std::size_t done) {
-    if (progress != nullptr && progress->checked) progress->checked(done, fix.ops.size() + 1);
-  };
-  fix.confirmed = equal(fix.ops);
-  checked(1);
-  fix.one_minimal = true;
-  for (std::size_t k = 0; k < fix.ops.size(); ++k) {
-    std::vector<std::string> fewer = fix.ops;
-    fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(k));
-    if (equal(fewer)) fix.one_minimal = false;
-    checked(k + 2);
-  }
+  s.write_policies();
+  s.confirm();
   return fix;
 }
 
