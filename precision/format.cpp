@@ -102,74 +102,15 @@ void validate(const Format& f) {
                               ": " + problem);
 }
 
-namespace {
-
-// A spec read item by item: the format so far, the named one it started
-// from (if any), and which of p=, emax=, emin= were given.
-struct FormatSpec {
+Format parse_format(std::string_view text) {
+  const std::string spec = lower(trim_spaces(text));
+  if (spec.empty()) format_error(text, "empty");
   Format f{};
   Format base{};
   bool named = false;
   bool have_p = false;
   bool have_emax = false;
   bool have_emin = false;
-};
-
-// The named format an alias spells (the first item only).
-const Format& aliased_format(std::string_view text, std::string_view item) {
-  const auto* alias = std::find_if(kAliases.begin(), kAliases.end(),
-                                   [&](const Alias& a) { return a.spelling == item; });
-  if (alias == kAliases.end()) {
-    format_error(text, "unknown format (try fp32, bf16, fp16, tf32, e4m3, e5m2 or p=11,emax=15)");
-  }
-  return *alias->format;
-}
-
-// One key=value item applied to s.
-void set_key(std::string_view text, std::string_view key, std::string_view value, FormatSpec& s) {
-  Format& f = s.f;
-  if (key == "p" || key == "precision") {
-    f.precision = parse_int(text, key, value);
-    s.have_p = true;
-  } else if (key == "emax") {
-    f.emax = parse_int(text, key, value);
-    s.have_emax = true;
-  } else if (key == "emin") {
-    f.emin = parse_int(text, key, value);
-    s.have_emin = true;
-  } else if (key == "subnormals") {
-    if (value == "on" || value == "yes" || value == "true") {
-      f.subnormals = Subnormals::supported;
-    } else if (value == "off" || value == "no" || value == "false" || value == "ftz") {
-      f.subnormals = Subnormals::flushed;
-    } else {
-      format_error(text, "subnormals must be on or off");
-    }
-  } else if (key == "specials") {
-    if (value == "ieee") {
-      f.specials = Specials::ieee;
-    } else if (value == "fn") {
-      f.specials = Specials::fn;
-    } else {
-      format_error(text, "specials must be ieee or fn");
-    }
-  } else if (key == "overflow") {
-    if (value == "inf" || value == "infinity" || value == "nan") {
-      f.overflow = Overflow::infinity;
-    } else if (value == "saturate" || value == "sat") {
-      f.overflow = Overflow::saturate;
-    } else {
-      format_error(text, "overflow must be inf or saturate");
-    }
-  } else {
-    format_error(text, "unknown key '" + std::string(key) + "'");
-  }
-}
-
-// The comma-separated items of `spec` (lower case, trimmed): a name first
-// or not at all, then key=value items.
-FormatSpec read_items(std::string_view text, std::string_view spec) {
-  FormatSpec s;
   std::string_view rest = spec;
   bool first = true;
   while (!rest.empty() || first) {
@@ -180,20 +121,74 @@ FormatSpec read_items(std::string_view text, std::string_view spec) {
     const auto eq = item.find('=');
     if (eq == std::string_view::npos) {
       if (!first) format_error(text, "'" + std::string(item) + "' is not key=value");
-      s.f = aliased_format(text, item);
-      s.base = s.f;
-      s.named = true;
+      const auto* alias = std::find_if(kAliases.begin(), kAliases.end(),
+                                       [&](const Alias& a) { return a.spelling == item; });
+      if (alias == kAliases.end()) {
+        format_error(text,
+                     "unknown format (try fp32, bf16, fp16, tf32, e4m3, e5m2 or p=11,emax=15)");
+      }
+      f = *alias->format;
+      base = f;
+      named = true;
       first = false;
       continue;
     }
     first = false;
-    set_key(text, trim_spaces(item.substr(0, eq)), trim_spaces(item.substr(eq + 1)), s);
+    const std::string_view key = trim_spaces(item.substr(0, eq));
+    const std::string_view value = trim_spaces(item.substr(eq + 1));
+    if (key == "p" || key == "precision") {
+      f.precision = parse_int(text, key, value);
+      have_p = true;
+    } else if (key == "emax") {
+      f.emax = parse_int(text, key, value);
+      have_emax = true;
+    } else if (key == "emin") {
+      f.emin = parse_int(text, key, value);
+      have_emin = true;
+    } else if (key == "subnormals") {
+      if (value == "on" || value == "yes" || value == "true") {
+        f.subnormals = Subnormals::supported;
+      } else if (value == "off" || value == "no" || value == "false" || value == "ftz") {
+        f.subnormals = Subnormals::flushed;
+      } else {
+        format_error(text, "subnormals must be on or off");
+      }
+    } else if (key == "specials") {
+      if (value == "ieee") {
+        f.specials = Specials::ieee;
+      } else if (value == "fn") {
+        f.specials = Specials::fn;
+      } else {
+        format_error(text, "specials must be ieee or fn");
+      }
+    } else if (key == "overflow") {
+      if (value == "inf" || value == "infinity" || value == "nan") {
+        f.overflow = Overflow::infinity;
+      } else if (value == "saturate" || value == "sat") {
+        f.overflow = Overflow::saturate;
+      } else {
+        format_error(text, "overflow must be inf or saturate");
+      }
+    } else {
+      format_error(text, "unknown key '" + std::string(key) + "'");
+    }
   }
-  return s;
-}
-
-// A named format with modifiers: its name and the modifiers that differ.
-std::string modified_name(const Format& f, const Format& base) {
+  if (!named) {
+    if (!have_p || !have_emax) format_error(text, "give a name or both p= and emax=");
+    if (!have_emin) f.emin = 1 - f.emax;
+  } else if (have_p || have_emax) {
+    format_error(text, "p= and emax= only without a name");
+  }
+  f.name = {};
+  validate(f);
+  for (const auto* known : {&kFP32, &kBF16, &kFP16, &kTF32, &kE4M3, &kE5M2, &kFP64}) {
+    if (f == *known) return *known;
+  }
+  if (!named) {
+    f.name = intern(f.spelling());
+    return f;
+  }
+  // A named format with modifiers: its name and the modifiers that differ.
   std::string name(base.name);
   if (f.emin != base.emin) name += ",emin=" + std::to_string(f.emin);
   if (f.subnormals != base.subnormals) {
@@ -203,28 +198,7 @@ std::string modified_name(const Format& f, const Format& base) {
   if (f.overflow != base.overflow) {
     name += f.overflow == Overflow::infinity ? ",overflow=inf" : ",overflow=saturate";
   }
-  return name;
-}
-
-}  // namespace
-
-Format parse_format(std::string_view text) {
-  const std::string spec = lower(trim_spaces(text));
-  if (spec.empty()) format_error(text, "empty");
-  FormatSpec s = read_items(text, spec);
-  Format& f = s.f;
-  if (!s.named) {
-    if (!s.have_p || !s.have_emax) format_error(text, "give a name or both p= and emax=");
-    if (!s.have_emin) f.emin = 1 - f.emax;
-  } else if (s.have_p || s.have_emax) {
-    format_error(text, "p= and emax= only without a name");
-  }
-  f.name = {};
-  validate(f);
-  for (const auto* known : {&kFP32, &kBF16, &kFP16, &kTF32, &kE4M3, &kE5M2, &kFP64}) {
-    if (f == *known) return *known;
-  }
-  f.name = intern(s.named ? modified_name(f, s.base) : f.spelling());
+  f.name = intern(std::move(name));
   return f;
 }
 
