@@ -543,15 +543,11 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json(std::string_view json_text,
 // --------------------------------------------------------------------------
 // GGUF metadata
 
-BpeTokenizer BpeTokenizer::from_gguf(const GgufFile& g, const std::string& source) {
-  BpeTokenizer tok;
-  auto& t = *tok.impl_;
-  t.source = source;
-  const auto model = g.string_at("tokenizer.ggml.model", source);
-  if (model != "gpt2") {
-    fail_input(source,
-               "tokenizer.ggml.model '" + model + "' is not supported (gpt2: byte-level BPE)");
-  }
+namespace {
+
+// tokenizer.ggml.pre as the pre-tokenizer's regex steps (llama.cpp's names).
+void gguf_pre_tokenizer(const GgufFile& g, BpeTokenizer::Impl& t) {
+  const std::string& source = t.source;
   const auto pre = g.has("tokenizer.ggml.pre") ? g.string_at("tokenizer.ggml.pre", source)
                                                : std::string("default");
   if (pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3") {
@@ -568,6 +564,12 @@ BpeTokenizer BpeTokenizer::from_gguf(const GgufFile& g, const std::string& sourc
     fail_input(source, "tokenizer.ggml.pre '" + pre +
                            "' is not supported (llama-bpe, qwen2, gpt2, smollm)");
   }
+}
+
+// tokenizer.ggml.tokens, each by its token_type (all normal without one):
+// normal tokens are byte-level, control and user-defined ones added tokens.
+void gguf_tokens(const GgufFile& g, BpeTokenizer::Impl& t) {
+  const std::string& source = t.source;
   const auto& tokens = g.at("tokenizer.ggml.tokens", source);
   if (!tokens.is_array || tokens.type != GgufType::string)
     fail_input(source, "tokenizer.ggml.tokens is not a list of strings");
@@ -608,6 +610,11 @@ BpeTokenizer BpeTokenizer::from_gguf(const GgufFile& g, const std::string& sourc
                                " (supported: 1 normal, 3 control, 4 user-defined, 5 unused)");
     }
   }
+}
+
+// tokenizer.ggml.merges in rank order, each "a b".
+void gguf_merges(const GgufFile& g, BpeTokenizer::Impl& t) {
+  const std::string& source = t.source;
   const auto& merges = g.at("tokenizer.ggml.merges", source);
   if (!merges.is_array || merges.type != GgufType::string)
     fail_input(source, "tokenizer.ggml.merges is not a list of strings");
@@ -620,6 +627,22 @@ BpeTokenizer BpeTokenizer::from_gguf(const GgufFile& g, const std::string& sourc
     }
     t.add_merge(s.substr(0, sp), s.substr(sp + 1), rank++);
   }
+}
+
+}  // namespace
+
+BpeTokenizer BpeTokenizer::from_gguf(const GgufFile& g, const std::string& source) {
+  BpeTokenizer tok;
+  auto& t = *tok.impl_;
+  t.source = source;
+  const auto model = g.string_at("tokenizer.ggml.model", source);
+  if (model != "gpt2") {
+    fail_input(source,
+               "tokenizer.ggml.model '" + model + "' is not supported (gpt2: byte-level BPE)");
+  }
+  gguf_pre_tokenizer(g, t);
+  gguf_tokens(g, t);
+  gguf_merges(g, t);
   t.finish();
   return tok;
 }
