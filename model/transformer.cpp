@@ -627,19 +627,9 @@ void Batch::run(const Op& op, ReductionPolicy order, PrecisionPolicy prec,
   float* out = buffer(op.slot);
   const auto input = [this, &op](std::size_t i) { return buffer(ops()[op.in[i]].slot); };
   switch (op.kind) {
-    case OpKind::embed: {
-      const std::size_t d = op.width();
-      for (std::size_t r = 0; r < M; ++r) {
-        const auto t =
-            static_cast<std::size_t>(new_tokens[row_seq_[r]][row_pos_[r] - lengths_[row_seq_[r]]]);
-        if (half != nullptr) {
-          kernels::widen(half->data + t * d, half->format, d, out + r * d);
-        } else {
-          std::copy_n(weight().data() + t * d, d, out + r * d);
-        }
-      }
+    case OpKind::embed:
+      embed(op, half, prec, new_tokens, out);
       break;
-    }
     case OpKind::rmsnorm:
       rmsnorm(input(0), weight(), out, M, op.width(), op.in_features, order, prec);
       break;
@@ -673,27 +663,44 @@ void Batch::run(const Op& op, ReductionPolicy order, PrecisionPolicy prec,
       round_all(prec, std::span<float>(out, n));
       break;
     }
-    case OpKind::silu_mul: {
-      // out = silu(gate) * up, gate in place; both ops rounded.
-      const float* up = input(1);
-      // exp(-g) first, then the division in a loop of its own, which the
-      // compiler vectorizes (the same IEEE operations on each element).
-      silu_exp_.resize(n);
-      for (std::size_t i = 0; i < n; ++i) silu_exp_[i] = std::exp(-out[i]);
-      for (std::size_t i = 0; i < n; ++i) out[i] = out[i] / (1.0f + silu_exp_[i]);
-      round_all(prec, std::span<float>(out, n));
-      for (std::size_t i = 0; i < n; ++i) out[i] = out[i] * up[i];
-      round_all(prec, std::span<float>(out, n));
+    case OpKind::silu_mul:
+      silu_mul(out, input(1), n, prec);
       break;
+  }
+  if (op.cache != Cache::none) store_cache(op, out);
+}
+
+void Batch::embed(const Op& op, const HalfMatrix* half, PrecisionPolicy prec,
+                  std::span<const std::vector<Token>> new_tokens, float* out) {
+  const std::size_t d = op.width();
+  for (std::size_t r = 0; r < row_seq_.size(); ++r) {
+    const auto t =
+        static_cast<std::size_t>(new_tokens[row_seq_[r]][row_pos_[r] - lengths_[row_seq_[r]]]);
+    if (half != nullptr) {
+      kernels::widen(half->data + t * d, half->format, d, out + r * d);
+    } else {
+      std::copy_n(op_weight(model_->weights(prec), op).data() + t * d, d, out + r * d);
     }
   }
-  if (op.cache != Cache::none) {
-    const std::size_t d = op.width();
-    for (std::size_t r = 0; r < M; ++r) {
-      const std::size_t b = row_seq_[r];
-      float* cache = op.cache == Cache::k ? cache_k(b, op.layer) : cache_v(b, op.layer);
-      std::copy_n(out + r * d, d, cache + row_pos_[r] * d);
-    }
+}
+
+void Batch::silu_mul(float* out, const float* up, std::size_t n, PrecisionPolicy prec) {
+  // exp(-g) first, then the division in a loop of its own, which the
+  // compiler vectorizes (the same IEEE operations on each element).
+  silu_exp_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) silu_exp_[i] = std::exp(-out[i]);
+  for (std::size_t i = 0; i < n; ++i) out[i] = out[i] / (1.0f + silu_exp_[i]);
+  round_all(prec, std::span<float>(out, n));
+  for (std::size_t i = 0; i < n; ++i) out[i] = out[i] * up[i];
+  round_all(prec, std::span<float>(out, n));
+}
+
+void Batch::store_cache(const Op& op, const float* out) {
+  const std::size_t d = op.width();
+  for (std::size_t r = 0; r < row_seq_.size(); ++r) {
+    const std::size_t b = row_seq_[r];
+    float* cache = op.cache == Cache::k ? cache_k(b, op.layer) : cache_v(b, op.layer);
+    std::copy_n(out + r * d, d, cache + row_pos_[r] * d);
   }
 }
 
