@@ -213,38 +213,63 @@ void EnclosedSequence::rope(Bounded& x) const {
   x = std::move(y);
 }
 
-// The new position's attention output, every head (see the header).
-void EnclosedSequence::attention(const Op& op, const Bounded& q, Bounded& out) const {
-  const auto& c = model_->config();
-  const std::size_t layer = op.layer;
-  // The keys the new position sees: K[first + j], j < kv.
-  const KeyRange seen = visible_keys(op, length_);
-  const std::size_t first = seen.begin;
-  const std::size_t d = c.d_model;
-  const std::size_t hd = c.head_dim();
-  const std::size_t kv = seen.size();
-  const float scale_f = static_cast<float>(std::sqrt(static_cast<double>(hd)));
-  const double scale = scale_f;
-  const auto& K = k_[layer];
-  const auto& V = v_[layer];
-  out.ref.assign(d, 0.0f);
-  out.e.assign(d, 0.0);
-  double r2 = 0;
-  std::vector<float> s_ref(kv), e_ref(kv);
-  std::vector<double> sigma(kv), p_lo(kv), p_hi(kv), w_lo(kv), w_hi(kv);
-  const double g_hd = gamma(hd, u_);
-  const double g_kv = gamma(kv + 2, u_);
-  for (std::size_t h = 0; h < c.n_heads; ++h) {
+namespace {
+
+// One attention op's enclosure at the new position, head by head (see the
+// header): the reference's scores and how far a member's may lie from
+// them, bounds on the softmax weights, then the output and its error.
+struct AttentionHeads {
+  AttentionHeads(const Bounded& query, const std::vector<Bounded>& keys,
+                 const std::vector<Bounded>& values,
+                 const std::vector<std::vector<double>>& key_norms,
+                 const std::vector<std::vector<double>>& value_norms, KeyRange seen,
+                 std::size_t head_dim, double unit, double exp_error)
+      : q(query),
+        K(keys),
+        V(values),
+        rk(key_norms),
+        rv(value_norms),
+        first(seen.begin),
+        kv(seen.size()),
+        hd(head_dim),
+        scale_f(static_cast<float>(std::sqrt(static_cast<double>(hd)))),
+        scale(scale_f),
+        u(unit),
+        rho(exp_error),
+        g_hd(gamma(hd, u)),
+        g_kv(gamma(kv + 2, u)),
+        s_ref(kv),
+        e_ref(kv),
+        sigma(kv),
+        p_lo(kv),
+        p_hi(kv),
+        w_lo(kv),
+        w_hi(kv) {}
+
+  const Bounded& q;
+  const std::vector<Bounded>& K;               // the layer's keys, after RoPE
+  const std::vector<Bounded>& V;               // and values
+  const std::vector<std::vector<double>>& rk;  // [position][head] 2-norm bounds
+  const std::vector<std::vector<double>>& rv;
+  std::size_t first, kv, hd;  // the keys seen: K[first + j], j < kv
+  float scale_f;
+  double scale, u, rho, g_hd, g_kv;
+  std::vector<float> s_ref, e_ref;
+  std::vector<double> sigma, p_lo, p_hi, w_lo, w_hi;
+  float m_ref = 0;
+
+  // Head h's scores: the reference's (s_ref), and each member's distance
+  // from it (sigma).
+  void scores(std::size_t h) {
     const std::size_t off = h * hd;
     const float* qr = q.ref.data() + off;
     const double* qe = q.e.data() + off;
     const double rq = std::min(q.r, norm2(qe, hd));
     const double nq = norm2f(qr, hd);
-    // Scores: the reference's, and each member's distance from it.
     for (std::size_t j = 0; j < kv; ++j) {
       const float* kr = K[first + j].ref.data() + off;
       const double* ke = K[first + j].e.data() + off;
-      const double rk = rk_[layer][first + j][h];
+      const double rkj = rk[first + j][h];
       s_ref[j] = ref_dot(qr, kr, hd) / scale_f;
       double comp = 0, mag = 0;
       for (std::size_t i = 0; i < hd; ++i) {
@@ -253,23 +278,28 @@ void EnclosedSequence::attention(const Op& op, const Bounded& q, Bounded& out) c
         comp += qe[i] * ak + aq * ke[i] + qe[i] * ke[i];
         mag += (aq + qe[i]) * (ak + ke[i]) + aq * ak;
       }
-      const double dev = std::min(comp, rq * norm2f(kr, hd) + nq * rk + rq * rk) * kMargin +
+      const double dev = std::min(comp, rq * norm2f(kr, hd) + nq * rkj + rq * rkj) * kMargin +
                          (g_hd * mag + static_cast<double>(2 * hd) * kTiny) * kMargin;
       // Both divisions by the scale rounded.
-      sigma[j] = (dev / scale + u_ * (2 * std::abs(static_cast<double>(s_ref[j])) + dev / scale)) *
+      sigma[j] = (dev / scale + u * (2 * std::abs(static_cast<double>(s_ref[j])) + dev / scale)) *
                  kMargin * kMargin;
     }
+  }
+
+  // Every member's softmax weights bounded: p_lo <= p_j <= p_hi (and the
+  // reference's max score, m_ref).
+  void probabilities() {
     double top = -std::numeric_limits<double>::infinity();
     double bottom = std::numeric_limits<double>::infinity();
-    float m_ref = -std::numeric_limits<float>::infinity();
+    m_ref = -std::numeric_limits<float>::infinity();
     for (std::size_t j = 0; j < kv; ++j) {
       top = std::max(top, s_ref[j] + sigma[j]);
       bottom = std::min(bottom, s_ref[j] - sigma[j]);
       m_ref = std::max(m_ref, s_ref[j]);
     }
     const double R = (top - bottom) * kMargin;
-    const double f_lo = std::exp(-2 * u_ * R) * (1 - rho_) * (1 - rho_) / kMargin;
-    const double f_hi = std::exp(2 * u_ * R) * (1 + rho_) * (1 + rho_) * kMargin;
+    const double f_lo = std::exp(-2 * u * R) * (1 - rho) * (1 - rho) / kMargin;
+    const double f_hi = std::exp(2 * u * R) * (1 + rho) * (1 + rho) * kMargin;
     double sum_lo = 0, sum_hi = 0;
     for (std::size_t j = 0; j < kv; ++j) {
       w_lo[j] = std::max(0.0, std::exp(s_ref[j] - sigma[j] - top) * f_lo / kMargin - kTiny);
@@ -286,6 +316,12 @@ void EnclosedSequence::attention(const Op& op, const Bounded& q, Bounded& out) c
       p_lo[j] = w_lo[j] / (w_lo[j] + others_hi) / kMargin;
       p_hi[j] = std::min(1.0, w_hi[j] / (w_hi[j] + others_lo) * kMargin);
     }
+  }
+
+  // Head h's output into out (the reference's and each element's error
+  // bound); returns the head's 2-norm error bound.
+  double output(std::size_t h, Bounded& out) {
+    const std::size_t off = h * hd;
     // The reference's output: one max, exp, sequential sums, one division.
     float l_ref = 0;
     for (std::size_t j = 0; j < kv; ++j) {
@@ -296,7 +332,7 @@ void EnclosedSequence::attention(const Op& op, const Bounded& q, Bounded& out) c
     double spread_norm = 0, avg_norm = 0;
     for (std::size_t j = 0; j < kv; ++j) {
       spread_norm += (p_hi[j] - p_lo[j]) * norm2f(V[first + j].ref.data() + off, hd);
-      avg_norm += p_hi[j] * rv_[layer][first + j][h];
+      avg_norm += p_hi[j] * rv[first + j][h];
     }
     for (std::size_t i = 0; i < hd; ++i) {
       float o_ref = 0;
@@ -312,13 +348,31 @@ void EnclosedSequence::attention(const Op& op, const Bounded& q, Bounded& out) c
       }
       out.ref[off + i] = o_ref / l_ref;
       rounding[i] =
-          ((2.01 * g_kv + u_) * mag + 2 * u_ * std::abs(static_cast<double>(out.ref[off + i])) +
+          ((2.01 * g_kv + u) * mag + 2 * u * std::abs(static_cast<double>(out.ref[off + i])) +
            static_cast<double>(4 * kv) * kTiny) *
           kMargin;
       out.e[off + i] = (spread + avg) * kMargin + rounding[i];
     }
-    const double rh = std::min(norm2(out.e.data() + off, hd),
-                               (spread_norm + avg_norm + norm2(rounding.data(), hd)) * kMargin);
+    return std::min(norm2(out.e.data() + off, hd),
+                    (spread_norm + avg_norm + norm2(rounding.data(), hd)) * kMargin);
+  }
+};
+
+}  // namespace
+
+// The new position's attention output, every head (see the header).
+void EnclosedSequence::attention(const Op& op, const Bounded& q, Bounded& out) const {
+  const auto& c = model_->config();
+  const std::size_t layer = op.layer;
+  AttentionHeads heads(q, k_[layer], v_[layer], rk_[layer], rv_[layer], visible_keys(op, length_),
+                       c.head_dim(), u_, rho_);
+  out.ref.assign(c.d_model, 0.0f);
+  out.e.assign(c.d_model, 0.0);
+  double r2 = 0;
+  for (std::size_t h = 0; h < c.n_heads; ++h) {
+    heads.scores(h);
+    heads.probabilities();
+    const double rh = heads.output(h, out);
     r2 += rh * rh;
   }
   out.r = std::sqrt(r2) * kMargin;
