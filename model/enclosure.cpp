@@ -424,6 +424,36 @@ void EnclosedSequence::silu_mul(const Bounded& g, const Bounded& up, Bounded& p)
   tighten(p);
 }
 
+namespace {
+
+// Each head's 2-norm bound of a cached K or V entry.
+std::vector<double> head_norms(const Bounded& b, std::size_t heads, std::size_t hd) {
+  std::vector<double> r(heads);
+  for (std::size_t h = 0; h < heads; ++h) r[h] = std::min(b.r, norm2(b.e.data() + h * hd, hd));
+  return r;
+}
+
+// The embedding's row of token t, exact (no error).
+void embed_row(const std::vector<float>& e, std::size_t t, std::size_t d, Bounded& y) {
+  y.ref.assign(e.begin() + static_cast<std::ptrdiff_t>(t * d),
+               e.begin() + static_cast<std::ptrdiff_t>((t + 1) * d));
+  y.e.assign(d, 0.0);
+  y.r = 0;
+}
+
+// The logits' enclosure as intervals, widened by the margin; a bound that
+// overflowed (inf, or inf - inf = NaN) bounds nothing.
+void logit_intervals(const Bounded& logits, std::size_t vocab, std::vector<Interval>& out) {
+  out.resize(vocab);
+  for (std::size_t j = 0; j < vocab; ++j) {
+    const double e =
+        std::isnan(logits.e[j]) ? std::numeric_limits<double>::infinity() : logits.e[j];
+    out[j] = {logits.ref[j] - e * kMargin, logits.ref[j] + e * kMargin};
+  }
+}
+
+}  // namespace
+
 const std::vector<Interval>& EnclosedSequence::push(Token token) {
   const auto& c = model_->config();
   const Weights& w = model_->weights(PrecisionPolicy::fp32);
@@ -437,28 +467,14 @@ const std::vector<Interval>& EnclosedSequence::push(Token token) {
   const auto& ops = model_->ops();
   std::vector<Bounded> out(ops.size());
   growth_.clear();
-  // Each head's 2-norm bound of a cached K or V entry.
-  const auto head_norms = [&](const Bounded& b) {
-    std::vector<double> r(c.n_heads);
-    for (std::size_t h = 0; h < c.n_heads; ++h) {
-      r[h] = std::min(b.r, norm2(b.e.data() + h * hd, hd));
-    }
-    return r;
-  };
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
     Bounded& y = out[i];
     const Bounded* x = op.in[0] == kNoInput ? nullptr : &out[op.in[0]];
     switch (op.kind) {
-      case OpKind::embed: {
-        const auto& e = op_weight(w, op);
-        const auto t = static_cast<std::size_t>(token);
-        y.ref.assign(e.begin() + static_cast<std::ptrdiff_t>(t * d),
-                     e.begin() + static_cast<std::ptrdiff_t>((t + 1) * d));
-        y.e.assign(d, 0.0);
-        y.r = 0;
+      case OpKind::embed:
+        embed_row(op_weight(w, op), static_cast<std::size_t>(token), d, y);
         break;
-      }
       case OpKind::rmsnorm:
         rmsnorm(*x, op_weight(w, op), y);
         break;
@@ -484,10 +500,10 @@ const std::vector<Interval>& EnclosedSequence::push(Token token) {
     }
     if (op.cache == Cache::k) {
       k_[op.layer].push_back(y);
-      rk_[op.layer].push_back(head_norms(y));
+      rk_[op.layer].push_back(head_norms(y, c.n_heads, hd));
     } else if (op.cache == Cache::v) {
       v_[op.layer].push_back(y);
-      rv_[op.layer].push_back(head_norms(y));
+      rv_[op.layer].push_back(head_norms(y, c.n_heads, hd));
     }
     if (op.layer != kNoLayer && (i + 1 == ops.size() || ops[i + 1].layer != op.layer)) {
       // The layer's output: how far the residual stream's bound has grown.
@@ -495,14 +511,7 @@ const std::vector<Interval>& EnclosedSequence::push(Token token) {
       growth_.push_back(std::isnan(rel) ? std::numeric_limits<double>::infinity() : rel);
     }
   }
-  const Bounded& logits = out.back();
-  logits_.resize(c.vocab_size);
-  for (std::size_t j = 0; j < c.vocab_size; ++j) {
-    // A bound that overflowed (inf, or inf - inf = NaN) bounds nothing.
-    const double e =
-        std::isnan(logits.e[j]) ? std::numeric_limits<double>::infinity() : logits.e[j];
-    logits_[j] = {logits.ref[j] - e * kMargin, logits.ref[j] + e * kMargin};
-  }
+  logit_intervals(out.back(), c.vocab_size, logits_);
   ++length_;
   return logits_;
 }
