@@ -268,37 +268,31 @@ ElementType ulp_format(const Request& r, const Setting& a, const Setting& b) {
   return ElementType::float32;
 }
 
-std::optional<Divergence> first_divergence(const model::Model& m, const Decoded& a,
-                                           const Decoded& b, ElementType format) {
-  if (a.trace.size() != b.trace.size())
-    throw std::invalid_argument("the traces hold different numbers of op outputs");
-  const auto& ops = m.ops();
-  std::map<std::pair<std::size_t, std::size_t>, bool> same;  // (op, position) -> bits equal
-  for (std::size_t i = 0; i < a.trace.size(); ++i) {
-    const OpRow& x = a.trace[i];
-    const OpRow& y = b.trace[i];
-    if (x.op != y.op || x.position != y.position)
-      throw std::invalid_argument("the traces do not hold the same op outputs");
-    same[{x.op, x.position}] = same_bits(x.values, y.values);
+namespace {
+
+// Which (op, position) outputs of two traces of one model hold the same
+// bits, and from that whether an op's inputs matched.
+class TraceMatch {
+ public:
+  TraceMatch(const model::Model& m, const Decoded& a, const Decoded& b)
+      : ops_(m.ops()), a_(a), b_(b) {
+    if (a.trace.size() != b.trace.size())
+      throw std::invalid_argument("the traces hold different numbers of op outputs");
+    for (std::size_t i = 0; i < a.trace.size(); ++i) {
+      const OpRow& x = a.trace[i];
+      const OpRow& y = b.trace[i];
+      if (x.op != y.op || x.position != y.position)
+        throw std::invalid_argument("the traces do not hold the same op outputs");
+      same_[{x.op, x.position}] = same_bits(x.values, y.values);
+    }
   }
-  const auto matched = [&](std::size_t op, std::size_t pos) {
-    const auto it = same.find({op, pos});
-    return it == same.end() || it->second;
-  };
-  // The layer's cache ops, for attention's inputs.
-  const auto cache_op = [&](std::size_t layer, model::Cache c) {
-    for (std::size_t i = 0; i < ops.size(); ++i)
-      if (ops[i].layer == layer && ops[i].cache == c) return i;
-    return model::kNoInput;
-  };
-  const auto token_at = [&](const Decoded& d, std::size_t step) {
-    return step == 0 ? model::Token{} : d.tokens[step - 1];
-  };
-  for (std::size_t i = 0; i < a.trace.size(); ++i) {
-    const OpRow& x = a.trace[i];
-    const OpRow& y = b.trace[i];
-    if (same_bits(x.values, y.values)) continue;
-    const model::Op& op = ops[x.op];
+
+  // Whether every input of x's op matched at x's position: attention's
+  // inputs include its layer's k and v caches at every position up to x's,
+  // and the embedding's input is the token fed at x's step.
+  bool inputs_matched(const OpRow& x) const {
+    const model::Op& op = ops_[x.op];
+    if (op.kind == model::OpKind::embed) return token_at(a_, x.step) == token_at(b_, x.step);
     bool inputs = true;
     for (const std::size_t in : op.in)
       if (in != model::kNoInput) inputs = inputs && matched(in, x.position);
@@ -308,34 +302,77 @@ std::optional<Divergence> first_divergence(const model::Model& m, const Decoded&
         for (std::size_t p = 0; p <= x.position; ++p) inputs = inputs && matched(ci, p);
       }
     }
-    if (op.kind == model::OpKind::embed) inputs = token_at(a, x.step) == token_at(b, x.step);
-    Divergence d;
-    d.op = op.name;
-    d.op_index = x.op;
-    d.layer = op.layer;
-    d.step = x.step;
-    d.position = x.position;
-    d.elements = x.values.size();
-    d.inputs_matched = inputs;
-    d.ulp_format = format;
-    for (std::size_t j = 0; j < x.values.size(); ++j) {
-      if (!representable(x.values[j], format) || !representable(y.values[j], format))
-        d.ulp_format = ElementType::float32;
+    return inputs;
+  }
+
+ private:
+  // An output the traces do not hold counts as matched.
+  bool matched(std::size_t op, std::size_t pos) const {
+    const auto it = same_.find({op, pos});
+    return it == same_.end() || it->second;
+  }
+
+  std::size_t cache_op(std::size_t layer, model::Cache c) const {
+    for (std::size_t i = 0; i < ops_.size(); ++i)
+      if (ops_[i].layer == layer && ops_[i].cache == c) return i;
+    return model::kNoInput;
+  }
+
+  static model::Token token_at(const Decoded& d, std::size_t step) {
+    return step == 0 ? model::Token{} : d.tokens[step - 1];
+  }
+
+  const std::vector<model::Op>& ops_;
+  const Decoded& a_;
+  const Decoded& b_;
+  std::map<std::pair<std::size_t, std::size_t>, bool> same_;  // (op, position) -> bits equal
+};
+
+// How far x and y (one op output, differing) moved: the elements that moved
+// and the largest move in ulps of `format`, or of fp32 where an element is
+// not one of format's values.
+Divergence measure(const model::Op& op, const OpRow& x, const OpRow& y, ElementType format) {
+  Divergence d;
+  d.op = op.name;
+  d.op_index = x.op;
+  d.layer = op.layer;
+  d.step = x.step;
+  d.position = x.position;
+  d.elements = x.values.size();
+  d.ulp_format = format;
+  for (std::size_t j = 0; j < x.values.size(); ++j) {
+    if (!representable(x.values[j], format) || !representable(y.values[j], format))
+      d.ulp_format = ElementType::float32;
+  }
+  for (std::size_t j = 0; j < x.values.size(); ++j) {
+    if (float_bits(x.values[j]) == float_bits(y.values[j])) continue;
+    ++d.moved;
+    const std::uint64_t u = std::isnan(x.values[j]) || std::isnan(y.values[j])
+                                ? UINT64_MAX
+                                : ulp_distance(x.values[j], y.values[j], d.ulp_format);
+    if (d.moved == 1 || u > d.max_ulps) {
+      d.max_ulps = u;
+      d.max_index = j;
+      d.a = x.values[j];
+      d.b = y.values[j];
     }
-    for (std::size_t j = 0; j < x.values.size(); ++j) {
-      if (float_bits(x.values[j]) == float_bits(y.values[j])) continue;
-      ++d.moved;
-      const std::uint64_t u = std::isnan(x.values[j]) || std::isnan(y.values[j])
-                                  ? UINT64_MAX
-                                  : ulp_distance(x.values[j], y.values[j], d.ulp_format);
-      if (d.moved == 1 || u > d.max_ulps) {
-        d.max_ulps = u;
-        d.max_index = j;
-        d.a = x.values[j];
-        d.b = y.values[j];
-      }
-    }
-    if (inputs) return d;
+  }
+  return d;
+}
+
+}  // namespace
+
+std::optional<Divergence> first_divergence(const model::Model& m, const Decoded& a,
+                                           const Decoded& b, ElementType format) {
+  const TraceMatch match(m, a, b);
+  for (std::size_t i = 0; i < a.trace.size(); ++i) {
+    const OpRow& x = a.trace[i];
+    const OpRow& y = b.trace[i];
+    // The first output that differs although its inputs matched.
+    if (same_bits(x.values, y.values) || !match.inputs_matched(x)) continue;
+    Divergence d = measure(m.ops()[x.op], x, y, format);
+    d.inputs_matched = true;
+    return d;
   }
   return std::nullopt;
 }
@@ -516,77 +553,112 @@ Ddmin::Subset kinds_pass(Ddmin& dd, const std::vector<model::Op>& model_ops,
 
 }  // namespace
 
-MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
-                       const std::vector<OpAlone>* ranking, const SearchProgress* progress,
-                       bool kinds_first) {
-  const std::vector<std::string> candidates = candidate_ops(r, a, b);
-  const model::ReductionPolicy inv = invariant_order(a, b);
-  MinimalFix fix;
-  fix.search = ranking != nullptr ? "ranking" : kinds_first ? "kinds first" : "per op";
-  const auto names = [&candidates](const Ddmin::Subset& subset) {
+namespace {
+
+// One minimal_fix search: the candidates, the answer being filled in and
+// the test ddmin runs (both settings decoded in lockstep with a set of
+// candidates made invariant; its forward passes counted in fix.passes).
+struct FixSearch {
+  const Request& r;
+  const Setting& a;
+  const Setting& b;
+  const SearchProgress* progress;
+  std::vector<std::string> candidates;
+  MinimalFix& fix;
+
+  std::vector<std::string> names(const Ddmin::Subset& subset) const {
     std::vector<std::string> out;
     for (const auto i : subset) out.push_back(candidates[i]);
     return out;
-  };
-  const auto equal = [&](const std::vector<std::string>& ops) {
+  }
+
+  bool equal(const std::vector<std::string>& ops) {
     const Compared c = compare_stepwise(r, a, b, ops);
     fix.passes += c.passes;
     return c.equal;
-  };
-  Ddmin::Tested tested;
-  if (progress != nullptr && progress->tested) {
-    tested = [&](const std::optional<Ddmin::Subset>& best, std::size_t tests) {
+  }
+
+  // ddmin's progress, as op names, to the caller's `tested` (if any).
+  Ddmin::Tested tested() const {
+    if (progress == nullptr || !progress->tested) return {};
+    return [this](const std::optional<Ddmin::Subset>& best, std::size_t tests) {
       progress->tested(best ? names(*best) : std::vector<std::string>{}, tests);
     };
   }
-  Ddmin dd([&](const Ddmin::Subset& subset) { return equal(names(subset)); }, tested);
-  std::vector<std::size_t> all(candidates.size());
+
+  // Where the per-op ddmin starts and at what granularity: every candidate
+  // in halves, or with a ranking the candidates that alone change the
+  // logits, one by one, when those together already pass.
+  std::pair<Ddmin::Subset, std::size_t> start(Ddmin& dd, const Ddmin::Subset& all,
+                                              const std::vector<OpAlone>* ranking) const {
+    if (ranking == nullptr) return {all, 2};
+    Ddmin::Subset differing;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      for (const OpAlone& o : *ranking)
+        if (o.op == candidates[i] && o.logits_differ) differing.push_back(i);
+    }
+    if (!dd.good(differing)) return {all, 2};
+    const std::size_t granularity = std::max<std::size_t>(2, differing.size());
+    return {std::move(differing), granularity};
+  }
+
+  // Each setting's policy with the found set's overrides (globbed across
+  // layers where the set holds an op in every layer).
+  void write_policies() {
+    const auto overrides = compact_overrides(*r.model, fix.ops, invariant_order(a, b));
+    for (const auto& [setting, spec] :
+         {std::pair{&a, &fix.policy_a}, std::pair{&b, &fix.policy_b}}) {
+      model::Policy p = setting_policy(r, *setting);
+      p.overrides.insert(p.overrides.end(), overrides.begin(), overrides.end());
+      *spec = model::reduction_spec(p);
+    }
+  }
+
+  // The set checked by running the model again, not from ddmin's cache:
+  // equal logits with it, and with any one op of it put back, not.
+  void confirm() {
+    const auto checked = [&](std::size_t done) {
+      if (progress != nullptr && progress->checked) progress->checked(done, fix.ops.size() + 1);
+    };
+    fix.confirmed = equal(fix.ops);
+    checked(1);
+    fix.one_minimal = true;
+    for (std::size_t k = 0; k < fix.ops.size(); ++k) {
+      std::vector<std::string> fewer = fix.ops;
+      fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(k));
+      if (equal(fewer)) fix.one_minimal = false;
+      checked(k + 2);
+    }
+  }
+};
+
+}  // namespace
+
+MinimalFix minimal_fix(const Request& r, const Setting& a, const Setting& b,
+                       const std::vector<OpAlone>* ranking, const SearchProgress* progress,
+                       bool kinds_first) {
+  MinimalFix fix;
+  FixSearch s{r, a, b, progress, candidate_ops(r, a, b), fix};
+  fix.search = ranking != nullptr ? "ranking" : kinds_first ? "kinds first" : "per op";
+  Ddmin dd([&s](const Ddmin::Subset& subset) { return s.equal(s.names(subset)); }, s.tested());
+  Ddmin::Subset all(s.candidates.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   if (!dd.good(all)) {
     fix.tests = dd.tests();
     return fix;
   }
   fix.exists = true;
-  std::vector<std::size_t> start = all;
-  std::size_t granularity = 2;
-  if (ranking != nullptr) {
-    std::vector<std::size_t> differing;
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      for (const OpAlone& o : *ranking)
-        if (o.op == candidates[i] && o.logits_differ) differing.push_back(i);
-    }
-    if (dd.good(differing)) {
-      start = differing;
-      granularity = std::max<std::size_t>(2, differing.size());
-    }
-  }
-  std::vector<std::size_t> set;
+  const auto [start, granularity] = s.start(dd, all, ranking);
+  Ddmin::Subset set;
   if (!dd.good({})) {
     set = ranking == nullptr && kinds_first
-              ? dd.remove_each(kinds_pass(dd, r.model->ops(), candidates, fix))
+              ? dd.remove_each(kinds_pass(dd, r.model->ops(), s.candidates, fix))
               : dd.run(start, granularity);
   }
-  fix.ops = names(set);
+  fix.ops = s.names(set);
   fix.tests = dd.tests();
-  const auto overrides = compact_overrides(*r.model, fix.ops, inv);
-  for (const auto& [setting, spec] : {std::pair{&a, &fix.policy_a}, std::pair{&b, &fix.policy_b}}) {
-    model::Policy p = setting_policy(r, *setting);
-    p.overrides.insert(p.overrides.end(), overrides.begin(), overrides.end());
-    *spec = model::reduction_spec(p);
-  }
-  // Checked by running the model again, not from ddmin's cache.
-  const auto checked = [&](std::size_t done) {
-    if (progress != nullptr && progress->checked) progress->checked(done, fix.ops.size() + 1);
-  };
-  fix.confirmed = equal(fix.ops);
-  checked(1);
-  fix.one_minimal = true;
-  for (std::size_t k = 0; k < fix.ops.size(); ++k) {
-    std::vector<std::string> fewer = fix.ops;
-    fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(k));
-    if (equal(fewer)) fix.one_minimal = false;
-    checked(k + 2);
-  }
+  s.write_policies();
+  s.confirm();
   return fix;
 }
 

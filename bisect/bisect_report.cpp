@@ -88,10 +88,12 @@ std::string ranking_left_out_by_default(const model::Model& m, std::int64_t limi
       limit, n);
 }
 
-std::string format_bisect(const BisectReport& r) {
+namespace {
+
+// The first op whose output differs although its inputs matched, or that
+// none does.
+std::string first_divergence_text(const BisectReport& r) {
   std::string s;
-  s += fmt::format("A: {} (policy {})\n   {}{}\n", describe(r.a), r.policy_a, r.prompt, r.text_a);
-  s += fmt::format("B: {} (policy {})\n   {}{}\n", describe(r.b), r.policy_b, r.prompt, r.text_b);
   if (!r.first) {
     s += fmt::format("every op's output is bit-identical for the request over {} steps\n", r.steps);
   } else {
@@ -103,6 +105,13 @@ std::string format_bisect(const BisectReport& r) {
         d.step, d.position, d.moved, d.elements, ulps_text(d.max_ulps), name(d.ulp_format),
         exact(d.a), exact(d.b), d.max_index, d.inputs_matched ? "matched" : "differed too");
   }
+  return s;
+}
+
+// The minimal fix: still searching (a partial report), not searched, none,
+// nothing to fix, or the set with its --policy.
+std::string minimal_fix_text(const BisectReport& r) {
+  std::string s;
   const bool searching = !r.partial.empty() && r.minimal_searched && !r.fix.confirmed;
   if (searching && r.fix.tests == 0) {
     s += "minimal fix: not reached (stopped before its search began)\n";
@@ -140,6 +149,13 @@ std::string format_bisect(const BisectReport& r) {
         s += fmt::format("  (B: --policy {})\n", r.fix.policy_b);
     }
   }
+  return s;
+}
+
+// Each op alone, those that move the logits one to a line, and whether
+// the ranking ran.
+std::string ranking_text(const BisectReport& r) {
+  std::string s;
   if (!r.ranking.empty()) {
     s += "each op alone variant (every other candidate invariant), by top-2 margin move:\n";
     s += fmt::format("  {:<40} {:>12} {:>12} {}\n", "op", "margin move", "max change", "flips");
@@ -158,6 +174,18 @@ std::string format_bisect(const BisectReport& r) {
     s += fmt::format("ranking of each op alone: not searched ({})\n",
                      r.ranking_left_out.empty() ? "--no-ranking" : r.ranking_left_out);
   }
+  return s;
+}
+
+}  // namespace
+
+std::string format_bisect(const BisectReport& r) {
+  std::string s;
+  s += fmt::format("A: {} (policy {})\n   {}{}\n", describe(r.a), r.policy_a, r.prompt, r.text_a);
+  s += fmt::format("B: {} (policy {})\n   {}{}\n", describe(r.b), r.policy_b, r.prompt, r.text_b);
+  s += first_divergence_text(r);
+  s += minimal_fix_text(r);
+  s += ranking_text(r);
   if (!r.partial.empty()) s += fmt::format("partial: {}\n", r.partial);
   return s;
 }

@@ -210,6 +210,99 @@ bool looks_like_gguf(std::span<const std::byte> bytes) {
   return bytes.size() >= 4 && std::memcmp(bytes.data(), "GGUF", 4) == 0;
 }
 
+namespace {
+
+// kv_count key/value entries into g.metadata (a key twice is an error),
+// then general.alignment where given: a power of two up to 1 MiB.
+void read_metadata(Cursor& in, const std::string& file, std::uint64_t kv_count, GgufFile& g) {
+  for (std::uint64_t i = 0; i < kv_count; ++i) {
+    auto key = in.string("a metadata key");
+    auto value = read_value(in, file, key);
+    if (!g.metadata.emplace(key, std::move(value)).second)
+      fail_input(file, "metadata '" + key + "' appears twice");
+  }
+  if (g.has("general.alignment")) {
+    g.alignment = g.unsigned_at("general.alignment", file);
+    if (g.alignment == 0 || (g.alignment & (g.alignment - 1)) != 0 || g.alignment > (1u << 20)) {
+      fail_input(file,
+                 "general.alignment " + std::to_string(g.alignment) + " is not a power of two");
+    }
+  }
+}
+
+// The bytes of t's data for ggml type `type` (F32, F16, BF16, Q8_0: 34
+// bytes per block of 32); other types are errors.
+std::uint64_t tensor_bytes(std::uint32_t type, const GgufTensorInfo& t, const std::string& where,
+                           const std::string& file) {
+  switch (type) {
+    case 0:
+      return 4 * t.elements;
+    case 1:
+    case 30:
+      return 2 * t.elements;
+    case 8:
+      if (t.dims[0] % 32 != 0)
+        fail_input(file, where + "Q8_0 needs rows of a multiple of 32 values");
+      return t.elements / 32 * 34;
+    default:
+      fail_input(
+          file,
+          where + "ggml type " + std::to_string(type) +
+              " is not supported (F32, F16, BF16, Q8_0; not k-quants or other quantizations)");
+  }
+}
+
+// One tensor's entry (name, 1 to 4 dimensions, each and their product at
+// most 2^40, type, offset a multiple of `alignment`); the offset is still
+// relative to the data's start.
+GgufTensorInfo read_tensor_info(Cursor& in, const std::string& file, std::uint64_t alignment,
+                                std::set<std::string, std::less<>>& names) {
+  GgufTensorInfo t;
+  t.name = in.string("a tensor name");
+  if (!names.insert(t.name).second) fail_input(file, "tensor '" + t.name + "' appears twice");
+  const auto where = "tensor '" + t.name + "': ";
+  const auto n_dims = in.read<std::uint32_t>("a dimension count");
+  if (n_dims < 1 || n_dims > 4)
+    fail_input(file, where + std::to_string(n_dims) + " dimensions (1 to 4 allowed)");
+  t.elements = 1;
+  for (std::uint32_t d = 0; d < n_dims; ++d) {
+    const auto ne = in.read<std::uint64_t>("a dimension");
+    if (ne == 0 || ne > (std::uint64_t{1} << 40) || t.elements > (std::uint64_t{1} << 40) / ne) {
+      fail_input(file, where + "dimension " + std::to_string(ne) + " is 0 or too large");
+    }
+    t.dims.push_back(ne);
+    t.elements *= ne;
+  }
+  const auto type = in.read<std::uint32_t>("a tensor type");
+  t.bytes = tensor_bytes(type, t, where, file);
+  t.type = static_cast<GgmlType>(type);
+  t.offset = in.read<std::uint64_t>("a tensor offset");
+  if (t.offset % alignment != 0) {
+    fail_input(file, where + "offset " + std::to_string(t.offset) +
+                         " is not a multiple of the alignment " + std::to_string(alignment) +
+                         " (misaligned)");
+  }
+  return t;
+}
+
+// Each tensor's offset made absolute (the data starts at the first
+// aligned byte after the entries), its bytes checked to lie in the file.
+void place_tensors(GgufFile& g, std::uint64_t header_end, std::uint64_t file_size,
+                   const std::string& file) {
+  g.data_start = (header_end + g.alignment - 1) / g.alignment * g.alignment;
+  for (auto& t : g.tensors) {
+    if (t.offset > file_size || file_size - t.offset < g.data_start ||
+        file_size - g.data_start - t.offset < t.bytes) {
+      fail_input(file, "tensor '" + t.name + "': its " + std::to_string(t.bytes) +
+                           " bytes at offset " + std::to_string(t.offset) +
+                           " run past the end of the file (truncated?)");
+    }
+    t.offset += g.data_start;
+  }
+}
+
+}  // namespace
+
 GgufFile read_gguf(std::span<const std::byte> bytes, const std::string& file) {
   if (!looks_like_gguf(bytes)) fail_input(file, "not a GGUF file (no GGUF magic)");
   Cursor in(bytes, file);
@@ -225,76 +318,11 @@ GgufFile read_gguf(std::span<const std::byte> bytes, const std::string& file) {
     fail_input(file, "truncated: " + std::to_string(kv_count) + " metadata entries claimed");
   if (tensor_count > in.left() / 24)
     fail_input(file, "truncated: " + std::to_string(tensor_count) + " tensors claimed");
-  for (std::uint64_t i = 0; i < kv_count; ++i) {
-    auto key = in.string("a metadata key");
-    auto value = read_value(in, file, key);
-    if (!g.metadata.emplace(key, std::move(value)).second)
-      fail_input(file, "metadata '" + key + "' appears twice");
-  }
-  if (g.has("general.alignment")) {
-    g.alignment = g.unsigned_at("general.alignment", file);
-    if (g.alignment == 0 || (g.alignment & (g.alignment - 1)) != 0 || g.alignment > (1u << 20)) {
-      fail_input(file,
-                 "general.alignment " + std::to_string(g.alignment) + " is not a power of two");
-    }
-  }
+  read_metadata(in, file, kv_count, g);
   std::set<std::string, std::less<>> names;
-  for (std::uint64_t i = 0; i < tensor_count; ++i) {
-    GgufTensorInfo t;
-    t.name = in.string("a tensor name");
-    if (!names.insert(t.name).second) fail_input(file, "tensor '" + t.name + "' appears twice");
-    const auto where = "tensor '" + t.name + "': ";
-    const auto n_dims = in.read<std::uint32_t>("a dimension count");
-    if (n_dims < 1 || n_dims > 4)
-      fail_input(file, where + std::to_string(n_dims) + " dimensions (1 to 4 allowed)");
-    t.elements = 1;
-    for (std::uint32_t d = 0; d < n_dims; ++d) {
-      const auto ne = in.read<std::uint64_t>("a dimension");
-      if (ne == 0 || ne > (std::uint64_t{1} << 40) || t.elements > (std::uint64_t{1} << 40) / ne) {
-        fail_input(file, where + "dimension " + std::to_string(ne) + " is 0 or too large");
-      }
-      t.dims.push_back(ne);
-      t.elements *= ne;
-    }
-    const auto type = in.read<std::uint32_t>("a tensor type");
-    switch (type) {
-      case 0:
-        t.bytes = 4 * t.elements;
-        break;
-      case 1:
-      case 30:
-        t.bytes = 2 * t.elements;
-        break;
-      case 8:
-        if (t.dims[0] % 32 != 0)
-          fail_input(file, where + "Q8_0 needs rows of a multiple of 32 values");
-        t.bytes = t.elements / 32 * 34;
-        break;
-      default:
-        fail_input(
-            file,
-            where + "ggml type " + std::to_string(type) +
-                " is not supported (F32, F16, BF16, Q8_0; not k-quants or other quantizations)");
-    }
-    t.type = static_cast<GgmlType>(type);
-    t.offset = in.read<std::uint64_t>("a tensor offset");
-    if (t.offset % g.alignment != 0) {
-      fail_input(file, where + "offset " + std::to_string(t.offset) +
-                           " is not a multiple of the alignment " + std::to_string(g.alignment) +
-                           " (misaligned)");
-    }
-    g.tensors.push_back(std::move(t));
-  }
-  g.data_start = (in.position() + g.alignment - 1) / g.alignment * g.alignment;
-  for (auto& t : g.tensors) {
-    if (t.offset > bytes.size() || bytes.size() - t.offset < g.data_start ||
-        bytes.size() - g.data_start - t.offset < t.bytes) {
-      fail_input(file, "tensor '" + t.name + "': its " + std::to_string(t.bytes) +
-                           " bytes at offset " + std::to_string(t.offset) +
-                           " run past the end of the file (truncated?)");
-    }
-    t.offset += g.data_start;
-  }
+  for (std::uint64_t i = 0; i < tensor_count; ++i)
+    g.tensors.push_back(read_tensor_info(in, file, g.alignment, names));
+  place_tensors(g, in.position(), bytes.size(), file);
   return g;
 }
 

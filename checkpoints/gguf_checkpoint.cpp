@@ -91,25 +91,32 @@ void gguf_experts(const GgufFile& g, const std::string& arch, ArchitectureConfig
   }
 }
 
-ArchitectureConfig config_from_gguf(const GgufFile& g, const std::string& file) {
-  ArchitectureConfig c;
-  const auto arch = g.string_at("general.architecture", file);
+// general.architecture as fplab's architecture; llama with experts is
+// Mixtral as llama.cpp writes it.
+Architecture gguf_architecture(const GgufFile& g, const std::string& arch,
+                               const std::string& file) {
+  Architecture a{};
   if (arch == "llama") {
-    c.architecture = Architecture::llama;
+    a = Architecture::llama;
   } else if (arch == "qwen2") {
-    c.architecture = Architecture::qwen2;
+    a = Architecture::qwen2;
   } else if (arch == "qwen3") {
-    c.architecture = Architecture::qwen3;
+    a = Architecture::qwen3;
   } else if (arch == "qwen3moe") {
-    c.architecture = Architecture::qwen3_moe;
+    a = Architecture::qwen3_moe;
   } else if (arch == "qwen2moe") {
-    c.architecture = Architecture::qwen2_moe;
+    a = Architecture::qwen2_moe;
   } else {
     throw InputError(file + ": general.architecture '" + arch +
                      "' is not supported (llama, qwen2, qwen3, qwen3moe, qwen2moe)");
   }
-  // llama with experts: Mixtral as llama.cpp writes it.
-  if (arch == "llama" && g.has("llama.expert_count")) c.architecture = Architecture::mixtral;
+  if (arch == "llama" && g.has("llama.expert_count")) a = Architecture::mixtral;
+  return a;
+}
+
+// Metadata outside general., tokenizer., quantize. and the known `{arch}.`
+// keys is refused: fplab cannot tell whether it changes the computation.
+void refuse_unknown_keys(const GgufFile& g, const std::string& arch, const std::string& file) {
   for (const auto& [key, value] : g.metadata) {
     if (key.starts_with("general.") || key.starts_with("tokenizer.") ||
         key.starts_with("quantize."))
@@ -119,41 +126,58 @@ ArchitectureConfig config_from_gguf(const GgufFile& g, const std::string& file) 
     throw InputError(file + ": metadata '" + key +
                      "' is not supported (fplab does not know whether it changes the computation)");
   }
-  const auto u = [&](const char* k) {
+}
+
+// The architecture's own keys (`{arch}.KEY`): sizes are 1 to 2^40.
+struct ArchKeys {
+  const GgufFile& g;
+  const std::string& arch;
+  const std::string& file;
+
+  [[nodiscard]] bool has(const char* k) const { return g.has(arch + "." + k); }
+  [[nodiscard]] std::size_t size(const char* k) const {
     const auto v = g.unsigned_at(arch + "." + k, file);
     if (v == 0 || v > (std::uint64_t{1} << 40))
       throw InputError(file + ": " + arch + "." + k + " is 0 or too large");
     return static_cast<std::size_t>(v);
-  };
-  c.hidden_size = u("embedding_length");
-  c.num_layers = u("block_count");
-  c.intermediate_size = u("feed_forward_length");
-  c.num_heads = u("attention.head_count");
+  }
+};
+
+// Widths, layers, heads, head_dim (value_length and the rotary dimensions
+// must equal it), context, RMS epsilon and RoPE base.
+void read_shape(const ArchKeys& k, ArchitectureConfig& c) {
+  const std::string& file = k.file;
+  const std::string& arch = k.arch;
+  c.hidden_size = k.size("embedding_length");
+  c.num_layers = k.size("block_count");
+  c.intermediate_size = k.size("feed_forward_length");
+  c.num_heads = k.size("attention.head_count");
   c.num_kv_heads =
-      g.has(arch + ".attention.head_count_kv") ? u("attention.head_count_kv") : c.num_heads;
-  c.head_dim = g.has(arch + ".attention.key_length") ? u("attention.key_length")
-                                                     : c.hidden_size / c.num_heads;
-  if (g.has(arch + ".attention.value_length") && u("attention.value_length") != c.head_dim) {
+      k.has("attention.head_count_kv") ? k.size("attention.head_count_kv") : c.num_heads;
+  c.head_dim =
+      k.has("attention.key_length") ? k.size("attention.key_length") : c.hidden_size / c.num_heads;
+  if (k.has("attention.value_length") && k.size("attention.value_length") != c.head_dim) {
     throw InputError(file + ": " + arch +
                      ".attention.value_length differs from key_length (not supported)");
   }
-  if (g.has(arch + ".rope.dimension_count") && u("rope.dimension_count") != c.head_dim) {
+  if (k.has("rope.dimension_count") && k.size("rope.dimension_count") != c.head_dim) {
     throw InputError(file + ": " + arch + ".rope.dimension_count " +
-                     std::to_string(u("rope.dimension_count")) + " is not head_dim " +
+                     std::to_string(k.size("rope.dimension_count")) + " is not head_dim " +
                      std::to_string(c.head_dim) + " (partial rotary is not supported)");
   }
-  if (g.has(arch + ".context_length")) c.max_position_embeddings = u("context_length");
-  c.rms_norm_eps = g.real_at(arch + ".attention.layer_norm_rms_epsilon", file);
-  c.rope_theta =
-      g.has(arch + ".rope.freq_base") ? g.real_at(arch + ".rope.freq_base", file) : 10000.0;
-  c.qk_norm = c.architecture == Architecture::qwen3 || c.architecture == Architecture::qwen3_moe;
-  c.qkv_bias = c.architecture == Architecture::qwen2 || c.architecture == Architecture::qwen2_moe;
-  gguf_experts(g, arch, c, file);
-  if (g.has(arch + ".attention.sliding_window")) {
-    // llama.cpp's window, on the layers its pattern marks (all without one).
-    c.attention_window.assign(c.num_layers, u("attention.sliding_window"));
-    if (g.has(arch + ".attention.sliding_window_pattern")) {
-      const GgufValue& pattern = g.at(arch + ".attention.sliding_window_pattern", file);
+  if (k.has("context_length")) c.max_position_embeddings = k.size("context_length");
+  c.rms_norm_eps = k.g.real_at(arch + ".attention.layer_norm_rms_epsilon", file);
+  c.rope_theta = k.has("rope.freq_base") ? k.g.real_at(arch + ".rope.freq_base", file) : 10000.0;
+}
+
+// llama.cpp's sliding window, on the layers its pattern marks (all without one).
+void read_sliding_window(const ArchKeys& k, ArchitectureConfig& c) {
+  const std::string& file = k.file;
+  const std::string& arch = k.arch;
+  if (k.has("attention.sliding_window")) {
+    c.attention_window.assign(c.num_layers, k.size("attention.sliding_window"));
+    if (k.has("attention.sliding_window_pattern")) {
+      const GgufValue& pattern = k.g.at(arch + ".attention.sliding_window_pattern", file);
       if (pattern.type != GgufType::boolean || !pattern.is_array ||
           pattern.integers.size() != c.num_layers) {
         throw InputError(file + ": " + arch +
@@ -162,24 +186,43 @@ ArchitectureConfig config_from_gguf(const GgufFile& g, const std::string& file) 
       for (std::size_t l = 0; l < c.num_layers; ++l)
         if (pattern.integers[l] == 0) c.attention_window[l] = 0;
     }
-  } else if (g.has(arch + ".attention.sliding_window_pattern")) {
+  } else if (k.has("attention.sliding_window_pattern")) {
     throw InputError(file + ": " + arch +
                      ".attention.sliding_window_pattern without attention.sliding_window");
   }
-  for (const auto& t : g.tensors) {
+}
+
+// What the tensors say: biases, the vocabulary (token_embd.weight's rows;
+// `{arch}.vocab_size` must agree) and tied embeddings (no output.weight).
+void read_from_tensors(const ArchKeys& k, ArchitectureConfig& c) {
+  for (const auto& t : k.g.tensors) {
     if (c.architecture != Architecture::qwen2 && t.name == "blk.0.attn_q.bias") c.qkv_bias = true;
     if (t.name == "blk.0.attn_output.bias") c.o_proj_bias = true;
     if (t.name == "token_embd.weight" && t.dims.size() == 2)
       c.vocab_size = static_cast<std::size_t>(t.dims[1]);
   }
-  if (c.vocab_size == 0) throw InputError(file + ": no 2-D tensor token_embd.weight");
+  if (c.vocab_size == 0) throw InputError(k.file + ": no 2-D tensor token_embd.weight");
   c.tie_word_embeddings = true;
-  for (const auto& t : g.tensors) {
+  for (const auto& t : k.g.tensors) {
     if (t.name == "output.weight") c.tie_word_embeddings = false;
   }
-  if (g.has(arch + ".vocab_size") && u("vocab_size") != c.vocab_size) {
-    throw InputError(file + ": " + arch + ".vocab_size disagrees with token_embd.weight");
+  if (k.has("vocab_size") && k.size("vocab_size") != c.vocab_size) {
+    throw InputError(k.file + ": " + k.arch + ".vocab_size disagrees with token_embd.weight");
   }
+}
+
+ArchitectureConfig config_from_gguf(const GgufFile& g, const std::string& file) {
+  ArchitectureConfig c;
+  const auto arch = g.string_at("general.architecture", file);
+  c.architecture = gguf_architecture(g, arch, file);
+  refuse_unknown_keys(g, arch, file);
+  const ArchKeys keys{g, arch, file};
+  read_shape(keys, c);
+  c.qk_norm = c.architecture == Architecture::qwen3 || c.architecture == Architecture::qwen3_moe;
+  c.qkv_bias = c.architecture == Architecture::qwen2 || c.architecture == Architecture::qwen2_moe;
+  gguf_experts(g, arch, c, file);
+  read_sliding_window(keys, c);
+  read_from_tensors(keys, c);
   if (g.has("tokenizer.ggml.bos_token_id")) {
     c.bos_token_ids = {
         static_cast<std::int64_t>(g.unsigned_at("tokenizer.ggml.bos_token_id", file))};

@@ -410,36 +410,37 @@ void parse_pre_tokenizer(const json& p, BpeTokenizer::Impl& t) {
 
 }  // namespace
 
-BpeTokenizer BpeTokenizer::from_tokenizer_json(std::string_view json_text,
-                                               const std::string& source) {
-  BpeTokenizer tok;
-  auto& t = *tok.impl_;
-  t.source = source;
-  const auto j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) fail_input(source, "not valid JSON");
-  if (!j.is_object()) fail_input(source, "not a JSON object");
-  const auto m = j.find("model");
-  if (m == j.end() || !m->is_object()) fail_input(source, "no model object");
-  if (!m->contains("type") || (*m)["type"] != "BPE")
+namespace {
+
+// model's options: byte-level BPE without dropout, byte fallback or
+// affixes; ignore_merges a boolean where given.
+void check_model_options(const json& m, BpeTokenizer::Impl& t) {
+  const std::string& source = t.source;
+  if (!m.contains("type") || m["type"] != "BPE")
     fail_input(source, "model type is not BPE (byte-level BPE only)");
-  if (!null_or(*m, "dropout", json())) fail_input(source, "model.dropout is not supported");
-  if (!null_or(*m, "byte_fallback", false))
+  if (!null_or(m, "dropout", json())) fail_input(source, "model.dropout is not supported");
+  if (!null_or(m, "byte_fallback", false))
     fail_input(source, "model.byte_fallback is not supported");
-  if (!null_or(*m, "continuing_subword_prefix", ""))
+  if (!null_or(m, "continuing_subword_prefix", ""))
     fail_input(source, "model.continuing_subword_prefix is not supported");
-  if (!null_or(*m, "end_of_word_suffix", ""))
+  if (!null_or(m, "end_of_word_suffix", ""))
     fail_input(source, "model.end_of_word_suffix is not supported");
-  if (m->contains("ignore_merges")) {
-    if (!(*m)["ignore_merges"].is_boolean())
+  if (m.contains("ignore_merges")) {
+    if (!m["ignore_merges"].is_boolean())
       fail_input(source, "model.ignore_merges is not true or false");
-    t.ignore_merges = (*m)["ignore_merges"].get<bool>();
+    t.ignore_merges = m["ignore_merges"].get<bool>();
   }
-  const auto vocab = m->find("vocab");
-  if (vocab == m->end() || !vocab->is_object()) fail_input(source, "model.vocab is not an object");
+}
+
+// model.vocab: byte-level tokens to ids 0..2^24.
+void read_json_vocab(const json& m, BpeTokenizer::Impl& t) {
+  const std::string& source = t.source;
+  const auto vocab = m.find("vocab");
+  if (vocab == m.end() || !vocab->is_object()) fail_input(source, "model.vocab is not an object");
   // Reserved up front: a real vocabulary (Qwen's 151,643 tokens and as
   // many merges) otherwise rehashes its tables about twenty times.
   t.vocab.reserve(vocab->size());
-  if (const auto mg = m->find("merges"); mg != m->end() && mg->is_array())
+  if (const auto mg = m.find("merges"); mg != m.end() && mg->is_array())
     t.merges.reserve(mg->size());
   std::string bytes;
   for (const auto& [token, id] : vocab->items()) {
@@ -453,8 +454,13 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json(std::string_view json_text,
     t.define(static_cast<Id>(i), bytes, "model.vocab");
     t.vocab.emplace(bytes, static_cast<Id>(i));
   }
-  const auto merges = m->find("merges");
-  if (merges == m->end() || !merges->is_array()) fail_input(source, "model.merges is not a list");
+}
+
+// model.merges in rank order, each "a b" or ["a", "b"].
+void read_json_merges(const json& m, BpeTokenizer::Impl& t) {
+  const std::string& source = t.source;
+  const auto merges = m.find("merges");
+  if (merges == m.end() || !merges->is_array()) fail_input(source, "model.merges is not a list");
   std::uint32_t rank = 0;
   for (const auto& merge : *merges) {
     if (merge.is_string()) {  // "a b"
@@ -472,6 +478,56 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json(std::string_view json_text,
                  "merge " + merge.dump().substr(0, 80) + " is neither \"a b\" nor [\"a\", \"b\"]");
     }
   }
+}
+
+// added_tokens (absent or null: none): UTF-8 contents with ids 0..2^24,
+// without single_word, lstrip, rstrip, or normalized under a normalizer.
+void read_added_tokens(const json& j, BpeTokenizer::Impl& t) {
+  const std::string& source = t.source;
+  const auto added = j.find("added_tokens");
+  if (added == j.end() || added->is_null()) return;
+  if (!added->is_array()) fail_input(source, "added_tokens is not a list");
+  for (const auto& a : *added) {
+    if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() ||
+        !a.contains("content") || !a["content"].is_string()) {
+      fail_input(source, "an added token lacks an integer id or a content string");
+    }
+    const auto content = a["content"].get<std::string>();
+    for (const char* flag : {"single_word", "lstrip", "rstrip"}) {
+      if (!null_or(a, flag, false))
+        fail_input(source, "added token '" + content + "': " + flag + " is not supported");
+    }
+    if (t.nfc && a.contains("normalized") && a["normalized"] == true) {
+      fail_input(source,
+                 "added token '" + content + "': normalized with a normalizer is not supported");
+    }
+    if (invalid_utf8_at(content) != std::string::npos)
+      fail_input(source, "added token content is not UTF-8");
+    const auto id = a["id"].get<std::int64_t>();
+    if (id < 0 || id > (1 << 24))
+      fail_input(source, "added token id " + std::to_string(id) + " is out of range");
+    t.define(static_cast<Id>(id), content, "added_tokens");
+    if (a.contains("special") && a["special"] == true)
+      t.special[static_cast<std::size_t>(id)] = true;
+    t.added.emplace_back(content, static_cast<Id>(id));
+  }
+}
+
+}  // namespace
+
+BpeTokenizer BpeTokenizer::from_tokenizer_json(std::string_view json_text,
+                                               const std::string& source) {
+  BpeTokenizer tok;
+  auto& t = *tok.impl_;
+  t.source = source;
+  const auto j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) fail_input(source, "not valid JSON");
+  if (!j.is_object()) fail_input(source, "not a JSON object");
+  const auto m = j.find("model");
+  if (m == j.end() || !m->is_object()) fail_input(source, "no model object");
+  check_model_options(*m, t);
+  read_json_vocab(*m, t);
+  read_json_merges(*m, t);
   if (j.contains("normalizer")) parse_normalizer(j["normalizer"], t);
   if (j.contains("pre_tokenizer")) parse_pre_tokenizer(j["pre_tokenizer"], t);
   const auto dec = j.find("decoder");
@@ -479,33 +535,7 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json(std::string_view json_text,
       (*dec)["type"] != "ByteLevel") {
     fail_input(source, "decoder is not ByteLevel");
   }
-  if (const auto added = j.find("added_tokens"); added != j.end() && !added->is_null()) {
-    if (!added->is_array()) fail_input(source, "added_tokens is not a list");
-    for (const auto& a : *added) {
-      if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() ||
-          !a.contains("content") || !a["content"].is_string()) {
-        fail_input(source, "an added token lacks an integer id or a content string");
-      }
-      const auto content = a["content"].get<std::string>();
-      for (const char* flag : {"single_word", "lstrip", "rstrip"}) {
-        if (!null_or(a, flag, false))
-          fail_input(source, "added token '" + content + "': " + flag + " is not supported");
-      }
-      if (t.nfc && a.contains("normalized") && a["normalized"] == true) {
-        fail_input(source,
-                   "added token '" + content + "': normalized with a normalizer is not supported");
-      }
-      if (invalid_utf8_at(content) != std::string::npos)
-        fail_input(source, "added token content is not UTF-8");
-      const auto id = a["id"].get<std::int64_t>();
-      if (id < 0 || id > (1 << 24))
-        fail_input(source, "added token id " + std::to_string(id) + " is out of range");
-      t.define(static_cast<Id>(id), content, "added_tokens");
-      if (a.contains("special") && a["special"] == true)
-        t.special[static_cast<std::size_t>(id)] = true;
-      t.added.emplace_back(content, static_cast<Id>(id));
-    }
-  }
+  read_added_tokens(j, t);
   t.finish();
   return tok;
 }
@@ -513,15 +543,11 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json(std::string_view json_text,
 // --------------------------------------------------------------------------
 // GGUF metadata
 
-BpeTokenizer BpeTokenizer::from_gguf(const GgufFile& g, const std::string& source) {
-  BpeTokenizer tok;
-  auto& t = *tok.impl_;
-  t.source = source;
-  const auto model = g.string_at("tokenizer.ggml.model", source);
-  if (model != "gpt2") {
-    fail_input(source,
-               "tokenizer.ggml.model '" + model + "' is not supported (gpt2: byte-level BPE)");
-  }
+namespace {
+
+// tokenizer.ggml.pre as the pre-tokenizer's regex steps (llama.cpp's names).
+void gguf_pre_tokenizer(const GgufFile& g, BpeTokenizer::Impl& t) {
+  const std::string& source = t.source;
   const auto pre = g.has("tokenizer.ggml.pre") ? g.string_at("tokenizer.ggml.pre", source)
                                                : std::string("default");
   if (pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3") {
@@ -538,6 +564,12 @@ BpeTokenizer BpeTokenizer::from_gguf(const GgufFile& g, const std::string& sourc
     fail_input(source, "tokenizer.ggml.pre '" + pre +
                            "' is not supported (llama-bpe, qwen2, gpt2, smollm)");
   }
+}
+
+// tokenizer.ggml.tokens, each by its token_type (all normal without one):
+// normal tokens are byte-level, control and user-defined ones added tokens.
+void gguf_tokens(const GgufFile& g, BpeTokenizer::Impl& t) {
+  const std::string& source = t.source;
   const auto& tokens = g.at("tokenizer.ggml.tokens", source);
   if (!tokens.is_array || tokens.type != GgufType::string)
     fail_input(source, "tokenizer.ggml.tokens is not a list of strings");
@@ -578,6 +610,11 @@ BpeTokenizer BpeTokenizer::from_gguf(const GgufFile& g, const std::string& sourc
                                " (supported: 1 normal, 3 control, 4 user-defined, 5 unused)");
     }
   }
+}
+
+// tokenizer.ggml.merges in rank order, each "a b".
+void gguf_merges(const GgufFile& g, BpeTokenizer::Impl& t) {
+  const std::string& source = t.source;
   const auto& merges = g.at("tokenizer.ggml.merges", source);
   if (!merges.is_array || merges.type != GgufType::string)
     fail_input(source, "tokenizer.ggml.merges is not a list of strings");
@@ -590,6 +627,22 @@ BpeTokenizer BpeTokenizer::from_gguf(const GgufFile& g, const std::string& sourc
     }
     t.add_merge(s.substr(0, sp), s.substr(sp + 1), rank++);
   }
+}
+
+}  // namespace
+
+BpeTokenizer BpeTokenizer::from_gguf(const GgufFile& g, const std::string& source) {
+  BpeTokenizer tok;
+  auto& t = *tok.impl_;
+  t.source = source;
+  const auto model = g.string_at("tokenizer.ggml.model", source);
+  if (model != "gpt2") {
+    fail_input(source,
+               "tokenizer.ggml.model '" + model + "' is not supported (gpt2: byte-level BPE)");
+  }
+  gguf_pre_tokenizer(g, t);
+  gguf_tokens(g, t);
+  gguf_merges(g, t);
   t.finish();
   return tok;
 }

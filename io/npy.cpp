@@ -124,15 +124,13 @@ void write(const std::filesystem::path& path, std::span<const T> x) {
 
 }  // namespace
 
-Array read_npy_array(const std::filesystem::path& path, const NpyReadOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail_input(path, "cannot open");
-  in.seekg(0, std::ios::end);
-  const auto end = in.tellg();
-  if (end < 0) fail_input(path, "cannot read");
-  const auto file_size = static_cast<std::uint64_t>(end);
-  in.seekg(0);
+namespace {
 
+// The header's dict text after the magic and the version's length field
+// (2 bytes in version 1, 4 in 2 and 3); `offset` is left where the data
+// begins. Every length is checked against the file's size before reading.
+std::string read_header(std::ifstream& in, const std::filesystem::path& path,
+                        std::uint64_t file_size, std::uint64_t& offset) {
   unsigned char prefix[12] = {};
   const std::size_t prefix_len = file_size < 12 ? static_cast<std::size_t>(file_size) : 12;
   in.read(reinterpret_cast<char*>(prefix), static_cast<std::streamsize>(prefix_len));
@@ -141,7 +139,6 @@ Array read_npy_array(const std::filesystem::path& path, const NpyReadOptions& op
   }
   const int major = prefix[kMagicLen];
   std::uint64_t header_len = 0;
-  std::uint64_t offset = 0;
   if (major == 1) {
     header_len = prefix[8] | (std::uint64_t{prefix[9]} << 8);
     offset = 10;
@@ -159,6 +156,56 @@ Array read_npy_array(const std::filesystem::path& path, const NpyReadOptions& op
   in.read(header.data(), static_cast<std::streamsize>(header_len));
   if (!in) fail_input(path, "cannot read the header");
   offset += header_len;
+  return header;
+}
+
+// The number of values the shape promises, checked against the data's
+// bytes before anything is read: no overflow, not truncated, nothing after.
+std::uint64_t promised_count(const std::filesystem::path& path,
+                             const std::vector<std::size_t>& shape, const std::string& shape_text,
+                             std::size_t width, std::uint64_t data_bytes) {
+  std::uint64_t count = 1;
+  for (std::size_t dim : shape) {
+    if (dim != 0 && count > std::numeric_limits<std::uint64_t>::max() / width / dim) {
+      fail_input(path, "shape " + shape_text + " is too large");
+    }
+    count *= dim;
+  }
+  if (data_bytes / width < count) {
+    fail_input(path, "truncated: header promises " + std::to_string(count) + " values of " +
+                         std::to_string(width) + " bytes, file holds " +
+                         std::to_string(data_bytes) + " bytes of data");
+  }
+  if (data_bytes != count * width) fail_input(path, "trailing bytes after the data");
+  return count;
+}
+
+// `count` values of `width` bytes each, in the file's byte order, as bits.
+std::vector<std::uint64_t> read_values(std::ifstream& in, const std::filesystem::path& path,
+                                       std::uint64_t count, std::size_t width, bool big_endian) {
+  std::vector<unsigned char> raw(static_cast<std::size_t>(count * width));
+  if (!raw.empty()) {
+    in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
+    if (!in) fail_input(path, "cannot read the data");
+  }
+  std::vector<std::uint64_t> bits(static_cast<std::size_t>(count));
+  for (std::size_t i = 0; i < bits.size(); ++i)
+    bits[i] = load(raw.data() + i * width, width, big_endian);
+  return bits;
+}
+
+}  // namespace
+
+Array read_npy_array(const std::filesystem::path& path, const NpyReadOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail_input(path, "cannot open");
+  in.seekg(0, std::ios::end);
+  const auto end = in.tellg();
+  if (end < 0) fail_input(path, "cannot read");
+  const auto file_size = static_cast<std::uint64_t>(end);
+  in.seekg(0);
+  std::uint64_t offset = 0;
+  const std::string header = read_header(in, path, file_size, offset);
 
   const std::string descr = dict_value(header, "descr");
   const std::string fortran = dict_value(header, "fortran_order");
@@ -171,32 +218,9 @@ Array read_npy_array(const std::filesystem::path& path, const NpyReadOptions& op
   a.type = d.type;
   if (!parse_shape(shape_text, a.shape)) fail_input(path, "malformed shape " + shape_text);
 
-  // Check the size the header promises against the file before reading.
   const std::size_t width = element_bits(d.type) / 8;
-  std::uint64_t count = 1;
-  for (std::size_t dim : a.shape) {
-    if (dim != 0 && count > std::numeric_limits<std::uint64_t>::max() / width / dim) {
-      fail_input(path, "shape " + shape_text + " is too large");
-    }
-    count *= dim;
-  }
-  const std::uint64_t data_bytes = file_size - offset;
-  if (data_bytes / width < count) {
-    fail_input(path, "truncated: header promises " + std::to_string(count) + " values of " +
-                         std::to_string(width) + " bytes, file holds " +
-                         std::to_string(data_bytes) + " bytes of data");
-  }
-  if (data_bytes != count * width) fail_input(path, "trailing bytes after the data");
-
-  std::vector<unsigned char> raw(static_cast<std::size_t>(data_bytes));
-  if (!raw.empty()) {
-    in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
-    if (!in) fail_input(path, "cannot read the data");
-  }
-  a.bits.resize(static_cast<std::size_t>(count));
-  for (std::size_t i = 0; i < a.bits.size(); ++i) {
-    a.bits[i] = load(raw.data() + i * width, width, d.big_endian);
-  }
+  const std::uint64_t count = promised_count(path, a.shape, shape_text, width, file_size - offset);
+  a.bits = read_values(in, path, count, width, d.big_endian);
   if (fortran == "True" && a.shape.size() > 1) {
     a.bits = fortran_to_c(a.bits, a.shape);
   } else if (fortran != "True" && fortran != "False") {

@@ -311,22 +311,15 @@ void kill_workers() {
   for (const pid_t pid : current_children) ::kill(pid, SIGKILL);
 }
 
-std::vector<ExperimentRecord> run_in_workers(const std::vector<PlannedRun>& plan, bool quick,
-                                             bool show_progress, unsigned jobs,
-                                             const WorkerHooks& hooks) {
-  const std::size_t n = plan.size();
-  const std::size_t workers = std::clamp<std::size_t>(jobs, 1, std::min(n, kMaxJobs));
-  if (workers <= 1) return run_here(plan, quick, show_progress, hooks);
+namespace {
 
-  void* memory =
-      ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) return run_here(plan, quick, show_progress, hooks);
-  auto* shared = new (memory) Shared;
-  for (auto& r : shared->running) r.store(kIdle);
-
-  std::function<double(std::size_t)> cost = hooks.cost;
-  if (!cost) cost = [&plan](std::size_t i) { return run_cost(plan[i].experiment->info.id); };
-  const std::vector<std::size_t> order = dispatch_order(plan, cost);
+// Forks workers 1..workers-1, each running child_main over `order` and
+// writing its frames to a pipe; returns the pipes' read ends (the children
+// in current_children). A failed pipe or fork stops forking: fewer
+// workers, the parent runs the rest.
+std::vector<int> fork_workers(std::size_t workers, const std::vector<PlannedRun>& plan,
+                              const std::vector<std::size_t>& order, bool quick, bool show_progress,
+                              const WorkerHooks& hooks, Shared& shared) {
   std::fflush(stdout);
   std::fflush(stderr);
   const pid_t parent = ::getpid();
@@ -338,7 +331,7 @@ std::vector<ExperimentRecord> run_in_workers(const std::vector<PlannedRun>& plan
     if (pid == 0) {
       for (const int fd : fds) ::close(fd);
       ::close(pipe_fds[0]);
-      child_main(pipe_fds[1], w, parent, plan, order, quick, show_progress, hooks, *shared);
+      child_main(pipe_fds[1], w, parent, plan, order, quick, show_progress, hooks, shared);
     }
     ::close(pipe_fds[1]);
     if (pid < 0) {
@@ -348,12 +341,16 @@ std::vector<ExperimentRecord> run_in_workers(const std::vector<PlannedRun>& plan
     current_children.push_back(pid);
     fds.push_back(pipe_fds[0]);
   }
-  current_shared = shared;
-  auto watcher = std::make_optional<StopWatcher>();  // lab/stop_request.hpp
+  return fds;
+}
 
-  Collector collector(n, hooks, *shared);
-  std::thread reader([&collector, fds] { collector.drain(fds); });
-  for (std::size_t i = take(*shared, 0, order); i < n; i = take(*shared, 0, order)) {
+// The parent as worker 0: takes experiments in `order` like the children
+// until none is left or one fails (its failure recorded, it takes no more).
+void run_as_worker_zero(const std::vector<PlannedRun>& plan, const std::vector<std::size_t>& order,
+                        bool quick, bool show_progress, const WorkerHooks& hooks, Shared& shared,
+                        Collector& collector) {
+  const std::size_t n = plan.size();
+  for (std::size_t i = take(shared, 0, order); i < n; i = take(shared, 0, order)) {
     try {
       stop_if_requested();
       if (hooks.started) hooks.started(i);
@@ -363,7 +360,54 @@ std::vector<ExperimentRecord> run_in_workers(const std::vector<PlannedRun>& plan
       break;
     }
   }
-  shared->running[0].store(kIdle);
+  shared.running[0].store(kIdle);
+}
+
+// Waits for every child; one killed by a signal while running an
+// experiment fails that experiment.
+void reap_workers(const std::vector<PlannedRun>& plan, const Shared& shared, Collector& collector) {
+  for (std::size_t c = 0; c < current_children.size(); ++c) {
+    int status = 0;
+    while (::waitpid(current_children[c], &status, 0) < 0 && errno == EINTR) {
+    }
+    const std::size_t i = shared.running[c + 1].load();
+    if (WIFSIGNALED(status) && i < plan.size()) {
+      collector.add_failure(i, std::make_exception_ptr(std::runtime_error(
+                                   "the worker process running " + plan[i].experiment->info.id +
+                                   " died of signal " + std::to_string(WTERMSIG(status)))));
+    }
+  }
+  current_children.clear();
+}
+
+}  // namespace
+
+std::vector<ExperimentRecord> run_in_workers(const std::vector<PlannedRun>& plan, bool quick,
+                                             bool show_progress, unsigned jobs,
+                                             const WorkerHooks& hooks) {
+  const std::size_t n = plan.size();
+  const std::size_t workers = std::clamp<std::size_t>(jobs, 1, std::min(n, kMaxJobs));
+  if (workers <= 1) return run_here(plan, quick, show_progress, hooks);
+
+  // Shared between the processes: which experiment each worker runs and
+  // the next one to take.
+  void* memory =
+      ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) return run_here(plan, quick, show_progress, hooks);
+  auto* shared = new (memory) Shared;
+  for (auto& r : shared->running) r.store(kIdle);
+
+  std::function<double(std::size_t)> cost = hooks.cost;
+  if (!cost) cost = [&plan](std::size_t i) { return run_cost(plan[i].experiment->info.id); };
+  const std::vector<std::size_t> order = dispatch_order(plan, cost);
+  const std::vector<int> fds =
+      fork_workers(workers, plan, order, quick, show_progress, hooks, *shared);
+  current_shared = shared;
+  auto watcher = std::make_optional<StopWatcher>();  // lab/stop_request.hpp
+
+  Collector collector(n, hooks, *shared);
+  std::thread reader([&collector, fds] { collector.drain(fds); });
+  run_as_worker_zero(plan, order, quick, show_progress, hooks, *shared, collector);
   // The children finish what they run; meanwhile a stop request is answered.
   while (!collector.done()) {
     stop_if_requested();
@@ -371,18 +415,7 @@ std::vector<ExperimentRecord> run_in_workers(const std::vector<PlannedRun>& plan
   }
   watcher.reset();
   reader.join();
-  for (std::size_t c = 0; c < current_children.size(); ++c) {
-    int status = 0;
-    while (::waitpid(current_children[c], &status, 0) < 0 && errno == EINTR) {
-    }
-    const std::size_t i = shared->running[c + 1].load();
-    if (WIFSIGNALED(status) && i < n) {
-      collector.add_failure(i, std::make_exception_ptr(std::runtime_error(
-                                   "the worker process running " + plan[i].experiment->info.id +
-                                   " died of signal " + std::to_string(WTERMSIG(status)))));
-    }
-  }
-  current_children.clear();
+  reap_workers(plan, *shared, collector);
   current_shared = nullptr;
   shared->~Shared();
   ::munmap(memory, sizeof(Shared));

@@ -79,20 +79,79 @@ GreedyResult greedy_decode(const Model& model, Policy policy,
   return result;
 }
 
+namespace {
+
+// One position's score: the target's logit and log-probability (a
+// log-sum-exp shifted by the top logit) beside the model's two best.
+PositionScore score_row(std::span<const float> row, Token target) {
+  PositionScore s;
+  s.target = target;
+  s.top = top_two(row);
+  s.target_logit = row[static_cast<std::size_t>(s.target)];
+  double z = 0;
+  for (float v : row) z += std::exp(static_cast<double>(v) - s.top.first_logit);
+  s.log_prob = static_cast<double>(s.target_logit) - s.top.first_logit - std::log(z);
+  return s;
+}
+
+// The scored positions cut into windows of `window` positions, `batch`
+// windows a group (one forward pass of one Batch).
+struct Windows {
+  std::size_t window = 0;
+  std::size_t positions = 0;
+  std::size_t count = 0;
+  std::size_t batch = 0;
+
+  // Group g's feeds: window g * batch + b in feed[b], empty past the last.
+  void feed(std::size_t g, std::span<const Token> tokens,
+            std::vector<std::vector<Token>>& feed) const {
+    for (std::size_t b = 0; b < batch; ++b) {
+      feed[b].clear();
+      const std::size_t w = g * batch + b;
+      if (w >= count) continue;
+      const std::size_t begin = w * window;
+      const std::size_t end = std::min(begin + window, positions);
+      feed[b].assign(tokens.begin() + static_cast<std::ptrdiff_t>(begin),
+                     tokens.begin() + static_cast<std::ptrdiff_t>(end));
+    }
+  }
+
+  // Group g's positions scored from its logits, in text order.
+  void score(std::size_t g, const Logits& logits, std::span<const Token> tokens,
+             const PositionCallback& on_logits, std::vector<PositionScore>& out) const {
+    for (std::size_t b = 0; b < batch; ++b) {
+      const std::size_t w = g * batch + b;
+      if (w >= count) break;
+      const std::size_t begin = w * window;
+      for (std::size_t i = 0; i < logits.count(b); ++i) {
+        const auto row = logits.row(b, i);
+        const std::size_t pos = begin + i;
+        if (on_logits) on_logits(pos, row);
+        out.push_back(score_row(row, tokens[pos + 1]));
+      }
+    }
+  }
+};
+
+}  // namespace
+
 std::vector<PositionScore> score_text(const Model& model, Policy policy,
                                       std::span<const Token> tokens, const ScoreOptions& options,
                                       const PositionCallback& on_logits) {
-  const std::size_t window = options.window == 0 ? model.config().context : options.window;
-  if (window > model.config().context) {
+  Windows windows;
+  windows.window = options.window == 0 ? model.config().context : options.window;
+  if (windows.window > model.config().context) {
     throw std::invalid_argument("score_text: window longer than the context");
   }
   if (options.batch == 0) throw std::invalid_argument("score_text: batch must be positive");
-  std::size_t positions = tokens.size() < 2 ? 0 : tokens.size() - 1;
-  if (options.max_positions != 0) positions = std::min(positions, options.max_positions);
+  windows.batch = options.batch;
+  windows.positions = tokens.size() < 2 ? 0 : tokens.size() - 1;
+  if (options.max_positions != 0)
+    windows.positions = std::min(windows.positions, options.max_positions);
   std::vector<PositionScore> out;
-  out.reserve(positions);
-  const std::size_t windows = (positions + window - 1) / window;
-  const std::size_t groups = (windows + options.batch - 1) / options.batch;
+  out.reserve(windows.positions);
+  windows.count = (windows.positions + windows.window - 1) / windows.window;
+  const std::size_t groups = (windows.count + options.batch - 1) / options.batch;
 
   // Groups of `batch` windows are independent forward passes: OpenMP runs
   // one group per thread (each with its own Batch; the passes' own loops
@@ -113,19 +172,10 @@ std::vector<PositionScore> score_text(const Model& model, Policy policy,
 #pragma omp parallel for schedule(dynamic, 1) num_threads(static_cast <int>(n))
     for (long j = 0; j < n_slots; ++j) {
       const auto ju = static_cast<std::size_t>(j);
-      auto& feed = feeds[ju];
-      for (std::size_t b = 0; b < options.batch; ++b) {
-        feed[b].clear();
-        const std::size_t w = (g0 + ju) * options.batch + b;
-        if (w >= windows) continue;
-        const std::size_t begin = w * window;
-        const std::size_t end = std::min(begin + window, positions);
-        feed[b].assign(tokens.begin() + static_cast<std::ptrdiff_t>(begin),
-                       tokens.begin() + static_cast<std::ptrdiff_t>(end));
-      }
+      windows.feed(g0 + ju, tokens, feeds[ju]);
       try {
         batches[ju].reset();
-        results[ju] = &batches[ju].forward(feed);
+        results[ju] = &batches[ju].forward(feeds[ju]);
       } catch (const std::exception& e) {
 #pragma omp critical(fplab_score_text)
         {
@@ -135,27 +185,7 @@ std::vector<PositionScore> score_text(const Model& model, Policy policy,
       }
     }
     if (failed) throw std::invalid_argument("score_text: " + error);
-    for (std::size_t j = 0; j < n; ++j) {
-      const Logits& logits = *results[j];
-      for (std::size_t b = 0; b < options.batch; ++b) {
-        const std::size_t w = (g0 + j) * options.batch + b;
-        if (w >= windows) break;
-        const std::size_t begin = w * window;
-        for (std::size_t i = 0; i < logits.count(b); ++i) {
-          const auto row = logits.row(b, i);
-          const std::size_t pos = begin + i;
-          if (on_logits) on_logits(pos, row);
-          PositionScore s;
-          s.target = tokens[pos + 1];
-          s.top = top_two(row);
-          s.target_logit = row[static_cast<std::size_t>(s.target)];
-          double z = 0;
-          for (float v : row) z += std::exp(static_cast<double>(v) - s.top.first_logit);
-          s.log_prob = static_cast<double>(s.target_logit) - s.top.first_logit - std::log(z);
-          out.push_back(s);
-        }
-      }
-    }
+    for (std::size_t j = 0; j < n; ++j) windows.score(g0 + j, *results[j], tokens, on_logits, out);
   }
   return out;
 }

@@ -213,38 +213,63 @@ void EnclosedSequence::rope(Bounded& x) const {
   x = std::move(y);
 }
 
-// The new position's attention output, every head (see the header).
-void EnclosedSequence::attention(const Op& op, const Bounded& q, Bounded& out) const {
-  const auto& c = model_->config();
-  const std::size_t layer = op.layer;
-  // The keys the new position sees: K[first + j], j < kv.
-  const KeyRange seen = visible_keys(op, length_);
-  const std::size_t first = seen.begin;
-  const std::size_t d = c.d_model;
-  const std::size_t hd = c.head_dim();
-  const std::size_t kv = seen.size();
-  const float scale_f = static_cast<float>(std::sqrt(static_cast<double>(hd)));
-  const double scale = scale_f;
-  const auto& K = k_[layer];
-  const auto& V = v_[layer];
-  out.ref.assign(d, 0.0f);
-  out.e.assign(d, 0.0);
-  double r2 = 0;
-  std::vector<float> s_ref(kv), e_ref(kv);
-  std::vector<double> sigma(kv), p_lo(kv), p_hi(kv), w_lo(kv), w_hi(kv);
-  const double g_hd = gamma(hd, u_);
-  const double g_kv = gamma(kv + 2, u_);
-  for (std::size_t h = 0; h < c.n_heads; ++h) {
+namespace {
+
+// One attention op's enclosure at the new position, head by head (see the
+// header): the reference's scores and how far a member's may lie from
+// them, bounds on the softmax weights, then the output and its error.
+struct AttentionHeads {
+  AttentionHeads(const Bounded& query, const std::vector<Bounded>& keys,
+                 const std::vector<Bounded>& values,
+                 const std::vector<std::vector<double>>& key_norms,
+                 const std::vector<std::vector<double>>& value_norms, KeyRange seen,
+                 std::size_t head_dim, double unit, double exp_error)
+      : q(query),
+        K(keys),
+        V(values),
+        rk(key_norms),
+        rv(value_norms),
+        first(seen.begin),
+        kv(seen.size()),
+        hd(head_dim),
+        scale_f(static_cast<float>(std::sqrt(static_cast<double>(hd)))),
+        scale(scale_f),
+        u(unit),
+        rho(exp_error),
+        g_hd(gamma(hd, u)),
+        g_kv(gamma(kv + 2, u)),
+        s_ref(kv),
+        e_ref(kv),
+        sigma(kv),
+        p_lo(kv),
+        p_hi(kv),
+        w_lo(kv),
+        w_hi(kv) {}
+
+  const Bounded& q;
+  const std::vector<Bounded>& K;               // the layer's keys, after RoPE
+  const std::vector<Bounded>& V;               // and values
+  const std::vector<std::vector<double>>& rk;  // [position][head] 2-norm bounds
+  const std::vector<std::vector<double>>& rv;
+  std::size_t first, kv, hd;  // the keys seen: K[first + j], j < kv
+  float scale_f;
+  double scale, u, rho, g_hd, g_kv;
+  std::vector<float> s_ref, e_ref;
+  std::vector<double> sigma, p_lo, p_hi, w_lo, w_hi;
+  float m_ref = 0;
+
+  // Head h's scores: the reference's (s_ref), and each member's distance
+  // from it (sigma).
+  void scores(std::size_t h) {
     const std::size_t off = h * hd;
     const float* qr = q.ref.data() + off;
     const double* qe = q.e.data() + off;
     const double rq = std::min(q.r, norm2(qe, hd));
     const double nq = norm2f(qr, hd);
-    // Scores: the reference's, and each member's distance from it.
     for (std::size_t j = 0; j < kv; ++j) {
       const float* kr = K[first + j].ref.data() + off;
       const double* ke = K[first + j].e.data() + off;
-      const double rk = rk_[layer][first + j][h];
+      const double rkj = rk[first + j][h];
       s_ref[j] = ref_dot(qr, kr, hd) / scale_f;
       double comp = 0, mag = 0;
       for (std::size_t i = 0; i < hd; ++i) {
@@ -253,23 +278,28 @@ void EnclosedSequence::attention(const Op& op, const Bounded& q, Bounded& out) c
         comp += qe[i] * ak + aq * ke[i] + qe[i] * ke[i];
         mag += (aq + qe[i]) * (ak + ke[i]) + aq * ak;
       }
-      const double dev = std::min(comp, rq * norm2f(kr, hd) + nq * rk + rq * rk) * kMargin +
+      const double dev = std::min(comp, rq * norm2f(kr, hd) + nq * rkj + rq * rkj) * kMargin +
                          (g_hd * mag + static_cast<double>(2 * hd) * kTiny) * kMargin;
       // Both divisions by the scale rounded.
-      sigma[j] = (dev / scale + u_ * (2 * std::abs(static_cast<double>(s_ref[j])) + dev / scale)) *
+      sigma[j] = (dev / scale + u * (2 * std::abs(static_cast<double>(s_ref[j])) + dev / scale)) *
                  kMargin * kMargin;
     }
+  }
+
+  // Every member's softmax weights bounded: p_lo <= p_j <= p_hi (and the
+  // reference's max score, m_ref).
+  void probabilities() {
     double top = -std::numeric_limits<double>::infinity();
     double bottom = std::numeric_limits<double>::infinity();
-    float m_ref = -std::numeric_limits<float>::infinity();
+    m_ref = -std::numeric_limits<float>::infinity();
     for (std::size_t j = 0; j < kv; ++j) {
       top = std::max(top, s_ref[j] + sigma[j]);
       bottom = std::min(bottom, s_ref[j] - sigma[j]);
       m_ref = std::max(m_ref, s_ref[j]);
     }
     const double R = (top - bottom) * kMargin;
-    const double f_lo = std::exp(-2 * u_ * R) * (1 - rho_) * (1 - rho_) / kMargin;
-    const double f_hi = std::exp(2 * u_ * R) * (1 + rho_) * (1 + rho_) * kMargin;
+    const double f_lo = std::exp(-2 * u * R) * (1 - rho) * (1 - rho) / kMargin;
+    const double f_hi = std::exp(2 * u * R) * (1 + rho) * (1 + rho) * kMargin;
     double sum_lo = 0, sum_hi = 0;
     for (std::size_t j = 0; j < kv; ++j) {
       w_lo[j] = std::max(0.0, std::exp(s_ref[j] - sigma[j] - top) * f_lo / kMargin - kTiny);
@@ -286,6 +316,12 @@ void EnclosedSequence::attention(const Op& op, const Bounded& q, Bounded& out) c
       p_lo[j] = w_lo[j] / (w_lo[j] + others_hi) / kMargin;
       p_hi[j] = std::min(1.0, w_hi[j] / (w_hi[j] + others_lo) * kMargin);
     }
+  }
+
+  // Head h's output into out (the reference's and each element's error
+  // bound); returns the head's 2-norm error bound.
+  double output(std::size_t h, Bounded& out) {
+    const std::size_t off = h * hd;
     // The reference's output: one max, exp, sequential sums, one division.
     float l_ref = 0;
     for (std::size_t j = 0; j < kv; ++j) {
@@ -296,7 +332,7 @@ void EnclosedSequence::attention(const Op& op, const Bounded& q, Bounded& out) c
     double spread_norm = 0, avg_norm = 0;
     for (std::size_t j = 0; j < kv; ++j) {
       spread_norm += (p_hi[j] - p_lo[j]) * norm2f(V[first + j].ref.data() + off, hd);
-      avg_norm += p_hi[j] * rv_[layer][first + j][h];
+      avg_norm += p_hi[j] * rv[first + j][h];
     }
     for (std::size_t i = 0; i < hd; ++i) {
       float o_ref = 0;
@@ -312,13 +348,31 @@ void EnclosedSequence::attention(const Op& op, const Bounded& q, Bounded& out) c
       }
       out.ref[off + i] = o_ref / l_ref;
       rounding[i] =
-          ((2.01 * g_kv + u_) * mag + 2 * u_ * std::abs(static_cast<double>(out.ref[off + i])) +
+          ((2.01 * g_kv + u) * mag + 2 * u * std::abs(static_cast<double>(out.ref[off + i])) +
            static_cast<double>(4 * kv) * kTiny) *
           kMargin;
       out.e[off + i] = (spread + avg) * kMargin + rounding[i];
     }
-    const double rh = std::min(norm2(out.e.data() + off, hd),
-                               (spread_norm + avg_norm + norm2(rounding.data(), hd)) * kMargin);
+    return std::min(norm2(out.e.data() + off, hd),
+                    (spread_norm + avg_norm + norm2(rounding.data(), hd)) * kMargin);
+  }
+};
+
+}  // namespace
+
+// The new position's attention output, every head (see the header).
+void EnclosedSequence::attention(const Op& op, const Bounded& q, Bounded& out) const {
+  const auto& c = model_->config();
+  const std::size_t layer = op.layer;
+  AttentionHeads heads(q, k_[layer], v_[layer], rk_[layer], rv_[layer], visible_keys(op, length_),
+                       c.head_dim(), u_, rho_);
+  out.ref.assign(c.d_model, 0.0f);
+  out.e.assign(c.d_model, 0.0);
+  double r2 = 0;
+  for (std::size_t h = 0; h < c.n_heads; ++h) {
+    heads.scores(h);
+    heads.probabilities();
+    const double rh = heads.output(h, out);
     r2 += rh * rh;
   }
   out.r = std::sqrt(r2) * kMargin;
@@ -370,6 +424,36 @@ void EnclosedSequence::silu_mul(const Bounded& g, const Bounded& up, Bounded& p)
   tighten(p);
 }
 
+namespace {
+
+// Each head's 2-norm bound of a cached K or V entry.
+std::vector<double> head_norms(const Bounded& b, std::size_t heads, std::size_t hd) {
+  std::vector<double> r(heads);
+  for (std::size_t h = 0; h < heads; ++h) r[h] = std::min(b.r, norm2(b.e.data() + h * hd, hd));
+  return r;
+}
+
+// The embedding's row of token t, exact (no error).
+void embed_row(const std::vector<float>& e, std::size_t t, std::size_t d, Bounded& y) {
+  y.ref.assign(e.begin() + static_cast<std::ptrdiff_t>(t * d),
+               e.begin() + static_cast<std::ptrdiff_t>((t + 1) * d));
+  y.e.assign(d, 0.0);
+  y.r = 0;
+}
+
+// The logits' enclosure as intervals, widened by the margin; a bound that
+// overflowed (inf, or inf - inf = NaN) bounds nothing.
+void logit_intervals(const Bounded& logits, std::size_t vocab, std::vector<Interval>& out) {
+  out.resize(vocab);
+  for (std::size_t j = 0; j < vocab; ++j) {
+    const double e =
+        std::isnan(logits.e[j]) ? std::numeric_limits<double>::infinity() : logits.e[j];
+    out[j] = {logits.ref[j] - e * kMargin, logits.ref[j] + e * kMargin};
+  }
+}
+
+}  // namespace
+
 const std::vector<Interval>& EnclosedSequence::push(Token token) {
   const auto& c = model_->config();
   const Weights& w = model_->weights(PrecisionPolicy::fp32);
@@ -383,28 +467,14 @@ const std::vector<Interval>& EnclosedSequence::push(Token token) {
   const auto& ops = model_->ops();
   std::vector<Bounded> out(ops.size());
   growth_.clear();
-  // Each head's 2-norm bound of a cached K or V entry.
-  const auto head_norms = [&](const Bounded& b) {
-    std::vector<double> r(c.n_heads);
-    for (std::size_t h = 0; h < c.n_heads; ++h) {
-      r[h] = std::min(b.r, norm2(b.e.data() + h * hd, hd));
-    }
-    return r;
-  };
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
     Bounded& y = out[i];
     const Bounded* x = op.in[0] == kNoInput ? nullptr : &out[op.in[0]];
     switch (op.kind) {
-      case OpKind::embed: {
-        const auto& e = op_weight(w, op);
-        const auto t = static_cast<std::size_t>(token);
-        y.ref.assign(e.begin() + static_cast<std::ptrdiff_t>(t * d),
-                     e.begin() + static_cast<std::ptrdiff_t>((t + 1) * d));
-        y.e.assign(d, 0.0);
-        y.r = 0;
+      case OpKind::embed:
+        embed_row(op_weight(w, op), static_cast<std::size_t>(token), d, y);
         break;
-      }
       case OpKind::rmsnorm:
         rmsnorm(*x, op_weight(w, op), y);
         break;
@@ -430,10 +500,10 @@ const std::vector<Interval>& EnclosedSequence::push(Token token) {
     }
     if (op.cache == Cache::k) {
       k_[op.layer].push_back(y);
-      rk_[op.layer].push_back(head_norms(y));
+      rk_[op.layer].push_back(head_norms(y, c.n_heads, hd));
     } else if (op.cache == Cache::v) {
       v_[op.layer].push_back(y);
-      rv_[op.layer].push_back(head_norms(y));
+      rv_[op.layer].push_back(head_norms(y, c.n_heads, hd));
     }
     if (op.layer != kNoLayer && (i + 1 == ops.size() || ops[i + 1].layer != op.layer)) {
       // The layer's output: how far the residual stream's bound has grown.
@@ -441,14 +511,7 @@ const std::vector<Interval>& EnclosedSequence::push(Token token) {
       growth_.push_back(std::isnan(rel) ? std::numeric_limits<double>::infinity() : rel);
     }
   }
-  const Bounded& logits = out.back();
-  logits_.resize(c.vocab_size);
-  for (std::size_t j = 0; j < c.vocab_size; ++j) {
-    // A bound that overflowed (inf, or inf - inf = NaN) bounds nothing.
-    const double e =
-        std::isnan(logits.e[j]) ? std::numeric_limits<double>::infinity() : logits.e[j];
-    logits_[j] = {logits.ref[j] - e * kMargin, logits.ref[j] + e * kMargin};
-  }
+  logit_intervals(out.back(), c.vocab_size, logits_);
   ++length_;
   return logits_;
 }

@@ -245,17 +245,12 @@ std::span<const float> Logits::last(std::size_t seq) const {
   return row(seq, count(seq) - 1);
 }
 
-Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorParallel tp)
-    : model_(&model),
-      policy_(std::move(policy)),
-      tp_(tp),
-      lengths_(sequences, 0),
-      cache_(sequences) {
-  if (sequences == 0) throw std::invalid_argument("a batch needs at least one sequence");
-  const auto& c = model.config();
-  // An override that matches nothing is a typo, not a no-op: refused. Orders
-  // may name an op's inner reductions (attention's scores, softmax, pv; a
-  // row-parallel op's all-reduce under TP); precisions name ops.
+namespace {
+
+// An override that matches nothing is a typo, not a no-op: refused. Orders
+// may name an op's inner reductions (attention's scores, softmax, pv; a
+// row-parallel op's all-reduce under TP); precisions name ops.
+void check_overrides_used(const Model& model, const Policy& policy, TensorParallel tp) {
   const auto check_used = [&model, &tp](const std::string& pattern, bool inner) {
     const bool used = std::any_of(model.ops().begin(), model.ops().end(), [&](const Op& op) {
       const auto names = inner ? addressable_names(op, tp.degree) : std::vector{op.name};
@@ -268,41 +263,69 @@ Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorPar
                                   pattern + "' matches no op of the model (fplab ops lists them)");
     }
   };
-  for (const auto& o : policy_.overrides) check_used(o.pattern, true);
-  for (const auto& o : policy_.precision_overrides) check_used(o.pattern, false);
-  orders_.reserve(model.ops().size());
-  precisions_.reserve(model.ops().size());
-  // An order as a spec spells it: a gpu kernel order with its parameters.
-  const auto spelt = [this](const Op& op, const std::string& part) {
-    return order_spec(policy_.reduction_of(op.name, part), policy_.gpu_order_of(op.name, part));
-  };
-  for (const Op& op : model.ops()) {
-    ReductionPolicy r = policy_.reduction_of(op.name);
-    GpuKernelOrder gpu = policy_.gpu_order_of(op.name);
-    // A fused op runs its reductions under one order: theirs, when they agree.
-    if (!op.reductions.empty()) {
-      r = policy_.reduction_of(op.name, op.reductions.front());
-      gpu = policy_.gpu_order_of(op.name, op.reductions.front());
-      for (const std::string& part : op.reductions) {
-        if (spelt(op, part) != spelt(op, op.reductions.front())) {
-          std::string parts;
-          for (const std::string& p : op.reductions) parts += (parts.empty() ? "" : ", ") + p;
-          throw std::invalid_argument(op.name + " runs fused: " + parts +
-                                      " take one order (softmax and pv share one KV partition), "
-                                      "not " +
-                                      spelt(op, op.reductions.front()) + " and " + spelt(op, part));
-        }
+  for (const auto& o : policy.overrides) check_used(o.pattern, true);
+  for (const auto& o : policy.precision_overrides) check_used(o.pattern, false);
+}
+
+// An order as a spec spells it: a gpu kernel order with its parameters.
+std::string spelt(const Policy& policy, const Op& op, const std::string& part) {
+  return order_spec(policy.reduction_of(op.name, part), policy.gpu_order_of(op.name, part));
+}
+
+struct OpOrder {
+  ReductionPolicy reduction{};
+  GpuKernelOrder gpu;
+};
+
+// The order op runs its reductions in. A fused op runs them under one
+// order: theirs, when they agree; a row-parallel op's all-reduce under TP
+// adds in its op's order; a gpu order runs without TP.
+OpOrder op_order(const Policy& policy, const Op& op, TensorParallel tp) {
+  ReductionPolicy r = policy.reduction_of(op.name);
+  GpuKernelOrder gpu = policy.gpu_order_of(op.name);
+  if (!op.reductions.empty()) {
+    const std::string& first = op.reductions.front();
+    r = policy.reduction_of(op.name, first);
+    gpu = policy.gpu_order_of(op.name, first);
+    for (const std::string& part : op.reductions) {
+      if (spelt(policy, op, part) != spelt(policy, op, first)) {
+        std::string parts;
+        for (const std::string& p : op.reductions) parts += (parts.empty() ? "" : ", ") + p;
+        throw std::invalid_argument(op.name + " runs fused: " + parts +
+                                    " take one order (softmax and pv share one KV partition), "
+                                    "not " +
+                                    spelt(policy, op, first) + " and " + spelt(policy, op, part));
       }
     }
-    if (op.parallel == Parallel::row && tp.degree > 1 &&
-        spelt(op, all_reduce_name(op)) != order_spec(r, gpu)) {
-      throw std::invalid_argument(all_reduce_name(op) + " adds in its op's order (" +
-                                  order_spec(r, gpu) + "), not " + spelt(op, all_reduce_name(op)));
-    }
-    if (r == ReductionPolicy::gpu && tp.degree > 1) {
-      throw std::invalid_argument(op.name + ": " + name(gpu) +
-                                  " runs without tensor parallelism (degree 1)");
-    }
+  }
+  if (op.parallel == Parallel::row && tp.degree > 1 &&
+      spelt(policy, op, all_reduce_name(op)) != order_spec(r, gpu)) {
+    throw std::invalid_argument(all_reduce_name(op) + " adds in its op's order (" +
+                                order_spec(r, gpu) + "), not " +
+                                spelt(policy, op, all_reduce_name(op)));
+  }
+  if (r == ReductionPolicy::gpu && tp.degree > 1) {
+    throw std::invalid_argument(op.name + ": " + name(gpu) +
+                                " runs without tensor parallelism (degree 1)");
+  }
+  return {r, gpu};
+}
+
+}  // namespace
+
+Batch::Batch(const Model& model, Policy policy, std::size_t sequences, TensorParallel tp)
+    : model_(&model),
+      policy_(std::move(policy)),
+      tp_(tp),
+      lengths_(sequences, 0),
+      cache_(sequences) {
+  if (sequences == 0) throw std::invalid_argument("a batch needs at least one sequence");
+  const auto& c = model.config();
+  check_overrides_used(model, policy_, tp);
+  orders_.reserve(model.ops().size());
+  precisions_.reserve(model.ops().size());
+  for (const Op& op : model.ops()) {
+    const auto [r, gpu] = op_order(policy_, op, tp);
     // blas orders the products (attention's too); its norms are library's.
     const bool products = op.product() || op.kind == OpKind::attention;
     orders_.push_back(products ? r : non_product_order(r));
@@ -604,19 +627,9 @@ void Batch::run(const Op& op, ReductionPolicy order, PrecisionPolicy prec,
   float* out = buffer(op.slot);
   const auto input = [this, &op](std::size_t i) { return buffer(ops()[op.in[i]].slot); };
   switch (op.kind) {
-    case OpKind::embed: {
-      const std::size_t d = op.width();
-      for (std::size_t r = 0; r < M; ++r) {
-        const auto t =
-            static_cast<std::size_t>(new_tokens[row_seq_[r]][row_pos_[r] - lengths_[row_seq_[r]]]);
-        if (half != nullptr) {
-          kernels::widen(half->data + t * d, half->format, d, out + r * d);
-        } else {
-          std::copy_n(weight().data() + t * d, d, out + r * d);
-        }
-      }
+    case OpKind::embed:
+      embed(op, half, prec, new_tokens, out);
       break;
-    }
     case OpKind::rmsnorm:
       rmsnorm(input(0), weight(), out, M, op.width(), op.in_features, order, prec);
       break;
@@ -650,27 +663,44 @@ void Batch::run(const Op& op, ReductionPolicy order, PrecisionPolicy prec,
       round_all(prec, std::span<float>(out, n));
       break;
     }
-    case OpKind::silu_mul: {
-      // out = silu(gate) * up, gate in place; both ops rounded.
-      const float* up = input(1);
-      // exp(-g) first, then the division in a loop of its own, which the
-      // compiler vectorizes (the same IEEE operations on each element).
-      silu_exp_.resize(n);
-      for (std::size_t i = 0; i < n; ++i) silu_exp_[i] = std::exp(-out[i]);
-      for (std::size_t i = 0; i < n; ++i) out[i] = out[i] / (1.0f + silu_exp_[i]);
-      round_all(prec, std::span<float>(out, n));
-      for (std::size_t i = 0; i < n; ++i) out[i] = out[i] * up[i];
-      round_all(prec, std::span<float>(out, n));
+    case OpKind::silu_mul:
+      silu_mul(out, input(1), n, prec);
       break;
+  }
+  if (op.cache != Cache::none) store_cache(op, out);
+}
+
+void Batch::embed(const Op& op, const HalfMatrix* half, PrecisionPolicy prec,
+                  std::span<const std::vector<Token>> new_tokens, float* out) {
+  const std::size_t d = op.width();
+  for (std::size_t r = 0; r < row_seq_.size(); ++r) {
+    const auto t =
+        static_cast<std::size_t>(new_tokens[row_seq_[r]][row_pos_[r] - lengths_[row_seq_[r]]]);
+    if (half != nullptr) {
+      kernels::widen(half->data + t * d, half->format, d, out + r * d);
+    } else {
+      std::copy_n(op_weight(model_->weights(prec), op).data() + t * d, d, out + r * d);
     }
   }
-  if (op.cache != Cache::none) {
-    const std::size_t d = op.width();
-    for (std::size_t r = 0; r < M; ++r) {
-      const std::size_t b = row_seq_[r];
-      float* cache = op.cache == Cache::k ? cache_k(b, op.layer) : cache_v(b, op.layer);
-      std::copy_n(out + r * d, d, cache + row_pos_[r] * d);
-    }
+}
+
+void Batch::silu_mul(float* out, const float* up, std::size_t n, PrecisionPolicy prec) {
+  // exp(-g) first, then the division in a loop of its own, which the
+  // compiler vectorizes (the same IEEE operations on each element).
+  silu_exp_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) silu_exp_[i] = std::exp(-out[i]);
+  for (std::size_t i = 0; i < n; ++i) out[i] = out[i] / (1.0f + silu_exp_[i]);
+  round_all(prec, std::span<float>(out, n));
+  for (std::size_t i = 0; i < n; ++i) out[i] = out[i] * up[i];
+  round_all(prec, std::span<float>(out, n));
+}
+
+void Batch::store_cache(const Op& op, const float* out) {
+  const std::size_t d = op.width();
+  for (std::size_t r = 0; r < row_seq_.size(); ++r) {
+    const std::size_t b = row_seq_[r];
+    float* cache = op.cache == Cache::k ? cache_k(b, op.layer) : cache_v(b, op.layer);
+    std::copy_n(out + r * d, d, cache + row_pos_[r] * d);
   }
 }
 

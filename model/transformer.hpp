@@ -363,6 +363,14 @@ class Batch {
   // The whole of a stored matrix widened (tp-invariant's tile tree).
   const float* widen_all(const HalfMatrix& w, std::size_t count);
   void rope(float* x, std::size_t rows, std::size_t d, PrecisionPolicy prec);
+  // The embedding's rows of this pass's new tokens: a stored 16-bit
+  // matrix's rows widened, else the float weight's rows.
+  void embed(const Op& op, const HalfMatrix* half, PrecisionPolicy prec,
+             std::span<const std::vector<Token>> new_tokens, float* out);
+  // out = silu(out) * up, the gate in place; both ops rounded to `prec`.
+  void silu_mul(float* out, const float* up, std::size_t n, PrecisionPolicy prec);
+  // A k or v op's rows into their sequences' caches, at their positions.
+  void store_cache(const Op& op, const float* out);
   // An expert's linear op: the rows routed to op.expert gathered, one
   // product of that many rows, scattered back (every other row 0); a
   // down_proj's rows also kept for the combine (expert_outs_).

@@ -51,6 +51,58 @@ double parse_number(const std::string& text) {
   return x;
 }
 
+// The team's exchange: every rank's part of a level, in rank order, on
+// every rank (the counts first, then the parts; each wait sleeping).
+std::vector<std::uint64_t> exchange_level(const std::vector<std::uint64_t>& mine, int size) {
+  if (mine.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    throw std::invalid_argument("a level of the enumeration is too large to exchange");
+  }
+  const int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Iallgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD, &request);
+  wait_sleeping(request);
+  std::size_t total = 0;
+  for (int k = 0; k < size; ++k) {
+    if (total > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+      throw std::invalid_argument("a level of the enumeration is too large to exchange");
+    }
+    offsets[static_cast<std::size_t>(k)] = static_cast<int>(total);
+    total += static_cast<std::size_t>(counts[static_cast<std::size_t>(k)]);
+  }
+  std::vector<std::uint64_t> all(total);
+  MPI_Iallgatherv(mine.data(), count, MPI_UINT64_T, all.data(), counts.data(), offsets.data(),
+                  MPI_UINT64_T, MPI_COMM_WORLD, &request);
+  wait_sleeping(request);
+  return all;
+}
+
+// Every rank's (bits, count) pairs and its (wall, CPU) seconds, gathered
+// on rank 0 in rank order; empty on the other ranks.
+struct Gathered {
+  std::vector<std::uint64_t> pairs;
+  std::vector<double> times;
+};
+
+Gathered gather_on_root(const std::vector<std::uint64_t>& mine, const double (&times)[2], int rank,
+                        int size) {
+  const int count = static_cast<int>(mine.size());
+  std::vector<int> counts(rank == 0 ? size : 0), offsets(rank == 0 ? size : 0);
+  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  Gathered g;
+  g.times.resize(rank == 0 ? 2 * size : 0);
+  MPI_Gather(times, 2, MPI_DOUBLE, g.times.data(), 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  std::size_t total = 0;
+  for (int k = 0; k < static_cast<int>(counts.size()); ++k) {
+    offsets[k] = static_cast<int>(total);
+    total += static_cast<std::size_t>(counts[k]);
+  }
+  g.pairs.resize(total);
+  MPI_Gatherv(mine.data(), count, MPI_UINT64_T, g.pairs.data(), counts.data(), offsets.data(),
+              MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  return g;
+}
+
 template <class T>
 MpiEnumerateRow enumerate_row(const Strategy& s, const std::vector<double>& numbers,
                               const MpiEnumerateWorkerArgs& args, int rank, int size) {
@@ -65,29 +117,7 @@ MpiEnumerateRow enumerate_row(const Strategy& s, const std::vector<double>& numb
     team.subtrees = false;  // --levels asks for the level programme
   }
   team.exchange = [size](const std::vector<std::uint64_t>& mine) {
-    // Every rank's part of the level, in rank order, on every rank.
-    if (mine.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
-      throw std::invalid_argument("a level of the enumeration is too large to exchange");
-    }
-    const int count = static_cast<int>(mine.size());
-    std::vector<int> counts(static_cast<std::size_t>(size)),
-        offsets(static_cast<std::size_t>(size));
-    MPI_Request request = MPI_REQUEST_NULL;
-    MPI_Iallgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD, &request);
-    wait_sleeping(request);
-    std::size_t total = 0;
-    for (int k = 0; k < size; ++k) {
-      if (total > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
-        throw std::invalid_argument("a level of the enumeration is too large to exchange");
-      }
-      offsets[static_cast<std::size_t>(k)] = static_cast<int>(total);
-      total += static_cast<std::size_t>(counts[static_cast<std::size_t>(k)]);
-    }
-    std::vector<std::uint64_t> all(total);
-    MPI_Iallgatherv(mine.data(), count, MPI_UINT64_T, all.data(), counts.data(), offsets.data(),
-                    MPI_UINT64_T, MPI_COMM_WORLD, &request);
-    wait_sleeping(request);
-    return all;
+    return exchange_level(mine, size);
   };
   const auto h = enumerate_orders_in_team<T>(s, std::span<const T>(x), team, args.threads);
   const double times[2] = {
@@ -99,33 +129,19 @@ MpiEnumerateRow enumerate_row(const Strategy& s, const std::vector<double>& numb
   if (rank == args.fail_rank) std::raise(SIGKILL);
   std::vector<std::uint64_t> mine;
   for (const auto& [b, c] : histogram_bits(h)) mine.insert(mine.end(), {b, c});
-
-  // Rank 0 gathers every rank's pairs and times.
-  const int count = static_cast<int>(mine.size());
-  std::vector<int> counts(rank == 0 ? size : 0), offsets(rank == 0 ? size : 0);
-  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  std::vector<double> all_times(rank == 0 ? 2 * size : 0);
-  MPI_Gather(times, 2, MPI_DOUBLE, all_times.data(), 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  std::size_t total = 0;
-  for (int k = 0; k < static_cast<int>(counts.size()); ++k) {
-    offsets[k] = static_cast<int>(total);
-    total += static_cast<std::size_t>(counts[k]);
-  }
-  std::vector<std::uint64_t> gathered(total);
-  MPI_Gatherv(mine.data(), count, MPI_UINT64_T, gathered.data(), counts.data(), offsets.data(),
-              MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  const Gathered g = gather_on_root(mine, times, rank, size);
   MpiEnumerateRow row{s.name(), sizeof(T) == 4 ? "float32" : "float64", {}, {}, {}};
   if (rank != 0) return row;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs;
-  for (std::size_t i = 0; i + 1 < gathered.size(); i += 2) {
-    pairs.emplace_back(gathered[i], gathered[i + 1]);
+  for (std::size_t i = 0; i + 1 < g.pairs.size(); i += 2) {
+    pairs.emplace_back(g.pairs[i], g.pairs[i + 1]);
   }
   // The union: one entry per bit pattern over all ranks.
   row.bits = histogram_bits(histogram_from_bits<T>(pairs));
   std::sort(row.bits.begin(), row.bits.end());
   for (std::size_t k = 0; k < static_cast<std::size_t>(size); ++k) {
-    row.rank_seconds.push_back(all_times[2 * k]);
-    row.rank_cpu_seconds.push_back(all_times[2 * k + 1]);
+    row.rank_seconds.push_back(g.times[2 * k]);
+    row.rank_cpu_seconds.push_back(g.times[2 * k + 1]);
   }
   return row;
 }

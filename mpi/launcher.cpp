@@ -109,6 +109,104 @@ void kill_job(pid_t mpirun) {
   kill_group(mpirun);
 }
 
+// mpirun's environment: ours, with TMPDIR set to `tmpdir`. Open MPI puts
+// its session directory under TMPDIR; two jobs starting at once under one
+// shared TMPDIR race creating it ("A call to mkdir was unable to create the
+// desired directory", seen with ctest -j2), so each job gets its own.
+std::vector<std::string> job_environment(const std::filesystem::path& tmpdir) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string_view(*e).starts_with("TMPDIR=")) continue;
+    env.emplace_back(*e);
+  }
+  env.push_back("TMPDIR=" + tmpdir.string());
+  if (::geteuid() == 0) {
+    env.emplace_back("OMPI_ALLOW_RUN_AS_ROOT=1");
+    env.emplace_back("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1");
+  }
+  return env;
+}
+
+// Starts mpirun (argv[0] found on PATH) in a process group of its own, so
+// that a timeout ends every rank; stdin from /dev/null, stdout and stderr
+// to `log`.
+pid_t spawn_mpirun(const std::vector<std::string>& args, std::vector<std::string> env,
+                   const std::filesystem::path& log) {
+  std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  envp.reserve(env.size() + 1);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+
+  pid_t pid = 0;
+  const int rc = ::posix_spawnp(&pid, "mpirun", &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc == ENOENT) throw MpiUnavailable("mpirun not found on PATH (install openmpi-bin)");
+  if (rc != 0) throw MpiUnavailable(std::string("cannot start mpirun: ") + std::strerror(rc));
+  return pid;
+}
+
+// Whether a rank of mpirun has ended: one mpirun has not reaped yet, or
+// one seen before (in `seen`, which gains today's ranks) now gone.
+bool a_rank_ended(pid_t mpirun, std::set<pid_t>& seen) {
+  const std::vector<Rank> ranks = ranks_of(mpirun);
+  bool ended = false;
+  for (const Rank& r : ranks) ended = ended || r.ended;
+  for (const pid_t p : seen) {
+    ended = ended ||
+            std::none_of(ranks.begin(), ranks.end(), [p](const Rank& r) { return r.pid == p; });
+  }
+  for (const Rank& r : ranks) seen.insert(r.pid);
+  return ended;
+}
+
+// mpirun's wait status once it ends. Open MPI 4.1 now and then goes on
+// running after a rank has died (seen once in 16 runs of a SIGKILLed rank
+// at four jobs at once): mpirun waits with its ranks' zombies unreaped, or
+// the others wait for the dead one. So besides the timeout, mpirun gets
+// rank_end_grace_seconds from the first rank that ends to end the job
+// itself; past either the job is killed and this throws.
+int wait_for_job(pid_t pid, const MpiJob& job) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  std::set<pid_t> seen;
+  std::optional<Clock::time_point> first_end;
+  int status = 0;
+  for (int poll = 0;; ++poll) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) return status;
+    if (done < 0 && errno != EINTR) throw MpiError("waiting for mpirun failed");
+    const auto now = Clock::now();
+    if (std::chrono::duration<double>(now - start).count() > job.timeout_seconds) {
+      kill_job(pid);
+      throw MpiError("MPI job timed out after " + seconds_text(job.timeout_seconds) +
+                     " s (a rank hung?); mpirun and its ranks were killed");
+    }
+    if (poll % 10 == 0 && !first_end && a_rank_ended(pid, seen)) first_end = now;  // every 50 ms
+    if (first_end &&
+        std::chrono::duration<double>(now - *first_end).count() > job.rank_end_grace_seconds) {
+      kill_job(pid);
+      throw MpiError("MPI job still running " + seconds_text(job.rank_end_grace_seconds) +
+                     " s after a rank ended (an Open MPI hang); mpirun and its ranks were killed");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> mpirun_argv(const MpiJob& job) {
@@ -144,90 +242,10 @@ TempDir::~TempDir() {
 }
 
 void run_mpi_job(const MpiJob& job) {
-  const std::vector<std::string> args = mpirun_argv(job);
-  std::vector<char*> argv;
-  argv.reserve(args.size() + 1);
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-
-  TempDir logs;
+  TempDir logs;  // mpirun's log and Open MPI's session directory
   const auto log = logs.path() / "mpirun.log";
-
-  // Open MPI puts its session directory under TMPDIR; two jobs starting at
-  // once under one shared TMPDIR race creating it ("A call to mkdir was
-  // unable to create the desired directory", seen with ctest -j2). Each job
-  // gets its own: the folder that holds its log.
-  std::vector<std::string> env_store;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string_view(*e).starts_with("TMPDIR=")) continue;
-    env_store.emplace_back(*e);
-  }
-  env_store.push_back("TMPDIR=" + logs.path().string());
-  if (::geteuid() == 0) {
-    env_store.emplace_back("OMPI_ALLOW_RUN_AS_ROOT=1");
-    env_store.emplace_back("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1");
-  }
-  std::vector<char*> envp;
-  envp.reserve(env_store.size() + 1);
-  for (auto& e : env_store) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);  // its own group: a timeout ends every rank
-
-  pid_t pid = 0;
-  const int rc = ::posix_spawnp(&pid, "mpirun", &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc == ENOENT) throw MpiUnavailable("mpirun not found on PATH (install openmpi-bin)");
-  if (rc != 0) throw MpiUnavailable(std::string("cannot start mpirun: ") + std::strerror(rc));
-
-  // Open MPI 4.1 now and then goes on running after a rank has died (seen
-  // once in 16 runs of a SIGKILLed rank at four jobs at once): mpirun
-  // waits with its ranks' zombies unreaped, or the others wait for the dead
-  // one. So besides the timeout, mpirun gets rank_end_grace_seconds from
-  // the first rank that ends to end the job itself.
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  std::set<pid_t> seen;
-  std::optional<Clock::time_point> first_end;
-  int status = 0;
-  for (int poll = 0;; ++poll) {
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    if (done < 0 && errno != EINTR) throw MpiError("waiting for mpirun failed");
-    const auto now = Clock::now();
-    if (std::chrono::duration<double>(now - start).count() > job.timeout_seconds) {
-      kill_job(pid);
-      throw MpiError("MPI job timed out after " + seconds_text(job.timeout_seconds) +
-                     " s (a rank hung?); mpirun and its ranks were killed");
-    }
-    if (poll % 10 == 0 && !first_end) {  // every 50 ms
-      const std::vector<Rank> ranks = ranks_of(pid);
-      bool ended = false;
-      for (const Rank& r : ranks) ended = ended || r.ended;
-      for (const pid_t p : seen) {
-        ended = ended ||
-                std::none_of(ranks.begin(), ranks.end(), [p](const Rank& r) { return r.pid == p; });
-      }
-      for (const Rank& r : ranks) seen.insert(r.pid);
-      if (ended) first_end = now;
-    }
-    if (first_end &&
-        std::chrono::duration<double>(now - *first_end).count() > job.rank_end_grace_seconds) {
-      kill_job(pid);
-      throw MpiError("MPI job still running " + seconds_text(job.rank_end_grace_seconds) +
-                     " s after a rank ended (an Open MPI hang); mpirun and its ranks were killed");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  const pid_t pid = spawn_mpirun(mpirun_argv(job), job_environment(logs.path()), log);
+  const int status = wait_for_job(pid, job);
   ::kill(-pid, SIGKILL);  // stragglers in mpirun's group (mpirun has ended its ranks)
   if (WIFSIGNALED(status)) {
     throw MpiError("mpirun killed by signal " + std::to_string(WTERMSIG(status)) + ": " +

@@ -280,6 +280,64 @@ std::string ulps_bucket_label(std::size_t k) {
   return std::to_string(lo) + "-" + std::to_string(hi);
 }
 
+namespace {
+
+using ArrayPairs = std::vector<std::pair<const Array*, const Array*>>;
+
+// An array's name in messages: its own, or the file's for an unnamed one.
+std::string shown_name(const Array& x, const std::string& file_name) {
+  return x.name.empty() ? file_name : x.name;
+}
+
+// A's arrays paired with B's: one with one when either is unnamed (a
+// lone .npy), else by name, in A's order; names on one side only throw.
+ArrayPairs pair_arrays(const std::string& file_a, const std::vector<Array>& a,
+                       const std::string& file_b, const std::vector<Array>& b,
+                       const std::string& file_name) {
+  ArrayPairs pairs;
+  if (a.size() == 1 && b.size() == 1 && (a[0].name.empty() || b[0].name.empty())) {
+    pairs.emplace_back(&a[0], &b[0]);
+    return pairs;
+  }
+  std::map<std::string, const Array*> by_name;
+  for (const auto& x : b) by_name[x.name] = &x;
+  std::vector<std::string> only_a;
+  std::vector<std::string> only_b;
+  for (const auto& x : a) {
+    const auto it = by_name.find(x.name);
+    if (it == by_name.end()) {
+      only_a.push_back(shown_name(x, file_name));
+    } else {
+      pairs.emplace_back(&x, it->second);
+      by_name.erase(it);
+    }
+  }
+  only_b.reserve(by_name.size());
+  for (const auto& [n, x] : by_name) only_b.push_back(shown_name(*x, file_name));
+  if (!only_a.empty() || !only_b.empty()) {
+    const auto listed = [](const std::vector<std::string>& names) {
+      return names.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(names, ", "));
+    };
+    throw InputError(fmt::format("names differ: only in {}: {}; only in {}: {}", file_a,
+                                 listed(only_a), file_b, listed(only_b)));
+  }
+  return pairs;
+}
+
+// The first rule matching KEY/NAME (a named array) or KEY; null if none.
+const ToleranceRule* rule_for(const std::vector<ToleranceRule>& rules, const std::string& key,
+                              const Array& x) {
+  for (const auto& r : rules) {
+    if ((!x.name.empty() && pattern_matches(r.pattern, key + "/" + x.name)) ||
+        pattern_matches(r.pattern, key)) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 ArrayDiffReport diff_arrays(const std::string& file_a, const std::vector<Array>& a,
                             const std::string& file_b, const std::vector<Array>& b,
                             const ArrayTolerance& tolerance, std::size_t drift_limit,
@@ -289,52 +347,16 @@ ArrayDiffReport diff_arrays(const std::string& file_a, const std::vector<Array>&
   d.file_b = file_b;
   d.tolerance = tolerance;
   const std::string file_name = std::filesystem::path(file_a).filename().string();
-  const auto name_of = [&](const Array& x) { return x.name.empty() ? file_name : x.name; };
-  std::vector<std::pair<const Array*, const Array*>> pairs;
-  if (a.size() == 1 && b.size() == 1 && (a[0].name.empty() || b[0].name.empty())) {
-    pairs.emplace_back(&a[0], &b[0]);
-  } else {
-    std::map<std::string, const Array*> by_name;
-    for (const auto& x : b) by_name[x.name] = &x;
-    std::vector<std::string> only_a;
-    std::vector<std::string> only_b;
-    for (const auto& x : a) {
-      const auto it = by_name.find(x.name);
-      if (it == by_name.end()) {
-        only_a.push_back(name_of(x));
-      } else {
-        pairs.emplace_back(&x, it->second);
-        by_name.erase(it);
-      }
-    }
-    only_b.reserve(by_name.size());
-    for (const auto& [n, x] : by_name) only_b.push_back(name_of(*x));
-    if (!only_a.empty() || !only_b.empty()) {
-      const auto listed = [](const std::vector<std::string>& names) {
-        return names.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(names, ", "));
-      };
-      throw InputError(fmt::format("names differ: only in {}: {}; only in {}: {}", file_a,
-                                   listed(only_a), file_b, listed(only_b)));
-    }
-  }
-  for (const auto& [x, y] : pairs) {
+  for (const auto& [x, y] : pair_arrays(file_a, a, file_b, b, file_name)) {
     if (x->type != y->type) {
-      throw InputError(fmt::format("{}: dtype {} in {}, {} in {}", name_of(*x), name(x->type),
-                                   file_a, name(y->type), file_b));
+      throw InputError(fmt::format("{}: dtype {} in {}, {} in {}", shown_name(*x, file_name),
+                                   name(x->type), file_a, name(y->type), file_b));
     }
     if (x->shape != y->shape) {
-      throw InputError(fmt::format("{}: shape {} in {}, {} in {}", name_of(*x), x->shape_text(),
-                                   file_a, y->shape_text(), file_b));
+      throw InputError(fmt::format("{}: shape {} in {}, {} in {}", shown_name(*x, file_name),
+                                   x->shape_text(), file_a, y->shape_text(), file_b));
     }
-    // The first rule matching KEY/NAME or KEY.
-    const ToleranceRule* rule = nullptr;
-    for (const auto& r : rules) {
-      if ((!x->name.empty() && pattern_matches(r.pattern, key + "/" + x->name)) ||
-          pattern_matches(r.pattern, key)) {
-        rule = &r;
-        break;
-      }
-    }
+    const ToleranceRule* rule = rule_for(rules, key, *x);
     ArrayView va = view_of(*x);
     ArrayView vb = view_of(*y);
     if (va.name.empty()) va.name = file_name;

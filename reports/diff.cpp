@@ -103,17 +103,22 @@ std::string join(const Ids& ids) {
 
 }  // namespace
 
-DiffReport diff_results(const Results& a, const Results& b, const std::vector<ToleranceRule>& tol) {
-  const auto ids_a = experiment_ids(a);
-  const auto ids_b = experiment_ids(b);
-  if (ids_a != ids_b) {
-    throw std::invalid_argument("different experiments: " + join(ids_a) + " vs " + join(ids_b) +
-                                " (--shared compares those both hold)");
-  }
-  DiffReport d;
-  d.fingerprint_a = fingerprint(a);
-  d.fingerprint_b = fingerprint(b);
+namespace {
 
+// c listed as the next change, marked tolerated where its path's rule accepts it.
+void add_change(DiffReport& d, ValueChange c, const std::vector<ToleranceRule>& tol) {
+  if (const auto* rule = match_rule(tol, c.path); rule != nullptr && accepts(*rule, c)) {
+    c.tolerated = true;
+    c.rule = rule->pattern;
+  }
+  c.row = d.changes.size();
+  d.changes.push_back(std::move(c));
+}
+
+// Every flattened value: A's in file order (identical, changed, or only in
+// A), then the paths only B holds.
+void compare_values(const Results& a, const Results& b, const std::vector<ToleranceRule>& tol,
+                    DiffReport& d) {
   std::map<std::string, Value> values_b;
   for (auto& f : flatten(b)) values_b.emplace(f.path, f.value);
   std::set<std::string> seen;
@@ -133,12 +138,7 @@ DiffReport diff_results(const Results& a, const Results& b, const std::vector<To
       c.b = it->second;
       measure(c);
     }
-    if (const auto* rule = match_rule(tol, c.path); rule != nullptr && accepts(*rule, c)) {
-      c.tolerated = true;
-      c.rule = rule->pattern;
-    }
-    c.row = d.changes.size();
-    d.changes.push_back(std::move(c));
+    add_change(d, std::move(c), tol);
   }
   for (auto& f : flatten(b)) {
     if (seen.count(f.path) != 0) continue;
@@ -146,14 +146,14 @@ DiffReport diff_results(const Results& a, const Results& b, const std::vector<To
     c.path = f.path;
     c.kind = ValueChange::Kind::only_in_b;
     c.b = f.value;
-    if (const auto* rule = match_rule(tol, c.path); rule != nullptr && accepts(*rule, c)) {
-      c.tolerated = true;
-      c.rule = rule->pattern;
-    }
-    c.row = d.changes.size();
-    d.changes.push_back(std::move(c));
+    add_change(d, std::move(c), tol);
   }
+}
 
+// Each experiment's claims whose status differs ("(absent)" on a side
+// without it); only `ignore` tolerates a verdict change.
+void compare_verdicts(const Results& a, const Results& b, const std::vector<ToleranceRule>& tol,
+                      DiffReport& d) {
   for (const auto& ea : a.experiments) {
     const auto* eb = b.experiment(ea.id);
     std::set<std::string> claims;
@@ -171,8 +171,13 @@ DiffReport diff_results(const Results& a, const Results& b, const std::vector<To
       d.verdict_changes.push_back(vc);
     }
   }
+}
 
-  // Every path either file holds: the rule that decides it.
+// The patterns of the rules that decide no path either file holds (every
+// value's and every verdict's path: the rule that decides it is the first
+// that matches).
+std::vector<std::string> unmatched_rules(const Results& a, const Results& b,
+                                         const std::vector<ToleranceRule>& tol) {
   std::vector<bool> used(tol.size(), false);
   const auto mark = [&](const std::string& path) {
     if (const auto* rule = match_rule(tol, path); rule != nullptr) {
@@ -185,9 +190,28 @@ DiffReport diff_results(const Results& a, const Results& b, const std::vector<To
       for (const auto& v : e.verdicts) mark(e.id + "/verdicts/" + v.claim);
     }
   }
+  std::vector<std::string> out;
   for (std::size_t r = 0; r < tol.size(); ++r) {
-    if (!used[r]) d.unmatched_rules.push_back(tol[r].pattern);
+    if (!used[r]) out.push_back(tol[r].pattern);
   }
+  return out;
+}
+
+}  // namespace
+
+DiffReport diff_results(const Results& a, const Results& b, const std::vector<ToleranceRule>& tol) {
+  const auto ids_a = experiment_ids(a);
+  const auto ids_b = experiment_ids(b);
+  if (ids_a != ids_b) {
+    throw std::invalid_argument("different experiments: " + join(ids_a) + " vs " + join(ids_b) +
+                                " (--shared compares those both hold)");
+  }
+  DiffReport d;
+  d.fingerprint_a = fingerprint(a);
+  d.fingerprint_b = fingerprint(b);
+  compare_values(a, b, tol, d);
+  compare_verdicts(a, b, tol, d);
+  d.unmatched_rules = unmatched_rules(a, b, tol);
   std::sort(d.changes.begin(), d.changes.end(), listed_before);
   return d;
 }
