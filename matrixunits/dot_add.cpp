@@ -201,7 +201,8 @@ float pairwise_levels(std::span<const double> a, std::span<const double> b, bool
     v[i] = flushed(product_plus_zero(static_cast<float>(a[i]), static_cast<float>(b[i])), flush);
   }
   for (; n > 1; n /= 2) {
-    for (std::size_t i = 0; i < n / 2; ++i) v[i] = flushed(sum_by_fma(v[2 * i], v[2 * i + 1]), flush);
+    for (std::size_t i = 0; i < n / 2; ++i)
+      v[i] = flushed(sum_by_fma(v[2 * i], v[2 * i + 1]), flush);
   }
   return v[0];
 }
