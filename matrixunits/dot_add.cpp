@@ -151,11 +151,36 @@ FusedSum fused_products(const DotAddRule& r, std::span<const double> a, std::spa
   return f;
 }
 
+// fused_products(r, a, b, 0, 1) in one pass over the products where they
+// and c are finite and below 2^128 (special_result's 0: checked here,
+// each product formed once); nullopt otherwise, or past 64 products.
+std::optional<FusedSum> plain_fused_products(const DotAddRule& r, std::span<const double> a,
+                                             std::span<const double> b, double c) {
+  if (a.size() > 64 || !std::isfinite(c)) return std::nullopt;
+  std::array<double, 64> p;  // entries [0, n) written before they are read
+  FusedSum f{0, std::numeric_limits<int>::min()};
+  bool finite = true;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    p[i] = a[i] * b[i];
+    finite = finite && std::fabs(p[i]) < 0x1p128;  // false for NaN and infinities
+  }
+  if (!finite) return std::nullopt;  // then a and b are finite too
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    f.exponent = std::max(f.exponent, exponent_of(a[i], r.a_emin) + exponent_of(b[i], r.b_emin));
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) f.units += truncated(p[i], 24 - f.exponent);
+  return f;
+}
+
 double amd_fused(const DotAddRule& r, std::span<const double> a, std::span<const double> b,
                  double c, bool fp8) {
-  if (const double s = special_result(a, b, c, true); s != 0.0) return s;  // NaN != 0 too
   FusedSum f;
-  if (!fp8) {
+  const std::optional<FusedSum> plain = fp8 ? std::nullopt : plain_fused_products(r, a, b, c);
+  if (plain) {
+    f = *plain;
+  } else if (const double s = special_result(a, b, c, true); s != 0.0) {
+    return s;  // NaN != 0 too
+  } else if (!fp8) {
     f = fused_products(r, a, b, 0, 1);
   } else {
     const FusedSum even = fused_products(r, a, b, 0, 2), odd = fused_products(r, a, b, 1, 2);
