@@ -1,6 +1,7 @@
 #include "matrixunits/dot_add.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -23,15 +24,32 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr Format kE8M13{"e8m13", 14, 127, -126};
 
+// x * 2^shift, correctly rounded as std::ldexp gives it: a product by an
+// exact power of two (a normal double for -1022 <= shift <= 1023) rounds
+// once, in the current mode, as ldexp does; other shifts through ldexp.
+double scaled(double x, int shift) {
+  if (shift >= -1022 && shift <= 1023) {
+    return x * std::bit_cast<double>(static_cast<std::uint64_t>(shift + 1023) << 52);
+  }
+  return std::ldexp(x, shift);
+}
+
+// std::ilogb(x), read from a normal double's exponent field; zeros,
+// subnormals, infinities and NaNs through ilogb.
+int ilogb_of(double x) {
+  const auto field = static_cast<int>((std::bit_cast<std::uint64_t>(x) >> 52) & 0x7FF);
+  return field != 0 && field != 0x7FF ? field - 1023 : std::ilogb(x);
+}
+
 // MMA-Sim's exponent of a value of a type whose smallest normal is 2^emin.
-int exponent_of(double x, int emin) { return x == 0.0 ? -126 : std::max(std::ilogb(x), emin); }
+int exponent_of(double x, int emin) { return x == 0.0 ? -126 : std::max(ilogb_of(x), emin); }
 
 // trunc(x * 2^shift) and floor(x * 2^shift) as integers (|result| < 2^53).
 std::int64_t truncated(double x, int shift) {
-  return static_cast<std::int64_t>(std::trunc(std::ldexp(x, shift)));
+  return static_cast<std::int64_t>(std::trunc(scaled(x, shift)));
 }
 std::int64_t floored(double x, int shift) {
-  return static_cast<std::int64_t>(std::floor(std::ldexp(x, shift)));
+  return static_cast<std::int64_t>(std::floor(scaled(x, shift)));
 }
 // floor(s * 2^shift) for an integer s.
 std::int64_t floor_shift(std::int64_t s, int shift) {
@@ -112,7 +130,7 @@ double nv_fused(const DotAddRule& r, std::span<const double> a, std::span<const 
   const int shift = r.fraction_bits - e;
   std::int64_t sum = truncated(c, shift);
   for (std::size_t i = 0; i < a.size(); ++i) sum += truncated(a[i] * b[i] * scale, shift);
-  return round_result(std::ldexp(static_cast<double>(sum), -shift), r.result);
+  return round_result(scaled(static_cast<double>(sum), -shift), r.result);
 }
 
 // fused_sum at 24 fractional bits over the products i = first, first+stride, ...:
@@ -133,11 +151,36 @@ FusedSum fused_products(const DotAddRule& r, std::span<const double> a, std::spa
   return f;
 }
 
+// fused_products(r, a, b, 0, 1) in one pass over the products where they
+// and c are finite and below 2^128 (special_result's 0: checked here,
+// each product formed once); nullopt otherwise, or past 64 products.
+std::optional<FusedSum> plain_fused_products(const DotAddRule& r, std::span<const double> a,
+                                             std::span<const double> b, double c) {
+  if (a.size() > 64 || !std::isfinite(c)) return std::nullopt;
+  std::array<double, 64> p;  // entries [0, n) written before they are read
+  FusedSum f{0, std::numeric_limits<int>::min()};
+  bool finite = true;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    p[i] = a[i] * b[i];
+    finite = finite && std::fabs(p[i]) < 0x1p128;  // false for NaN and infinities
+  }
+  if (!finite) return std::nullopt;  // then a and b are finite too
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    f.exponent = std::max(f.exponent, exponent_of(a[i], r.a_emin) + exponent_of(b[i], r.b_emin));
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) f.units += truncated(p[i], 24 - f.exponent);
+  return f;
+}
+
 double amd_fused(const DotAddRule& r, std::span<const double> a, std::span<const double> b,
                  double c, bool fp8) {
-  if (const double s = special_result(a, b, c, true); s != 0.0) return s;  // NaN != 0 too
   FusedSum f;
-  if (!fp8) {
+  const std::optional<FusedSum> plain = fp8 ? std::nullopt : plain_fused_products(r, a, b, c);
+  if (plain) {
+    f = *plain;
+  } else if (const double s = special_result(a, b, c, true); s != 0.0) {
+    return s;  // NaN != 0 too
+  } else if (!fp8) {
     f = fused_products(r, a, b, 0, 1);
   } else {
     const FusedSum even = fused_products(r, a, b, 0, 2), odd = fused_products(r, a, b, 1, 2);
@@ -149,20 +192,57 @@ double amd_fused(const DotAddRule& r, std::span<const double> a, std::span<const
   const int m = std::max(f.exponent, ec);
   const std::int64_t products = floor_shift(f.units, 7 + f.exponent - m);  // units 2^(m-31)
   const std::int64_t addend = (fp8 && ec < m - 25) ? 0 : floored(c, 24 - m);
-  return round_result(std::ldexp(static_cast<double>(products + addend * 128), m - 31),
+  return round_result(scaled(static_cast<double>(products + addend * 128), m - 31),
                       ResultRounding::f32_nearest_even);
 }
 
 float flushed(float x, bool flush) { return flush && std::fabs(x) < 0x1p-126F ? x * 0.0F : x; }
 
+// fmaf(x, y, +0): the product of two floats is exact in a double (48
+// significant bits, exponents within its range), so the float it rounds
+// to once is fmaf's; a zero product plus +0 is +0. Other than finite
+// products (NaN payloads) through fmaf.
+float product_plus_zero(float x, float y) {
+  const double p = static_cast<double>(x) * static_cast<double>(y);
+  if (!std::isfinite(p)) return std::fmaf(x, y, 0.0F);
+  return p == 0.0 ? 0.0F : static_cast<float>(p);
+}
+
+// fmaf(x, 1, y): x + y exactly, rounded once, is the float sum (signed
+// zeros alike); NaN operands (their payloads) through fmaf.
+float sum_by_fma(float x, float y) {
+  if (std::isnan(x) || std::isnan(y)) return std::fmaf(x, 1.0F, y);
+  return x + y;
+}
+
+float pairwise(std::span<const double> a, std::span<const double> b, bool flush);
+
+// pairwise() over a power-of-two count n <= 64, level by level: its halves'
+// tree, whose leaves i and i + 1 (i even) pair first, and so on up.
+float pairwise_levels(std::span<const double> a, std::span<const double> b, bool flush) {
+  std::array<float, 64> v;  // entries [0, n) written before they are read
+  std::size_t n = a.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    v[i] = flushed(product_plus_zero(static_cast<float>(a[i]), static_cast<float>(b[i])), flush);
+  }
+  for (; n > 1; n /= 2) {
+    for (std::size_t i = 0; i < n / 2; ++i)
+      v[i] = flushed(sum_by_fma(v[2 * i], v[2 * i + 1]), flush);
+  }
+  return v[0];
+}
+
 float pairwise(std::span<const double> a, std::span<const double> b, bool flush) {
+  if (a.size() > 1 && a.size() <= 64 && (a.size() & (a.size() - 1)) == 0) {
+    return pairwise_levels(a, b, flush);
+  }
   if (a.size() == 1) {
-    return flushed(std::fmaf(static_cast<float>(a[0]), static_cast<float>(b[0]), 0.0F), flush);
+    return flushed(product_plus_zero(static_cast<float>(a[0]), static_cast<float>(b[0])), flush);
   }
   const std::size_t half = a.size() / 2;
   const float left = pairwise(a.first(half), b.first(half), flush);
   const float right = pairwise(a.subspan(half), b.subspan(half), flush);
-  return flushed(std::fmaf(left, 1.0F, right), flush);
+  return flushed(sum_by_fma(left, right), flush);
 }
 
 double fma_chain(std::span<const double> a, std::span<const double> b, double c) {
@@ -252,7 +332,7 @@ std::optional<double> nv_fused_integer_step(const DotAddRule& rule, std::span<co
                                   " is not 1, 2, 4, 8 or 16");
   }
   if (!f.taken) return std::nullopt;
-  return round_result(std::ldexp(static_cast<double>(f.units), f.exponent - rule.fraction_bits),
+  return round_result(scaled(static_cast<double>(f.units), f.exponent - rule.fraction_bits),
                       rule.result);
 }
 
@@ -261,7 +341,7 @@ double dot_add_step(const DotAddRule& rule, std::span<const double> a, std::span
   if (rule.algorithm == DotAddAlgorithm::nv_fused && scale == 1.0) {
     const auto f = fused_units_dispatched(rule, a, b, c);
     if (f.taken) {
-      return round_result(std::ldexp(static_cast<double>(f.units), f.exponent - rule.fraction_bits),
+      return round_result(scaled(static_cast<double>(f.units), f.exponent - rule.fraction_bits),
                           rule.result);
     }
   }
@@ -288,18 +368,36 @@ double dot_add_step_reference(const DotAddRule& rule, std::span<const double> a,
 
 double dot_add(const DotAddRule& rule, std::span<const double> a, std::span<const double> b,
                double c, std::span<const double> scales) {
-  std::vector<double> fa, fb;
-  if (rule.flush_subnormals) {
-    for (const double x : a) fa.push_back(flush_input(x, rule.a_emin));
-    for (const double x : b) fb.push_back(flush_input(x, rule.b_emin));
-    a = fa;
-    b = fb;
-    c = flush_input(c, rule.c_emin);
-  }
   const auto g = static_cast<std::size_t>(rule.group);
+  if (!rule.flush_subnormals) {
+    for (std::size_t i = 0; i + g <= a.size(); i += g) {
+      const double scale = scales.empty() ? 1.0 : scales[i / g];
+      c = dot_add_step(rule, a.subspan(i, g), b.subspan(i, g), c, scale);
+    }
+    return c;
+  }
+  // The inputs flushed a group at a time (flush_input's test, its bound
+  // computed once), in this call's buffers: the same steps' operands.
+  const double a_min = std::ldexp(1.0, rule.a_emin), b_min = std::ldexp(1.0, rule.b_emin);
+  std::array<double, 64> fa, fb;  // entries [0, g) written before they are read
+  std::vector<double> wide_a, wide_b;
+  double* pa = fa.data();
+  double* pb = fb.data();
+  if (g > fa.size()) {
+    wide_a.resize(g);
+    wide_b.resize(g);
+    pa = wide_a.data();
+    pb = wide_b.data();
+  }
+  c = flush_input(c, rule.c_emin);
   for (std::size_t i = 0; i + g <= a.size(); i += g) {
+    for (std::size_t j = 0; j < g; ++j) {
+      pa[j] = std::fabs(a[i + j]) < a_min ? 0.0 : a[i + j];
+      pb[j] = std::fabs(b[i + j]) < b_min ? 0.0 : b[i + j];
+    }
     const double scale = scales.empty() ? 1.0 : scales[i / g];
-    c = dot_add_step(rule, a.subspan(i, g), b.subspan(i, g), c, scale);
+    c = dot_add_step(rule, std::span<const double>(pa, g), std::span<const double>(pb, g), c,
+                     scale);
   }
   return c;
 }

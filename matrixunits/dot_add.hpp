@@ -86,7 +86,10 @@ double dot_add_step(const DotAddRule& rule, std::span<const double> a, std::span
                     double c, double scale = 1.0);
 
 // The scalar reference: every algorithm by the double arithmetic written
-// above (ilogb, ldexp, trunc), specials included.
+// above (ilogb, ldexp, trunc), specials included. ilogb is read from a
+// normal double's exponent field and ldexp is a product by an exact power
+// of two where those give the same values; tests/test_matrixunits_fast.cpp
+// keeps the library calls as its oracle.
 double dot_add_step_reference(const DotAddRule& rule, std::span<const double> a,
                               std::span<const double> b, double c, double scale = 1.0);
 

@@ -101,6 +101,51 @@ std::int16_t mma_exponent(double x, int emin) {
   return static_cast<std::int16_t>(x == 0.0 ? -126 : std::max(e, emin));
 }
 
+// Whether binary32 bits are a normal binary16 value: an exponent in
+// [-14, 15] and no significand bits past fp16's 10.
+bool exact_normal_f16(std::uint32_t bits) {
+  const std::uint32_t field = (bits >> 23) & 0xFFU;
+  return field >= 127 - 14 && field <= 127 + 15 && (bits & 0x1FFFU) == 0;
+}
+
+// GpuDot::input_value through the general rounding engine: v to type a's
+// nearest value (ties to even), a type without infinities (and e5m2)
+// saturating.
+double rounded_input(MmaType a, float v) {
+  Format f = value_format(a);
+  if (!f.has_infinity() || a == MmaType::e5m2) f.overflow = Overflow::saturate;
+  return round(double{v}, RoundingOptions{f, Rounding::nearest_even});
+}
+
+// rounded_input(a, v) of every bf16 value v, by its 16 bits: built once
+// per type by the engine itself (512 KiB), then read instead of it.
+std::vector<double> bf16_table(MmaType a) {
+  std::vector<double> out(std::size_t{1} << 16);
+  for (std::uint32_t h = 0; h < out.size(); ++h) {
+    out[h] = rounded_input(a, std::bit_cast<float>(h << 16));
+  }
+  return out;
+}
+// The table of type a (f16, e4m3 or e5m2); null for another type.
+const double* bf16_rounded(MmaType a) {
+  switch (a) {  // each built on its first use
+    case MmaType::f16: {
+      static const std::vector<double> f16 = bf16_table(MmaType::f16);
+      return f16.data();
+    }
+    case MmaType::e4m3: {
+      static const std::vector<double> e4m3 = bf16_table(MmaType::e4m3);
+      return e4m3.data();
+    }
+    case MmaType::e5m2: {
+      static const std::vector<double> e5m2 = bf16_table(MmaType::e5m2);
+      return e5m2.data();
+    }
+    default:
+      return nullptr;
+  }
+}
+
 // A value the split chain takes: a finite binary32 value (every kernel
 // input type's values are).
 bool splittable(double x) {
@@ -224,12 +269,17 @@ GpuDot::GpuDot(const GpuKernelOrder& o)
 
 double GpuDot::input_value(float v) const {
   if (truncates_to_tf32(spec_.a)) return truncated_to_tf32(v);
-  // A bf16 value already (the forward pass at bf16 precision): kept as is,
-  // without the general rounding engine.
-  if (spec_.a == MmaType::bf16 && (std::bit_cast<std::uint32_t>(v) & 0xFFFFU) == 0) return v;
-  Format f = value_format(spec_.a);
-  if (!f.has_infinity() || spec_.a == MmaType::e5m2) f.overflow = Overflow::saturate;
-  return round(double{v}, RoundingOptions{f, Rounding::nearest_even});
+  const auto bits = std::bit_cast<std::uint32_t>(v);
+  if ((bits & 0xFFFFU) == 0) {
+    // A bf16 value already (the forward pass at bf16 precision): kept as is
+    // for bf16 inputs; for f16, e4m3 and e5m2, the engine's rounding of it
+    // from that type's table of every bf16 value.
+    if (spec_.a == MmaType::bf16) return v;
+    if (const double* table = bf16_rounded(spec_.a)) return table[bits >> 16];
+  }
+  // A normal fp16 value already: rounding keeps it, without the engine.
+  if (spec_.a == MmaType::f16 && exact_normal_f16(bits)) return v;
+  return rounded_input(spec_.a, v);
 }
 
 void GpuDot::convert(std::span<const float> in, std::span<double> out) const {
