@@ -1,11 +1,12 @@
 // The dispatch costs of lab/run_workers.hpp: each long experiment's seconds
-// in one `fplab run all` (full defaults, two workers on the idle 2-core
-// machine: README command 1 at 740639f, docs/timings.md), so that the
-// workers start the costliest first and finish together. Only
-// the order matters: a figure a few seconds off, or a missing experiment
-// (cost 0, a few seconds or less), costs at most that much at the end.
-// Measured again when an experiment's defaults change its time a lot
-// (docs/timings.md has the run).
+// in one `fplab run all` (full defaults, two workers), so that the workers
+// start the costliest first and finish together. Measured at d590811
+// (2026-12-07, beside a CI build: load about 5, so each figure is about
+// three times its idle time; docs/timings.md). Only the order matters: a
+// figure a few seconds off, or a missing experiment (cost 0, a few seconds
+// or less), costs at most that much at the end. Measured again when an
+// experiment's defaults or speed change its time a lot (gpu-generations
+// went from first to second when its GPU arithmetic became 3x faster).
 #include <array>
 #include <string_view>
 #include <utility>
@@ -17,14 +18,14 @@ namespace fplab {
 namespace {
 
 constexpr std::array<std::pair<std::string_view, double>, 8> kRunCosts{{
-    {"gpu-generations", 42.4},
-    {"gated-determinism", 40.1},
-    {"allreduce", 15.4},
-    {"op-localisation", 14.5},
-    {"flip-prediction", 7.4},
-    {"top2-gaps", 7.1},
-    {"seeded-sampling", 2.8},
-    {"batch-answers", 2.5},
+    {"gated-determinism", 155.6},
+    {"gpu-generations", 68.6},
+    {"allreduce", 55.1},
+    {"op-localisation", 44.9},
+    {"flip-prediction", 29.6},
+    {"top2-gaps", 19.3},
+    {"seeded-sampling", 10.5},
+    {"batch-answers", 8.2},
 }};
 
 }  // namespace
