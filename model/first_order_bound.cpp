@@ -324,78 +324,95 @@ struct FirstOrderSequence::State {
     return c.cast<double>();
   }
 
-  // `with_logits`: lm_head too (only the last position's logits are read;
-  // a checkpoint's lm_head is a 151,936-row product).
-  void forward(Token token, bool with_logits) {
+  // RMSNorm at one op: one group (a row of d), or one per head (Qwen3's
+  // q_norm, k_norm).
+  void rmsnorm_forward(const Op& op, const Vec& x, const Vec& w, OpTape& t) const {
+    const auto g = static_cast<Eigen::Index>(op.in_features);
+    t.out.resize(x.size());
+    for (Eigen::Index at = 0; at < x.size(); at += g) {
+      t.norms.push_back(rmsnorm(x.segment(at, g), w));
+      t.out.segment(at, g) = t.norms.back().out;
+    }
+  }
+
+  // Attention at position `length`'s query x: per head, the scores over
+  // the visible keys, their softmax and the values it weights.
+  void attention_forward(const Op& op, const Vec& x, OpTape& t) const {
     const auto& c = model->config();
-    const auto& ops = model->ops();
     const std::size_t hd = c.head_dim();
+    const std::size_t l = op.layer;
+    const KeyRange seen = visible_keys(op, length);
+    const auto first = static_cast<Eigen::Index>(seen.begin);
+    const auto kv = static_cast<Eigen::Index>(seen.size());
+    t.out.resize(static_cast<Eigen::Index>(c.q_width()));
+    t.s.assign(c.n_heads, {});
+    t.p.assign(c.n_heads, {});
+    for (std::size_t h = 0; h < c.n_heads; ++h) {
+      const auto off = static_cast<Eigen::Index>(h * hd);
+      const auto kv_off = static_cast<Eigen::Index>(kv_head(h) * hd);
+      const auto n = static_cast<Eigen::Index>(hd);
+      t.s[h] = kc[l].block(first, kv_off, kv, n) * x.segment(off, n) / attn_scale;
+      const Vec e = (t.s[h].array() - t.s[h].maxCoeff()).exp().matrix();
+      t.p[h] = e / e.sum();
+      t.out.segment(off, n) = vc[l].block(first, kv_off, kv, n).transpose() * t.p[h];
+    }
+  }
+
+  // Op i's centre output at position `length`, into tape[i].
+  void forward_op(std::vector<OpTape>& tape, std::size_t i, Token token) const {
+    const Op& op = model->ops()[i];
+    const DenseOp& w = (*dm)[i];
+    OpTape& t = tape[i];
+    const Vec* x = op.in[0] == kNoInput ? nullptr : &tape[op.in[0]].out;
+    switch (op.kind) {
+      case OpKind::embed:
+        t.out = w.embed.row(token).transpose().cast<double>();
+        break;
+      case OpKind::rmsnorm:
+        rmsnorm_forward(op, *x, w.norm, t);
+        break;
+      case OpKind::linear:
+        t.out = scratch.of(w.linear) * *x;
+        if (w.bias.size() > 0) t.out += w.bias;
+        break;
+      case OpKind::rope:
+        t.out = rope(*x, length);
+        break;
+      case OpKind::attention:
+        attention_forward(op, *x, t);
+        break;
+      case OpKind::add:
+        t.out = *x + tape[op.in[1]].out;
+        break;
+      case OpKind::silu_mul: {
+        const Vec& g = *x;
+        t.silu = (g.array() / (1 + (-g.array()).exp())).matrix();
+        t.out = t.silu.cwiseProduct(tape[op.in[1]].out);
+        break;
+      }
+      case OpKind::router:
+        t.out = scratch.of(w.linear) * *x;
+        route_centre(t);
+        break;
+      case OpKind::combine:
+        combine_centre(tape, op, t);
+        break;
+    }
+  }
+
+  // `with_logits`: lm_head too (only the last position's logits are read;
+  // a checkpoint's lm_head is a 151,936-row product). Each op's output may
+  // be perturbed (options.perturb) before it is read or cached.
+  void forward(Token token, bool with_logits) {
+    const auto& ops = model->ops();
     const auto p = static_cast<Eigen::Index>(length);
     auto& tape = tapes.emplace_back(ops.size());
     const std::size_t end = with_logits ? ops.size() : ops.size() - 1;
     for (std::size_t i = 0; i < end; ++i) {
       const Op& op = ops[i];
-      const DenseOp& w = (*dm)[i];
       OpTape& t = tape[i];
-      const Vec* x = op.in[0] == kNoInput ? nullptr : &tape[op.in[0]].out;
       if (!routed(tape, op)) continue;  // an expert off the route: no output
-      switch (op.kind) {
-        case OpKind::embed:
-          t.out = w.embed.row(token).transpose().cast<double>();
-          break;
-        case OpKind::rmsnorm: {
-          // One group (a row of d), or one per head (Qwen3's q_norm, k_norm).
-          const auto g = static_cast<Eigen::Index>(op.in_features);
-          t.out.resize(x->size());
-          for (Eigen::Index at = 0; at < x->size(); at += g) {
-            t.norms.push_back(rmsnorm(x->segment(at, g), w.norm));
-            t.out.segment(at, g) = t.norms.back().out;
-          }
-          break;
-        }
-        case OpKind::linear:
-          t.out = scratch.of(w.linear) * *x;
-          if (w.bias.size() > 0) t.out += w.bias;
-          break;
-        case OpKind::rope:
-          t.out = rope(*x, length);
-          break;
-        case OpKind::attention: {
-          const std::size_t l = op.layer;
-          const KeyRange seen = visible_keys(op, length);
-          const auto first = static_cast<Eigen::Index>(seen.begin);
-          const auto kv = static_cast<Eigen::Index>(seen.size());
-          t.out.resize(static_cast<Eigen::Index>(c.q_width()));
-          t.s.assign(c.n_heads, {});
-          t.p.assign(c.n_heads, {});
-          for (std::size_t h = 0; h < c.n_heads; ++h) {
-            const auto off = static_cast<Eigen::Index>(h * hd);
-            const auto kv_off = static_cast<Eigen::Index>(kv_head(h) * hd);
-            const auto n = static_cast<Eigen::Index>(hd);
-            t.s[h] = kc[l].block(first, kv_off, kv, n) * x->segment(off, n) / attn_scale;
-            const Vec e = (t.s[h].array() - t.s[h].maxCoeff()).exp().matrix();
-            t.p[h] = e / e.sum();
-            t.out.segment(off, n) = vc[l].block(first, kv_off, kv, n).transpose() * t.p[h];
-          }
-          break;
-        }
-        case OpKind::add:
-          t.out = *x + tape[op.in[1]].out;
-          break;
-        case OpKind::silu_mul: {
-          const Vec& g = *x;
-          t.silu = (g.array() / (1 + (-g.array()).exp())).matrix();
-          t.out = t.silu.cwiseProduct(tape[op.in[1]].out);
-          break;
-        }
-        case OpKind::router:
-          t.out = scratch.of(w.linear) * *x;
-          route_centre(t);
-          break;
-        case OpKind::combine:
-          combine_centre(tape, op, t);
-          break;
-      }
+      forward_op(tape, i, token);
       if (options.perturb) {
         options.perturb(length, i,
                         std::span<double>(t.out.data(), static_cast<std::size_t>(t.out.size())));
@@ -540,12 +557,8 @@ struct FirstOrderSequence::State {
     Accumulator acc;
     acc.scale = scale;
     acc.bound = Vec::Zero(R);
-    ak.assign(length + 1,
-              std::vector<Mat>(c.n_layers, Mat::Zero(R, static_cast<Eigen::Index>(c.kv_width()))));
-    av = ak;
     probing = false;
-    for (std::size_t pos = length + 1; pos-- > 0;)
-      position_back(acc, pos, pos == length ? at : Seeds{});
+    prefix_back(acc, at, R);
     probing = true;
     const Vec bound = acc.bound * kFloatAdjoint;
     for (std::size_t q = 0; q < layers.size(); ++q) {
@@ -565,6 +578,79 @@ struct FirstOrderSequence::State {
         routes_certified = false;
         ++uncertified_routes;
       }
+    }
+  }
+
+  // RMSNorm's backward at one op: its one group, or each head's.
+  Mat rmsnorm_op_back(Accumulator& acc, const Op& op, const Mat& a, const OpTape& t,
+                      const Vec& w) const {
+    if (t.norms.size() == 1) return rmsnorm_back(acc, a, t.norms[0], w);
+    const auto g = static_cast<Eigen::Index>(op.in_features);
+    Mat a_x(a.rows(), a.cols());
+    for (std::size_t k = 0; k < t.norms.size(); ++k) {
+      const auto at = static_cast<Eigen::Index>(k) * g;
+      a_x.middleCols(at, g) = rmsnorm_back(acc, a.middleCols(at, g), t.norms[k], w);
+    }
+    return a_x;
+  }
+
+  // silu(gate) * up's backward at position `pos`: its product's and bf16's
+  // roundings, SiLU's exp, add and division; d gate and d up passed on.
+  template <class Pass>
+  void silu_mul_back(Accumulator& acc, const Pass& pass, std::size_t pos, const Op& op,
+                     const OpTape& t, const Mat& a) const {
+    const Vec& gt = tapes[pos][op.in[0]].out;
+    const Vec& up = tapes[pos][op.in[1]].out;
+    acc.add(a, (kU + ub) * t.out.cwiseAbs());
+    const Mat a_sl = a * up.asDiagonal();
+    Mat a_up = a * t.silu.asDiagonal();
+    const Vec e = (-gt.array()).exp().matrix();
+    const Vec sig = (1 / (1 + e.array())).matrix();
+    const Vec dsilu = (sig.array() * (1 + gt.array() * (1 - sig.array()))).matrix();
+    acc.add(a_sl, ((kExpError + kU) * gt.array().abs() * e.array() / (1 + e.array()).square() +
+                   (kU + ub) * t.silu.array().abs())
+                      .matrix());
+    pass(op.in[0], a_sl * dsilu.asDiagonal());
+    pass(op.in[1], std::move(a_up));
+  }
+
+  // Op i's backward at position `pos` from its output's adjoint a: its
+  // error sources into acc, its inputs' adjoints passed on.
+  template <class Pass>
+  void op_back(Accumulator& acc, const Pass& pass, std::size_t pos, std::size_t i, const Mat& a) {
+    const Op& op = model->ops()[i];
+    const OpTape& t = tapes[pos][i];
+    const DenseOp& w = (*dm)[i];
+    const Vec* x = op.in[0] == kNoInput ? nullptr : &tapes[pos][op.in[0]].out;
+    switch (op.kind) {
+      case OpKind::embed:  // exact
+        break;
+      case OpKind::rmsnorm:
+        pass(op.in[0], rmsnorm_op_back(acc, op, a, t, w.norm));
+        break;
+      case OpKind::linear:
+        pass(op.in[0], linear_back(acc, a, w.linear, w.bias.size() > 0, *x, t.out));
+        break;
+      case OpKind::rope:
+        pass(op.in[0], rope_back(acc, a, *x, t.out, pos));
+        break;
+      case OpKind::attention:
+        pass(op.in[0], attention_back(acc, i, pos, a));
+        break;
+      case OpKind::add:
+        acc.add(a, (kU + ub) * t.out.cwiseAbs());
+        pass(op.in[0], a);
+        pass(op.in[1], a);
+        break;
+      case OpKind::silu_mul:
+        silu_mul_back(acc, pass, pos, op, t, a);
+        break;
+      case OpKind::router:
+        pass(op.in[0], linear_back(acc, a, w.linear, false, *x, t.out));
+        break;
+      case OpKind::combine:
+        combine_back(acc, pass, pos, i, a);
+        break;
     }
   }
 
@@ -598,65 +684,21 @@ struct FirstOrderSequence::State {
                         static_cast<std::size_t>(a.cols()),
                         std::span<const double>(a.data(), static_cast<std::size_t>(a.size())));
       }
-      const OpTape& t = tapes[pos][i];
-      const DenseOp& w = (*dm)[i];
-      const Vec* x = op.in[0] == kNoInput ? nullptr : &tapes[pos][op.in[0]].out;
-      switch (op.kind) {
-        case OpKind::embed:  // exact
-          break;
-        case OpKind::rmsnorm:
-          if (t.norms.size() == 1) {
-            pass(op.in[0], rmsnorm_back(acc, a, t.norms[0], w.norm));
-          } else {
-            const auto g = static_cast<Eigen::Index>(op.in_features);
-            Mat a_x(a.rows(), a.cols());
-            for (std::size_t k = 0; k < t.norms.size(); ++k) {
-              const auto at = static_cast<Eigen::Index>(k) * g;
-              a_x.middleCols(at, g) = rmsnorm_back(acc, a.middleCols(at, g), t.norms[k], w.norm);
-            }
-            pass(op.in[0], std::move(a_x));
-          }
-          break;
-        case OpKind::linear:
-          pass(op.in[0], linear_back(acc, a, w.linear, w.bias.size() > 0, *x, t.out));
-          break;
-        case OpKind::rope:
-          pass(op.in[0], rope_back(acc, a, *x, t.out, pos));
-          break;
-        case OpKind::attention:
-          pass(op.in[0], attention_back(acc, i, pos, a));
-          break;
-        case OpKind::add:
-          acc.add(a, (kU + ub) * t.out.cwiseAbs());
-          pass(op.in[0], a);
-          pass(op.in[1], a);
-          break;
-        case OpKind::silu_mul: {
-          const Vec& gt = *x;
-          const Vec& up = tapes[pos][op.in[1]].out;
-          acc.add(a, (kU + ub) * t.out.cwiseAbs());
-          const Mat a_sl = a * up.asDiagonal();
-          Mat a_up = a * t.silu.asDiagonal();
-          const Vec e = (-gt.array()).exp().matrix();
-          const Vec sig = (1 / (1 + e.array())).matrix();
-          const Vec dsilu = (sig.array() * (1 + gt.array() * (1 - sig.array()))).matrix();
-          acc.add(a_sl,
-                  ((kExpError + kU) * gt.array().abs() * e.array() / (1 + e.array()).square() +
-                   (kU + ub) * t.silu.array().abs())
-                      .matrix());
-          pass(op.in[0], a_sl * dsilu.asDiagonal());
-          pass(op.in[1], std::move(a_up));
-          break;
-        }
-        case OpKind::router:
-          pass(op.in[0], linear_back(acc, a, w.linear, false, *x, t.out));
-          break;
-        case OpKind::combine:
-          combine_back(acc, pass, pos, i, a);
-          break;
-      }
+      op_back(acc, pass, pos, i, a);
       adj[i].reset();
     }
+  }
+
+  // The prefix's backward from the last position (`length`), seeded there
+  // by `seeds`: the caches' adjoints (`rows` rows each) zeroed, then every
+  // position from the last down.
+  void prefix_back(Accumulator& acc, const Seeds& seeds, Eigen::Index rows) {
+    const auto& c = model->config();
+    const auto kvw = static_cast<Eigen::Index>(c.kv_width());
+    ak.assign(length + 1, std::vector<Mat>(c.n_layers, Mat::Zero(rows, kvw)));
+    av = ak;
+    for (std::size_t pos = length + 1; pos-- > 0;)
+      position_back(acc, pos, pos == length ? seeds : Seeds{});
   }
 
   // lm_head's own sources at each logit j, b_j = gamma_d (|W| |n|)_j +
@@ -688,86 +730,81 @@ struct FirstOrderSequence::State {
     return r;
   }
 
-  // The whole prefix's backward from the last position's logits, seeded at
-  // the final norm's output n (lm_head's sources added directly: head_sums).
-  // Its rows: exact, one per logit (W_lm's rows at n), when the vocabulary is
-  // at most d_model + kCandidates; else the cover: one row per element of n
-  // (the identity) and one per candidate c, the kCandidates runners-up by
-  // the centre's logit (W_lead - W_c). With H_i the bound on n_i's
-  // first-order error and e_j lm_head's own sources, B_j = sum_i |W_ji| H_i
-  // + e_j and G_j = sum_i |W_lead,i - W_ji| H_i + e_lead + e_j: bounds on the
-  // same first-order sums (the triangle inequality over i), looser than the
-  // exact rows but d + 32 of them rather than the vocabulary; a candidate's
-  // G_c is the smaller of that and its own row's.
-  void backward() {
-    const auto& c = model->config();
-    const auto& ops = model->ops();
-    const auto d = static_cast<Eigen::Index>(c.d_model);
-    const auto V = static_cast<Eigen::Index>(c.vocab_size);
-    const auto kvw = static_cast<Eigen::Index>(c.kv_width());
-    const std::size_t last = length;
-    Eigen::Index lead = 0;
-    logits.maxCoeff(&lead);
-    Accumulator acc;
-    acc.scale = scale;
-    const bool cover = !options.always_rows_per_logit && !rows_per_logit(c);
-    const std::size_t seed_op = ops.back().in[0];
-    const Vec& n = tapes[last][seed_op].out;
-    const DenseWeight& head = dm->back().linear;
+  // The cover's candidates: the kCandidates runners-up to `lead` by the
+  // centre's logit (ties to the lower id).
+  std::vector<Eigen::Index> runners_up(Eigen::Index lead) const {
+    const auto V = static_cast<Eigen::Index>(model->config().vocab_size);
+    std::vector<Eigen::Index> order(static_cast<std::size_t>(V));
+    for (Eigen::Index j = 0; j < V; ++j) order[static_cast<std::size_t>(j)] = j;
+    const auto ranked = order.begin() + kCandidates + 1;
+    std::partial_sort(order.begin(), ranked, order.end(), [this](Eigen::Index a, Eigen::Index b) {
+      return logits(a) > logits(b) || (logits(a) == logits(b) && a < b);
+    });
     std::vector<Eigen::Index> candidates;
-    Mat seed;
-    if (cover) {
-      std::vector<Eigen::Index> order(static_cast<std::size_t>(V));
-      for (Eigen::Index j = 0; j < V; ++j) order[static_cast<std::size_t>(j)] = j;
-      const auto ranked = order.begin() + kCandidates + 1;
-      std::partial_sort(order.begin(), ranked, order.end(), [this](Eigen::Index a, Eigen::Index b) {
-        return logits(a) > logits(b) || (logits(a) == logits(b) && a < b);
-      });
-      for (auto it = order.begin(); it != ranked; ++it)
-        if (*it != lead) candidates.push_back(*it);
-      candidates.resize(kCandidates);
-      seed = Mat::Zero(d + kCandidates, d);
-      seed.topRows(d).setIdentity();
-      for (Eigen::Index k = 0; k < kCandidates; ++k) {
-        seed.row(d + k) = head.row(lead).cast<double>() -
-                          head.row(candidates[static_cast<std::size_t>(k)]).cast<double>();
-      }
-      acc.bound = Vec::Zero(seed.rows());
-    } else {
-      seed = as_double(head);
-      acc.logits = V;
-      acc.lead = lead;
-      // lm_head's sources first, as the reverse sweep meets them: B_j = b_j,
-      // G_j = b_lead + b_j.
-      const Vec b = head_sums(n, lead, nullptr).b * scale;
-      acc.bound = b;
-      acc.gap = (b.array() + b(lead)).matrix();
-      acc.gap(lead) = 0;
-      if (options.adjoint) {  // lm_head's output: the identity
-        const Mat eye = Mat::Identity(V, V);
-        options.adjoint(last, ops.size() - 1, static_cast<std::size_t>(V),
-                        static_cast<std::size_t>(V),
-                        std::span<const double>(eye.data(), static_cast<std::size_t>(eye.size())));
-      }
+    for (auto it = order.begin(); it != ranked; ++it)
+      if (*it != lead) candidates.push_back(*it);
+    candidates.resize(kCandidates);
+    return candidates;
+  }
+
+  // The cover's seed rows: the identity over n (d rows), then W_lead - W_c
+  // per candidate c.
+  Mat cover_seed(Eigen::Index lead, const std::vector<Eigen::Index>& candidates) const {
+    const auto d = static_cast<Eigen::Index>(model->config().d_model);
+    const DenseWeight& head = dm->back().linear;
+    Mat seed = Mat::Zero(d + kCandidates, d);
+    seed.topRows(d).setIdentity();
+    for (Eigen::Index k = 0; k < kCandidates; ++k) {
+      seed.row(d + k) = head.row(lead).cast<double>() -
+                        head.row(candidates[static_cast<std::size_t>(k)]).cast<double>();
     }
-    ak.assign(last + 1, std::vector<Mat>(c.n_layers, Mat::Zero(seed.rows(), kvw)));
-    av = ak;
-    for (std::size_t pos = last + 1; pos-- > 0;)
-      position_back(acc, pos, pos == last ? Seeds{{seed_op, &seed}} : Seeds{});
-    Vec bound = std::move(acc.bound), gap = std::move(acc.gap);
-    if (cover) {
-      const Vec h = bound.head(d);
-      HeadSums sums = head_sums(n, lead, &h);
-      const Vec e = scale * sums.b;
-      gap = std::move(sums.gap);
-      gap.array() += e.array() + e(lead);
-      gap(lead) = 0;
-      for (Eigen::Index k = 0; k < kCandidates; ++k) {
-        const Eigen::Index j = candidates[static_cast<std::size_t>(k)];
-        gap(j) = std::min(gap(j), bound(d + k) + e(j) + e(lead));
-      }
-      bound = sums.wh + e;
+    return seed;
+  }
+
+  // The exact rows' seed, W_lm (one row per logit), with lm_head's sources
+  // added first, as the reverse sweep meets them: B_j = b_j, G_j = b_lead +
+  // b_j; the probe sees lm_head's output adjoint, the identity.
+  Mat exact_seed(Accumulator& acc, const Vec& n, Eigen::Index lead) const {
+    const auto V = static_cast<Eigen::Index>(model->config().vocab_size);
+    acc.logits = V;
+    acc.lead = lead;
+    const Vec b = head_sums(n, lead, nullptr).b * scale;
+    acc.bound = b;
+    acc.gap = (b.array() + b(lead)).matrix();
+    acc.gap(lead) = 0;
+    if (options.adjoint) {
+      const Mat eye = Mat::Identity(V, V);
+      options.adjoint(length, model->ops().size() - 1, static_cast<std::size_t>(V),
+                      static_cast<std::size_t>(V),
+                      std::span<const double>(eye.data(), static_cast<std::size_t>(eye.size())));
     }
+    return as_double(dm->back().linear);
+  }
+
+  // The cover's bounds from the sweep's rows (`bound`: H over n's d
+  // elements, then each candidate's own row): B_j = |W_j| H + e_j and G_j
+  // = |W_lead - W_j| H + e_lead + e_j, a candidate's G_c the smaller of that
+  // and its own row's.
+  void cover_bounds(const Vec& n, Eigen::Index lead, const std::vector<Eigen::Index>& candidates,
+                    Vec& bound, Vec& gap) const {
+    const auto d = static_cast<Eigen::Index>(model->config().d_model);
+    const Vec h = bound.head(d);
+    HeadSums sums = head_sums(n, lead, &h);
+    const Vec e = scale * sums.b;
+    gap = std::move(sums.gap);
+    gap.array() += e.array() + e(lead);
+    gap(lead) = 0;
+    for (Eigen::Index k = 0; k < kCandidates; ++k) {
+      const Eigen::Index j = candidates[static_cast<std::size_t>(k)];
+      gap(j) = std::min(gap(j), bound(d + k) + e(j) + e(lead));
+    }
+    bound = sums.wh + e;
+  }
+
+  // The step from the bounds (the float adjoints' margin applied): the
+  // lead is certified when its gap to every other logit exceeds G_j.
+  void certify_lead(Vec bound, Vec gap, Eigen::Index lead, bool cover) {
+    const auto V = static_cast<Eigen::Index>(model->config().vocab_size);
     step.centre.assign(logits.data(), logits.data() + V);
     bound *= kFloatAdjoint;
     gap *= kFloatAdjoint;
@@ -784,6 +821,41 @@ struct FirstOrderSequence::State {
     }
     step.gap = logits(lead) - second;
     step.certified = ok;
+  }
+
+  // The whole prefix's backward from the last position's logits, seeded at
+  // the final norm's output n (lm_head's sources added directly: head_sums).
+  // Its rows: exact, one per logit (W_lm's rows at n), when the vocabulary is
+  // at most d_model + kCandidates; else the cover: one row per element of n
+  // (the identity) and one per candidate c, the kCandidates runners-up by
+  // the centre's logit (W_lead - W_c). With H_i the bound on n_i's
+  // first-order error and e_j lm_head's own sources, B_j = sum_i |W_ji| H_i
+  // + e_j and G_j = sum_i |W_lead,i - W_ji| H_i + e_lead + e_j: bounds on the
+  // same first-order sums (the triangle inequality over i), looser than the
+  // exact rows but d + 32 of them rather than the vocabulary; a candidate's
+  // G_c is the smaller of that and its own row's.
+  void backward() {
+    const auto& c = model->config();
+    Eigen::Index lead = 0;
+    logits.maxCoeff(&lead);
+    Accumulator acc;
+    acc.scale = scale;
+    const bool cover = !options.always_rows_per_logit && !rows_per_logit(c);
+    const std::size_t seed_op = model->ops().back().in[0];
+    const Vec& n = tapes[length][seed_op].out;
+    std::vector<Eigen::Index> candidates;
+    Mat seed;
+    if (cover) {
+      candidates = runners_up(lead);
+      seed = cover_seed(lead, candidates);
+      acc.bound = Vec::Zero(seed.rows());
+    } else {
+      seed = exact_seed(acc, n, lead);
+    }
+    prefix_back(acc, Seeds{{seed_op, &seed}}, seed.rows());
+    Vec bound = std::move(acc.bound), gap = std::move(acc.gap);
+    if (cover) cover_bounds(n, lead, candidates, bound, gap);
+    certify_lead(std::move(bound), std::move(gap), lead, cover);
   }
 };
 

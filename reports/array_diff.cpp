@@ -139,8 +139,10 @@ ArrayView view_of(const Array& a) {
   return {a.name, a.type, a.shape, a.bits.data(), 8, a.bits.size()};
 }
 
-TensorDiff compare_arrays(const ArrayView& a, const ArrayView& b, const ArrayTolerance& tol,
-                          std::size_t drift_limit) {
+namespace {
+
+// Throws InputError unless A and B hold one dtype in one shape.
+void require_comparable(const ArrayView& a, const ArrayView& b) {
   const std::string shown_a = a.name.empty() ? std::string("(array)") : a.name;
   if (a.type != b.type) {
     throw InputError(
@@ -150,6 +152,110 @@ TensorDiff compare_arrays(const ArrayView& a, const ArrayView& b, const ArrayTol
     throw InputError(
         fmt::format("{}: shape {} in A, {} in B", shown_a, a.shape_text(), b.shape_text()));
   }
+}
+
+// A pair with different bits x (A) and y (B): its kind, ulps and errors;
+// its name and index are left empty (each an allocation, made only for
+// the elements kept).
+ElementMismatch classify_mismatch(ElementType type, std::uint64_t x, std::uint64_t y) {
+  ElementMismatch m{ElementMismatch::Kind::ulps, "", {}, type, x, y, 0, 0.0, 0.0};
+  const bool nan_x = element_is_nan(type, x);
+  const bool nan_y = element_is_nan(type, y);
+  if (nan_x != nan_y) {
+    m.kind = ElementMismatch::Kind::nan;
+    m.relative = m.absolute = std::numeric_limits<double>::quiet_NaN();
+    return m;
+  }
+  if (nan_x) {
+    m.kind = ElementMismatch::Kind::nan_payload;
+    return m;
+  }
+  m.ulps = nulp_count(type, x, y);
+  const double vx = element_to_double(type, x);
+  const double vy = element_to_double(type, y);
+  if (element_is_inf(type, x) || element_is_inf(type, y)) {
+    m.kind = ElementMismatch::Kind::inf;
+    m.relative = m.absolute = std::numeric_limits<double>::infinity();
+  } else if (vx == 0.0 && vy == 0.0) {
+    m.kind = ElementMismatch::Kind::signed_zero;
+  } else {
+    m.absolute = std::abs(vy - vx);
+    m.relative = vx == 0.0 ? std::numeric_limits<double>::infinity() : m.absolute / std::abs(vx);
+  }
+  return m;
+}
+
+// NaN and Inf mismatches: within no tolerance but `ignore`.
+bool never_within(ElementMismatch::Kind k) {
+  return k == ElementMismatch::Kind::nan || k == ElementMismatch::Kind::inf;
+}
+
+// Counts m in t: its kind's counter, and but for a NaN mismatch the
+// histogram and the maxima.
+void count_mismatch(TensorDiff& t, const ElementMismatch& m) {
+  switch (m.kind) {
+    case ElementMismatch::Kind::nan:
+      ++t.nan_mismatches;
+      return;
+    case ElementMismatch::Kind::nan_payload:
+      ++t.nan_payloads;
+      break;
+    case ElementMismatch::Kind::inf:
+      ++t.inf_mismatches;
+      break;
+    case ElementMismatch::Kind::signed_zero:
+      ++t.signed_zero_mismatches;
+      break;
+    case ElementMismatch::Kind::ulps:
+      break;
+  }
+  ++t.histogram[static_cast<std::size_t>(std::bit_width(m.ulps))];
+  t.max_ulps = std::max(t.max_ulps, m.ulps);
+  t.max_relative = std::max(t.max_relative, m.relative);
+}
+
+// Where a recorded element is: the array's display name and its shape.
+struct ElementSite {
+  const std::string& tensor;
+  const std::vector<std::size_t>& shape;
+};
+
+// m (beyond tolerance, element i) into `drifted`, a heap of the `limit`
+// worst so far, the least bad on top. Elements come in index order, so a
+// full heap takes a new one only when it is strictly worse by kind and
+// ulps: the name and index are made only then.
+void record_drifted(std::vector<ElementMismatch>& drifted, ElementMismatch&& m, std::size_t limit,
+                    const ElementSite& site, std::size_t i) {
+  if (limit == 0) return;
+  if (drifted.size() == limit) {
+    if (!strictly_worse(m, drifted.front())) return;
+    std::pop_heap(drifted.begin(), drifted.end(), worse);
+    drifted.pop_back();
+  }
+  m.tensor = site.tensor;
+  m.index = multi_index(site.shape, i);
+  drifted.push_back(std::move(m));
+  std::push_heap(drifted.begin(), drifted.end(), worse);
+}
+
+// m (within tolerance, element i) into `listed` when it is a NaN payload
+// or signed zero, the first kListedPerKind of its kind.
+void record_listed(std::vector<ElementMismatch>& listed,
+                   std::map<ElementMismatch::Kind, std::size_t>& listed_count, ElementMismatch&& m,
+                   const ElementSite& site, std::size_t i) {
+  const bool special =
+      m.kind == ElementMismatch::Kind::nan_payload || m.kind == ElementMismatch::Kind::signed_zero;
+  if (!special || listed_count[m.kind]++ >= kListedPerKind) return;
+  m.tensor = site.tensor;
+  m.index = multi_index(site.shape, i);
+  listed.push_back(std::move(m));
+}
+
+}  // namespace
+
+TensorDiff compare_arrays(const ArrayView& a, const ArrayView& b, const ArrayTolerance& tol,
+                          std::size_t drift_limit) {
+  require_comparable(a, b);
   TensorDiff t;
   t.name_a = a.name;
   t.name_b = b.name;
@@ -158,19 +264,8 @@ TensorDiff compare_arrays(const ArrayView& a, const ArrayView& b, const ArrayTol
   t.tolerance = tol;
   t.elements = a.size;
   const std::string shown_name = t.display_name();
+  const ElementSite site{shown_name, a.shape};
   std::map<ElementMismatch::Kind, std::size_t> listed_count;
-  // While comparing, t.drifted is a heap of the drift_limit worst so far,
-  // the least bad on top.
-  const auto keep_drifted = [&](ElementMismatch m) {
-    if (drift_limit == 0) return;
-    if (t.drifted.size() == drift_limit) {
-      if (!worse(m, t.drifted.front())) return;
-      std::pop_heap(t.drifted.begin(), t.drifted.end(), worse);
-      t.drifted.pop_back();
-    }
-    t.drifted.push_back(std::move(m));
-    std::push_heap(t.drifted.begin(), t.drifted.end(), worse);
-  };
   for (std::size_t i = 0; i < a.size; ++i) {
     const std::uint64_t x = a.bits(i);
     const std::uint64_t y = b.bits(i);
@@ -179,60 +274,13 @@ TensorDiff compare_arrays(const ArrayView& a, const ArrayView& b, const ArrayTol
       ++t.histogram[0];
       continue;
     }
-    ElementMismatch m{ElementMismatch::Kind::ulps, "", {}, a.type, x, y, 0, 0.0, 0.0};
-    const bool nan_x = element_is_nan(a.type, x);
-    const bool nan_y = element_is_nan(a.type, y);
-    bool hard = false;  // never within tolerance
-    if (nan_x != nan_y) {
-      ++t.nan_mismatches;
-      m.kind = ElementMismatch::Kind::nan;
-      m.relative = m.absolute = std::numeric_limits<double>::quiet_NaN();
-      hard = true;
-    } else if (nan_x) {
-      ++t.nan_payloads;
-      m.kind = ElementMismatch::Kind::nan_payload;
+    ElementMismatch m = classify_mismatch(a.type, x, y);
+    count_mismatch(t, m);
+    if (tol.ignore || (!never_within(m.kind) && tol.accepts(m.ulps, m.relative, m.absolute))) {
+      record_listed(t.listed, listed_count, std::move(m), site, i);
     } else {
-      m.ulps = nulp_count(a.type, x, y);
-      const double vx = element_to_double(a.type, x);
-      const double vy = element_to_double(a.type, y);
-      if (element_is_inf(a.type, x) || element_is_inf(a.type, y)) {
-        ++t.inf_mismatches;
-        hard = true;
-        m.kind = ElementMismatch::Kind::inf;
-        m.relative = m.absolute = std::numeric_limits<double>::infinity();
-      } else if (vx == 0.0 && vy == 0.0) {
-        ++t.signed_zero_mismatches;
-        m.kind = ElementMismatch::Kind::signed_zero;
-      } else {
-        m.absolute = std::abs(vy - vx);
-        m.relative =
-            vx == 0.0 ? std::numeric_limits<double>::infinity() : m.absolute / std::abs(vx);
-      }
-    }
-    if (m.kind != ElementMismatch::Kind::nan) {
-      ++t.histogram[static_cast<std::size_t>(std::bit_width(m.ulps))];
-      t.max_ulps = std::max(t.max_ulps, m.ulps);
-      t.max_relative = std::max(t.max_relative, m.relative);
-    }
-    const bool within = tol.ignore || (!hard && tol.accepts(m.ulps, m.relative, m.absolute));
-    const bool special = m.kind == ElementMismatch::Kind::nan_payload ||
-                         m.kind == ElementMismatch::Kind::signed_zero;
-    if (!within) {
       ++t.beyond_tolerance;
-      // Elements come in index order, so a full list keeps a new one only
-      // when it is strictly worse by kind and ulps: the name and index
-      // (an allocation each) are made only then.
-      const bool kept = t.drifted.size() < drift_limit ||
-                        (drift_limit > 0 && strictly_worse(m, t.drifted.front()));
-      if (kept) {
-        m.tensor = shown_name;
-        m.index = multi_index(a.shape, i);
-        keep_drifted(std::move(m));
-      }
-    } else if (special && listed_count[m.kind]++ < kListedPerKind) {
-      m.tensor = shown_name;
-      m.index = multi_index(a.shape, i);
-      t.listed.push_back(std::move(m));
+      record_drifted(t.drifted, std::move(m), drift_limit, site, i);
     }
   }
   std::sort_heap(t.drifted.begin(), t.drifted.end(), worse);
