@@ -102,6 +102,9 @@ void validate(const Format& f) {
                               ": " + problem);
 }
 
+// One function on purpose: reductions/flag_variant_kernels.cpp compiles this
+// file under fast-math flags, and splitting it moved six compiler-drift
+// cells through GCC's per-unit inlining budget (docs/CONTRIBUTING.md).
 Format parse_format(std::string_view text) {
   const std::string spec = lower(trim_spaces(text));
   if (spec.empty()) format_error(text, "empty");
