@@ -193,6 +193,33 @@ float vendor_nan(float v, MatrixArchitecture a) {
                                                                          : 0x7FC00000U);
 }
 
+// A block without split lanes (splits_ unset): every output is the
+// reference's, one dot product at a time.
+template <class Reference>
+void reference_block(std::size_t rows, std::size_t count, const Reference& reference, float* out,
+                     std::size_t stride) {
+  for (std::size_t m = 0; m < rows; ++m) {
+    for (std::size_t j = 0; j < count; ++j) out[m * stride + j] = reference(m, j);
+  }
+}
+
+// Which of x's rows xr .. xr + rows the narrow lanes take (1) in a block's
+// one call.
+void narrow_rows_taken(const GpuSplitRows& x, std::size_t xr, std::size_t rows,
+                       std::vector<std::uint8_t>& take) {
+  take.resize(rows);
+  for (std::size_t m = 0; m < rows; ++m) take[m] = x.fast[xr + m] != 0 && x.narrow[xr + m] != 0;
+}
+
+// Whether x's rows xr .. xr + rows are all the narrow lanes' or taken by
+// no lane (the reference's), so that a narrow block needs no double fill.
+bool rows_all_narrow(const GpuSplitRows& x, std::size_t xr, std::size_t rows) {
+  for (std::size_t m = 0; m < rows; ++m) {
+    if (x.narrow[xr + m] == 0 && x.fast[xr + m] != 0) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string name(const GpuKernelOrder& o) {
@@ -535,9 +562,7 @@ void GpuDot::lanes_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows
                          float* out, std::size_t stride) const {
   constexpr std::size_t L = nv_fused_split::kSplitLanes;
   if (!splits_) {
-    for (std::size_t m = 0; m < rows; ++m) {
-      for (std::size_t j = 0; j < count; ++j) out[m * stride + j] = reference(m, j);
-    }
+    reference_block(rows, count, reference, out, stride);
     return;
   }
   // Every operand padded to whole blocks with zeros (e(0) = -126), as
@@ -552,9 +577,7 @@ void GpuDot::lanes_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows
   // The narrow lanes' operands where x's rows and the block's rows are all
   // theirs (x's other rows take the double lanes' layout too).
   const bool x_narrow = narrow_ && !x.narrow.empty();
-  bool every_narrow = x_narrow;
-  for (std::size_t m = 0; every_narrow && m < rows; ++m)
-    every_narrow = x.narrow[xr + m] != 0 || x.fast[xr + m] == 0;
+  const bool every_narrow = x_narrow && rows_all_narrow(x, xr, rows);
   thread_local std::vector<float> bf;
   thread_local std::vector<std::int32_t> eb;
   if (x_narrow) {
@@ -567,8 +590,7 @@ void GpuDot::lanes_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows
   thread_local std::vector<std::uint8_t> take;
   thread_local std::vector<float> narrow_out;
   if (one_chain) {
-    take.resize(rows);
-    for (std::size_t m = 0; m < rows; ++m) take[m] = x.fast[xr + m] != 0 && x.narrow[xr + m] != 0;
+    narrow_rows_taken(x, xr, rows, take);
     narrow_out.resize(rows * L);
   }
   const nv_fused_split::SplitRule rule = split_rule_of(rule_);
