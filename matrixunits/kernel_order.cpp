@@ -203,12 +203,17 @@ void reference_block(std::size_t rows, std::size_t count, const Reference& refer
   }
 }
 
-// Which of x's rows xr .. xr + rows the narrow lanes take (1) in a block's
-// one call.
+// Whether the narrow lanes take x's row r in a narrow block: a row the
+// chains take whose values the narrow lanes hold (x.narrow is set whenever
+// a block is narrow).
+bool narrow_row(const GpuSplitRows& x, std::size_t r) { return x.fast[r] != 0 && x.narrow[r] != 0; }
+
+// narrow_row for x's rows xr .. xr + rows (1 each taken), for a block's one
+// call.
 void narrow_rows_taken(const GpuSplitRows& x, std::size_t xr, std::size_t rows,
                        std::vector<std::uint8_t>& take) {
   take.resize(rows);
-  for (std::size_t m = 0; m < rows; ++m) take[m] = x.fast[xr + m] != 0 && x.narrow[xr + m] != 0;
+  for (std::size_t m = 0; m < rows; ++m) take[m] = narrow_row(x, xr + m) ? 1 : 0;
 }
 
 // Whether x's rows xr .. xr + rows are all the narrow lanes' or taken by
@@ -613,10 +618,10 @@ void GpuDot::lanes_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows
           narrow_out.data(), rule);
     }
     for (std::size_t m = 0; m < rows; ++m) {
-      float* o = out + m * stride + j0;
-      if (x.fast[xr + m] != 0 && block_narrow && x.narrow[xr + m] != 0 && one_chain) {
+      const bool narrow_lanes = block_narrow && narrow_row(x, xr + m);
+      if (narrow_lanes && one_chain) {
         std::copy_n(narrow_out.data() + m * L, L, lanes.data());
-      } else if (x.fast[xr + m] != 0 && block_narrow && x.narrow[xr + m] != 0) {
+      } else if (narrow_lanes) {
         kernel_narrow(a + m * padded, x.lane_floats.data() + (xr + m) * padded,
                       x.lane_exponents.data() + (xr + m) * padded, bf.data(), eb.data(), padded,
                       lanes.data());
@@ -624,7 +629,7 @@ void GpuDot::lanes_block(const GpuSplitRows& x, std::size_t xr, std::size_t rows
         kernel_lanes(a + m * padded, pa + m * padded, b.data(), pb.data(), padded, lanes.data());
       }
       for (std::size_t r = 0; r < used; ++r) {
-        o[r] = x.fast[xr + m] != 0 && lane[r] ? lanes[r] : reference(m, j0 + r);
+        out[m * stride + j0 + r] = x.fast[xr + m] != 0 && lane[r] ? lanes[r] : reference(m, j0 + r);
       }
     }
   }
